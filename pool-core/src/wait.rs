@@ -1,0 +1,112 @@
+//! The wait hook: engine code reports a blocking wait (row lock, SLEEP, user lock, commit
+//! flush) so a pool can free the waiting statement's credit while it lasts.
+//!
+//! A pool worker installs a [`WaitObserver`] for the thread while it runs a session; outside a
+//! pool worker [`begin`] is a no-op that costs one thread-local read.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Kinds of waits MySQL's pool is told about (`thd_wait_begin` types that matter here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WaitKind {
+    /// Waiting for a row lock held by another transaction.
+    RowLock,
+    /// `SELECT SLEEP(n)`.
+    Sleep,
+    /// `GET_LOCK()` and other user-level locks.
+    UserLock,
+    /// Waiting for the redo log flush of a group commit.
+    CommitFlush,
+}
+
+/// Receives wait begin/end notifications for the current thread.
+pub trait WaitObserver {
+    /// The thread is about to block.
+    fn wait_begin(&self, kind: WaitKind);
+    /// The thread is running again.
+    fn wait_end(&self, kind: WaitKind);
+}
+
+thread_local! {
+    static OBSERVER: RefCell<Option<Rc<dyn WaitObserver>>> = const { RefCell::new(None) };
+}
+
+/// Installs `observer` for this thread (a pool worker attaching to a session).
+pub fn install(observer: Rc<dyn WaitObserver>) {
+    OBSERVER.with(|o| *o.borrow_mut() = Some(observer));
+}
+
+/// Removes this thread's observer (the worker detaches).
+pub fn uninstall() {
+    OBSERVER.with(|o| *o.borrow_mut() = None);
+}
+
+/// Reports that the current thread starts a blocking wait of `kind`; the wait ends when the
+/// returned guard drops.
+pub fn begin(kind: WaitKind) -> WaitGuard {
+    let observer = OBSERVER.with(|o| o.borrow().clone());
+    if let Some(obs) = &observer {
+        obs.wait_begin(kind);
+    }
+    WaitGuard { kind, observer }
+}
+
+/// Ends a reported wait when dropped.
+#[must_use = "the wait ends when the guard drops"]
+pub struct WaitGuard {
+    kind: WaitKind,
+    observer: Option<Rc<dyn WaitObserver>>,
+}
+
+impl std::fmt::Debug for WaitGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitGuard")
+            .field("kind", &self.kind)
+            .field("observed", &self.observer.is_some())
+            .finish()
+    }
+}
+
+impl Drop for WaitGuard {
+    fn drop(&mut self) {
+        if let Some(obs) = &self.observer {
+            obs.wait_end(self.kind);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[derive(Default)]
+    struct Counting {
+        begun: Cell<u32>,
+        ended: Cell<u32>,
+    }
+    impl WaitObserver for Counting {
+        fn wait_begin(&self, _: WaitKind) {
+            self.begun.set(self.begun.get() + 1);
+        }
+        fn wait_end(&self, _: WaitKind) {
+            self.ended.set(self.ended.get() + 1);
+        }
+    }
+
+    #[test]
+    fn begin_is_a_no_op_without_observer_and_paired_with_one() {
+        drop(begin(WaitKind::Sleep));
+        let obs = Rc::new(Counting::default());
+        install(obs.clone());
+        {
+            let _g = begin(WaitKind::RowLock);
+            assert_eq!((obs.begun.get(), obs.ended.get()), (1, 0));
+        }
+        assert_eq!((obs.begun.get(), obs.ended.get()), (1, 1));
+        uninstall();
+        drop(begin(WaitKind::Sleep));
+        assert_eq!(obs.begun.get(), 1);
+    }
+}

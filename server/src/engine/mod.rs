@@ -1,0 +1,1 @@
+//! The in-memory engine: catalog, page-latched B+tree indexes, records and cursors.
