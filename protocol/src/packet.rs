@@ -1,0 +1,265 @@
+//! Packet framing: a 4-byte header (3-byte payload length, 1-byte sequence id) before each
+//! payload, and payloads of 16 MiB or more split into continuation fragments.
+//!
+//! Invariant: a fragment of exactly [`MAX_PAYLOAD`] bytes is always followed by another
+//! fragment of the same logical packet (possibly empty); a shorter fragment ends it.
+
+use crate::error::ProtocolError;
+
+/// The largest payload one fragment carries; a fragment this long continues in the next one.
+pub const MAX_PAYLOAD: usize = 0xFF_FFFF;
+
+/// The size of a packet header.
+pub const HEADER_LEN: usize = 4;
+
+/// How many fragments a joined payload of `len` bytes occupies on the wire. The sequence id
+/// advances once per fragment, so this is how far it moves for one logical packet.
+pub fn fragment_count(len: usize) -> usize {
+    len / MAX_PAYLOAD + 1
+}
+
+/// Parses a packet header: the payload length and sequence id, or `None` if fewer than four
+/// bytes are buffered.
+pub fn frame_header(buf: &[u8]) -> Option<(usize, u8)> {
+    match buf {
+        [a, b, c, seq, ..] => Some((
+            usize::from(*a) | usize::from(*b) << 8 | usize::from(*c) << 16,
+            *seq,
+        )),
+        _ => None,
+    }
+}
+
+fn put_header(out: &mut Vec<u8>, len: usize, seq: u8) {
+    out.extend_from_slice(&[len as u8, (len >> 8) as u8, (len >> 16) as u8, seq]);
+}
+
+/// Appends `payload` as one logical packet, split into fragments as needed, starting at `*seq`;
+/// `*seq` ends one past the last fragment's id (wrapping).
+pub fn write_packet(out: &mut Vec<u8>, seq: &mut u8, payload: &[u8]) {
+    out.reserve(payload.len() + HEADER_LEN * fragment_count(payload.len()));
+    let mut rest = payload;
+    loop {
+        let n = rest.len().min(MAX_PAYLOAD);
+        put_header(out, n, *seq);
+        *seq = seq.wrapping_add(1);
+        out.extend_from_slice(&rest[..n]);
+        rest = &rest[n..];
+        if n < MAX_PAYLOAD {
+            return;
+        }
+    }
+}
+
+/// Appends one logical packet whose payload `f` writes directly into `out`: the header is
+/// reserved first and patched afterwards, so the payload is not copied (except in the rare
+/// case where it reaches [`MAX_PAYLOAD`] and must be split).
+pub fn write_packet_with(out: &mut Vec<u8>, seq: &mut u8, f: impl FnOnce(&mut Vec<u8>)) {
+    let start = out.len();
+    out.extend_from_slice(&[0; HEADER_LEN]);
+    f(out);
+    let len = out.len() - start - HEADER_LEN;
+    if len < MAX_PAYLOAD {
+        out[start..start + HEADER_LEN].copy_from_slice(&[
+            len as u8,
+            (len >> 8) as u8,
+            (len >> 16) as u8,
+            *seq,
+        ]);
+        *seq = seq.wrapping_add(1);
+    } else {
+        let payload = out.split_off(start + HEADER_LEN);
+        out.truncate(start);
+        write_packet(out, seq, &payload);
+    }
+}
+
+/// Reassembles logical packets from bytes as they arrive, in any chunking.
+///
+/// Bytes go in with [`Framer::push`]; whole packets come out of [`Framer::next_packet`], which
+/// answers `Ok(None)` while a packet is incomplete. Continuation fragments are joined and their
+/// sequence ids checked; a packet larger than `max_packet` is refused as soon as a header
+/// announces it, before its bytes are buffered. Errors are sticky: the stream cannot be
+/// resynchronised after one.
+#[derive(Debug)]
+pub struct Framer {
+    max_packet: usize,
+    /// Raw bytes received; `buf[start..]` is not yet consumed.
+    buf: Vec<u8>,
+    start: usize,
+    /// Fragments of a logical packet joined so far, with the first fragment's sequence id and
+    /// the id the next fragment must carry.
+    partial: Option<Partial>,
+    failed: Option<ProtocolError>,
+}
+
+#[derive(Debug)]
+struct Partial {
+    first_seq: u8,
+    next_seq: u8,
+    payload: Vec<u8>,
+}
+
+impl Framer {
+    /// A framer that refuses logical packets longer than `max_packet` bytes
+    /// (`max_allowed_packet` on the server side).
+    pub fn new(max_packet: usize) -> Self {
+        Self {
+            max_packet,
+            buf: Vec::new(),
+            start: 0,
+            partial: None,
+            failed: None,
+        }
+    }
+
+    /// The configured maximum logical packet size.
+    pub fn max_packet(&self) -> usize {
+        self.max_packet
+    }
+
+    /// Appends received bytes.
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.start > 0 && self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+        } else if self.start > 4096 && self.start * 2 > self.buf.len() {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// True when bytes are buffered that do not yet form a whole packet, or a whole packet
+    /// waits to be taken (the session's "pipelined input" check).
+    pub fn has_buffered(&self) -> bool {
+        self.start < self.buf.len() || self.partial.is_some()
+    }
+
+    /// The next whole logical packet as (sequence id of its first fragment, joined payload),
+    /// `Ok(None)` if more bytes are needed.
+    pub fn next_packet(&mut self) -> Result<Option<(u8, Vec<u8>)>, ProtocolError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let r = self.next_inner();
+        if let Err(e) = &r {
+            self.failed = Some(e.clone());
+        }
+        r
+    }
+
+    fn next_inner(&mut self) -> Result<Option<(u8, Vec<u8>)>, ProtocolError> {
+        loop {
+            let avail = &self.buf[self.start..];
+            let Some((len, seq)) = frame_header(avail) else {
+                return Ok(None);
+            };
+            let joined = self.partial.as_ref().map_or(0, |p| p.payload.len());
+            if joined + len > self.max_packet {
+                return Err(ProtocolError::PacketTooLarge);
+            }
+            if let Some(p) = &self.partial {
+                if seq != p.next_seq {
+                    return Err(ProtocolError::BadSequence {
+                        expected: p.next_seq,
+                        got: seq,
+                    });
+                }
+            }
+            let Some(body) = avail.get(HEADER_LEN..HEADER_LEN + len) else {
+                return Ok(None);
+            };
+            self.start += HEADER_LEN + len;
+            match (self.partial.take(), len == MAX_PAYLOAD) {
+                (None, false) => return Ok(Some((seq, body.to_vec()))),
+                (Some(mut p), false) => {
+                    p.payload.extend_from_slice(body);
+                    return Ok(Some((p.first_seq, p.payload)));
+                }
+                (None, true) => {
+                    let payload = body.to_vec();
+                    self.partial = Some(Partial {
+                        first_seq: seq,
+                        next_seq: seq.wrapping_add(1),
+                        payload,
+                    });
+                }
+                (Some(mut p), true) => {
+                    p.payload.extend_from_slice(body);
+                    p.next_seq = seq.wrapping_add(1);
+                    self.partial = Some(p);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_packets_in_one_byte_chunks() {
+        let mut wire = Vec::new();
+        let mut seq = 0;
+        write_packet(&mut wire, &mut seq, b"hello");
+        write_packet(&mut wire, &mut seq, b"");
+        assert_eq!(seq, 2);
+        let mut f = Framer::new(1024);
+        let mut got = Vec::new();
+        for b in &wire {
+            f.push(std::slice::from_ref(b));
+            while let Some(p) = f.next_packet().unwrap() {
+                got.push(p);
+            }
+        }
+        assert_eq!(got, vec![(0, b"hello".to_vec()), (1, Vec::new())]);
+        assert!(!f.has_buffered());
+    }
+
+    #[test]
+    fn write_packet_with_patches_header() {
+        let mut out = vec![9];
+        let mut seq = 255;
+        write_packet_with(&mut out, &mut seq, |o| o.extend_from_slice(b"abc"));
+        assert_eq!(out, [9, 3, 0, 0, 255, b'a', b'b', b'c']);
+        assert_eq!(seq, 0);
+    }
+
+    #[test]
+    fn oversized_packet_refused_from_header_alone() {
+        let mut f = Framer::new(10);
+        f.push(&[11, 0, 0, 0]);
+        assert_eq!(f.next_packet(), Err(ProtocolError::PacketTooLarge));
+        assert_eq!(f.next_packet(), Err(ProtocolError::PacketTooLarge));
+    }
+
+    #[test]
+    fn continuation_sequence_checked() {
+        let mut f = Framer::new(usize::MAX);
+        f.push(&[0xFF, 0xFF, 0xFF, 3]);
+        f.push(&vec![0; MAX_PAYLOAD]);
+        f.push(&[0, 0, 0, 5]);
+        assert_eq!(
+            f.next_packet(),
+            Err(ProtocolError::BadSequence {
+                expected: 4,
+                got: 5
+            })
+        );
+    }
+
+    #[test]
+    fn exact_max_payload_gets_empty_trailer() {
+        let payload = vec![7u8; MAX_PAYLOAD];
+        let mut wire = Vec::new();
+        let mut seq = 0;
+        write_packet_with(&mut wire, &mut seq, |o| o.extend_from_slice(&payload));
+        assert_eq!(seq, 2);
+        assert_eq!(wire.len(), MAX_PAYLOAD + 8);
+        let mut f = Framer::new(MAX_PAYLOAD);
+        f.push(&wire);
+        assert_eq!(f.next_packet(), Ok(Some((0, payload))));
+    }
+}
