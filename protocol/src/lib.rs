@@ -3,11 +3,12 @@
 //! Layers, bottom up: [`lenenc`] (primitive fields), [`packet`] (framing and 16 MiB
 //! continuation), [`caps`] (capability and status flags), the packet types of the
 //! connection phase ([`handshake`], [`auth`]) and of the command phase ([`command`],
-//! [`column`], [`value`], [`reply`], [`resultset`]). Every decoder returns
+//! [`column`], [`value`], [`reply`], [`resultset`]), and the sans-I/O [`client`] built on them. Every decoder returns
 //! [`ProtocolError`] on bad input and never panics.
 
 pub mod auth;
 pub mod caps;
+pub mod client;
 pub mod column;
 pub mod command;
 pub mod error;

@@ -1,0 +1,757 @@
+//! The client state machine: login (greeting, response, auth switch, caching_sha2 fast
+//! path), then a FIFO of commands in flight whose replies are parsed packet by packet.
+//!
+//! Invariant: every reply packet belongs to the oldest command in `pending`, and its sequence
+//! id is the one that command's reply expects next.
+
+use std::collections::{HashMap, VecDeque};
+
+use super::{ClientConfig, ClientEvent, RowData};
+use crate::auth::{caching_sha2_scramble, native_password_scramble};
+use crate::caps::{Capabilities, StatusFlags};
+use crate::column::{ColumnDefinition, ColumnType};
+use crate::command::{code, encode_execute_params};
+use crate::error::ProtocolError;
+use crate::handshake::{
+    AuthMoreData, AuthSwitchRequest, HandshakeResponse, HandshakeV10, CACHING_SHA2_PASSWORD,
+    NATIVE_PASSWORD,
+};
+use crate::lenenc::{put_nul_str, put_u16, put_u32, Reader};
+use crate::packet::{fragment_count, write_packet, write_packet_with, Framer};
+use crate::reply::{is_result_terminator, EofPacket, ErrPacket, OkPacket, StmtPrepareOk};
+use crate::value::BinaryValue;
+
+/// Capabilities this client never asks for, because it does not implement them.
+const NEVER: Capabilities = Capabilities::SSL
+    .union(Capabilities::COMPRESS)
+    .union(Capabilities::QUERY_ATTRIBUTES)
+    .union(Capabilities::OPTIONAL_RESULTSET_METADATA)
+    .union(Capabilities::ZSTD_COMPRESSION_ALGORITHM)
+    .union(Capabilities::MULTI_FACTOR_AUTHENTICATION)
+    .union(Capabilities::LOCAL_FILES);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plugin {
+    Native,
+    CachingSha2,
+}
+
+impl Plugin {
+    fn from_name(name: &str) -> Option<Self> {
+        match name {
+            NATIVE_PASSWORD => Some(Self::Native),
+            CACHING_SHA2_PASSWORD => Some(Self::CachingSha2),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Native => NATIVE_PASSWORD,
+            Self::CachingSha2 => CACHING_SHA2_PASSWORD,
+        }
+    }
+
+    fn scramble(self, password: &[u8], nonce: &[u8]) -> Vec<u8> {
+        match self {
+            Self::Native => native_password_scramble(password, nonce),
+            Self::CachingSha2 => caching_sha2_scramble(password, nonce),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Phase {
+    Greeting,
+    Auth {
+        plugin: Plugin,
+        seq: u8,
+    },
+    Ready,
+    /// Login refused, QUIT sent, or a fatal error: nothing more is sent or accepted.
+    Closed,
+}
+
+/// Column definitions being collected, with the EOF that follows them without DEPRECATE_EOF.
+#[derive(Debug)]
+struct Defs {
+    left: usize,
+    eof_pending: bool,
+    defs: Vec<ColumnDefinition>,
+}
+
+impl Defs {
+    fn new(n: usize, caps: Capabilities) -> Self {
+        let eof_pending = n > 0 && !caps.contains(Capabilities::DEPRECATE_EOF);
+        Self {
+            left: n,
+            eof_pending,
+            defs: Vec::with_capacity(n.min(256)),
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.left == 0 && !self.eof_pending
+    }
+
+    fn push(&mut self, payload: &[u8]) -> Result<(), ProtocolError> {
+        if self.left > 0 {
+            self.defs.push(ColumnDefinition::decode(payload)?);
+            self.left -= 1;
+        } else if is_result_terminator(payload, Capabilities::empty()) {
+            self.eof_pending = false;
+        } else {
+            return Err(ProtocolError::UnexpectedPacket(
+                "expected EOF after column definitions",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+enum Expect {
+    /// COM_QUERY / COM_STMT_EXECUTE / a raw command: OK, ERR or result sets.
+    Results { binary: bool, stage: ResultStage },
+    /// COM_STMT_PREPARE.
+    Prepare { stage: PrepareStage },
+    /// OK or ERR (an EOF counts as OK: COM_SET_OPTION answers with one without DEPRECATE_EOF).
+    Ok,
+    /// COM_STATISTICS: a bare string.
+    Statistics,
+    /// COM_FIELD_LIST: definitions up to a terminator.
+    FieldList(Vec<ColumnDefinition>),
+}
+
+#[derive(Debug)]
+enum ResultStage {
+    Start,
+    Columns(Defs),
+    Rows,
+}
+
+#[derive(Debug)]
+enum PrepareStage {
+    Start,
+    Params {
+        ok: StmtPrepareOk,
+        params: Defs,
+    },
+    Columns {
+        ok: StmtPrepareOk,
+        params: Vec<ColumnDefinition>,
+        columns: Defs,
+    },
+}
+
+#[derive(Debug)]
+struct Pending {
+    expect: Expect,
+    /// The sequence id the next packet of this reply must carry.
+    seq: u8,
+}
+
+/// A sans-I/O MySQL client connection; see the [module docs](super) for how to drive it.
+#[derive(Debug)]
+pub struct ClientConnection {
+    config: ClientConfig,
+    phase: Phase,
+    caps: Capabilities,
+    framer: Framer,
+    out: Vec<u8>,
+    out_pos: usize,
+    /// Commands issued before login completed.
+    deferred: Vec<u8>,
+    pending: VecDeque<Pending>,
+    /// Parameter types last sent per statement, to set new-params-bound only when they change.
+    stmt_types: HashMap<u32, Vec<(ColumnType, bool)>>,
+    /// COM_QUIT was issued: no further commands are accepted.
+    quit_sent: bool,
+    connection_id: u32,
+    server_version: String,
+    status: StatusFlags,
+}
+
+impl ClientConnection {
+    /// A connection waiting for the server's greeting.
+    pub fn new(config: ClientConfig) -> Self {
+        let framer = Framer::new(usize::try_from(config.max_packet).unwrap_or(usize::MAX));
+        Self {
+            config,
+            phase: Phase::Greeting,
+            caps: Capabilities::empty(),
+            framer,
+            out: Vec::new(),
+            out_pos: 0,
+            deferred: Vec::new(),
+            pending: VecDeque::new(),
+            stmt_types: HashMap::new(),
+            quit_sent: false,
+            connection_id: 0,
+            server_version: String::new(),
+            status: StatusFlags::empty(),
+        }
+    }
+
+    /// Hands over bytes received from the server; decode them with [`Self::poll_event`].
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.framer.push(bytes);
+    }
+
+    /// Bytes waiting to be sent, if any.
+    pub fn poll_transmit(&self) -> Option<&[u8]> {
+        let rest = self.out.get(self.out_pos..).unwrap_or(&[]);
+        (!rest.is_empty()).then_some(rest)
+    }
+
+    /// Marks the first `n` bytes of [`Self::poll_transmit`] as sent.
+    pub fn consume_transmit(&mut self, n: usize) {
+        self.out_pos = (self.out_pos + n).min(self.out.len());
+        if self.out_pos == self.out.len() {
+            self.out.clear();
+            self.out_pos = 0;
+        }
+    }
+
+    /// Moves all bytes waiting to be sent to the end of `dst`.
+    pub fn take_transmit(&mut self, dst: &mut Vec<u8>) {
+        dst.extend_from_slice(self.out.get(self.out_pos..).unwrap_or(&[]));
+        self.out.clear();
+        self.out_pos = 0;
+    }
+
+    /// The capabilities in effect (client's request intersected with the server's), once the
+    /// greeting has been answered.
+    pub fn capabilities(&self) -> Capabilities {
+        self.caps
+    }
+
+    /// The server's id for this connection (from the greeting).
+    pub fn connection_id(&self) -> u32 {
+        self.connection_id
+    }
+
+    /// The greeting's version string.
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    /// The status flags of the last OK or EOF received.
+    pub fn status(&self) -> StatusFlags {
+        self.status
+    }
+
+    /// True when logged in and no command awaits its reply.
+    pub fn is_idle(&self) -> bool {
+        matches!(self.phase, Phase::Ready) && self.pending.is_empty()
+    }
+
+    /// True after login failed, QUIT was sent (and every earlier reply arrived) or a fatal
+    /// error occurred.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.phase, Phase::Closed)
+    }
+
+    /// Commands sent whose reply has not fully arrived.
+    pub fn in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The next event from the bytes fed so far; `None` when more bytes are needed (or the
+    /// connection is closed). An `Err` is fatal.
+    pub fn poll_event(&mut self) -> Option<Result<ClientEvent, ProtocolError>> {
+        loop {
+            if self.is_closed() {
+                return None;
+            }
+            let r = match self.framer.next_packet() {
+                Ok(None) => return None,
+                Ok(Some((seq, payload))) => self.handle(seq, payload),
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(Some(ev)) => return Some(Ok(ev)),
+                Ok(None) => {}
+                Err(e) => {
+                    self.phase = Phase::Closed;
+                    self.pending.clear();
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+
+    // ----- commands -----
+
+    fn send(&mut self, expect: Option<Expect>, f: impl FnOnce(&mut Vec<u8>)) {
+        if self.quit_sent {
+            return;
+        }
+        let buf = match self.phase {
+            Phase::Ready => &mut self.out,
+            Phase::Greeting | Phase::Auth { .. } => &mut self.deferred,
+            Phase::Closed => return,
+        };
+        let mut seq = 0;
+        write_packet_with(buf, &mut seq, f);
+        if let Some(expect) = expect {
+            self.pending.push_back(Pending { expect, seq });
+        }
+    }
+
+    /// Sends COM_QUERY; the reply is [`ClientEvent::Ok`], [`ClientEvent::Error`] or a text
+    /// result set (`ResultColumns`, `Row`s, `ResultDone`), possibly several with
+    /// MULTI_STATEMENTS.
+    pub fn query(&mut self, sql: &str) {
+        self.send(
+            Some(Expect::Results {
+                binary: false,
+                stage: ResultStage::Start,
+            }),
+            |o| {
+                o.push(code::QUERY);
+                o.extend_from_slice(sql.as_bytes());
+            },
+        );
+    }
+
+    /// Sends COM_STMT_PREPARE; the reply is [`ClientEvent::Prepared`] or an error.
+    pub fn prepare(&mut self, sql: &str) {
+        self.send(
+            Some(Expect::Prepare {
+                stage: PrepareStage::Start,
+            }),
+            |o| {
+                o.push(code::STMT_PREPARE);
+                o.extend_from_slice(sql.as_bytes());
+            },
+        );
+    }
+
+    /// Sends COM_STMT_EXECUTE with `params` bound by their natural types. Types are sent
+    /// (new-params-bound = 1) on a statement's first execute and whenever they change; later
+    /// executes send only values. The reply is like [`Self::query`]'s, with binary rows.
+    pub fn execute(&mut self, stmt_id: u32, params: &[BinaryValue]) {
+        let same = self.stmt_types.get(&stmt_id).is_some_and(|t| {
+            t.len() == params.len() && t.iter().zip(params).all(|(t, p)| *t == p.natural_type())
+        });
+        if !same && !self.is_closed() {
+            self.stmt_types.insert(
+                stmt_id,
+                params.iter().map(BinaryValue::natural_type).collect(),
+            );
+        }
+        self.send(
+            Some(Expect::Results {
+                binary: true,
+                stage: ResultStage::Start,
+            }),
+            |o| {
+                o.push(code::STMT_EXECUTE);
+                put_u32(o, stmt_id);
+                o.push(0);
+                put_u32(o, 1);
+                encode_execute_params(params, !same, o);
+            },
+        );
+    }
+
+    /// Sends COM_STMT_CLOSE (no reply).
+    pub fn close_stmt(&mut self, stmt_id: u32) {
+        self.stmt_types.remove(&stmt_id);
+        self.send(None, |o| {
+            o.push(code::STMT_CLOSE);
+            put_u32(o, stmt_id);
+        });
+    }
+
+    /// Sends COM_STMT_RESET; the reply is OK or an error.
+    pub fn reset_stmt(&mut self, stmt_id: u32) {
+        self.send(Some(Expect::Ok), |o| {
+            o.push(code::STMT_RESET);
+            put_u32(o, stmt_id);
+        });
+    }
+
+    /// Sends COM_PING; the reply is OK.
+    pub fn ping(&mut self) {
+        self.send(Some(Expect::Ok), |o| o.push(code::PING));
+    }
+
+    /// Sends COM_INIT_DB; the reply is OK or an error.
+    pub fn init_db(&mut self, db: &str) {
+        self.send(Some(Expect::Ok), |o| {
+            o.push(code::INIT_DB);
+            o.extend_from_slice(db.as_bytes());
+        });
+    }
+
+    /// Sends COM_RESET_CONNECTION (which also deallocates prepared statements); the reply is
+    /// OK or an error.
+    pub fn reset_connection(&mut self) {
+        self.stmt_types.clear();
+        self.send(Some(Expect::Ok), |o| o.push(code::RESET_CONNECTION));
+    }
+
+    /// Sends COM_SET_OPTION; the reply is OK (or EOF, reported as OK) or an error.
+    pub fn set_option(&mut self, option: u16) {
+        self.send(Some(Expect::Ok), |o| {
+            o.push(code::SET_OPTION);
+            put_u16(o, option);
+        });
+    }
+
+    /// Sends COM_FIELD_LIST; the reply is one [`ClientEvent::ResultColumns`] with the
+    /// table's columns, or an error.
+    pub fn field_list(&mut self, table: &str, wildcard: &str) {
+        self.send(Some(Expect::FieldList(Vec::new())), |o| {
+            o.push(code::FIELD_LIST);
+            put_nul_str(o, table.as_bytes());
+            o.extend_from_slice(wildcard.as_bytes());
+        });
+    }
+
+    /// Sends COM_STATISTICS; the reply is [`ClientEvent::Statistics`].
+    pub fn statistics(&mut self) {
+        self.send(Some(Expect::Statistics), |o| o.push(code::STATISTICS));
+    }
+
+    /// Sends an arbitrary command payload (for tests of malformed input); its reply is parsed
+    /// like a query's: OK, ERR or result sets.
+    pub fn raw_command(&mut self, payload: &[u8]) {
+        self.send(
+            Some(Expect::Results {
+                binary: false,
+                stage: ResultStage::Start,
+            }),
+            |o| {
+                o.extend_from_slice(payload);
+            },
+        );
+    }
+
+    /// Sends COM_QUIT; the connection is closed for further commands (replies to commands
+    /// already in flight are still decoded until the server closes).
+    pub fn quit(&mut self) {
+        self.send(None, |o| o.push(code::QUIT));
+        self.quit_sent = true;
+        self.close_if_quit_done();
+    }
+
+    fn close_if_quit_done(&mut self) {
+        if self.quit_sent && self.pending.is_empty() {
+            self.phase = Phase::Closed;
+        }
+    }
+
+    // ----- replies -----
+
+    fn handle(&mut self, seq: u8, payload: Vec<u8>) -> Result<Option<ClientEvent>, ProtocolError> {
+        match self.phase {
+            Phase::Greeting => {
+                check_seq(0, seq)?;
+                self.on_greeting(&payload)
+            }
+            Phase::Auth {
+                plugin,
+                seq: expected,
+            } => {
+                check_seq(expected, seq)?;
+                self.on_auth(plugin, seq, &payload)
+            }
+            Phase::Ready => {
+                let caps = self.caps;
+                let Some(p) = self.pending.front_mut() else {
+                    return Err(ProtocolError::UnexpectedPacket(
+                        "packet with no command in flight",
+                    ));
+                };
+                check_seq(p.seq, seq)?;
+                p.seq = seq.wrapping_add(fragment_count(payload.len()) as u8);
+                let (event, done) = on_reply(p, caps, payload, &mut self.out)?;
+                if done {
+                    self.pending.pop_front();
+                    self.close_if_quit_done();
+                }
+                if let Some(s) = event.as_ref().and_then(event_status) {
+                    self.status = s;
+                }
+                Ok(event)
+            }
+            Phase::Closed => Ok(None),
+        }
+    }
+
+    fn on_greeting(&mut self, payload: &[u8]) -> Result<Option<ClientEvent>, ProtocolError> {
+        if payload.first() == Some(&ErrPacket::HEADER) {
+            // "Too many connections" (1040) and host blocks arrive instead of a greeting.
+            self.phase = Phase::Closed;
+            return Ok(Some(ClientEvent::AuthFailed(ErrPacket::decode(payload)?)));
+        }
+        let hello = HandshakeV10::decode(payload)?;
+        if !hello.capabilities.contains(Capabilities::PROTOCOL_41) {
+            return Err(ProtocolError::Unsupported(
+                "server without the 4.1 protocol",
+            ));
+        }
+        let mut caps = (self.config.capabilities & hello.capabilities).difference(NEVER)
+            | Capabilities::PROTOCOL_41;
+        caps.set(
+            Capabilities::CONNECT_WITH_DB,
+            self.config.database.is_some()
+                && hello.capabilities.contains(Capabilities::CONNECT_WITH_DB),
+        );
+        self.caps = caps;
+        self.connection_id = hello.connection_id;
+        self.server_version = hello.server_version;
+        self.status = hello.status;
+        let plugin = Plugin::from_name(&hello.auth_plugin_name).unwrap_or(Plugin::Native);
+        let resp = HandshakeResponse {
+            capabilities: caps,
+            max_packet: self.config.max_packet,
+            charset: self.config.charset,
+            username: self.config.user.clone(),
+            auth_response: plugin
+                .scramble(self.config.password.as_bytes(), &hello.auth_plugin_data),
+            database: self.config.database.clone(),
+            auth_plugin_name: Some(plugin.name().to_owned()),
+            connect_attrs: self.config.connect_attrs.clone(),
+        };
+        let mut seq = 1;
+        write_packet_with(&mut self.out, &mut seq, |o| resp.encode(o));
+        self.phase = Phase::Auth { plugin, seq };
+        Ok(None)
+    }
+
+    fn on_auth(
+        &mut self,
+        plugin: Plugin,
+        seq: u8,
+        payload: &[u8],
+    ) -> Result<Option<ClientEvent>, ProtocolError> {
+        let mut next = seq.wrapping_add(1);
+        match payload.first() {
+            Some(&OkPacket::HEADER) => {
+                let ok = OkPacket::decode(payload, self.caps)?;
+                self.status = ok.status;
+                self.phase = Phase::Ready;
+                self.out.append(&mut self.deferred);
+                Ok(Some(ClientEvent::Connected {
+                    connection_id: self.connection_id,
+                    server_version: self.server_version.clone(),
+                    status: ok.status,
+                }))
+            }
+            Some(&ErrPacket::HEADER) => {
+                self.phase = Phase::Closed;
+                self.pending.clear();
+                Ok(Some(ClientEvent::AuthFailed(ErrPacket::decode(payload)?)))
+            }
+            Some(&AuthSwitchRequest::HEADER) => {
+                let sw = AuthSwitchRequest::decode(payload)?;
+                let plugin = Plugin::from_name(&sw.plugin)
+                    .ok_or(ProtocolError::Unsupported("auth plugin requested by AuthSwitchRequest"))?;
+                let resp = plugin.scramble(self.config.password.as_bytes(), &sw.data);
+                write_packet(&mut self.out, &mut next, &resp);
+                self.phase = Phase::Auth { plugin, seq: next };
+                Ok(None)
+            }
+            Some(&AuthMoreData::HEADER) if plugin == Plugin::CachingSha2 => {
+                match AuthMoreData::decode(payload)?.data.as_slice() {
+                    [AuthMoreData::FAST_AUTH_SUCCESS] => {
+                        self.phase = Phase::Auth { plugin, seq: next };
+                        Ok(None)
+                    }
+                    [AuthMoreData::PERFORM_FULL_AUTH] => Err(ProtocolError::Unsupported(
+                        "caching_sha2_password full authentication needs TLS or the server's RSA key; \
+                         this client does neither (only the fast path, when the server has the password cached)",
+                    )),
+                    _ => Err(ProtocolError::UnexpectedPacket("caching_sha2_password auth data")),
+                }
+            }
+            _ => Err(ProtocolError::UnexpectedPacket("reply to the handshake response")),
+        }
+    }
+}
+
+fn check_seq(expected: u8, got: u8) -> Result<(), ProtocolError> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(ProtocolError::BadSequence { expected, got })
+    }
+}
+
+fn event_status(ev: &ClientEvent) -> Option<StatusFlags> {
+    match ev {
+        ClientEvent::Ok(ok) => Some(ok.status),
+        ClientEvent::ResultDone { status, .. } => Some(*status),
+        _ => None,
+    }
+}
+
+/// Parses one packet of the oldest reply: the event it produces (if any) and whether the
+/// reply is complete.
+fn on_reply(
+    p: &mut Pending,
+    caps: Capabilities,
+    payload: Vec<u8>,
+    out: &mut Vec<u8>,
+) -> Result<(Option<ClientEvent>, bool), ProtocolError> {
+    let first = payload.first().copied();
+    match &mut p.expect {
+        Expect::Results { binary, stage } => match stage {
+            ResultStage::Start => match first {
+                Some(OkPacket::HEADER) => {
+                    let ok = OkPacket::decode(&payload, caps)?;
+                    let more = ok.status.contains(StatusFlags::MORE_RESULTS_EXISTS);
+                    Ok((Some(ClientEvent::Ok(ok)), !more))
+                }
+                Some(ErrPacket::HEADER) => {
+                    Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true))
+                }
+                Some(0xFB) => {
+                    // LOCAL INFILE request: decline with an empty packet; OK or ERR follows.
+                    write_packet(out, &mut p.seq, &[]);
+                    Ok((None, false))
+                }
+                _ => {
+                    let n = Reader::new(&payload).lenenc_int()?;
+                    if n == 0 {
+                        return Err(ProtocolError::Malformed("result set with zero columns"));
+                    }
+                    let n =
+                        usize::try_from(n).map_err(|_| ProtocolError::Malformed("column count"))?;
+                    *stage = ResultStage::Columns(Defs::new(n, caps));
+                    Ok((None, false))
+                }
+            },
+            ResultStage::Columns(defs) => {
+                defs.push(&payload)?;
+                if !defs.done() {
+                    return Ok((None, false));
+                }
+                let cols = std::mem::take(&mut defs.defs);
+                *stage = ResultStage::Rows;
+                Ok((Some(ClientEvent::ResultColumns(cols)), false))
+            }
+            ResultStage::Rows => {
+                if first == Some(ErrPacket::HEADER) {
+                    return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
+                }
+                if !is_result_terminator(&payload, caps) {
+                    return Ok((
+                        Some(ClientEvent::Row(RowData::new(payload, *binary))),
+                        false,
+                    ));
+                }
+                let (status, warnings, affected_rows, last_insert_id) =
+                    if caps.contains(Capabilities::DEPRECATE_EOF) {
+                        let ok = OkPacket::decode(&payload, caps)?;
+                        (ok.status, ok.warnings, ok.affected_rows, ok.last_insert_id)
+                    } else {
+                        let eof = EofPacket::decode(&payload)?;
+                        (eof.status, eof.warnings, 0, 0)
+                    };
+                let more_results = status.contains(StatusFlags::MORE_RESULTS_EXISTS);
+                *stage = ResultStage::Start;
+                let ev = ClientEvent::ResultDone {
+                    status,
+                    affected_rows,
+                    last_insert_id,
+                    warnings,
+                    more_results,
+                };
+                Ok((Some(ev), !more_results))
+            }
+        },
+        Expect::Prepare { stage } => {
+            match stage {
+                PrepareStage::Start => {
+                    if first == Some(ErrPacket::HEADER) {
+                        return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
+                    }
+                    let ok = StmtPrepareOk::decode(&payload)?;
+                    *stage = PrepareStage::Params {
+                        ok,
+                        params: Defs::new(usize::from(ok.num_params), caps),
+                    };
+                }
+                PrepareStage::Params { params, .. } => params.push(&payload)?,
+                PrepareStage::Columns { columns, .. } => columns.push(&payload)?,
+            }
+            // Advance through stages that are already complete (empty lists).
+            if let PrepareStage::Params { ok, params } = stage {
+                if params.done() {
+                    let ok = *ok;
+                    let params = std::mem::take(&mut params.defs);
+                    *stage = PrepareStage::Columns {
+                        ok,
+                        params,
+                        columns: Defs::new(usize::from(ok.num_columns), caps),
+                    };
+                }
+            }
+            if let PrepareStage::Columns {
+                ok,
+                params,
+                columns,
+            } = stage
+            {
+                if columns.done() {
+                    let ev = ClientEvent::Prepared {
+                        stmt_id: ok.stmt_id,
+                        params: std::mem::take(params),
+                        columns: std::mem::take(&mut columns.defs),
+                    };
+                    return Ok((Some(ev), true));
+                }
+            }
+            Ok((None, false))
+        }
+        Expect::Ok => match first {
+            Some(OkPacket::HEADER) => Ok((
+                Some(ClientEvent::Ok(OkPacket::decode(&payload, caps)?)),
+                true,
+            )),
+            Some(ErrPacket::HEADER) => {
+                Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true))
+            }
+            Some(EofPacket::HEADER) if payload.len() < 9 => {
+                let eof = EofPacket::decode(&payload)?;
+                let ok = OkPacket {
+                    status: eof.status,
+                    warnings: eof.warnings,
+                    ..OkPacket::default()
+                };
+                Ok((Some(ClientEvent::Ok(ok)), true))
+            }
+            Some(EofPacket::HEADER) => Ok((
+                Some(ClientEvent::Ok(OkPacket::decode(&payload, caps)?)),
+                true,
+            )),
+            _ => Err(ProtocolError::UnexpectedPacket("expected OK or ERR")),
+        },
+        Expect::FieldList(defs) => {
+            if first == Some(ErrPacket::HEADER) {
+                return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
+            }
+            if is_result_terminator(&payload, caps) {
+                return Ok((Some(ClientEvent::ResultColumns(std::mem::take(defs))), true));
+            }
+            defs.push(ColumnDefinition::decode(&payload)?);
+            Ok((None, false))
+        }
+        Expect::Statistics => {
+            if first == Some(ErrPacket::HEADER) {
+                return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
+            }
+            Ok((
+                Some(ClientEvent::Statistics(
+                    String::from_utf8_lossy(&payload).into_owned(),
+                )),
+                true,
+            ))
+        }
+    }
+}
