@@ -4,6 +4,7 @@
 mod common;
 
 use common::{config, pump, AuthMode, MiniServer, PASSWORD};
+use proptest::prelude::*;
 use protocol::client::{ClientConfig, ClientConnection, ClientEvent};
 use protocol::{BinaryValue, Capabilities, ProtocolError, StatusFlags};
 
@@ -270,4 +271,34 @@ fn blocking_wrapper() {
     assert!(
         matches!(Conn::connect(Duplex(server), bad), Err(ClientError::Server(e)) if e.code == 1045)
     );
+}
+
+/// The events of a fixed conversation, as comparable values.
+fn conversation(chunks: &[usize], caps: Capabilities, mode: AuthMode) -> Vec<String> {
+    let mut client = ClientConnection::new(config());
+    let mut server = MiniServer::new(mode, caps);
+    client.query("SELECT 3");
+    client.query("MULTI");
+    client.prepare("SELECT ?");
+    client.execute(7, &[BinaryValue::Bytes(b"abc".to_vec())]);
+    client.execute(7, &[BinaryValue::Bytes(b"de".to_vec())]);
+    client.query("ERR");
+    client.ping();
+    pump(&mut client, &mut server, chunks)
+        .into_iter()
+        .map(|e| format!("{:?}", e.unwrap()))
+        .collect()
+}
+
+proptest! {
+    #[test]
+    fn client_events_do_not_depend_on_chunking(chunks in proptest::collection::vec(1usize..64, 1..10),
+                                               deprecate in any::<bool>(), sha2 in any::<bool>()) {
+        let mut caps = Capabilities::SERVER_DEFAULT;
+        caps.set(Capabilities::DEPRECATE_EOF, deprecate);
+        let mode = if sha2 { AuthMode::Sha2Fast } else { AuthMode::Native };
+        let whole = conversation(&[usize::MAX], caps, mode);
+        prop_assert_eq!(whole.len(), 21);
+        prop_assert_eq!(conversation(&chunks, caps, mode), whole);
+    }
 }
