@@ -1,1 +1,44 @@
-fn main() {}
+//! tpbed-load: a sysbench-compatible and job-queue load generator for MySQL-protocol servers,
+//! event-driven (many connections per client thread), closed or open loop.
+
+mod blocking;
+mod cli;
+mod conn;
+mod dist;
+mod engine;
+mod gauges;
+mod json;
+mod machine;
+mod oltp;
+mod queue;
+mod report;
+mod runner;
+mod script;
+mod stats;
+mod sysbench;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() {
+    let cli = Cli::parse();
+    machine::raise_nofile();
+    let wires = sysbench::wires();
+    let result = match &cli.command {
+        Command::Prepare(a) => sysbench::prepare(a, &wires),
+        Command::Cleanup(a) => sysbench::cleanup(a, &wires),
+        Command::Run(a) => sysbench::run_cmd(a, &wires, true).and_then(|r| match r.fatal {
+            Some(f) => Err(f),
+            None => Ok(()),
+        }),
+        Command::Queue(a) => queue::queue_cmd(a, &wires).and_then(|r| match r.fatal {
+            Some(f) => Err(f),
+            None => Ok(()),
+        }),
+    };
+    if let Err(e) = result {
+        eprintln!("tpbed-load: FATAL: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,1088 @@
+//! The event-driven engine: client threads, each with an epoll instance and many non-blocking
+//! connections; every connection is a small state machine over its `Wire` and `Script`.
+//! Closed loop (sysbench's model) or open loop at `--rate` (Poisson arrivals, latency from the
+//! intended start).
+
+use std::collections::{BinaryHeap, VecDeque};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use nix::sys::socket::{self, AddressFamily, SockFlag, SockType, SockaddrStorage};
+
+use crate::cli::{IgnoreList, LoopMode, PsMode};
+use crate::conn::{inline_params, Login, Reply, Wire, WireFactory};
+use crate::dist::{Dist, DistParams};
+use crate::script::{Kind, Op, Script, ScriptFactory, Step};
+use crate::stats::{record, Acc, Fairness};
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub(crate) struct EngineConfig {
+    /// Server address (loopback).
+    pub(crate) addr: SocketAddr,
+    /// Credentials and database.
+    pub(crate) login: Login,
+    /// Number of connections.
+    pub(crate) connections: usize,
+    /// Client event-loop threads.
+    pub(crate) client_threads: usize,
+    /// Measured time (zero: until `events`).
+    pub(crate) time: Duration,
+    /// Event limit (0: none).
+    pub(crate) events: u64,
+    /// Load before measuring.
+    pub(crate) warmup: Duration,
+    /// Events per second (0: back to back).
+    pub(crate) rate: f64,
+    /// How `rate` is applied.
+    pub(crate) loop_mode: LoopMode,
+    /// Prepared statements or text.
+    pub(crate) ps_mode: PsMode,
+    /// Codes that make a lost connection reconnect (2013 etc. must be listed, as in sysbench).
+    pub(crate) ignore: IgnoreList,
+    /// Give up connecting after this long.
+    pub(crate) connect_timeout: Duration,
+    /// After the end, wait this long for statements in flight.
+    pub(crate) drain: Duration,
+    /// Seed for arrival times.
+    pub(crate) seed: u64,
+}
+
+/// Per-thread state shared with the reporting thread.
+#[derive(Debug, Default)]
+pub(crate) struct Shard {
+    /// Whole measured window.
+    pub(crate) total: Acc,
+    /// Since the last interval sample.
+    pub(crate) interval: Acc,
+    /// Open-loop backlog right now.
+    pub(crate) queue: usize,
+    /// Connections inside an event right now.
+    pub(crate) busy: usize,
+    /// Connections that run events.
+    pub(crate) active: usize,
+}
+
+/// State shared by the engine threads and the caller.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// One shard per client thread.
+    pub(crate) shards: Vec<Mutex<Shard>>,
+    /// Set to stop the run.
+    pub(crate) stop: AtomicBool,
+    /// First fatal error.
+    pub(crate) fatal: Mutex<Option<String>>,
+    /// Start of the load (after all connections are ready).
+    pub(crate) start: OnceLock<Instant>,
+    /// Start of measuring (start + warmup).
+    pub(crate) measure_start: OnceLock<Instant>,
+    /// Connections established (for progress while connecting).
+    pub(crate) connected: AtomicUsize,
+    events_left: AtomicI64,
+    ready: Barrier,
+    go: Barrier,
+}
+
+impl Shared {
+    fn fail(&self, msg: String) {
+        let mut f = self.fatal.lock().expect("fatal lock");
+        if f.is_none() {
+            *f = Some(msg);
+        }
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// What a finished run hands back.
+#[derive(Debug)]
+pub(crate) struct EngineResult {
+    /// Per-connection fairness.
+    pub(crate) fairness: Vec<Fairness>,
+    /// Seconds it took to open every connection.
+    pub(crate) connect_secs: f64,
+    /// Measured seconds (from measure start to the last counted completion or the end).
+    pub(crate) measured_secs: f64,
+}
+
+/// A running engine: threads started, waiting for connections.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    /// Shared state, for the reporter.
+    pub(crate) shared: Arc<Shared>,
+    handles: Vec<std::thread::JoinHandle<Vec<Fairness>>>,
+    cfg: EngineConfig,
+    t0: Instant,
+}
+
+impl Engine {
+    /// Starts the client threads; they connect, prepare, and wait for `go`.
+    pub(crate) fn start(
+        cfg: EngineConfig,
+        scripts: Arc<ScriptFactory>,
+        wires: Arc<WireFactory>,
+    ) -> Engine {
+        let threads = cfg.client_threads.clamp(1, cfg.connections.max(1));
+        let shared = Arc::new(Shared {
+            shards: (0..threads).map(|_| Mutex::new(Shard::default())).collect(),
+            stop: AtomicBool::new(false),
+            fatal: Mutex::new(None),
+            start: OnceLock::new(),
+            measure_start: OnceLock::new(),
+            connected: AtomicUsize::new(0),
+            events_left: AtomicI64::new(if cfg.events > 0 {
+                cfg.events as i64
+            } else {
+                i64::MAX
+            }),
+            ready: Barrier::new(threads + 1),
+            go: Barrier::new(threads + 1),
+        });
+        let t0 = Instant::now();
+        let mut handles = Vec::new();
+        for t in 0..threads {
+            let conns: Vec<usize> = (t..cfg.connections).step_by(threads).collect();
+            let (cfg2, shared2, scripts2, wires2) =
+                (cfg.clone(), shared.clone(), scripts.clone(), wires.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("tpbed-load-{t}"))
+                .spawn(move || {
+                    let mut w = Worker::new(t, cfg2, shared2.clone(), &conns, &*scripts2, wires2);
+                    w.run()
+                })
+                .expect("spawn client thread");
+            handles.push(h);
+        }
+        Engine {
+            shared,
+            handles,
+            cfg,
+            t0,
+        }
+    }
+
+    /// Waits until every connection is ready (or failed), then starts the load. Returns the
+    /// connect time in seconds.
+    pub(crate) fn go(&self) -> f64 {
+        self.shared.ready.wait();
+        let connect = self.t0.elapsed().as_secs_f64();
+        let now = Instant::now();
+        let _ = self.shared.start.set(now);
+        let _ = self.shared.measure_start.set(now + self.cfg.warmup);
+        self.shared.go.wait();
+        connect
+    }
+
+    /// The planned end of measuring, if the run is time-limited.
+    pub(crate) fn end(&self) -> Option<Instant> {
+        let ms = *self.shared.measure_start.get()?;
+        (!self.cfg.time.is_zero()).then(|| ms + self.cfg.time)
+    }
+
+    /// Whether every client thread has finished.
+    pub(crate) fn finished(&self) -> bool {
+        self.handles.iter().all(|h| h.is_finished())
+    }
+
+    /// Stops the load (threads drain and exit).
+    pub(crate) fn stop(&self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// Joins the threads.
+    pub(crate) fn join(self, connect_secs: f64) -> EngineResult {
+        let mut fairness = Vec::new();
+        for h in self.handles {
+            match h.join() {
+                Ok(f) => fairness.extend(f),
+                Err(_) => self.shared.fail("a client thread panicked".into()),
+            }
+        }
+        let ms = self.shared.measure_start.get().copied().unwrap_or(self.t0);
+        let mut measured = ms.elapsed().as_secs_f64();
+        if !self.cfg.time.is_zero() {
+            measured = measured.min(self.cfg.time.as_secs_f64());
+        }
+        EngineResult {
+            fairness,
+            connect_secs,
+            measured_secs: measured.max(1e-9),
+        }
+    }
+}
+
+/// Where a connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting to start connecting (connect ramp).
+    Queued,
+    /// Non-blocking connect in progress.
+    Connecting,
+    /// Handshake and authentication.
+    Auth,
+    /// Running setup statements.
+    Setup,
+    /// Preparing statements.
+    Prepare,
+    /// Ready, no event running.
+    Idle,
+    /// A statement is in flight.
+    Busy,
+    /// Inside an event, sleeping (Step::Sleep).
+    Sleeping,
+    /// Waiting for a paced start (closed loop with --rate).
+    Paced,
+    /// Closed or failed.
+    Dead,
+}
+
+struct Conn {
+    index: usize,
+    gen: u32,
+    phase: Phase,
+    sock: Option<TcpStream>,
+    wire: Box<dyn Wire>,
+    script: Box<dyn Script>,
+    active: bool,
+    out: Vec<u8>,
+    out_pos: usize,
+    want_out: bool,
+    setup: VecDeque<String>,
+    prepares: Vec<String>,
+    ids: Vec<Option<u32>>,
+    intended: Instant,
+    actual: Instant,
+    stmt_start: Instant,
+    next_slot: Instant,
+    fair: Fairness,
+    ever_ready: bool,
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("index", &self.index)
+            .field("phase", &self.phase)
+            .finish()
+    }
+}
+
+/// A completed measurement, buffered until the shard is locked.
+#[derive(Debug, Clone, Copy)]
+enum Rec {
+    Stmt(Kind, u64),
+    Event { lat: u64, service: u64 },
+    Error(u16, bool),
+    Reconnect,
+}
+
+struct Worker {
+    id: usize,
+    cfg: EngineConfig,
+    shared: Arc<Shared>,
+    epoll: Epoll,
+    conns: Vec<Conn>,
+    wires: Arc<WireFactory>,
+    connecting: usize,
+    queued: VecDeque<usize>,
+    unready: usize,
+    timers: BinaryHeap<std::cmp::Reverse<(Instant, usize, u32)>>,
+    idle: Vec<usize>,
+    backlog: VecDeque<Instant>,
+    next_arrival: Option<Instant>,
+    dist: Dist,
+    recs: Vec<Rec>,
+    busy: usize,
+    buf: Vec<u8>,
+    window: Option<(Instant, Option<Instant>)>,
+    ending: bool,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("id", &self.id)
+            .field("conns", &self.conns.len())
+            .finish()
+    }
+}
+
+/// At most this many connects in flight per client thread.
+const CONNECT_WINDOW: usize = 64;
+
+fn token(idx: usize, gen: u32) -> u64 {
+    ((gen as u64) << 32) | idx as u64
+}
+
+impl Worker {
+    fn new(
+        id: usize,
+        cfg: EngineConfig,
+        shared: Arc<Shared>,
+        indices: &[usize],
+        scripts: &ScriptFactory,
+        wires: Arc<WireFactory>,
+    ) -> Worker {
+        let now = Instant::now();
+        let conns: Vec<Conn> = indices
+            .iter()
+            .map(|&i| {
+                let script = scripts(i);
+                let active = script.active();
+                Conn {
+                    index: i,
+                    gen: 0,
+                    phase: Phase::Queued,
+                    sock: None,
+                    wire: wires(&cfg.login),
+                    script,
+                    active,
+                    out: Vec::new(),
+                    out_pos: 0,
+                    want_out: false,
+                    setup: VecDeque::new(),
+                    prepares: Vec::new(),
+                    ids: Vec::new(),
+                    intended: now,
+                    actual: now,
+                    stmt_start: now,
+                    next_slot: now,
+                    fair: Fairness::default(),
+                    ever_ready: false,
+                }
+            })
+            .collect();
+        let active = conns.iter().filter(|c| c.active).count();
+        shared.shards[id].lock().expect("shard").active = active;
+        let seed = cfg.seed ^ (id as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407);
+        Worker {
+            id,
+            unready: conns.len(),
+            queued: (0..conns.len()).collect(),
+            conns,
+            cfg,
+            shared,
+            epoll: Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).expect("epoll_create1"),
+            wires,
+            connecting: 0,
+            timers: BinaryHeap::new(),
+            idle: Vec::new(),
+            backlog: VecDeque::new(),
+            next_arrival: None,
+            dist: Dist::new(DistParams::default(), seed),
+            recs: Vec::new(),
+            busy: 0,
+            buf: vec![0u8; 256 * 1024],
+            window: None,
+            ending: false,
+        }
+    }
+
+    fn run(&mut self) -> Vec<Fairness> {
+        let deadline = Instant::now() + self.cfg.connect_timeout;
+        // Phase 1: connect and prepare every connection.
+        while self.unready > 0 && !self.stopped() {
+            self.pump_connects();
+            if Instant::now() > deadline {
+                self.shared.fail(format!(
+                    "connect timeout: {} connection(s) not ready after {:?}",
+                    self.unready, self.cfg.connect_timeout
+                ));
+                break;
+            }
+            self.poll(Some(Instant::now() + Duration::from_millis(50)));
+        }
+        self.shared.ready.wait();
+        self.shared.go.wait();
+        // Phase 2: load.
+        let start = *self.shared.start.get().expect("start set");
+        let ms = *self.shared.measure_start.get().expect("measure start set");
+        let end = (!self.cfg.time.is_zero()).then(|| ms + self.cfg.time);
+        self.window = Some((ms, end));
+        if self.cfg.rate > 0.0 && self.cfg.loop_mode == LoopMode::Open {
+            self.next_arrival = Some(start + self.gap(self.thread_rate()));
+        }
+        let per_conn_rate = self.cfg.rate / self.cfg.connections.max(1) as f64;
+        for i in 0..self.conns.len() {
+            if self.conns[i].phase != Phase::Idle || !self.conns[i].active {
+                continue;
+            }
+            match (self.cfg.rate > 0.0, self.cfg.loop_mode) {
+                (false, _) => self.start_event(i, start),
+                (true, LoopMode::Open) => self.idle.push(i),
+                (true, LoopMode::Closed) => {
+                    let at = start + self.gap(per_conn_rate);
+                    self.conns[i].next_slot = at;
+                    self.pace(i, at);
+                }
+            }
+        }
+        while !self.stopped() {
+            let now = Instant::now();
+            if end.is_some_and(|e| now >= e) {
+                break;
+            }
+            self.arrivals(now);
+            self.fire_timers(now);
+            let mut wake = end.unwrap_or(now + Duration::from_secs(1));
+            if let Some(a) = self.next_arrival {
+                wake = wake.min(a);
+            }
+            if let Some(std::cmp::Reverse((t, _, _))) = self.timers.peek() {
+                wake = wake.min(*t);
+            }
+            self.poll(Some(wake.min(now + Duration::from_millis(100))));
+            if self.cfg.events > 0
+                && self.shared.events_left.load(Ordering::Relaxed) <= 0
+                && self.busy == 0
+            {
+                break;
+            }
+        }
+        // Phase 3: let events in flight finish (no new ones), bounded by the drain time; close.
+        self.ending = true;
+        self.next_arrival = None;
+        self.backlog.clear();
+        let drain_until = Instant::now() + self.cfg.drain;
+        while self
+            .conns
+            .iter()
+            .any(|c| matches!(c.phase, Phase::Busy | Phase::Sleeping))
+            && Instant::now() < drain_until
+        {
+            self.fire_timers(Instant::now());
+            self.poll(Some(Instant::now() + Duration::from_millis(5)));
+        }
+        self.close_all();
+        self.conns.iter().map(|c| c.fair).collect()
+    }
+
+    fn stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    fn thread_rate(&self) -> f64 {
+        let threads = self.shared.shards.len();
+        self.cfg.rate / threads as f64
+    }
+
+    fn gap(&mut self, rate: f64) -> Duration {
+        Duration::from_secs_f64(self.dist.exp_gap(1.0 / rate))
+    }
+
+    // ---- connection set-up -------------------------------------------------------------
+
+    fn pump_connects(&mut self) {
+        while self.connecting < CONNECT_WINDOW {
+            let Some(i) = self.queued.pop_front() else {
+                break;
+            };
+            self.connecting += 1;
+            if let Err(e) = self.open(i) {
+                self.shared
+                    .fail(format!("connect to {}: {e}", self.cfg.addr));
+                return;
+            }
+        }
+    }
+
+    fn open(&mut self, i: usize) -> Result<(), Errno> {
+        let family = if self.cfg.addr.is_ipv4() {
+            AddressFamily::Inet
+        } else {
+            AddressFamily::Inet6
+        };
+        let fd: OwnedFd = socket::socket(
+            family,
+            SockType::Stream,
+            SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+            None,
+        )?;
+        socket::setsockopt(&fd, socket::sockopt::TcpNoDelay, &true)?;
+        let addr = SockaddrStorage::from(self.cfg.addr);
+        match socket::connect(fd.as_raw_fd(), &addr) {
+            Ok(()) | Err(Errno::EINPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        let c = &mut self.conns[i];
+        c.gen = c.gen.wrapping_add(1);
+        c.phase = Phase::Connecting;
+        c.wire = (self.wires)(&self.cfg.login);
+        c.out.clear();
+        c.out_pos = 0;
+        c.want_out = true;
+        let sock = TcpStream::from(fd);
+        self.epoll.add(
+            sock.as_fd(),
+            EpollEvent::new(
+                EpollFlags::EPOLLIN | EpollFlags::EPOLLOUT | EpollFlags::EPOLLRDHUP,
+                token(i, c.gen),
+            ),
+        )?;
+        c.sock = Some(sock);
+        Ok(())
+    }
+
+    fn became_ready(&mut self, i: usize) {
+        let now = Instant::now();
+        let c = &mut self.conns[i];
+        c.phase = Phase::Idle;
+        if !c.ever_ready {
+            c.ever_ready = true;
+            self.unready -= 1;
+            self.connecting -= 1;
+            self.shared.connected.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        // A reconnect finished during the load: restart the interrupted event.
+        if c.active && !self.shared.stop.load(Ordering::Relaxed) {
+            c.actual = now;
+            c.phase = Phase::Busy;
+            c.script.begin_event();
+            self.busy += 1;
+            self.drive(i, None);
+        }
+    }
+
+    // ---- scheduling ----------------------------------------------------------------
+
+    fn arrivals(&mut self, now: Instant) {
+        let rate = self.thread_rate();
+        while let Some(at) = self.next_arrival {
+            if at > now {
+                break;
+            }
+            self.next_arrival = Some(at + self.gap(rate));
+            match self.idle.pop() {
+                Some(i) => self.start_event(i, at),
+                None => self.backlog.push_back(at),
+            }
+        }
+    }
+
+    fn pace(&mut self, i: usize, at: Instant) {
+        let c = &mut self.conns[i];
+        c.phase = Phase::Paced;
+        self.timers.push(std::cmp::Reverse((at, i, c.gen)));
+    }
+
+    fn fire_timers(&mut self, now: Instant) {
+        while let Some(std::cmp::Reverse((t, i, gen))) = self.timers.peek().copied() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            if self.conns[i].gen != gen {
+                continue;
+            }
+            match self.conns[i].phase {
+                Phase::Sleeping => {
+                    self.conns[i].phase = Phase::Busy;
+                    self.drive(i, None);
+                }
+                Phase::Paced => {
+                    self.conns[i].phase = Phase::Idle;
+                    self.start_event(i, now);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Starts an event on idle connection `i` whose intended start was `intended`.
+    fn start_event(&mut self, i: usize, intended: Instant) {
+        if self.ending
+            || self.stopped()
+            || self.shared.events_left.fetch_sub(1, Ordering::Relaxed) <= 0
+        {
+            self.conns[i].phase = Phase::Idle;
+            return;
+        }
+        let now = Instant::now();
+        let c = &mut self.conns[i];
+        c.intended = if self.cfg.loop_mode == LoopMode::Open {
+            intended
+        } else {
+            now
+        };
+        c.actual = now;
+        c.phase = Phase::Busy;
+        c.script.begin_event();
+        self.busy += 1;
+        self.drive(i, None);
+    }
+
+    /// What happens after connection `i` finished an event.
+    fn after_event(&mut self, i: usize) {
+        let now = Instant::now();
+        self.conns[i].phase = Phase::Idle;
+        if self.ending || self.stopped() {
+            return;
+        }
+        if self.cfg.rate <= 0.0 {
+            self.start_event(i, now);
+            return;
+        }
+        match self.cfg.loop_mode {
+            LoopMode::Open => match self.backlog.pop_front() {
+                Some(at) => self.start_event(i, at),
+                None => self.idle.push(i),
+            },
+            LoopMode::Closed => {
+                let rate = self.cfg.rate / self.cfg.connections.max(1) as f64;
+                let slot = self.conns[i].next_slot + self.gap(rate);
+                // a missed slot is skipped, not queued: that is the closed loop's omission
+                let at = slot.max(now);
+                self.conns[i].next_slot = at;
+                if at <= now {
+                    self.start_event(i, now);
+                } else {
+                    self.pace(i, at);
+                }
+            }
+        }
+    }
+
+    // ---- the state machine -----------------------------------------------------------
+
+    /// Feeds `last` (a reply, or None) to the script and carries out its steps.
+    fn drive(&mut self, i: usize, mut last: Option<Reply>) {
+        loop {
+            let step = self.conns[i].script.next(last.as_ref());
+            last = None;
+            match step {
+                Step::Send(op) => {
+                    self.send(i, op);
+                    return;
+                }
+                Step::Sleep(d) => {
+                    let c = &mut self.conns[i];
+                    c.phase = Phase::Sleeping;
+                    self.timers
+                        .push(std::cmp::Reverse((Instant::now() + d, i, c.gen)));
+                    return;
+                }
+                Step::Restart => {
+                    self.conns[i].script.begin_event();
+                }
+                Step::EndEvent => {
+                    self.busy -= 1;
+                    self.finish_event(i);
+                    self.after_event(i);
+                    return;
+                }
+                Step::Fatal(msg) => {
+                    self.busy -= 1;
+                    self.conns[i].phase = Phase::Idle;
+                    self.shared
+                        .fail(format!("connection {}: {msg}", self.conns[i].index));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Whether something that started at `from` and ends now is inside the measured window.
+    fn measured(&self, from: Instant, now: Instant) -> bool {
+        match self.window {
+            Some((ms, end)) => from >= ms && end.is_none_or(|e| now <= e),
+            None => false,
+        }
+    }
+
+    fn finish_event(&mut self, i: usize) {
+        let now = Instant::now();
+        if !self.measured(self.conns[i].intended, now) {
+            return;
+        }
+        let c = &mut self.conns[i];
+        let lat = now.duration_since(c.intended).as_nanos() as u64;
+        let service = now.duration_since(c.actual).as_nanos() as u64;
+        c.fair.events += 1;
+        c.fair.busy_secs += service as f64 / 1e9;
+        self.recs.push(Rec::Event { lat, service });
+    }
+
+    fn send(&mut self, i: usize, op: Op) {
+        let c = &mut self.conns[i];
+        let keep = c.script.wants_rows();
+        match op {
+            Op::Query(sql) => c.wire.query(&sql, keep),
+            Op::Exec(slot, params) => match c.ids.get(slot).copied().flatten() {
+                Some(id) => c.wire.execute(id, &params, keep),
+                None => {
+                    let sql = inline_params(&c.prepares[slot], &params);
+                    c.wire.query(&sql, keep)
+                }
+            },
+        }
+        c.phase = Phase::Busy;
+        c.stmt_start = Instant::now();
+        self.flush(i);
+    }
+
+    fn on_reply(&mut self, i: usize, reply: Reply) {
+        let phase = self.conns[i].phase;
+        match phase {
+            Phase::Auth => match reply {
+                Reply::Connected => {
+                    let c = &mut self.conns[i];
+                    c.setup = c.script.setup().into();
+                    c.phase = Phase::Setup;
+                    self.next_setup(i);
+                }
+                Reply::Error { code, message } => {
+                    self.fatal_conn(i, format!("login failed: {code}: {message}"))
+                }
+                other => self.fatal_conn(i, format!("unexpected reply during login: {other:?}")),
+            },
+            Phase::Setup => match reply {
+                Reply::Error { code, message } => {
+                    self.fatal_conn(i, format!("setup failed: {code}: {message}"))
+                }
+                _ => self.next_setup(i),
+            },
+            Phase::Prepare => match reply {
+                Reply::Prepared { id } => {
+                    self.conns[i].ids.push(Some(id));
+                    self.next_prepare(i);
+                }
+                // ER_UNSUPPORTED_PS: sysbench falls back to client-side emulation.
+                Reply::Error { code: 1295, .. } => {
+                    self.conns[i].ids.push(None);
+                    self.next_prepare(i);
+                }
+                Reply::Error { code, message } => {
+                    let sql = self.conns[i].prepares[self.conns[i].ids.len()].clone();
+                    self.fatal_conn(i, format!("prepare failed: {code}: {message} ({sql})"))
+                }
+                other => self.fatal_conn(i, format!("unexpected reply to prepare: {other:?}")),
+            },
+            Phase::Busy => {
+                let now = Instant::now();
+                let c = &self.conns[i];
+                if self.measured(c.stmt_start, now) {
+                    let ns = now.duration_since(c.stmt_start).as_nanos() as u64;
+                    match Kind::of(&reply) {
+                        Some(k) => self.recs.push(Rec::Stmt(k, ns)),
+                        None => {
+                            if let Reply::Error { code, .. } = reply {
+                                self.recs
+                                    .push(Rec::Error(code, self.cfg.ignore.contains(code)));
+                            }
+                        }
+                    }
+                }
+                self.drive(i, Some(reply));
+            }
+            _ => {}
+        }
+    }
+
+    fn next_setup(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if let Some(sql) = c.setup.pop_front() {
+            c.wire.query(&sql, false);
+            self.flush(i);
+            return;
+        }
+        c.prepares = c.script.prepares();
+        c.ids.clear();
+        if self.cfg.ps_mode == PsMode::Disable {
+            c.ids = vec![None; c.prepares.len()];
+        }
+        c.phase = Phase::Prepare;
+        self.next_prepare(i);
+    }
+
+    fn next_prepare(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.ids.len() < c.prepares.len() {
+            let sql = c.prepares[c.ids.len()].clone();
+            c.wire.prepare(&sql);
+            self.flush(i);
+        } else {
+            self.became_ready(i);
+        }
+    }
+
+    fn fatal_conn(&mut self, i: usize, msg: String) {
+        let index = self.conns[i].index;
+        self.shared.fail(format!("connection {index}: {msg}"));
+        self.kill(i);
+    }
+
+    fn kill(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if let Some(s) = c.sock.take() {
+            let _ = self.epoll.delete(s.as_fd());
+        }
+        if c.phase == Phase::Busy || c.phase == Phase::Sleeping {
+            self.busy -= 1;
+        }
+        if !c.ever_ready {
+            c.ever_ready = true;
+            self.unready -= 1;
+            self.connecting -= 1;
+        }
+        c.phase = Phase::Dead;
+    }
+
+    /// The connection broke: reconnect if the lost-connection code is ignored, else fail.
+    fn lost(&mut self, i: usize, why: String) {
+        let was_loaded = self.conns[i].ever_ready;
+        if was_loaded && self.cfg.ignore.contains(2013) && !self.stopped() {
+            let c = &mut self.conns[i];
+            let in_event = matches!(c.phase, Phase::Busy | Phase::Sleeping);
+            if let Some(s) = c.sock.take() {
+                let _ = self.epoll.delete(s.as_fd());
+            }
+            if in_event {
+                self.busy -= 1;
+            }
+            self.recs.push(Rec::Error(2013, true));
+            self.recs.push(Rec::Reconnect);
+            if let Err(e) = self.open(i) {
+                self.fatal_conn(i, format!("reconnect failed: {e}"));
+            }
+            return;
+        }
+        if self.stopped() {
+            self.kill(i);
+            return;
+        }
+        self.fatal_conn(i, format!("lost connection (2013): {why}"));
+    }
+
+    // ---- I/O -----------------------------------------------------------------------
+
+    fn poll(&mut self, until: Option<Instant>) {
+        let mut events = [EpollEvent::empty(); 256];
+        let timeout = until.map(|u| u.saturating_duration_since(Instant::now()));
+        let n = match wait(&self.epoll, &mut events, timeout) {
+            Ok(n) => n,
+            Err(Errno::EINTR) => 0,
+            Err(e) => {
+                self.shared.fail(format!("epoll_wait: {e}"));
+                0
+            }
+        };
+        for ev in &events[..n] {
+            let idx = (ev.data() & 0xffff_ffff) as usize;
+            let gen = (ev.data() >> 32) as u32;
+            if idx >= self.conns.len()
+                || self.conns[idx].gen != gen
+                || self.conns[idx].sock.is_none()
+            {
+                continue;
+            }
+            self.on_io(idx, ev.events());
+        }
+        self.pump_connects();
+        self.flush_recs();
+    }
+
+    fn on_io(&mut self, i: usize, flags: EpollFlags) {
+        if self.conns[i].phase == Phase::Connecting {
+            if !flags.intersects(EpollFlags::EPOLLOUT | EpollFlags::EPOLLERR | EpollFlags::EPOLLHUP)
+            {
+                return;
+            }
+            let err = self.conns[i]
+                .sock
+                .as_ref()
+                .and_then(|s| s.take_error().ok().flatten());
+            if let Some(e) = err {
+                return self.lost(i, format!("connect: {e}"));
+            }
+            self.conns[i].phase = Phase::Auth;
+            self.flush(i);
+        }
+        if flags.intersects(
+            EpollFlags::EPOLLIN
+                | EpollFlags::EPOLLRDHUP
+                | EpollFlags::EPOLLHUP
+                | EpollFlags::EPOLLERR,
+        ) {
+            self.read(i);
+        }
+        if flags.contains(EpollFlags::EPOLLOUT) && self.conns[i].sock.is_some() {
+            self.flush(i);
+        }
+    }
+
+    fn read(&mut self, i: usize) {
+        loop {
+            let Some(sock) = self.conns[i].sock.as_mut() else {
+                return;
+            };
+            match sock.read(&mut self.buf) {
+                Ok(0) => return self.lost(i, "server closed the connection".into()),
+                Ok(n) => {
+                    let data = &self.buf[..n];
+                    if let Err(e) = self.conns[i].wire.feed(data) {
+                        return self.fatal_conn(i, format!("protocol error: {e}"));
+                    }
+                    while let Some(reply) = self.conns[i].wire.poll_reply() {
+                        self.on_reply(i, reply);
+                        if self.conns[i].sock.is_none() {
+                            return;
+                        }
+                    }
+                    // the client may have answered by itself (handshake, auth switch)
+                    self.flush(i);
+                    if n < self.buf.len() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return self.lost(i, e.to_string()),
+            }
+        }
+    }
+
+    fn flush(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.phase == Phase::Connecting {
+            return;
+        }
+        if c.out_pos == c.out.len() {
+            c.out.clear();
+            c.out_pos = 0;
+        }
+        c.wire.transmit(&mut c.out);
+        let Some(sock) = c.sock.as_mut() else { return };
+        while c.out_pos < c.out.len() {
+            match sock.write(&c.out[c.out_pos..]) {
+                Ok(n) => c.out_pos += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return self.lost(i, e.to_string()),
+            }
+        }
+        let pending = c.out_pos < c.out.len();
+        if pending != c.want_out {
+            c.want_out = pending;
+            let mut flags = EpollFlags::EPOLLIN | EpollFlags::EPOLLRDHUP;
+            if pending {
+                flags |= EpollFlags::EPOLLOUT;
+            }
+            let mut ev = EpollEvent::new(flags, token(i, c.gen));
+            if let Some(s) = c.sock.as_ref() {
+                let _ = self.epoll.modify(s.as_fd(), &mut ev);
+            }
+        }
+    }
+
+    fn flush_recs(&mut self) {
+        let mut sh = self.shared.shards[self.id].lock().expect("shard");
+        sh.queue = self.backlog.len();
+        sh.busy = self.busy;
+        if self.recs.is_empty() {
+            return;
+        }
+        let Shard {
+            total, interval, ..
+        } = &mut *sh;
+        for r in self.recs.drain(..) {
+            for acc in [&mut *total, &mut *interval] {
+                match r {
+                    Rec::Stmt(k, ns) => {
+                        acc.c.count(k);
+                        record(&mut acc.stmt, ns);
+                    }
+                    Rec::Event { lat, service } => {
+                        acc.c.events += 1;
+                        record(&mut acc.lat, lat);
+                        record(&mut acc.service, service);
+                    }
+                    Rec::Error(code, ignored) => {
+                        *acc.c.errors.entry(code).or_default() += 1;
+                        if ignored {
+                            acc.c.ignored += 1;
+                        }
+                    }
+                    Rec::Reconnect => acc.c.reconnects += 1,
+                }
+            }
+        }
+    }
+
+    fn close_all(&mut self) {
+        for i in 0..self.conns.len() {
+            let c = &mut self.conns[i];
+            if c.sock.is_none() {
+                continue;
+            }
+            if c.ever_ready && c.phase != Phase::Busy {
+                for sql in c.script.finish() {
+                    c.wire.query(&sql, false);
+                }
+                for id in c.ids.iter().flatten() {
+                    c.wire.close_stmt(*id);
+                }
+                c.wire.quit();
+                c.wire.transmit(&mut c.out);
+                if let Some(s) = c.sock.as_mut() {
+                    let _ = s.set_nonblocking(false);
+                    let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
+                    let _ = s.write_all(&c.out[c.out_pos..]);
+                }
+            }
+            if let Some(s) = c.sock.take() {
+                let _ = self.epoll.delete(s.as_fd());
+            }
+            c.phase = Phase::Dead;
+        }
+        self.flush_recs();
+    }
+}
+
+/// `epoll_pwait2` (microsecond timeouts), falling back to `epoll_wait` (milliseconds).
+fn wait(
+    epoll: &Epoll,
+    events: &mut [EpollEvent],
+    timeout: Option<Duration>,
+) -> Result<usize, Errno> {
+    static NO_PWAIT2: AtomicBool = AtomicBool::new(false);
+    if !NO_PWAIT2.load(Ordering::Relaxed) {
+        let ts = timeout.map(|d| libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        });
+        let tsp = ts
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `events` is a valid buffer of `EpollEvent`, which is `repr(transparent)` over
+        // `libc::epoll_event`; `tsp` is null or points to a live timespec; no signal mask.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_epoll_pwait2,
+                epoll.0.as_raw_fd(),
+                events.as_mut_ptr(),
+                events.len() as libc::c_int,
+                tsp,
+                std::ptr::null::<libc::sigset_t>(),
+                0usize,
+            )
+        };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = Errno::last();
+        if e != Errno::ENOSYS {
+            return Err(e);
+        }
+        NO_PWAIT2.store(true, Ordering::Relaxed);
+    }
+    let ms = timeout.map_or(EpollTimeout::NONE, |d| {
+        EpollTimeout::from(d.as_micros().div_ceil(1000).min(u128::from(u16::MAX)) as u16)
+    });
+    epoll.wait(events, ms)
+}

@@ -1,0 +1,481 @@
+//! The sysbench 1.0 OLTP scripts: table DDL and data for `prepare`, `cleanup`, and each
+//! script's per-event statement mix (same statements, same order, same defaults).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::cli::{IgnoreList, OltpArgs, Workload};
+use crate::conn::{Param, Reply};
+use crate::dist::{Dist, DistParams};
+use crate::script::{Op, Script, Step};
+
+/// sysbench's template for `c` (10 groups of 11 digits).
+pub(crate) const C_TEMPLATE: &str = "###########-###########-###########-###########-###########-###########-###########-###########-###########-###########";
+/// sysbench's template for `pad` (5 groups).
+pub(crate) const PAD_TEMPLATE: &str = "###########-###########-###########-###########-###########";
+/// sysbench's multi-row INSERT cut-off.
+pub(crate) const BULK_LIMIT: usize = 512 * 1024;
+
+/// The statement kinds of oltp_common.lua, in the order their texts are defined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    PointSelect,
+    SimpleRange,
+    SumRange,
+    OrderRange,
+    DistinctRange,
+    IndexUpdate,
+    NonIndexUpdate,
+    Delete,
+    Insert,
+}
+
+impl Kind {
+    fn sql(self, table: u32) -> String {
+        let t = table;
+        match self {
+            Kind::PointSelect => format!("SELECT c FROM sbtest{t} WHERE id=?"),
+            Kind::SimpleRange => format!("SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ?"),
+            Kind::SumRange => format!("SELECT SUM(k) FROM sbtest{t} WHERE id BETWEEN ? AND ?"),
+            Kind::OrderRange => {
+                format!("SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ? ORDER BY c")
+            }
+            Kind::DistinctRange => {
+                format!("SELECT DISTINCT c FROM sbtest{t} WHERE id BETWEEN ? AND ? ORDER BY c")
+            }
+            Kind::IndexUpdate => format!("UPDATE sbtest{t} SET k=k+1 WHERE id=?"),
+            Kind::NonIndexUpdate => format!("UPDATE sbtest{t} SET c=? WHERE id=?"),
+            Kind::Delete => format!("DELETE FROM sbtest{t} WHERE id=?"),
+            Kind::Insert => format!("INSERT INTO sbtest{t} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
+        }
+    }
+}
+
+/// Everything a script needs, shared by all connections of a run.
+#[derive(Debug, Clone)]
+pub(crate) struct OltpConfig {
+    /// The script.
+    pub(crate) workload: Workload,
+    /// Its options.
+    pub(crate) opt: OltpArgs,
+    /// Distribution parameters.
+    pub(crate) dist: DistParams,
+    /// `--mysql-ignore-errors`.
+    pub(crate) ignore: IgnoreList,
+    /// `--threads` (select_random_* partition the table by thread).
+    pub(crate) threads: usize,
+}
+
+/// Which prepared statements a script uses, in sysbench's prepare order:
+/// (kind, table) pairs; BEGIN and COMMIT are `None` kinds with table 0.
+fn statement_plan(cfg: &OltpConfig) -> Vec<(Option<Kind>, u32, String)> {
+    let o = &cfg.opt;
+    let mut plan = Vec::new();
+    let each = |plan: &mut Vec<(Option<Kind>, u32, String)>, k: Kind| {
+        for t in 1..=o.tables {
+            plan.push((Some(k), t, k.sql(t)));
+        }
+    };
+    let trx = |plan: &mut Vec<(Option<Kind>, u32, String)>| {
+        if !o.skip_trx {
+            plan.push((None, 0, "BEGIN".into()));
+            plan.push((None, 1, "COMMIT".into()));
+        }
+    };
+    let ranges = |plan: &mut Vec<(Option<Kind>, u32, String)>| {
+        if o.range_selects {
+            for k in [
+                Kind::SimpleRange,
+                Kind::SumRange,
+                Kind::OrderRange,
+                Kind::DistinctRange,
+            ] {
+                each(plan, k);
+            }
+        }
+    };
+    let writes = |plan: &mut Vec<(Option<Kind>, u32, String)>| {
+        each(plan, Kind::IndexUpdate);
+        each(plan, Kind::NonIndexUpdate);
+        each(plan, Kind::Delete);
+        each(plan, Kind::Insert);
+    };
+    match cfg.workload {
+        Workload::OltpPointSelect => each(&mut plan, Kind::PointSelect),
+        Workload::OltpReadOnly => {
+            each(&mut plan, Kind::PointSelect);
+            trx(&mut plan);
+            ranges(&mut plan);
+        }
+        Workload::OltpReadWrite => {
+            trx(&mut plan);
+            each(&mut plan, Kind::PointSelect);
+            ranges(&mut plan);
+            writes(&mut plan);
+        }
+        Workload::OltpWriteOnly => {
+            trx(&mut plan);
+            writes(&mut plan);
+        }
+        Workload::OltpUpdateIndex => each(&mut plan, Kind::IndexUpdate),
+        Workload::OltpUpdateNonIndex => each(&mut plan, Kind::NonIndexUpdate),
+        Workload::OltpDelete => each(&mut plan, Kind::Delete),
+        Workload::SelectRandomPoints => {
+            let marks = vec!["?"; o.random_points.max(1) as usize].join(", ");
+            let sql = format!("\n        SELECT id, k, c, pad\n          FROM sbtest1\n          WHERE k IN ({marks})\n        ");
+            plan.push((None, 2, sql));
+        }
+        Workload::SelectRandomRanges => {
+            let ranges = vec!["k BETWEEN ? AND ?"; o.number_of_ranges.max(1) as usize].join(" OR ");
+            let sql = format!(
+                "\n        SELECT count(k)\n          FROM sbtest1\n          WHERE {ranges}"
+            );
+            plan.push((None, 3, sql));
+        }
+        Workload::OltpInsert | Workload::BulkInsert => {}
+    }
+    plan
+}
+
+/// One connection's instance of a sysbench script.
+#[derive(Debug)]
+pub(crate) struct OltpScript {
+    cfg: Arc<OltpConfig>,
+    dist: Dist,
+    conn: usize,
+    plan: Vec<(Option<Kind>, u32, String)>,
+    pending: VecDeque<Op>,
+    bulk: String,
+    bulk_id: u64,
+}
+
+impl OltpScript {
+    /// The script of connection number `conn`.
+    pub(crate) fn new(cfg: Arc<OltpConfig>, conn: usize, seed: u64) -> Self {
+        let plan = statement_plan(&cfg);
+        let dist = Dist::new(
+            cfg.dist,
+            seed ^ (conn as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        OltpScript {
+            cfg,
+            dist,
+            conn,
+            plan,
+            pending: VecDeque::new(),
+            bulk: String::new(),
+            bulk_id: 0,
+        }
+    }
+
+    fn slot(&self, kind: Option<Kind>, table: u32) -> usize {
+        self.plan
+            .iter()
+            .position(|(k, t, _)| *k == kind && *t == table)
+            .unwrap_or_else(|| panic!("statement {kind:?} on table {table} was not planned"))
+    }
+
+    fn table(&mut self) -> u32 {
+        self.dist.uniform(1, self.cfg.opt.tables.max(1))
+    }
+
+    fn id(&mut self) -> i64 {
+        i64::from(self.dist.default(1, self.cfg.opt.table_size.max(1)))
+    }
+
+    fn push(&mut self, kind: Option<Kind>, table: u32, params: Vec<Param>) {
+        let slot = self.slot(kind, table);
+        self.pending.push_back(Op::Exec(slot, params));
+    }
+
+    fn point_selects(&mut self, n: u32) {
+        let t = self.table();
+        for _ in 0..n {
+            let id = self.id();
+            self.push(Some(Kind::PointSelect), t, vec![Param::Int(id)]);
+        }
+    }
+
+    fn range(&mut self, kind: Kind, n: u32) {
+        let t = self.table();
+        for _ in 0..n {
+            let id = self.id();
+            let hi = id + i64::from(self.cfg.opt.range_size) - 1;
+            self.push(Some(kind), t, vec![Param::Int(id), Param::Int(hi)]);
+        }
+    }
+
+    fn writes(&mut self) {
+        let o = self.cfg.opt.clone();
+        let t = self.table();
+        for _ in 0..o.index_updates {
+            let id = self.id();
+            self.push(Some(Kind::IndexUpdate), t, vec![Param::Int(id)]);
+        }
+        let t = self.table();
+        for _ in 0..o.non_index_updates {
+            let c = self.dist.string(C_TEMPLATE);
+            let id = self.id();
+            self.push(
+                Some(Kind::NonIndexUpdate),
+                t,
+                vec![Param::Str(c), Param::Int(id)],
+            );
+        }
+        let t = self.table();
+        for _ in 0..o.delete_inserts {
+            let id = self.id();
+            let k = self.id();
+            let c = self.dist.string(C_TEMPLATE);
+            let pad = self.dist.string(PAD_TEMPLATE);
+            self.push(Some(Kind::Delete), t, vec![Param::Int(id)]);
+            self.push(
+                Some(Kind::Insert),
+                t,
+                vec![
+                    Param::Int(id),
+                    Param::Int(k),
+                    Param::Str(c),
+                    Param::Str(pad),
+                ],
+            );
+        }
+    }
+
+    fn ranges(&mut self) {
+        let o = self.cfg.opt.clone();
+        if o.range_selects {
+            self.range(Kind::SimpleRange, o.simple_ranges);
+            self.range(Kind::SumRange, o.sum_ranges);
+            self.range(Kind::OrderRange, o.order_ranges);
+            self.range(Kind::DistinctRange, o.distinct_ranges);
+        }
+    }
+
+    fn partition(&self) -> (u32, u32) {
+        let threads = self.cfg.threads.max(1) as u32;
+        let len = self.cfg.opt.table_size / threads;
+        let lo = len * (self.conn as u32 % threads);
+        (lo, lo + len)
+    }
+
+    fn bulk_flush(&mut self) -> Option<String> {
+        if self.bulk.is_empty() {
+            return None;
+        }
+        Some(std::mem::take(&mut self.bulk))
+    }
+}
+
+impl Script for OltpScript {
+    fn prepares(&self) -> Vec<String> {
+        self.plan.iter().map(|(_, _, sql)| sql.clone()).collect()
+    }
+
+    fn begin_event(&mut self) {
+        self.pending.clear();
+        let o = self.cfg.opt.clone();
+        let trx = !o.skip_trx;
+        match self.cfg.workload {
+            Workload::OltpPointSelect => self.point_selects(1),
+            Workload::OltpReadOnly => {
+                if trx {
+                    self.push(None, 0, vec![]);
+                }
+                self.point_selects(o.point_selects);
+                self.ranges();
+                if trx {
+                    self.push(None, 1, vec![]);
+                }
+            }
+            Workload::OltpReadWrite | Workload::OltpWriteOnly => {
+                if trx {
+                    self.push(None, 0, vec![]);
+                }
+                if self.cfg.workload == Workload::OltpReadWrite {
+                    self.point_selects(o.point_selects);
+                    self.ranges();
+                }
+                self.writes();
+                if trx {
+                    self.push(None, 1, vec![]);
+                }
+            }
+            Workload::OltpUpdateIndex => {
+                let t = self.table();
+                for _ in 0..o.index_updates {
+                    let id = self.id();
+                    self.push(Some(Kind::IndexUpdate), t, vec![Param::Int(id)]);
+                }
+            }
+            Workload::OltpUpdateNonIndex => {
+                let t = self.table();
+                for _ in 0..o.non_index_updates {
+                    let c = self.dist.string(C_TEMPLATE);
+                    let id = self.id();
+                    self.push(
+                        Some(Kind::NonIndexUpdate),
+                        t,
+                        vec![Param::Str(c), Param::Int(id)],
+                    );
+                }
+            }
+            Workload::OltpDelete => {
+                let t = self.table();
+                let id = self.id();
+                self.push(Some(Kind::Delete), t, vec![Param::Int(id)]);
+            }
+            Workload::OltpInsert => {
+                let t = self.table();
+                let k = self.id();
+                let c = self.dist.string(C_TEMPLATE);
+                let pad = self.dist.string(PAD_TEMPLATE);
+                let id = if o.auto_inc {
+                    0
+                } else {
+                    i64::from(self.dist.next_u64() as u32) - 2_147_483_648
+                };
+                self.pending.push_back(Op::Query(format!(
+                    "INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{c}', '{pad}')"
+                )));
+            }
+            Workload::SelectRandomPoints => {
+                let (lo, hi) = self.partition();
+                let params = (0..o.random_points.max(1))
+                    .map(|_| Param::Int(i64::from(self.dist.default(lo, hi))))
+                    .collect();
+                self.push(None, 2, params);
+            }
+            Workload::SelectRandomRanges => {
+                let (lo, hi) = self.partition();
+                let mut params = Vec::new();
+                for _ in 0..o.number_of_ranges.max(1) {
+                    let v = i64::from(self.dist.default(lo, hi));
+                    params.push(Param::Int(v));
+                    params.push(Param::Int(v + i64::from(o.delta)));
+                }
+                self.push(None, 3, params);
+            }
+            Workload::BulkInsert => {
+                self.bulk_id += 1;
+                let row = format!("({0},{0})", self.bulk_id);
+                if self.bulk.is_empty() {
+                    self.bulk = format!("INSERT INTO sbtest{} VALUES", self.conn + 1);
+                } else if self.bulk.len() + row.len() + 1 > BULK_LIMIT {
+                    let full = std::mem::replace(
+                        &mut self.bulk,
+                        format!("INSERT INTO sbtest{} VALUES", self.conn + 1),
+                    );
+                    self.pending.push_back(Op::Query(full));
+                    self.bulk.push_str(&row);
+                    return;
+                } else {
+                    self.bulk.push(',');
+                }
+                self.bulk.push_str(&row);
+            }
+        }
+    }
+
+    fn next(&mut self, last: Option<&Reply>) -> Step {
+        if let Some(Reply::Error { code, message }) = last {
+            return if self.cfg.ignore.contains(*code) {
+                Step::Restart
+            } else {
+                Step::Fatal(format!("error {code}: {message}"))
+            };
+        }
+        match self.pending.pop_front() {
+            Some(op) => Step::Send(op),
+            None => Step::EndEvent,
+        }
+    }
+
+    fn finish(&mut self) -> Vec<String> {
+        self.bulk_flush().into_iter().collect()
+    }
+}
+
+/// `CREATE TABLE` for sbtest`n`, byte for byte as sysbench sends it.
+pub(crate) fn create_table_sql(o: &OltpArgs, n: u32) -> String {
+    let id = if o.auto_inc {
+        "INTEGER NOT NULL AUTO_INCREMENT"
+    } else {
+        "INTEGER NOT NULL"
+    };
+    let key = if o.secondary {
+        "KEY xid"
+    } else {
+        "PRIMARY KEY"
+    };
+    format!(
+        "CREATE TABLE sbtest{n}(\n  id {id},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {key} (id)\n) /*! ENGINE = {} */ ",
+        o.storage_engine
+    )
+}
+
+/// The multi-row INSERTs that fill sbtest`n` with `rows` rows (cut at 512 KiB like sysbench).
+pub(crate) fn fill_table_sql(o: &OltpArgs, n: u32, rows: u32, dist: &mut Dist) -> Vec<String> {
+    let head = if o.auto_inc {
+        format!("INSERT INTO sbtest{n}(k, c, pad) VALUES")
+    } else {
+        format!("INSERT INTO sbtest{n}(id, k, c, pad) VALUES")
+    };
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for i in 1..=rows {
+        let k = dist.default(1, o.table_size.max(1));
+        let c = dist.string(C_TEMPLATE);
+        let pad = dist.string(PAD_TEMPLATE);
+        let row = if o.auto_inc {
+            format!("({k}, '{c}', '{pad}')")
+        } else {
+            format!("({i}, {k}, '{c}', '{pad}')")
+        };
+        if !cur.is_empty() && cur.len() + row.len() + 1 > BULK_LIMIT {
+            out.push(std::mem::take(&mut cur));
+        }
+        if cur.is_empty() {
+            cur.push_str(&head);
+        } else {
+            cur.push(',');
+        }
+        cur.push_str(&row);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Every statement `prepare` sends for table `n` (DDL, data, secondary index).
+pub(crate) fn prepare_table_sql(cfg: &OltpConfig, n: u32, dist: &mut Dist) -> Vec<String> {
+    let o = &cfg.opt;
+    if cfg.workload == Workload::BulkInsert {
+        return vec![format!(
+            "CREATE TABLE IF NOT EXISTS sbtest{n} (\n          id INTEGER NOT NULL,\n          k INTEGER DEFAULT '0' NOT NULL,\n          PRIMARY KEY (id))"
+        )];
+    }
+    let rows = if cfg.workload == Workload::OltpInsert && !o.auto_inc {
+        0
+    } else {
+        o.table_size
+    };
+    let mut v = vec![create_table_sql(o, n)];
+    v.extend(fill_table_sql(o, n, rows, dist));
+    if o.create_secondary {
+        v.push(format!("CREATE INDEX k_{n} ON sbtest{n}(k)"));
+    }
+    v
+}
+
+/// How many tables `prepare`/`cleanup` handle (bulk_insert: one per thread).
+pub(crate) fn table_count(cfg: &OltpConfig) -> Result<u32, String> {
+    match cfg.workload {
+        Workload::BulkInsert => Ok(cfg.threads as u32),
+        Workload::SelectRandomPoints | Workload::SelectRandomRanges if cfg.opt.tables != 1 => Err(
+            format!("{} does not support --tables > 1", cfg.workload.name()),
+        ),
+        _ => Ok(cfg.opt.tables),
+    }
+}

@@ -1,0 +1,116 @@
+//! The `prepare`, `run` and `cleanup` commands for the sysbench scripts.
+
+use std::sync::Arc;
+
+use crate::blocking::Blocking;
+use crate::cli::SysbenchArgs;
+use crate::conn::{MysqlWire, WireFactory};
+use crate::dist::Dist;
+use crate::oltp::{prepare_table_sql, table_count, OltpConfig, OltpScript};
+use crate::report::Report;
+use crate::runner::{emit, engine_config, login, loopback_addr, run, Load};
+use crate::script::Script;
+
+fn config(a: &SysbenchArgs) -> OltpConfig {
+    OltpConfig {
+        workload: a.workload,
+        opt: a.oltp.clone(),
+        dist: a.rand.params(),
+        ignore: a.conn.ignore_errors.clone(),
+        threads: a.run.threads.max(1),
+    }
+}
+
+/// `prepare`: creates and fills the tables, `--threads` connections dealing tables round-robin.
+pub(crate) fn prepare(a: &SysbenchArgs, wires: &Arc<WireFactory>) -> Result<(), String> {
+    let cfg = config(a);
+    let tables = table_count(&cfg)?;
+    let addr = loopback_addr(&a.conn.host, a.conn.port)?;
+    let lg = login(&a.conn);
+    let workers = a.run.threads.clamp(1, tables.max(1) as usize);
+    let seed = a.rand.seed();
+    let handles: Vec<_> = (0..workers)
+        .map(|w| {
+            let (cfg, lg, wires) = (cfg.clone(), lg.clone(), wires.clone());
+            std::thread::spawn(move || -> Result<(), String> {
+                let mut c = Blocking::connect(addr, &lg, &wires)?;
+                let mut dist = Dist::new(cfg.dist, seed ^ (w as u64 + 1));
+                for t in ((w as u32 + 1)..=tables).step_by(workers) {
+                    println!("Creating table 'sbtest{t}'...");
+                    let stmts = prepare_table_sql(&cfg, t, &mut dist);
+                    let has_rows = stmts.iter().any(|s| s.starts_with("INSERT"));
+                    for (i, sql) in stmts.iter().enumerate() {
+                        if i == 1 && has_rows {
+                            println!("Inserting {} records into 'sbtest{t}'", cfg.opt.table_size);
+                        }
+                        if sql.starts_with("CREATE INDEX") {
+                            println!("Creating a secondary index on 'sbtest{t}'...");
+                        }
+                        c.exec(sql)?;
+                    }
+                }
+                c.quit();
+                Ok(())
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join()
+            .map_err(|_| "prepare thread panicked".to_string())??;
+    }
+    Ok(())
+}
+
+/// `cleanup`: drops the tables.
+pub(crate) fn cleanup(a: &SysbenchArgs, wires: &Arc<WireFactory>) -> Result<(), String> {
+    let cfg = config(a);
+    let tables = table_count(&cfg)?;
+    let mut c = Blocking::connect(
+        loopback_addr(&a.conn.host, a.conn.port)?,
+        &login(&a.conn),
+        wires,
+    )?;
+    for t in 1..=tables {
+        println!("Dropping table 'sbtest{t}'...");
+        c.exec(&format!("DROP TABLE IF EXISTS sbtest{t}"))?;
+    }
+    c.quit();
+    Ok(())
+}
+
+/// `run`: the measured load; returns the report (already printed).
+pub(crate) fn run_cmd(
+    a: &SysbenchArgs,
+    wires: &Arc<WireFactory>,
+    live: bool,
+) -> Result<Report, String> {
+    let cfg = Arc::new(config(a));
+    table_count(&cfg)?;
+    let seed = a.rand.seed();
+    let engine = engine_config(&a.conn, &a.run, a.run.threads.max(1), seed)?;
+    let scripts = Arc::new(move |i: usize| {
+        Box::new(OltpScript::new(cfg.clone(), i, seed)) as Box<dyn Script>
+    });
+    let load = Load {
+        workload: a.workload.name().into(),
+        engine,
+        scripts,
+        wires: wires.clone(),
+        report_interval: a.run.report_interval,
+        percentile: a.run.percentile,
+        format: a.run.format,
+        live,
+        server_pid: a.run.server_pid,
+        gauges: !a.run.no_gauges,
+    };
+    let report = run(load);
+    if live {
+        emit(&report, a.run.format, a.run.out.as_deref())?;
+    }
+    Ok(report)
+}
+
+/// The real client's factory.
+pub(crate) fn wires() -> Arc<WireFactory> {
+    MysqlWire::factory()
+}
