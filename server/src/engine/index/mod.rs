@@ -1,0 +1,13 @@
+//! Indexes: B+trees of in-memory pages, each page behind its own latch; records kept in key
+//! order with every record inside its ancestors' separator ranges (a record in child `i` of an
+//! inner page satisfies `keys[i-1] <= key < keys[i]`).
+
+mod page;
+mod record;
+mod tree;
+
+pub use page::PageCapacity;
+pub(crate) use page::{LeafGuard, Page};
+pub use record::{ClusteredRec, Record, SecondaryRec};
+pub(crate) use tree::Route;
+pub use tree::{BTree, IndexStats};

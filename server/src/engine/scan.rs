@@ -1,0 +1,271 @@
+//! Range scans for the SQL layer. A [`TableScan`] holds no latch between rows: each `next`
+//! restores the saved cursor, moves to the next record in range, saves and releases, so the
+//! caller may evaluate, lock, wait or even write the same index between rows.
+
+use std::ops::Bound;
+
+use crate::engine::cursor::{Direction, LatchMode, Restored, SavedPosition, SearchMode};
+use crate::engine::index::{BTree, ClusteredRec, Record, SecondaryRec};
+use crate::engine::key::cmp_prefix;
+use crate::engine::table::Table;
+use crate::value::Value;
+
+/// A range of (possibly partial) encoded keys; bounds compare on their own length, so
+/// `Included(p)..=Included(p)` is every key that starts with `p`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRange {
+    /// Lower bound.
+    pub lower: Bound<Vec<u8>>,
+    /// Upper bound.
+    pub upper: Bound<Vec<u8>>,
+}
+
+impl KeyRange {
+    /// The whole index.
+    pub fn all() -> KeyRange {
+        KeyRange {
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+        }
+    }
+
+    /// Every key starting with `prefix` (an equality on a key prefix).
+    pub fn prefix(prefix: Vec<u8>) -> KeyRange {
+        KeyRange {
+            lower: Bound::Included(prefix.clone()),
+            upper: Bound::Included(prefix),
+        }
+    }
+
+    fn above_lower(&self, key: &[u8]) -> bool {
+        match &self.lower {
+            Bound::Unbounded => true,
+            Bound::Included(b) => cmp_prefix(key, b).is_ge(),
+            Bound::Excluded(b) => cmp_prefix(key, b).is_gt(),
+        }
+    }
+
+    fn below_upper(&self, key: &[u8]) -> bool {
+        match &self.upper {
+            Bound::Unbounded => true,
+            Bound::Included(b) => cmp_prefix(key, b).is_le(),
+            Bound::Excluded(b) => cmp_prefix(key, b).is_lt(),
+        }
+    }
+}
+
+/// `Handler_read_*`-style counters of one scan, for the SQL layer to add to its status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HandlerStats {
+    /// Positionings on a key (Handler_read_key; first/last count here too).
+    pub read_key: u64,
+    /// Steps to the next record (Handler_read_next).
+    pub read_next: u64,
+    /// Steps to the previous record (Handler_read_prev).
+    pub read_prev: u64,
+    /// Index records visited in range, delete-marked ones included.
+    pub records_visited: u64,
+    /// Delete-marked records skipped.
+    pub delete_marked_skipped: u64,
+    /// Clustered lookups made for a secondary scan's rows.
+    pub clustered_lookups: u64,
+}
+
+/// One record returned by a scan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanItem {
+    /// The index key of the record.
+    pub key: Vec<u8>,
+    /// The clustered key of the row.
+    pub primary_key: Vec<u8>,
+    /// The row, for clustered scans and for secondary scans with `fetch_rows` (None if the
+    /// row vanished between the secondary entry and the lookup).
+    pub row: Option<Vec<Value>>,
+    /// The record's delete mark (only true with `include_delete_marked`).
+    pub delete_mark: bool,
+}
+
+enum State<R: Record> {
+    Start,
+    Saved(SavedPosition<R>),
+    Done,
+}
+
+/// The per-index half of a scan: positioning, stepping and bounds.
+struct IndexScan<'t, R: Record> {
+    tree: &'t BTree<R>,
+    range: KeyRange,
+    dir: Direction,
+    state: State<R>,
+}
+
+impl<'t, R: Record> IndexScan<'t, R> {
+    fn next_with<T>(
+        &mut self,
+        stats: &mut HandlerStats,
+        mut visit: impl FnMut(&R) -> Option<T>,
+    ) -> Option<T> {
+        let mut cur = self.tree.cursor(LatchMode::Read);
+        let forward = self.dir == Direction::Forward;
+        let step = |cur: &mut crate::engine::cursor::Cursor<'t, R>, stats: &mut HandlerStats| {
+            if forward {
+                stats.read_next += 1;
+                cur.move_next()
+            } else {
+                stats.read_prev += 1;
+                cur.move_prev()
+            }
+        };
+        let mut on = match std::mem::replace(&mut self.state, State::Done) {
+            State::Done => return None,
+            State::Start => {
+                stats.read_key += 1;
+                match (forward, &self.range.lower, &self.range.upper) {
+                    (true, Bound::Included(k), _) => cur.search(k, SearchMode::Ge),
+                    (true, Bound::Excluded(k), _) => cur.search(k, SearchMode::Gt),
+                    (true, Bound::Unbounded, _) => cur.first(),
+                    (false, _, Bound::Included(k)) => cur.search(k, SearchMode::Le),
+                    (false, _, Bound::Excluded(k)) => cur.search(k, SearchMode::Lt),
+                    (false, _, Bound::Unbounded) => cur.last(),
+                }
+            }
+            State::Saved(pos) => match cur.restore(&pos, self.dir) {
+                Restored::Same => step(&mut cur, stats),
+                Restored::Moved => cur.is_on_record(),
+            },
+        };
+        while on {
+            let rec = cur.record().expect("on record");
+            let in_range = if forward {
+                self.range.below_upper(rec.key())
+            } else {
+                self.range.above_lower(rec.key())
+            };
+            if !in_range {
+                return None;
+            }
+            stats.records_visited += 1;
+            if let Some(out) = visit(rec) {
+                self.state = State::Saved(cur.save());
+                return Some(out);
+            }
+            on = step(&mut cur, stats);
+        }
+        None
+    }
+}
+
+enum Kind<'t> {
+    Clustered(IndexScan<'t, ClusteredRec>),
+    Secondary(IndexScan<'t, SecondaryRec>),
+}
+
+/// A scan of one index of a table over a key range, in either direction.
+pub struct TableScan<'t> {
+    table: &'t Table,
+    kind: Kind<'t>,
+    fetch_rows: bool,
+    include_delete_marked: bool,
+    stats: HandlerStats,
+}
+
+impl std::fmt::Debug for TableScan<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableScan")
+            .field("table", &self.table.name())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl Table {
+    /// Scans index `index` (0 = clustered) over `range` in direction `dir`. Secondary scans
+    /// return the primary key only unless [`TableScan::fetch_rows`] is set.
+    pub fn scan(&self, index: usize, range: KeyRange, dir: Direction) -> TableScan<'_> {
+        let kind = match index {
+            0 => Kind::Clustered(IndexScan {
+                tree: &self.clustered,
+                range,
+                dir,
+                state: State::Start,
+            }),
+            i => Kind::Secondary(IndexScan {
+                tree: &self.secondaries[i - 1].tree,
+                range,
+                dir,
+                state: State::Start,
+            }),
+        };
+        TableScan {
+            table: self,
+            kind,
+            fetch_rows: false,
+            include_delete_marked: false,
+            stats: HandlerStats::default(),
+        }
+    }
+}
+
+impl TableScan<'_> {
+    /// Also look up the row of each secondary entry in the clustered index.
+    pub fn fetch_rows(mut self, yes: bool) -> Self {
+        self.fetch_rows = yes;
+        self
+    }
+
+    /// Return delete-marked records too (the lock manager visits them).
+    pub fn include_delete_marked(mut self, yes: bool) -> Self {
+        self.include_delete_marked = yes;
+        self
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &HandlerStats {
+        &self.stats
+    }
+
+    /// The next record in range, or None at the end.
+    pub fn next_item(&mut self) -> Option<ScanItem> {
+        let include = self.include_delete_marked;
+        let table = self.table;
+        let stats = &mut self.stats;
+        match &mut self.kind {
+            Kind::Clustered(scan) => scan.next_with(stats, |r| {
+                if r.delete_mark && !include {
+                    return None;
+                }
+                Some(ScanItem {
+                    key: r.key.to_vec(),
+                    primary_key: r.key.to_vec(),
+                    row: Some(table.codec().decode(&r.row)),
+                    delete_mark: r.delete_mark,
+                })
+            }),
+            Kind::Secondary(scan) => {
+                let mut item = scan.next_with(stats, |r| {
+                    if r.delete_mark && !include {
+                        return None;
+                    }
+                    Some(ScanItem {
+                        key: r.key.to_vec(),
+                        primary_key: r.primary_key().to_vec(),
+                        row: None,
+                        delete_mark: r.delete_mark,
+                    })
+                })?;
+                if self.fetch_rows {
+                    self.stats.clustered_lookups += 1;
+                    item.row = table.get(&item.primary_key);
+                }
+                Some(item)
+            }
+        }
+    }
+}
+
+impl Iterator for TableScan<'_> {
+    type Item = ScanItem;
+    fn next(&mut self) -> Option<ScanItem> {
+        self.next_item()
+    }
+}
