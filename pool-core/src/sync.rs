@@ -10,3 +10,29 @@ pub use std::thread;
 pub use loom::sync::{atomic, Arc, Condvar, Mutex, MutexGuard};
 #[cfg(loom)]
 pub use loom::thread;
+
+/// Locks `m`, ignoring poisoning: scheduler state stays consistent across a panicking session
+/// because sessions never run under a group mutex.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits on `cv`, ignoring poisoning (see [`lock`]).
+pub(crate) fn wait<'a, T>(cv: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    cv.wait(g).unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits on `cv` for at most `d`; returns the guard and whether the wait timed out.
+pub(crate) fn wait_timeout<'a, T>(
+    cv: &Condvar,
+    g: MutexGuard<'a, T>,
+    d: std::time::Duration,
+) -> (MutexGuard<'a, T>, bool) {
+    match cv.wait_timeout(g, d) {
+        Ok((g, r)) => (g, r.timed_out()),
+        Err(e) => {
+            let (g, r) = e.into_inner();
+            (g, r.timed_out())
+        }
+    }
+}

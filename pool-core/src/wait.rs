@@ -28,8 +28,16 @@ pub trait WaitObserver {
     fn wait_end(&self, kind: WaitKind);
 }
 
+#[cfg(not(loom))]
 thread_local! {
     static OBSERVER: RefCell<Option<Rc<dyn WaitObserver>>> = const { RefCell::new(None) };
+}
+
+// Under loom every model thread runs on one OS thread, so the observer must be a loom
+// thread-local to stay per model thread.
+#[cfg(loom)]
+loom::thread_local! {
+    static OBSERVER: RefCell<Option<Rc<dyn WaitObserver>>> = RefCell::new(None);
 }
 
 /// Installs `observer` for this thread (a pool worker attaching to a session).
@@ -76,7 +84,7 @@ impl Drop for WaitGuard {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::cell::Cell;

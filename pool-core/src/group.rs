@@ -1,0 +1,522 @@
+//! One thread group's state machine. Invariant: every field of [`GroupState`] changes only
+//! under the group mutex, sessions never run while it is held, and each counter below agrees
+//! with the per-thread records it summarises (`active`, `bound`, `stalled` are recounted by
+//! the loom models).
+//!
+//! # Connection states
+//!
+//! A connection slot is `Armed` (registered one-shot in the poller, session parked in the
+//! slot), `Queued` (reported ready, waiting in the high or low FIFO) or `Attached` (its
+//! session moved to a thread). Only `Armed` connections expire; only the owner of an
+//! `Attached` connection removes it.
+//!
+//! # Stall protocol (the stall checker, every 10 ms, per group under its mutex)
+//!
+//! 1. Mark each attached thread whose `time_of_attach` is at least `stall_limit × 10 ms` old
+//!    as stalled, once per attachment (`STALLED_QUERIES_EXECUTED += 1`, `stalled += 1`); the
+//!    credit ceiling `query_threads_per_group + stalled` grows with it.
+//! 2. With a transaction limit, every `longrun_trx_limit / 2` ms apply the long-running rule
+//!    (suspend the limit when all slots are held by old transactions; re-apply after the
+//!    grace period once they fall to half or fewer).
+//! 3. If the waiting thread is itself executing (direct execution) and is stalled, take the
+//!    role away from it so another thread can poll.
+//! 4. Kick up at most one low-priority event older than `prio_kickup_timer`.
+//! 5. Wake or create one thread if the ceiling grew, or no thread sleeps and an event is
+//!    queued, or (algorithm 1) credit exists and nobody polls, or a transaction limit is set
+//!    and an event is queued, or step 3 took the role.
+//! 6. Close armed connections idle past `wait_timeout` (outside the mutex: `Session::expire`).
+//!
+//! # Shutdown protocol
+//!
+//! 1. Under each group mutex: set `shutdown`, take every parked session (armed, queued,
+//!    connecting) out of the group, interrupt (`shutdown(2)`) every attached connection.
+//! 2. Wake every sleeping thread of the group and the poller's wake fd.
+//! 3. Outside the mutex: deregister, `Session::kill` and drop the parked sessions.
+//! 4. Stop the timer thread.
+//! 5. Join every thread; threads see `shutdown` at their next decision, attached ones when
+//!    their `run` returns (the interrupted socket reads EOF), and drop their session instead of
+//!    re-arming it. No thread is created once `shutdown` is set.
+
+use crate::poller::{Poller, Token};
+use crate::stats::{GroupStatsRow, ThreadKind, ThreadState};
+use crate::sync::{Arc, Condvar, Mutex};
+use crate::wait::WaitKind;
+use std::collections::VecDeque;
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+/// Where a connection is in its pooled life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConnState {
+    Armed,
+    Queued,
+    Attached,
+}
+
+/// A pooled connection.
+#[derive(Debug)]
+pub(crate) struct Conn<S> {
+    pub(crate) fd: RawFd,
+    /// None while `Attached` (the session is on a thread).
+    pub(crate) session: Option<S>,
+    pub(crate) state: ConnState,
+    pub(crate) expire_at: Duration,
+}
+
+#[derive(Debug)]
+struct Slot<S> {
+    generation: u32,
+    conn: Option<Conn<S>>,
+}
+
+/// Connection slots addressed by generation-tagged [`Token`]s.
+#[derive(Debug)]
+pub(crate) struct Slab<S> {
+    slots: Vec<Slot<S>>,
+    free: Vec<u32>,
+    len: usize,
+}
+
+impl<S> Slab<S> {
+    pub(crate) fn new() -> Slab<S> {
+        Slab {
+            slots: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+        }
+    }
+
+    pub(crate) fn insert(&mut self, conn: Conn<S>) -> Token {
+        self.len += 1;
+        if let Some(i) = self.free.pop() {
+            let slot = &mut self.slots[i as usize];
+            slot.generation = slot.generation.wrapping_add(1);
+            slot.conn = Some(conn);
+            Token::new(i, slot.generation)
+        } else {
+            let i = self.slots.len() as u32;
+            self.slots.push(Slot {
+                generation: 0,
+                conn: Some(conn),
+            });
+            Token::new(i, 0)
+        }
+    }
+
+    pub(crate) fn get_mut(&mut self, t: Token) -> Option<&mut Conn<S>> {
+        match self.slots.get_mut(t.index() as usize) {
+            Some(s) if s.generation == t.generation() => s.conn.as_mut(),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn remove(&mut self, t: Token) -> Option<Conn<S>> {
+        let slot = self.slots.get_mut(t.index() as usize)?;
+        if slot.generation != t.generation() {
+            return None;
+        }
+        let c = slot.conn.take()?;
+        self.free.push(t.index());
+        self.len -= 1;
+        Some(c)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Tokens of every live connection.
+    pub(crate) fn tokens(&self) -> Vec<Token> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.conn.is_some())
+            .map(|(i, s)| Token::new(i as u32, s.generation))
+            .collect()
+    }
+}
+
+/// A queued event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Queued {
+    pub(crate) token: Token,
+    pub(crate) at: Duration,
+    /// Already offered to other groups (steal.rs).
+    pub(crate) offered: bool,
+}
+
+/// What a thread is attached to.
+#[derive(Debug)]
+pub(crate) struct Attachment {
+    pub(crate) attach_at: Duration,
+    pub(crate) marked_stalled: bool,
+    pub(crate) wait: Option<WaitKind>,
+    /// A reported wait in progress took this thread out of `active`.
+    pub(crate) wait_decremented: bool,
+}
+
+/// One thread of the group (a `tp_thread_state` row).
+#[derive(Debug)]
+pub(crate) struct ThreadInfo {
+    pub(crate) kind: ThreadKind,
+    pub(crate) state: ThreadState,
+    pub(crate) parker: Arc<Condvar>,
+    /// Set by a waker under the mutex; the sleeper clears it (park.rs).
+    pub(crate) woken: bool,
+    pub(crate) os_tid: i64,
+    pub(crate) attached: Option<Attachment>,
+    pub(crate) event_count: u64,
+    pub(crate) acc_event_time: Duration,
+    pub(crate) exec_count: u64,
+    pub(crate) acc_exec_time: Duration,
+}
+
+impl ThreadInfo {
+    pub(crate) fn new(kind: ThreadKind) -> ThreadInfo {
+        ThreadInfo {
+            kind,
+            state: ThreadState::Managing,
+            parker: Arc::new(Condvar::new()),
+            woken: false,
+            os_tid: 0,
+            attached: None,
+            event_count: 0,
+            acc_event_time: Duration::ZERO,
+            exec_count: 0,
+            acc_exec_time: Duration::ZERO,
+        }
+    }
+}
+
+/// The long-running-transaction rule's state.
+#[derive(Debug, Default)]
+pub(crate) struct Longrun {
+    /// When the rule suspended the limit, refreshed while it should stay suspended.
+    pub(crate) suspended_stamp: Option<Duration>,
+    pub(crate) last_check: Duration,
+}
+
+/// The mutable state of one group.
+#[derive(Debug)]
+pub(crate) struct GroupState<S> {
+    pub(crate) conns: Slab<S>,
+    /// `queued_queries`: high priority.
+    pub(crate) high: VecDeque<Queued>,
+    /// `queued_trans`: low priority.
+    pub(crate) low: VecDeque<Queued>,
+    /// New connections waiting for a connection handler.
+    pub(crate) connect_q: VecDeque<S>,
+    pub(crate) threads: Vec<Option<ThreadInfo>>,
+    pub(crate) consumers: Vec<usize>,
+    pub(crate) reserves: Vec<usize>,
+    pub(crate) ch_sleepers: Vec<usize>,
+    /// The waiting thread (listener role), at most one.
+    pub(crate) waiting: Option<usize>,
+    /// Attached threads not in a reported wait.
+    pub(crate) active: usize,
+    /// Threads inside event processing (`trxn_threads`).
+    pub(crate) bound: usize,
+    /// Attached threads marked stalled.
+    pub(crate) stalled: usize,
+    pub(crate) query_threads: usize,
+    pub(crate) listener_threads: usize,
+    pub(crate) ch_threads: usize,
+    /// Connections admitted and not yet closed (`Threads_connected` share).
+    pub(crate) connections: usize,
+    pub(crate) shutdown: bool,
+    pub(crate) longrun: Longrun,
+    pub(crate) last_creation: Option<Duration>,
+    pub(crate) last_max_active: usize,
+    pub(crate) earliest_expire: Option<Duration>,
+    pub(crate) counters: GroupStatsRow,
+}
+
+/// Inputs of the credit rule (threadpool.md §1.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CreditInputs {
+    /// Per-group transaction share, 0 for none (always 0 in the Admin group).
+    pub(crate) txnlim: usize,
+    /// The long-running rule has suspended the limit.
+    pub(crate) suspended: bool,
+    /// `trxn_threads`.
+    pub(crate) bound: usize,
+    /// `thread_pool_max_active_query_threads`.
+    pub(crate) max_active_query_threads: usize,
+    /// `threads_active`.
+    pub(crate) active: usize,
+    /// `thread_pool_query_threads_per_group`.
+    pub(crate) query_threads_per_group: usize,
+    /// `stalled_threads`.
+    pub(crate) stalled: usize,
+}
+
+/// MySQL's `is_credit_available`, branch for branch and comparison for comparison: the
+/// caller is not counted yet, hence `<=` in the first and third branch.
+pub(crate) fn credit_available(c: CreditInputs) -> bool {
+    if c.txnlim > 0 {
+        c.bound <= c.txnlim || c.suspended
+    } else if c.max_active_query_threads > 0 {
+        c.active < c.max_active_query_threads
+    } else {
+        c.active <= c.query_threads_per_group + c.stalled
+    }
+}
+
+/// The queue an event goes to (threadpool.md §1.3.3): high if the transaction is already
+/// active, or kick-up is off (timer 0), or the session asked for high priority.
+pub(crate) fn is_high_priority(in_transaction: bool, kickup_timer_ms: u32, high: bool) -> bool {
+    in_transaction || kickup_timer_ms == 0 || high
+}
+
+impl<S> GroupState<S> {
+    pub(crate) fn new() -> GroupState<S> {
+        GroupState {
+            conns: Slab::new(),
+            high: VecDeque::new(),
+            low: VecDeque::new(),
+            connect_q: VecDeque::new(),
+            threads: Vec::new(),
+            consumers: Vec::new(),
+            reserves: Vec::new(),
+            ch_sleepers: Vec::new(),
+            waiting: None,
+            active: 0,
+            bound: 0,
+            stalled: 0,
+            query_threads: 0,
+            listener_threads: 0,
+            ch_threads: 0,
+            connections: 0,
+            shutdown: false,
+            longrun: Longrun::default(),
+            last_creation: None,
+            last_max_active: 0,
+            earliest_expire: None,
+            counters: GroupStatsRow::default(),
+        }
+    }
+
+    pub(crate) fn thread(&mut self, me: usize) -> &mut ThreadInfo {
+        self.threads[me]
+            .as_mut()
+            .expect("a running thread keeps its slot until it exits")
+    }
+
+    pub(crate) fn queued(&self) -> usize {
+        self.high.len() + self.low.len()
+    }
+
+    /// Moves the head of the low queue to the tail of the high queue when it has waited
+    /// longer than `timer_ms` (at most one per call: §1.3.6).
+    pub(crate) fn kick_up(&mut self, now: Duration, timer_ms: u32) -> bool {
+        let due = self
+            .low
+            .front()
+            .is_some_and(|q| now.saturating_sub(q.at) > Duration::from_millis(u64::from(timer_ms)));
+        if due {
+            if let Some(q) = self.low.pop_front() {
+                self.high.push_back(q);
+                self.counters.prio_kickups += 1;
+            }
+        }
+        due
+    }
+
+    /// Pops the next event, high first, skipping stale tokens; None when both are empty.
+    pub(crate) fn pop_event(&mut self) -> Option<Token> {
+        while let Some(q) = self.high.pop_front().or_else(|| self.low.pop_front()) {
+            if self
+                .conns
+                .get_mut(q.token)
+                .is_some_and(|c| c.state == ConnState::Queued)
+            {
+                return Some(q.token);
+            }
+        }
+        None
+    }
+
+    /// Lowers `earliest_expire` to `at`.
+    pub(crate) fn note_expiry(&mut self, at: Duration) {
+        self.earliest_expire = Some(self.earliest_expire.map_or(at, |e| e.min(at)));
+    }
+
+    /// Recounts `active`, `bound` and `stalled` from the per-thread records (loom checks).
+    #[cfg(test)]
+    pub(crate) fn recount(&self) -> (usize, usize, usize) {
+        let mut active = 0;
+        let mut bound = 0;
+        let mut stalled = 0;
+        for t in self.threads.iter().flatten() {
+            if let Some(a) = &t.attached {
+                bound += 1;
+                if !a.wait_decremented {
+                    active += 1;
+                }
+                if a.marked_stalled {
+                    stalled += 1;
+                }
+            }
+        }
+        (active, bound, stalled)
+    }
+}
+
+/// A thread group: its state, poller and placement.
+pub(crate) struct Group<S> {
+    pub(crate) id: usize,
+    /// The Admin group (index = size): never transaction-limited, no transaction delay.
+    pub(crate) admin: bool,
+    pub(crate) state: Mutex<GroupState<S>>,
+    pub(crate) poller: Box<dyn Poller>,
+    /// Cores for `tpbed_thread_pool_pin=group` (empty: unpinned).
+    pub(crate) cores: Vec<usize>,
+    /// Events offered to other groups under `tpbed_thread_pool_steal=on` (steal.rs).
+    pub(crate) exported: crossbeam_deque::Injector<Token>,
+}
+
+impl<S> std::fmt::Debug for Group<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Group")
+            .field("id", &self.id)
+            .field("admin", &self.admin)
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn inputs() -> impl Strategy<Value = CreditInputs> {
+        (
+            0usize..6,
+            any::<bool>(),
+            0usize..10,
+            0usize..4,
+            0usize..10,
+            1usize..4,
+            0usize..4,
+        )
+            .prop_map(|(txnlim, suspended, bound, maqt, active, qtpg, stalled)| {
+                CreditInputs {
+                    txnlim,
+                    suspended,
+                    bound,
+                    max_active_query_threads: maqt,
+                    active,
+                    query_threads_per_group: qtpg,
+                    stalled,
+                }
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn credit_branches_in_order(c in inputs()) {
+            let got = credit_available(c);
+            if c.txnlim > 0 {
+                // Branch 1 decides alone: max_active_query_threads is ignored under a limit.
+                prop_assert_eq!(got, c.bound <= c.txnlim || c.suspended);
+            } else if c.max_active_query_threads > 0 {
+                prop_assert_eq!(got, c.active < c.max_active_query_threads);
+            } else {
+                prop_assert_eq!(got, c.active <= c.query_threads_per_group + c.stalled);
+            }
+        }
+
+        #[test]
+        fn granting_credit_keeps_the_documented_bounds(c in inputs()) {
+            // Admitting one more thread when credit says yes never exceeds limit + 1.
+            if credit_available(c) {
+                if c.txnlim > 0 && !c.suspended {
+                    prop_assert!(c.bound < c.txnlim + 1);
+                } else if c.txnlim == 0 && c.max_active_query_threads == 0 {
+                    prop_assert!(c.active < c.query_threads_per_group + c.stalled + 1);
+                }
+            }
+        }
+
+        #[test]
+        fn priority_rule(in_trx: bool, timer in 0u32..3, high: bool) {
+            prop_assert_eq!(is_high_priority(in_trx, timer, high), in_trx || timer == 0 || high);
+        }
+
+        #[test]
+        fn kick_up_moves_at_most_one_and_only_when_due(ages in proptest::collection::vec(0u64..3000, 0..6), timer in 1u32..2000) {
+            let mut st: GroupState<()> = GroupState::new();
+            let now = Duration::from_secs(10);
+            for (i, a) in ages.iter().enumerate() {
+                st.low.push_back(Queued { token: Token::new(i as u32, 0), at: now - Duration::from_millis(*a), offered: false });
+            }
+            let before = st.low.len();
+            let moved = st.kick_up(now, timer);
+            let head_due = ages.first().is_some_and(|a| *a > u64::from(timer));
+            prop_assert_eq!(moved, head_due);
+            prop_assert_eq!(st.high.len(), usize::from(moved));
+            prop_assert_eq!(st.low.len() + st.high.len(), before);
+            prop_assert_eq!(st.counters.prio_kickups, u64::from(moved));
+        }
+    }
+
+    #[test]
+    fn credit_edges_match_mysql() {
+        let base = CreditInputs {
+            txnlim: 0,
+            suspended: false,
+            bound: 0,
+            max_active_query_threads: 0,
+            active: 1,
+            query_threads_per_group: 1,
+            stalled: 0,
+        };
+        // `<=`: with one thread active and one allowed, a second may still start.
+        assert!(credit_available(base));
+        assert!(!credit_available(CreditInputs { active: 2, ..base }));
+        assert!(credit_available(CreditInputs {
+            active: 2,
+            stalled: 1,
+            ..base
+        }));
+        assert!(!credit_available(CreditInputs {
+            max_active_query_threads: 1,
+            ..base
+        }));
+        let lim = CreditInputs {
+            txnlim: 2,
+            bound: 2,
+            ..base
+        };
+        assert!(credit_available(lim));
+        assert!(!credit_available(CreditInputs { bound: 3, ..lim }));
+        assert!(credit_available(CreditInputs {
+            bound: 3,
+            suspended: true,
+            ..lim
+        }));
+    }
+
+    #[test]
+    fn slab_tokens_are_generation_tagged() {
+        let mut s: Slab<u8> = Slab::new();
+        let conn = |v| Conn {
+            fd: 0,
+            session: Some(v),
+            state: ConnState::Armed,
+            expire_at: Duration::ZERO,
+        };
+        let a = s.insert(conn(1));
+        assert!(s.remove(a).is_some());
+        let b = s.insert(conn(2));
+        assert_eq!(a.index(), b.index());
+        assert_ne!(a, b);
+        assert!(
+            s.get_mut(a).is_none(),
+            "a stale token does not reach the new connection"
+        );
+        assert_eq!(s.get_mut(b).unwrap().session, Some(2));
+        assert_eq!(s.len(), 1);
+    }
+}

@@ -1,0 +1,162 @@
+//! The waiting (listener) role: poll, then execute one event directly or queue them all
+//! (threadpool.md §1.3.1–1.3.3, §1.9). Invariant: at most one thread per group holds the role
+//! (`GroupState::waiting`); it is taken and given up only under the group mutex, and the
+//! blocking poll happens only while holding it.
+
+use crate::group::{is_high_priority, ConnState, Queued};
+use crate::park::{self, WakeLevel};
+use crate::poller::Token;
+use crate::pool::{Guard, Shared};
+use crate::session::Session;
+use crate::stats::ThreadState;
+use crate::sync::{lock, Arc};
+use crate::worker;
+
+/// Takes the waiting-thread role, blocks in the poller, then either executes a single event
+/// directly (keeping the role while it runs) or queues every event and gives the role up.
+pub(crate) fn wait_for_events<'a, S: Session>(
+    sh: &'a Arc<Shared<S>>,
+    g: usize,
+    me: usize,
+    mut st: Guard<'a, S>,
+    events: &mut Vec<Token>,
+) -> Guard<'a, S> {
+    let group = &sh.groups[g];
+    debug_assert!(
+        st.waiting.is_none() || st.waiting == Some(me),
+        "one waiting thread"
+    );
+    st.waiting = Some(me);
+    st.counters.become_waiting_thread += 1;
+    st.thread(me).state = ThreadState::Polling;
+    drop(st);
+    events.clear();
+    let polled = group.poller.poll(events, true);
+    let mut st = lock(&group.state);
+    st.thread(me).state = ThreadState::Managing;
+    if let Err(e) = polled {
+        sh.log_warn(&format!("thread pool: poll failed in group {g}: {e}"));
+    }
+    if st.shutdown || st.waiting != Some(me) {
+        if st.waiting == Some(me) {
+            st.waiting = None;
+        }
+        return st;
+    }
+    let mut ready = resolve(&mut st, events);
+    if !ready.is_empty() {
+        st.counters.tpbed_listener_wakeups += 1;
+    }
+    let high = worker::high_concurrency(sh);
+    if ready.len() == 1 && !high && !sh.dedicated && st.queued() == 0 && sh.credit(g, &st) {
+        // Direct execution: the thread keeps the waiting role while it runs the event; a
+        // reported wait or the stall checker hands the role on.
+        let token = ready[0];
+        let mut st = worker::process(sh, g, me, st, token, true);
+        if st.waiting == Some(me) {
+            st.waiting = None;
+        }
+        return st;
+    }
+    if high && ready.len() == 1 && !sh.dedicated {
+        // High concurrency: one extra non-blocking poll to batch.
+        drop(st);
+        events.clear();
+        let _ = group.poller.poll(events, false);
+        st = lock(&group.state);
+        ready.extend(resolve(&mut st, events));
+    }
+    enqueue(sh, &mut st, &ready);
+    if sh.dedicated {
+        // A dedicated listener only polls, queues and wakes (§1.9).
+        for _ in 0..ready.len() {
+            let level = if st.query_threads < sh.group_share(g) {
+                WakeLevel::OrCreate
+            } else {
+                WakeLevel::IfCreated
+            };
+            if !park::wake(sh, g, &mut st, level) {
+                break;
+            }
+        }
+    } else {
+        st.waiting = None;
+        if st.queued() > 1 {
+            park::wake(sh, g, &mut st, WakeLevel::IfCreated);
+        }
+    }
+    st
+}
+
+/// A non-blocking poll by a draining worker; events found are queued.
+pub(crate) fn poll_nonblocking<'a, S: Session>(
+    sh: &'a Arc<Shared<S>>,
+    g: usize,
+    st: Guard<'a, S>,
+    events: &mut Vec<Token>,
+) -> Guard<'a, S> {
+    let group = &sh.groups[g];
+    drop(st);
+    events.clear();
+    let _ = group.poller.poll(events, false);
+    let mut st = lock(&group.state);
+    let ready = resolve(&mut st, events);
+    enqueue(sh, &mut st, &ready);
+    st
+}
+
+/// Keeps the tokens that name an armed connection and marks those queued.
+fn resolve<S>(st: &mut Guard<'_, S>, events: &[Token]) -> Vec<Token> {
+    let mut ready = Vec::with_capacity(events.len());
+    for &t in events {
+        if let Some(c) = st.conns.get_mut(t) {
+            if c.state == ConnState::Armed {
+                c.state = ConnState::Queued;
+                ready.push(t);
+            }
+        }
+    }
+    ready
+}
+
+/// Queues `ready` events by priority (§1.3.3).
+pub(crate) fn enqueue<S: Session>(sh: &Shared<S>, st: &mut Guard<'_, S>, ready: &[Token]) {
+    let now = sh.clock.now();
+    let timer = sh.knobs.prio_kickup_timer();
+    for &t in ready {
+        let Some(c) = st.conns.get_mut(t) else {
+            continue;
+        };
+        let high = c
+            .session
+            .as_ref()
+            .is_some_and(|s| is_high_priority(s.in_transaction(), timer, s.high_priority()));
+        let q = Queued {
+            token: t,
+            at: now,
+            offered: false,
+        };
+        if high {
+            st.high.push_back(q);
+        } else {
+            st.low.push_back(q);
+        }
+        st.counters.queries_queued += 1;
+    }
+}
+
+/// A dedicated listener thread: polls forever (§1.9).
+pub(crate) fn run_dedicated<'a, S: Session>(
+    sh: &'a Arc<Shared<S>>,
+    g: usize,
+    me: usize,
+) -> Guard<'a, S> {
+    let mut st = lock(&sh.groups[g].state);
+    let mut events = Vec::new();
+    loop {
+        if st.shutdown {
+            return st;
+        }
+        st = wait_for_events(sh, g, me, st, &mut events);
+    }
+}

@@ -1,0 +1,279 @@
+//! Scheduler tests on real threads with the model network and a manual clock: the stall
+//! rule, the wait hook, the transaction limit, the Admin group, expiry and shutdown, each
+//! driven by explicit `tick(now)` calls so time is exact.
+
+use crate::clock::ManualClock;
+use crate::config::PoolConfig;
+use crate::poller::model::ModelNet;
+use crate::pool::{PoolBuilder, ThreadPool};
+use crate::testkit::{Cmd, Gate, ModelSession, Tally};
+use crate::wait::WaitKind;
+use crate::ConnectionHandler;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub(crate) struct Rig {
+    pub(crate) pool: ThreadPool<ModelSession>,
+    pub(crate) net: crate::sync::Arc<ModelNet>,
+    pub(crate) clock: Arc<ManualClock>,
+    pub(crate) tally: crate::sync::Arc<Tally>,
+}
+
+pub(crate) fn rig(edit: impl FnOnce(&mut PoolConfig)) -> Rig {
+    let mut c = PoolConfig::mysql_defaults(2);
+    c.size = 1;
+    c.max_transactions_limit = 0;
+    c.query_threads_per_group = 1;
+    edit(&mut c);
+    let net = ModelNet::new(c.size as usize + 1);
+    let clock = Arc::new(ManualClock::new());
+    let n2 = net.clone();
+    let (pool, _) = PoolBuilder::new(c)
+        .clock(clock.clone())
+        .manual_ticks()
+        .inline_handshake()
+        .log(Arc::new(|_, _| {}))
+        .pollers(Box::new(move |g| Ok(Box::new(ModelNet::poller(&n2, g)))))
+        .build::<ModelSession>()
+        .expect("pool starts");
+    Rig {
+        pool,
+        net,
+        clock,
+        tally: Tally::new(),
+    }
+}
+
+impl Rig {
+    fn connect(&self, fd: i32, admin: bool) -> crate::testkit::Client {
+        let mut s = ModelSession::new(&self.net, fd, &self.tally);
+        s.admin = admin;
+        let c = s.client();
+        self.pool.add_connection(s);
+        c
+    }
+
+    fn tick_at(&self, ms: u64) {
+        let target = Duration::from_millis(ms);
+        let now = crate::clock::Clock::now(&*self.clock);
+        self.clock.advance(target.saturating_sub(now));
+        self.pool.tick(target);
+    }
+}
+
+/// Waits (real time, bounded) until `f` holds.
+fn eventually(what: &str, f: impl Fn() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Gives the pool time to do what it should not (a negative check).
+fn settle() {
+    std::thread::sleep(Duration::from_millis(30));
+}
+
+#[test]
+fn a_stalled_statement_lets_the_next_one_in_after_the_stall_limit() {
+    let r = rig(|_| {});
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let gate = Gate::new();
+    a.send(Cmd::Gate(gate.clone()));
+    eventually("A runs", || r.tally.runs() == 1);
+    b.send(Cmd::Plain);
+    settle();
+    assert_eq!(
+        r.tally.runs(),
+        1,
+        "A holds the only credit and the poll role"
+    );
+    r.tick_at(50);
+    settle();
+    assert_eq!(r.tally.runs(), 1, "not stalled before 60 ms");
+    r.tick_at(60);
+    eventually("B runs after the stall", || r.tally.runs() == 2);
+    let stats = r.pool.group_stats()[0];
+    assert_eq!(stats.stalled_queries_executed, 1);
+    assert!(stats.wake_thread_stall_checker >= 1);
+    let state = &r.pool.group_states()[0];
+    assert_eq!(state.stalled_thread_count, 1);
+    gate.open();
+    eventually("A detaches", || {
+        r.pool.group_states()[0].active_thread_count == 0
+    });
+    assert_eq!(r.pool.group_states()[0].stalled_thread_count, 0);
+    r.pool.shutdown();
+    assert_eq!(r.pool.stats().threads_alive, 0);
+    assert_eq!(r.tally.dropped.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_reported_wait_hands_the_role_on_without_a_tick() {
+    let r = rig(|_| {});
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let gate = Gate::new();
+    a.send(Cmd::WaitGate(WaitKind::Sleep, gate.clone()));
+    eventually("A runs", || r.tally.runs() == 1);
+    b.send(Cmd::Plain);
+    eventually("B runs during A's wait", || r.tally.runs() == 2);
+    let stats = r.pool.group_stats()[0];
+    assert_eq!(stats.sleep_waits, 1);
+    assert_eq!(stats.stalled_queries_executed, 0);
+    let rows = r.pool.thread_states();
+    assert!(rows.iter().any(|t| t.wait_type == Some(WaitKind::Sleep)));
+    gate.open();
+    r.pool.shutdown();
+}
+
+#[test]
+fn the_transaction_limit_holds_new_work_but_not_the_admin_group() {
+    // size 1, limit 1: share 1, so at most share + 1 = 2 threads bound.
+    let r = rig(|c| c.max_transactions_limit = 1);
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let c = r.connect(3, false);
+    let admin = r.connect(4, true);
+    a.send(Cmd::Begin);
+    eventually("A begins", || r.tally.runs() == 1);
+    b.send(Cmd::Begin);
+    // A stays bound, reading; the stall checker hands the poll role on.
+    r.tick_at(60);
+    eventually("B begins (bound = share + 1)", || r.tally.runs() == 2);
+    c.send(Cmd::Plain);
+    for ms in [120, 180, 240] {
+        r.tick_at(ms);
+    }
+    settle();
+    assert_eq!(r.tally.runs(), 2, "C waits: the group is at its limit");
+    let st = &r.pool.group_states()[0];
+    assert_eq!(st.threads_bound_to_transaction, 2);
+    assert_eq!(st.effective_max_transactions_limit, 1);
+    admin.send(Cmd::Plain);
+    eventually("the Admin group is not limited", || r.tally.runs() == 3);
+    assert_eq!(r.pool.group_states()[1].effective_max_transactions_limit, 0);
+    a.send(Cmd::Commit);
+    eventually("C runs once A commits", || r.tally.runs() == 5);
+    b.send(Cmd::Commit);
+    eventually("B commits", || r.tally.runs() == 6);
+    r.pool.shutdown();
+    assert_eq!(r.pool.stats().threads_alive, 0);
+}
+
+#[test]
+fn raising_the_limit_at_run_time_admits_waiting_work() {
+    let r = rig(|c| c.max_transactions_limit = 1);
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let c = r.connect(3, false);
+    a.send(Cmd::Begin);
+    eventually("A", || r.tally.runs() == 1);
+    b.send(Cmd::Begin);
+    r.tick_at(60);
+    eventually("B", || r.tally.runs() == 2);
+    c.send(Cmd::Plain);
+    r.tick_at(120);
+    settle();
+    assert_eq!(r.tally.runs(), 2);
+    r.pool.knobs().set_max_transactions_limit(3).unwrap();
+    r.tick_at(180);
+    eventually("C runs under the raised limit", || r.tally.runs() == 3);
+    r.pool.shutdown();
+}
+
+#[test]
+fn idle_connections_expire_at_wait_timeout() {
+    let r = rig(|_| {});
+    let mut s = ModelSession::new(&r.net, 1, &r.tally);
+    s.idle = Duration::from_millis(100);
+    r.pool.add_connection(s);
+    r.tick_at(50);
+    assert_eq!(r.tally.expired.load(std::sync::atomic::Ordering::SeqCst), 0);
+    r.tick_at(101);
+    assert_eq!(r.tally.expired.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(r.tally.dropped.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let st = r.pool.group_stats()[0];
+    assert_eq!((st.connections_closed, st.tpbed_expired), (1, 1));
+    assert_eq!(r.pool.stats().threads_connected, 0);
+    r.pool.shutdown();
+}
+
+#[test]
+fn events_without_credit_queue_low_and_are_kicked_up() {
+    // max_active_query_threads = 1: branch 2 of the credit rule, which stalls do not widen.
+    let r = rig(|c| {
+        c.max_active_query_threads = 1;
+        c.prio_kickup_timer = 100;
+    });
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let gate = Gate::new();
+    a.send(Cmd::Gate(gate.clone()));
+    eventually("A", || r.tally.runs() == 1);
+    b.send(Cmd::Plain);
+    // A stalls; the stall checker takes the poll role from it and starts a thread, which
+    // polls B but has no credit, so B is queued (low priority: no transaction).
+    r.tick_at(60);
+    eventually("B queued low", || {
+        r.pool.group_states()[0].queued_transactions == 1
+    });
+    assert_eq!(r.tally.runs(), 1);
+    r.tick_at(150);
+    assert_eq!(
+        r.pool.group_stats()[0].prio_kickups,
+        0,
+        "waited 90 ms < 100 ms"
+    );
+    r.tick_at(170);
+    let st = &r.pool.group_states()[0];
+    assert_eq!(
+        (st.queued_queries, st.queued_transactions),
+        (1, 0),
+        "kicked up"
+    );
+    assert_eq!(r.pool.group_stats()[0].prio_kickups, 1);
+    gate.open();
+    eventually("B runs once A detaches", || r.tally.runs() == 2);
+    assert_eq!(r.pool.group_stats()[0].queries_queued, 1);
+    r.pool.shutdown();
+}
+
+#[test]
+fn shutdown_closes_parked_and_bound_sessions_and_joins_threads() {
+    let r = rig(|c| c.max_transactions_limit = 4);
+    let a = r.connect(1, false);
+    let _b = r.connect(2, false);
+    a.send(Cmd::Begin);
+    eventually("A bound", || r.tally.runs() == 1);
+    r.pool.shutdown();
+    assert_eq!(r.pool.stats().threads_alive, 0);
+    assert_eq!(r.tally.dropped.load(std::sync::atomic::Ordering::SeqCst), 2);
+    r.pool.shutdown();
+}
+
+#[test]
+fn every_sent_command_runs_and_quit_closes() {
+    let r = rig(|c| c.query_threads_per_group = 2);
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    for i in 0..20 {
+        a.send(Cmd::Plain);
+        b.send(Cmd::Wait(WaitKind::RowLock));
+        r.tally.wait_runs(2 * (i + 1));
+    }
+    a.send(Cmd::Quit);
+    r.tally.wait_runs(41);
+    eventually("A closed", || {
+        r.pool.group_stats()[0].connections_closed == 1
+    });
+    let st = r.pool.group_stats()[0];
+    assert_eq!(st.row_lock_waits, 20);
+    assert_eq!(st.queries_executed, 41);
+    r.pool.shutdown();
+}

@@ -1,0 +1,194 @@
+//! Readiness backends behind one trait. Invariant: registrations are one-shot — after a token
+//! is reported it is not reported again until re-armed — and tokens are generation-tagged
+//! connection ids, never raw fds, so a stale report for a closed and reused slot is recognised.
+
+mod epoll;
+#[cfg(test)]
+pub(crate) mod model;
+mod uring;
+
+pub use epoll::EpollPoller;
+pub use uring::UringPoller;
+
+use crate::config::PollerKind;
+use std::io;
+use std::os::fd::RawFd;
+
+/// A connection's identity in a poller: slot index in the low 32 bits, the slot's generation in
+/// the high 32 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Token(pub u64);
+
+impl Token {
+    /// Token of slot `index` at generation `generation`.
+    pub fn new(index: u32, generation: u32) -> Token {
+        Token((u64::from(generation) << 32) | u64::from(index))
+    }
+
+    /// The slot index.
+    pub fn index(self) -> u32 {
+        self.0 as u32
+    }
+
+    /// The slot generation.
+    pub fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+/// Maximum events taken per poll, as MySQL's `epoll_wait` (32).
+pub const MAX_EVENTS: usize = 32;
+
+/// One group's readiness source.
+pub trait Poller: Send + Sync + 'static {
+    /// Registers `fd` one-shot for input under `token`.
+    fn register(&self, token: Token, fd: RawFd) -> io::Result<()>;
+    /// Re-arms a registration after its report.
+    fn rearm(&self, token: Token, fd: RawFd) -> io::Result<()>;
+    /// Removes a registration (armed or not) before the fd is closed.
+    fn deregister(&self, token: Token, fd: RawFd) -> io::Result<()>;
+    /// Appends ready tokens to `out` (at most [`MAX_EVENTS`]). Blocks until at least one event
+    /// or a wake-up when `block`; returns at once otherwise. May return nothing spuriously.
+    fn poll(&self, out: &mut Vec<Token>, block: bool) -> io::Result<()>;
+    /// Wakes the current and every later blocking `poll` (the group's wake fd; used at
+    /// shutdown).
+    fn wake(&self) -> io::Result<()>;
+    /// Unblocks a thread blocked reading or writing `fd` (`shutdown(2)`): how KILL and
+    /// shutdown reach a connection bound to a thread.
+    fn interrupt(&self, fd: RawFd);
+}
+
+/// The poller kind in force and, when io_uring was asked for but could not be used, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PollerChoice {
+    /// The backend the pool runs.
+    pub kind: PollerKind,
+    /// Why the requested io_uring backend was replaced by epoll (for the server's log).
+    pub fallback_reason: Option<String>,
+}
+
+/// Probes io_uring when requested: a ring is created and its poll-add support checked; on any
+/// failure the choice falls back to epoll with the reason.
+pub fn choose(requested: PollerKind) -> PollerChoice {
+    match requested {
+        PollerKind::Epoll => PollerChoice {
+            kind: PollerKind::Epoll,
+            fallback_reason: None,
+        },
+        PollerKind::IoUring => match uring::probe() {
+            Ok(()) => PollerChoice {
+                kind: PollerKind::IoUring,
+                fallback_reason: None,
+            },
+            Err(reason) => PollerChoice {
+                kind: PollerKind::Epoll,
+                fallback_reason: Some(reason),
+            },
+        },
+    }
+}
+
+/// Makes a poller of `kind` for one group.
+pub fn new_poller(kind: PollerKind) -> io::Result<Box<dyn Poller>> {
+    Ok(match kind {
+        PollerKind::Epoll => Box::new(EpollPoller::new()?),
+        PollerKind::IoUring => Box::new(UringPoller::new()?),
+    })
+}
+
+/// `shutdown(fd, SHUT_RDWR)`: a blocked `read` on the socket returns 0.
+pub(crate) fn shutdown_fd(fd: RawFd) {
+    // SAFETY: shutdown(2) takes any integer; on a non-socket it fails with ENOTSOCK/EBADF.
+    // Callers hold the group mutex while the connection's slot (and so its open fd) exists.
+    unsafe {
+        libc::shutdown(fd, libc::SHUT_RDWR);
+    }
+}
+
+/// A non-blocking eventfd used as a group's wake fd.
+pub(crate) fn new_eventfd() -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: eventfd returns a new fd or -1.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// Makes `fd` readable for good (the wake fd is never drained: a wake is sticky).
+pub(crate) fn signal_eventfd(fd: RawFd) -> io::Result<()> {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a live u64 to an eventfd.
+    let n = unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+    if n == 8 {
+        Ok(())
+    } else {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::WouldBlock {
+            Ok(())
+        } else {
+            Err(e)
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::AsRawFd;
+
+    fn one_shot_contract(p: &dyn Poller) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        let t = Token::new(7, 3);
+        p.register(t, s.as_raw_fd()).unwrap();
+        let mut out = Vec::new();
+        p.poll(&mut out, false).unwrap();
+        assert!(out.is_empty());
+        c.write_all(b"x").unwrap();
+        while out.is_empty() {
+            p.poll(&mut out, true).unwrap();
+        }
+        assert_eq!(out, vec![t]);
+        assert_eq!((t.index(), t.generation()), (7, 3));
+        out.clear();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        p.poll(&mut out, false).unwrap();
+        assert!(out.is_empty(), "one-shot: no second report before re-arm");
+        p.rearm(t, s.as_raw_fd()).unwrap();
+        while out.is_empty() {
+            p.poll(&mut out, true).unwrap();
+        }
+        assert_eq!(
+            out,
+            vec![t],
+            "data still unread: reported again after re-arm"
+        );
+        out.clear();
+        p.deregister(t, s.as_raw_fd()).unwrap();
+        p.wake().unwrap();
+        p.poll(&mut out, true).unwrap();
+        p.poll(&mut out, true).unwrap();
+        assert!(out.iter().all(|x| *x != t));
+    }
+
+    #[test]
+    fn epoll_is_one_shot() {
+        one_shot_contract(&EpollPoller::new().unwrap());
+    }
+
+    #[test]
+    fn uring_is_one_shot() {
+        let choice = choose(PollerKind::IoUring);
+        if let Some(r) = choice.fallback_reason {
+            eprintln!("io_uring skipped: {r}");
+            return;
+        }
+        one_shot_contract(&UringPoller::new().unwrap());
+    }
+}

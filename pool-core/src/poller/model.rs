@@ -1,0 +1,170 @@
+//! A model network for loom and unit tests: fds are plain numbers, "data arrives" is a call,
+//! and readiness follows epoll's one-shot, level-triggered rules. Invariant: a token is
+//! reported at most once per arm, and data that arrives while disarmed is reported at re-arm.
+
+use super::{Poller, Token};
+use crate::sync::{lock, wait, Arc, Condvar, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::os::fd::RawFd;
+
+#[derive(Debug, Default)]
+struct Fd {
+    group: usize,
+    token: Option<Token>,
+    armed: bool,
+    pending: u32,
+    interrupted: bool,
+}
+
+#[derive(Debug, Default)]
+struct Net {
+    fds: HashMap<RawFd, Fd>,
+    ready: Vec<VecDeque<Token>>,
+    woken: Vec<bool>,
+    /// Threads inside a blocking poll, per group: the "at most one listener" check.
+    blocking: Vec<usize>,
+}
+
+/// The shared model network; [`ModelNet::poller`] gives each group its poller.
+#[derive(Debug)]
+pub(crate) struct ModelNet {
+    net: Mutex<Net>,
+    cvs: Vec<Condvar>,
+    /// Signalled when data arrives or an fd is interrupted (blocking reads).
+    data: Condvar,
+}
+
+impl ModelNet {
+    pub(crate) fn new(groups: usize) -> Arc<ModelNet> {
+        Arc::new(ModelNet {
+            net: Mutex::new(Net {
+                fds: HashMap::new(),
+                ready: (0..groups).map(|_| VecDeque::new()).collect(),
+                woken: vec![false; groups],
+                blocking: vec![0; groups],
+            }),
+            cvs: (0..groups).map(|_| Condvar::new()).collect(),
+            data: Condvar::new(),
+        })
+    }
+
+    pub(crate) fn poller(net: &Arc<ModelNet>, group: usize) -> ModelPoller {
+        ModelPoller {
+            net: net.clone(),
+            group,
+        }
+    }
+
+    /// A client sends one command on `fd`.
+    pub(crate) fn send(&self, fd: RawFd) {
+        let mut n = lock(&self.net);
+        let e = n.fds.entry(fd).or_default();
+        e.pending += 1;
+        self.data.notify_all();
+        let fire = if e.armed {
+            e.armed = false;
+            e.token.map(|t| (e.group, t))
+        } else {
+            None
+        };
+        if let Some((g, t)) = fire {
+            n.ready[g].push_back(t);
+            self.cvs[g].notify_all();
+        }
+    }
+
+    /// The session on `fd` reads one command, blocking until one arrives; false when the fd
+    /// was interrupted (shutdown) first.
+    pub(crate) fn take(&self, fd: RawFd) -> bool {
+        let mut n = lock(&self.net);
+        loop {
+            let e = n.fds.entry(fd).or_default();
+            if e.pending > 0 {
+                e.pending -= 1;
+                return true;
+            }
+            if e.interrupted {
+                return false;
+            }
+            n = wait(&self.data, n);
+        }
+    }
+
+    fn arm(&self, group: usize, token: Token, fd: RawFd) {
+        let mut n = lock(&self.net);
+        let e = n.fds.entry(fd).or_default();
+        e.group = group;
+        e.token = Some(token);
+        if e.pending > 0 {
+            e.armed = false;
+            n.ready[group].push_back(token);
+            self.cvs[group].notify_all();
+        } else {
+            e.armed = true;
+        }
+    }
+}
+
+/// One group's view of the model network.
+#[derive(Debug)]
+pub(crate) struct ModelPoller {
+    net: Arc<ModelNet>,
+    group: usize,
+}
+
+impl Poller for ModelPoller {
+    fn register(&self, token: Token, fd: RawFd) -> io::Result<()> {
+        self.net.arm(self.group, token, fd);
+        Ok(())
+    }
+
+    fn rearm(&self, token: Token, fd: RawFd) -> io::Result<()> {
+        self.net.arm(self.group, token, fd);
+        Ok(())
+    }
+
+    fn deregister(&self, token: Token, fd: RawFd) -> io::Result<()> {
+        let mut n = lock(&self.net.net);
+        if let Some(e) = n.fds.get_mut(&fd) {
+            e.armed = false;
+            e.token = None;
+        }
+        n.ready[self.group].retain(|t| *t != token);
+        Ok(())
+    }
+
+    fn poll(&self, out: &mut Vec<Token>, block: bool) -> io::Result<()> {
+        let g = self.group;
+        let mut n = lock(&self.net.net);
+        if block {
+            n.blocking[g] += 1;
+            assert!(
+                n.blocking[g] <= 1,
+                "two threads block in group {g}'s poller"
+            );
+        }
+        loop {
+            if !n.ready[g].is_empty() || !block || n.woken[g] {
+                out.extend(n.ready[g].drain(..));
+                if block {
+                    n.blocking[g] -= 1;
+                }
+                return Ok(());
+            }
+            n = wait(&self.net.cvs[g], n);
+        }
+    }
+
+    fn wake(&self) -> io::Result<()> {
+        let mut n = lock(&self.net.net);
+        n.woken[self.group] = true;
+        self.net.cvs[self.group].notify_all();
+        Ok(())
+    }
+
+    fn interrupt(&self, fd: RawFd) {
+        lock(&self.net.net).fds.entry(fd).or_default().interrupted = true;
+        self.net.data.notify_all();
+    }
+}

@@ -1,0 +1,172 @@
+//! io_uring backend: one `IORING_OP_POLL_ADD` (one-shot) per armed connection, its token as
+//! `user_data`. Re-arms are pushed by workers while they hold their group's mutex and
+//! submitted at once (no SQPOLL). Invariant: the submission queue is touched only under `sq`
+//! and the completion queue only under `cq`, which is what the io-uring crate's `*_shared`
+//! accessors require.
+
+use super::{new_eventfd, shutdown_fd, signal_eventfd, Poller, Token, MAX_EVENTS};
+use io_uring::{opcode, squeue, types, IoUring};
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Mutex;
+
+const WAKE: u64 = u64::MAX;
+/// `user_data` of requests whose completions carry nothing (poll removals).
+const IGNORE: u64 = u64::MAX - 1;
+/// Submission queue entries per ring; a full queue is submitted and the push retried.
+const ENTRIES: u32 = 256;
+
+/// One group's ring and wake fd.
+pub struct UringPoller {
+    ring: IoUring,
+    sq: Mutex<()>,
+    cq: Mutex<()>,
+    wake: OwnedFd,
+}
+
+impl std::fmt::Debug for UringPoller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UringPoller")
+            .field("ring_fd", &self.ring.as_raw_fd())
+            .finish()
+    }
+}
+
+fn poll_flags() -> u32 {
+    (libc::POLLIN | libc::POLLRDHUP) as u32
+}
+
+/// Checks that io_uring can be used here: not disabled by sysctl, a ring can be created, and
+/// a poll request completes. Returns the reason when it cannot.
+pub(super) fn probe() -> Result<(), String> {
+    if let Ok(v) = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
+        if v.trim() == "2" {
+            return Err("io_uring is disabled (kernel.io_uring_disabled=2)".into());
+        }
+    }
+    let p = UringPoller::new().map_err(|e| format!("io_uring_setup failed: {e}"))?;
+    let mut probe = io_uring::Probe::new();
+    p.ring
+        .submitter()
+        .register_probe(&mut probe)
+        .map_err(|e| format!("io_uring probe failed: {e}"))?;
+    if !probe.is_supported(opcode::PollAdd::CODE) {
+        return Err("io_uring lacks IORING_OP_POLL_ADD".into());
+    }
+    p.wake().map_err(|e| format!("eventfd write failed: {e}"))?;
+    let mut out = Vec::new();
+    let mut woken = false;
+    for _ in 0..3 {
+        woken |= p
+            .poll_inner(&mut out, true)
+            .map_err(|e| format!("io_uring wait failed: {e}"))?;
+        if woken {
+            return Ok(());
+        }
+    }
+    Err("io_uring poll request did not complete".into())
+}
+
+impl UringPoller {
+    /// A new ring with a poll request on its wake fd.
+    pub fn new() -> io::Result<UringPoller> {
+        let ring = IoUring::builder().build(ENTRIES)?;
+        let wake = new_eventfd()?;
+        let p = UringPoller {
+            ring,
+            sq: Mutex::new(()),
+            cq: Mutex::new(()),
+            wake,
+        };
+        p.arm_wake()?;
+        Ok(p)
+    }
+
+    fn arm_wake(&self) -> io::Result<()> {
+        let e = opcode::PollAdd::new(types::Fd(self.wake.as_raw_fd()), poll_flags())
+            .build()
+            .user_data(WAKE);
+        self.push(e)
+    }
+
+    fn push(&self, e: squeue::Entry) -> io::Result<()> {
+        {
+            let _sq = self.sq.lock().unwrap_or_else(|p| p.into_inner());
+            loop {
+                // SAFETY: `sq` is held, so no other SubmissionQueue exists; the entry refers
+                // to no buffers (poll requests carry only an fd and a mask).
+                let pushed = unsafe { self.ring.submission_shared().push(&e).is_ok() };
+                if pushed {
+                    break;
+                }
+                self.ring.submit()?;
+            }
+        }
+        self.ring.submit()?;
+        Ok(())
+    }
+
+    /// Drains completions into `out`; returns whether the wake fd fired.
+    fn poll_inner(&self, out: &mut Vec<Token>, block: bool) -> io::Result<bool> {
+        if block {
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let mut woken = false;
+        {
+            let _cq = self.cq.lock().unwrap_or_else(|p| p.into_inner());
+            // SAFETY: `cq` is held, so no other CompletionQueue exists.
+            let cq = unsafe { self.ring.completion_shared() };
+            for cqe in cq.take(MAX_EVENTS) {
+                match cqe.user_data() {
+                    WAKE => woken = true,
+                    IGNORE => {}
+                    // A cancelled or failed poll reports nothing; the connection's owner
+                    // decides its fate when it next touches it.
+                    ud if cqe.result() >= 0 => out.push(Token(ud)),
+                    _ => {}
+                }
+            }
+        }
+        if woken {
+            // The eventfd is never drained, so the new request completes at once: the wake
+            // stays sticky for every later poll, whichever thread took this completion.
+            self.arm_wake()?;
+        }
+        Ok(woken)
+    }
+}
+
+impl Poller for UringPoller {
+    fn register(&self, token: Token, fd: RawFd) -> io::Result<()> {
+        self.rearm(token, fd)
+    }
+
+    fn rearm(&self, token: Token, fd: RawFd) -> io::Result<()> {
+        let e = opcode::PollAdd::new(types::Fd(fd), poll_flags())
+            .build()
+            .user_data(token.0);
+        self.push(e)
+    }
+
+    fn deregister(&self, token: Token, _fd: RawFd) -> io::Result<()> {
+        let e = opcode::PollRemove::new(token.0).build().user_data(IGNORE);
+        self.push(e)
+    }
+
+    fn poll(&self, out: &mut Vec<Token>, block: bool) -> io::Result<()> {
+        self.poll_inner(out, block).map(|_| ())
+    }
+
+    fn wake(&self) -> io::Result<()> {
+        signal_eventfd(self.wake.as_raw_fd())
+    }
+
+    fn interrupt(&self, fd: RawFd) {
+        shutdown_fd(fd);
+    }
+}

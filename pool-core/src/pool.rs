@@ -1,0 +1,587 @@
+//! The thread-group pool object: building it from a [`PoolConfig`], the state its threads
+//! share, the [`ConnectionHandler`] implementation, introspection snapshots and shutdown (the
+//! protocol is in group.rs). Invariant: nothing here is global — every pool owns its groups,
+//! threads and clock, so tests run several pools side by side.
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::{Algorithm, ConfigError, PinMode, PoolConfig, PoolKnobs};
+use crate::group::{credit_available, CreditInputs, Group, GroupState};
+use crate::park::{self, Role};
+use crate::poller::{self, Poller, PollerChoice};
+use crate::session::Session;
+use crate::stats::{GroupStateRow, GroupStatsRow, HandlerStats, ThreadStateRow};
+use crate::sync::{lock, thread, Arc, Condvar, Mutex, MutexGuard};
+use crate::timer::{self, TimerCtl};
+use crate::ConnectionHandler;
+use std::fmt;
+use std::io;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+/// A group's guard.
+pub(crate) type Guard<'a, S> = MutexGuard<'a, GroupState<S>>;
+
+/// Severity of a pool log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    /// Informational (MySQL's `[Note]`/`[System]`).
+    Info,
+    /// A warning.
+    Warning,
+}
+
+/// Where the pool writes its log lines (the server's error log).
+pub type LogSink = std::sync::Arc<dyn Fn(LogLevel, &str) + Send + Sync>;
+
+/// Makes one group's poller; given the group index.
+pub type PollerFactory = Box<dyn Fn(usize) -> io::Result<Box<dyn Poller>>>;
+
+/// Why a pool could not start.
+#[derive(Debug)]
+pub enum PoolError {
+    /// The configuration is invalid.
+    Config(ConfigError),
+    /// A poller or thread could not be created.
+    Io(io::Error),
+}
+
+impl fmt::Display for PoolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PoolError::Config(e) => write!(f, "thread pool configuration: {e}"),
+            PoolError::Io(e) => write!(f, "thread pool start-up: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PoolError {}
+
+/// What happened at start-up, for the server's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolStartup {
+    /// The poller in force (and why io_uring fell back to epoll, if it did).
+    pub poller: PollerChoice,
+    /// Start-up corrections (dedicated listeners forced off, query threads lowered, ...).
+    pub warnings: Vec<String>,
+    /// The configuration in force after the corrections.
+    pub config: PoolConfig,
+}
+
+/// Join handles of every thread the pool started.
+pub(crate) struct Handles {
+    next: u64,
+    live: Vec<(u64, thread::JoinHandle<()>)>,
+    finished: Vec<u64>,
+}
+
+impl fmt::Debug for Handles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handles")
+            .field("live", &self.live.len())
+            .finish()
+    }
+}
+
+impl Handles {
+    pub(crate) fn next_serial(&mut self) -> u64 {
+        self.next += 1;
+        self.next
+    }
+
+    pub(crate) fn push(&mut self, serial: u64, h: thread::JoinHandle<()>) {
+        self.live.push((serial, h));
+    }
+
+    /// A thread's last act: it is about to return, so joining it cannot block for long.
+    pub(crate) fn finished(&mut self, serial: u64) {
+        self.finished.push(serial);
+    }
+
+    /// Joins threads that have finished (retired workers and handlers).
+    pub(crate) fn reap(&mut self) {
+        for s in std::mem::take(&mut self.finished) {
+            if let Some(i) = self.live.iter().position(|(x, _)| *x == s) {
+                let (_, h) = self.live.swap_remove(i);
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+/// State shared by every thread of one pool.
+pub(crate) struct Shared<S> {
+    pub(crate) size: usize,
+    pub(crate) algorithm: Algorithm,
+    pub(crate) dedicated: bool,
+    pub(crate) pin: bool,
+    pub(crate) steal: bool,
+    pub(crate) ncpu: usize,
+    pub(crate) knobs: std::sync::Arc<PoolKnobs>,
+    pub(crate) clock: std::sync::Arc<dyn Clock>,
+    pub(crate) groups: Vec<Group<S>>,
+    pub(crate) handles: Mutex<Handles>,
+    pub(crate) timer: Mutex<TimerCtl>,
+    pub(crate) timer_cv: Condvar,
+    /// Statistics only (Relaxed): they order nothing.
+    pub(crate) total_query_threads: AtomicUsize,
+    pub(crate) running: AtomicUsize,
+    pub(crate) connecting: AtomicUsize,
+    pub(crate) alive: AtomicUsize,
+    pub(crate) threads_created: AtomicU64,
+    pub(crate) rr: crate::placement::RoundRobin,
+    pub(crate) log: LogSink,
+    pub(crate) connection_handlers: bool,
+}
+
+impl<S> Shared<S> {
+    /// The transaction share of group `g` (0 for the Admin group and when the limit is 0).
+    pub(crate) fn group_share(&self, g: usize) -> usize {
+        if self.groups[g].admin {
+            0
+        } else {
+            self.knobs.group_share() as usize
+        }
+    }
+
+    /// §1.4's credit rule for group `g` in state `st`.
+    pub(crate) fn credit(&self, g: usize, st: &GroupState<S>) -> bool {
+        credit_available(CreditInputs {
+            txnlim: self.group_share(g),
+            suspended: st.longrun.suspended_stamp.is_some(),
+            bound: st.bound,
+            max_active_query_threads: self.knobs.max_active_query_threads() as usize,
+            active: st.active,
+            query_threads_per_group: self.knobs.query_threads_per_group() as usize,
+            stalled: st.stalled,
+        })
+    }
+
+    pub(crate) fn log_info(&self, msg: &str) {
+        (self.log)(LogLevel::Info, msg);
+    }
+
+    pub(crate) fn log_warn(&self, msg: &str) {
+        (self.log)(LogLevel::Warning, msg);
+    }
+}
+
+/// Builds a [`ThreadPool`]: configuration plus optional log sink, clock, pollers and timer.
+pub struct PoolBuilder {
+    config: PoolConfig,
+    log: LogSink,
+    clock: std::sync::Arc<dyn Clock>,
+    pollers: Option<PollerFactory>,
+    timer_thread: bool,
+    connection_handlers: bool,
+}
+
+impl fmt::Debug for PoolBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolBuilder")
+            .field("config", &self.config)
+            .field("timer_thread", &self.timer_thread)
+            .finish()
+    }
+}
+
+impl PoolBuilder {
+    /// A builder for `config`, logging to stderr, on the system clock, with the configured
+    /// poller kind and its own timer thread.
+    pub fn new(config: PoolConfig) -> PoolBuilder {
+        PoolBuilder {
+            config,
+            log: std::sync::Arc::new(|level, msg| eprintln!("[{level:?}] {msg}")),
+            clock: std::sync::Arc::new(SystemClock::new()),
+            pollers: None,
+            timer_thread: true,
+            connection_handlers: true,
+        }
+    }
+
+    /// Sends log lines to `sink`.
+    pub fn log(mut self, sink: LogSink) -> PoolBuilder {
+        self.log = sink;
+        self
+    }
+
+    /// Uses `clock` for every time stamp and the stall checker.
+    pub fn clock(mut self, clock: std::sync::Arc<dyn Clock>) -> PoolBuilder {
+        self.clock = clock;
+        self
+    }
+
+    /// No timer thread: the caller drives the stall checker with [`ThreadPool::tick`].
+    pub fn manual_ticks(mut self) -> PoolBuilder {
+        self.timer_thread = false;
+        self
+    }
+
+    /// Makes each group's poller with `factory` instead of the configured kind.
+    pub fn pollers(mut self, factory: PollerFactory) -> PoolBuilder {
+        self.pollers = Some(factory);
+        self
+    }
+
+    /// No connection-handler threads: `add_connection` authenticates on the caller's thread
+    /// (loom models, which must stay within a few threads).
+    #[cfg(test)]
+    pub(crate) fn inline_handshake(mut self) -> PoolBuilder {
+        self.connection_handlers = false;
+        self
+    }
+
+    /// Validates the configuration, probes the poller, and starts every group's threads.
+    pub fn build<S: Session>(self) -> Result<(ThreadPool<S>, PoolStartup), PoolError> {
+        let (config, warnings) = self.config.validate().map_err(PoolError::Config)?;
+        let choice = match &self.pollers {
+            Some(_) => PollerChoice {
+                kind: config.poller,
+                fallback_reason: None,
+            },
+            None => poller::choose(config.poller),
+        };
+        let size = config.size as usize;
+        let ncpu = crate::placement::cpu_count();
+        let ncores = core_affinity::get_core_ids().map_or(ncpu, |c| c.len());
+        let mut groups = Vec::with_capacity(size + 1);
+        for g in 0..=size {
+            let p = match &self.pollers {
+                Some(f) => f(g),
+                None => poller::new_poller(choice.kind),
+            }
+            .map_err(PoolError::Io)?;
+            groups.push(Group {
+                id: g,
+                admin: g == size,
+                state: Mutex::new(GroupState::new()),
+                poller: p,
+                cores: if config.pin == PinMode::Group {
+                    crate::placement::group_cores(g, size, ncores)
+                } else {
+                    Vec::new()
+                },
+                exported: crossbeam_deque::Injector::new(),
+            });
+        }
+        let sh = Arc::new(Shared {
+            size,
+            algorithm: config.algorithm,
+            dedicated: config.dedicated_listeners,
+            pin: config.pin == PinMode::Group,
+            steal: config.steal,
+            ncpu,
+            knobs: std::sync::Arc::new(PoolKnobs::new(&config)),
+            clock: self.clock,
+            groups,
+            handles: Mutex::new(Handles {
+                next: 0,
+                live: Vec::new(),
+                finished: Vec::new(),
+            }),
+            timer: Mutex::new(TimerCtl::default()),
+            timer_cv: Condvar::new(),
+            total_query_threads: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
+            connecting: AtomicUsize::new(0),
+            alive: AtomicUsize::new(0),
+            threads_created: AtomicU64::new(0),
+            rr: crate::placement::RoundRobin::default(),
+            log: self.log,
+            connection_handlers: self.connection_handlers,
+        });
+        // Start-up per group (§1.7): query_threads_per_group query threads, a dedicated
+        // listener when configured, and the permanent connection handler.
+        for g in 0..=size {
+            let mut st = lock(&sh.groups[g].state);
+            for _ in 0..config.query_threads_per_group {
+                park::spawn(&sh, g, &mut st, Role::Query);
+            }
+            if sh.dedicated {
+                park::spawn(&sh, g, &mut st, Role::Listener);
+            }
+            if sh.connection_handlers {
+                park::spawn(&sh, g, &mut st, Role::ConnHandler { permanent: true });
+            }
+        }
+        let timer = if self.timer_thread {
+            let sh2 = sh.clone();
+            Some(
+                thread::Builder::new()
+                    .name("tp-timer".into())
+                    .spawn(move || timer::run(sh2))
+                    .map_err(PoolError::Io)?,
+            )
+        } else {
+            None
+        };
+        Ok((
+            ThreadPool {
+                sh,
+                timer: Mutex::new(timer),
+                started_at: SystemTime::now(),
+                poller: choice.clone(),
+            },
+            PoolStartup {
+                poller: choice,
+                warnings,
+                config,
+            },
+        ))
+    }
+}
+
+/// MySQL's thread-group pool (`thread_handling=pool-of-threads`).
+///
+/// ```no_run
+/// # use pool_core::{ConnectionHandler, PoolBuilder, PoolConfig, Session, ThreadPool};
+/// # fn demo<S: Session>(accepted: impl Iterator<Item = S>) -> Result<(), pool_core::PoolError> {
+/// let (pool, startup) = PoolBuilder::new(PoolConfig::default()).build::<S>()?;
+/// if let Some(why) = &startup.poller.fallback_reason {
+///     eprintln!("io_uring unavailable, using epoll: {why}");
+/// }
+/// pool.knobs().set_stall_limit(10).expect("in range"); // SET GLOBAL thread_pool_stall_limit
+/// for s in accepted {
+///     pool.add_connection(s);
+/// }
+/// pool.shutdown();
+/// # Ok(()) }
+/// ```
+pub struct ThreadPool<S: Session> {
+    sh: Arc<Shared<S>>,
+    timer: Mutex<Option<thread::JoinHandle<()>>>,
+    started_at: SystemTime,
+    poller: PollerChoice,
+}
+
+impl<S: Session> fmt::Debug for ThreadPool<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadPool")
+            .field("size", &self.sh.size)
+            .field("poller", &self.poller)
+            .finish()
+    }
+}
+
+impl<S: Session> ThreadPool<S> {
+    /// The dynamic knobs; `SET GLOBAL` of a `thread_pool_*` variable goes through their
+    /// validated setters and takes effect at the scheduler's next decision.
+    pub fn knobs(&self) -> std::sync::Arc<PoolKnobs> {
+        self.sh.knobs.clone()
+    }
+
+    /// `thread_pool_size`.
+    pub fn size(&self) -> usize {
+        self.sh.size
+    }
+
+    /// The poller in force.
+    pub fn poller(&self) -> &PollerChoice {
+        &self.poller
+    }
+
+    /// Wall-clock time of the pool clock's zero, to render the snapshots' `TIME_OF_*`.
+    pub fn clock_epoch(&self) -> SystemTime {
+        self.started_at
+            .checked_sub(self.sh.clock.now())
+            .unwrap_or(self.started_at)
+    }
+
+    /// One stall-checker pass at `now` (pool clock). The timer thread calls this every 10 ms;
+    /// with [`PoolBuilder::manual_ticks`] the caller does. True when it woke a thread.
+    pub fn tick(&self, now: Duration) -> bool {
+        timer::tick(&self.sh, now)
+    }
+
+    /// `performance_schema.tp_thread_group_state`, the Admin group last.
+    pub fn group_states(&self) -> Vec<GroupStateRow> {
+        let knobs = &self.sh.knobs;
+        let now = self.sh.clock.now();
+        let algorithm = if self.sh.dedicated {
+            "Dedicated Listeners"
+        } else if crate::worker::high_concurrency(&self.sh) {
+            "High Concurrency"
+        } else {
+            "Low Concurrency"
+        };
+        self.sh
+            .groups
+            .iter()
+            .map(|g| {
+                let st = lock(&g.state);
+                GroupStateRow {
+                    tp_group_id: g.id as u32,
+                    consumer_threads: st.consumers.len() as u32,
+                    reserve_threads: st.reserves.len() as u32,
+                    connect_thread_count: st.ch_threads as u32,
+                    connection_count: st.connections as u32,
+                    queued_queries: st.high.len() as u32,
+                    queued_transactions: st.low.len() as u32,
+                    stall_limit: knobs.stall_limit(),
+                    prio_kickup_timer: knobs.prio_kickup_timer(),
+                    algorithm,
+                    thread_count: (st.query_threads + st.listener_threads + st.ch_threads) as u32,
+                    active_thread_count: st.active as u32,
+                    stalled_thread_count: st.stalled as u32,
+                    waiting_thread_number: st.waiting.map(|w| w as u32),
+                    oldest_queued: st
+                        .low
+                        .front()
+                        .map(|q| now.saturating_sub(q.at).as_millis() as u64),
+                    max_thread_ids_in_group: st.threads.len() as u32,
+                    effective_max_transactions_limit: self.sh.group_share(g.id) as u32,
+                    num_query_threads: knobs.query_threads_per_group(),
+                    time_of_last_thread_creation: st.last_creation,
+                    num_connect_handler_thread_in_sleep: st.ch_sleepers.len() as u32,
+                    threads_bound_to_transaction: st.bound as u32,
+                    query_threads_count: st.query_threads as u32,
+                    time_of_earliest_con_expire: st.earliest_expire,
+                    time_of_last_longrunning_trxs_check: st.longrun.suspended_stamp,
+                }
+            })
+            .collect()
+    }
+
+    /// `performance_schema.tp_thread_group_stats`, the Admin group last.
+    pub fn group_stats(&self) -> Vec<GroupStatsRow> {
+        self.sh
+            .groups
+            .iter()
+            .map(|g| {
+                let mut row = lock(&g.state).counters;
+                row.tp_group_id = g.id as u32;
+                row
+            })
+            .collect()
+    }
+
+    /// `performance_schema.tp_thread_state`: one row per live thread, by group.
+    pub fn thread_states(&self) -> Vec<ThreadStateRow> {
+        let now = self.sh.clock.now();
+        let mut rows = Vec::new();
+        for g in &self.sh.groups {
+            let st = lock(&g.state);
+            for (n, t) in st.threads.iter().enumerate() {
+                let Some(t) = t else { continue };
+                let a = t.attached.as_ref();
+                rows.push(ThreadStateRow {
+                    tp_group_id: g.id as u32,
+                    tp_thread_number: n as u32,
+                    process_count: a
+                        .map(|a| (now.saturating_sub(a.attach_at).as_millis() / 10) as u64),
+                    wait_type: a.and_then(|a| a.wait),
+                    tp_thread_type: t.kind,
+                    thread_id: t.os_tid,
+                    time_of_attach: a.map(|a| a.attach_at),
+                    marked_stalled: a.is_some_and(|a| a.marked_stalled),
+                    state: t.state,
+                    event_count: t.event_count,
+                    accumulated_event_time: t.acc_event_time.as_micros() as u64,
+                    exec_count: t.exec_count,
+                    accumulated_exec_time: t.acc_exec_time.as_micros() as u64,
+                });
+            }
+        }
+        rows
+    }
+
+    /// Shared state, for the loom models.
+    #[cfg(all(test, loom))]
+    pub(crate) fn shared(&self) -> &Arc<Shared<S>> {
+        &self.sh
+    }
+}
+
+impl<S: Session> ConnectionHandler<S> for ThreadPool<S> {
+    /// Assigns the next normal group round-robin and queues the connection for that group's
+    /// connection handlers, which authenticate it and arm it (in the Admin group when the
+    /// session turns out to be a TP admin).
+    fn add_connection(&self, session: S) {
+        let g = self.sh.rr.next(self.sh.size);
+        self.sh.connecting.fetch_add(1, Ordering::Relaxed);
+        if self.sh.connection_handlers {
+            crate::connect::enqueue(&self.sh, g, session);
+        } else {
+            crate::connect::admit(&self.sh, g, session);
+        }
+    }
+
+    /// Runs the shutdown protocol (group.rs) and joins every thread. Idempotent.
+    fn shutdown(&self) {
+        let sh = &self.sh;
+        let mut parked = Vec::new();
+        for group in &sh.groups {
+            let mut st = lock(&group.state);
+            st.shutdown = true;
+            for t in st.conns.tokens() {
+                let Some(c) = st.conns.get_mut(t) else {
+                    continue;
+                };
+                if c.session.is_some() {
+                    let c = st.conns.remove(t).expect("token just listed");
+                    st.connections -= 1;
+                    st.counters.connections_closed += 1;
+                    parked.push((group.id, t, c));
+                } else {
+                    group.poller.interrupt(c.fd);
+                }
+            }
+            st.high.clear();
+            st.low.clear();
+            let connecting: Vec<S> = st.connect_q.drain(..).collect();
+            sh.connecting.fetch_sub(connecting.len(), Ordering::Relaxed);
+            for t in std::mem::take(&mut st.consumers)
+                .into_iter()
+                .chain(std::mem::take(&mut st.reserves))
+                .chain(std::mem::take(&mut st.ch_sleepers))
+            {
+                park::unpark(&mut st, t);
+            }
+            drop(st);
+            let _ = group.poller.wake();
+            drop(connecting);
+        }
+        for (g, t, c) in parked {
+            let _ = sh.groups[g].poller.deregister(t, c.fd);
+            if let Some(s) = c.session {
+                s.kill();
+                drop(s);
+            }
+        }
+        {
+            let mut ctl = lock(&sh.timer);
+            ctl.stop = true;
+            sh.timer_cv.notify_all();
+        }
+        if let Some(h) = lock(&self.timer).take() {
+            let _ = h.join();
+        }
+        loop {
+            let live = std::mem::take(&mut lock(&sh.handles).live);
+            if live.is_empty() {
+                break;
+            }
+            for (_, h) in live {
+                let _ = h.join();
+            }
+        }
+    }
+
+    fn stats(&self) -> HandlerStats {
+        let sh = &self.sh;
+        let connected: usize = sh.groups.iter().map(|g| lock(&g.state).connections).sum();
+        HandlerStats {
+            threads_created: sh.threads_created.load(Ordering::Relaxed),
+            threads_cached: 0,
+            threads_connected: (connected + sh.connecting.load(Ordering::Relaxed)) as u64,
+            threads_running: sh.running.load(Ordering::Relaxed) as u64,
+            threads_alive: sh.alive.load(Ordering::Relaxed) as u64,
+        }
+    }
+}
+
+impl<S: Session> Drop for ThreadPool<S> {
+    /// Shuts the pool down if the owner did not: its threads hold the shared state.
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

@@ -1,0 +1,213 @@
+//! Model sessions over the model network, shared by the unit tests and the loom models.
+//! Invariant: a model session's `run` consumes exactly one command the client sent, so
+//! "commands sent" = "runs" is the conservation law the tests check.
+
+use crate::poller::model::ModelNet;
+use crate::session::{Outcome, Session};
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::{lock, wait, Arc, Condvar, Mutex};
+use crate::wait::{self, WaitKind};
+use std::collections::VecDeque;
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+/// What one command does.
+#[derive(Debug, Clone)]
+pub(crate) enum Cmd {
+    /// Returns at once.
+    Plain,
+    /// Reports a wait of this kind around nothing.
+    Wait(WaitKind),
+    /// Opens a transaction.
+    Begin,
+    /// Ends the transaction.
+    Commit,
+    /// Blocks until the gate opens (a CPU-bound statement that reports no wait).
+    Gate(Arc<Gate>),
+    /// Blocks until the gate opens inside a reported wait of this kind.
+    WaitGate(WaitKind, Arc<Gate>),
+    /// Closes the connection.
+    Quit,
+}
+
+/// A latch a test opens.
+#[derive(Debug)]
+pub(crate) struct Gate {
+    open: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Gate {
+    pub(crate) fn new() -> Arc<Gate> {
+        Arc::new(Gate {
+            open: Mutex::new(false),
+            cv: Condvar::new(),
+        })
+    }
+
+    pub(crate) fn open(&self) {
+        *lock(&self.open) = true;
+        self.cv.notify_all();
+    }
+
+    fn pass(&self) {
+        let mut g = lock(&self.open);
+        while !*g {
+            g = wait(&self.cv, g);
+        }
+    }
+}
+
+/// Counters shared between a test and its sessions.
+#[derive(Debug)]
+pub(crate) struct Tally {
+    runs: Mutex<usize>,
+    ran: Condvar,
+    pub(crate) dropped: AtomicUsize,
+    pub(crate) expired: AtomicUsize,
+}
+
+impl Tally {
+    pub(crate) fn new() -> Arc<Tally> {
+        Arc::new(Tally {
+            runs: Mutex::new(0),
+            ran: Condvar::new(),
+            dropped: AtomicUsize::new(0),
+            expired: AtomicUsize::new(0),
+        })
+    }
+
+    /// Commands run so far.
+    pub(crate) fn runs(&self) -> usize {
+        *lock(&self.runs)
+    }
+
+    /// Blocks until `n` commands have run: a lost wake-up in the pool leaves this waiting
+    /// forever, which loom reports as a deadlock.
+    pub(crate) fn wait_runs(&self, n: usize) {
+        let mut r = lock(&self.runs);
+        while *r < n {
+            r = wait(&self.ran, r);
+        }
+    }
+
+    fn count_run(&self) {
+        *lock(&self.runs) += 1;
+        self.ran.notify_all();
+    }
+}
+
+/// A model connection: commands come from `script` when the model network says one arrived.
+#[derive(Debug)]
+pub(crate) struct ModelSession {
+    pub(crate) net: Arc<ModelNet>,
+    pub(crate) fd: RawFd,
+    pub(crate) script: Arc<Mutex<VecDeque<Cmd>>>,
+    pub(crate) tally: Arc<Tally>,
+    pub(crate) in_trx: bool,
+    pub(crate) admin: bool,
+    pub(crate) idle: Duration,
+}
+
+impl ModelSession {
+    pub(crate) fn new(net: &Arc<ModelNet>, fd: RawFd, tally: &Arc<Tally>) -> ModelSession {
+        ModelSession {
+            net: net.clone(),
+            fd,
+            script: Arc::new(Mutex::new(VecDeque::new())),
+            tally: tally.clone(),
+            in_trx: false,
+            admin: false,
+            idle: Duration::from_secs(3600),
+        }
+    }
+
+    /// A handle the test uses to send commands to this session.
+    pub(crate) fn client(&self) -> Client {
+        Client {
+            net: self.net.clone(),
+            fd: self.fd,
+            script: self.script.clone(),
+        }
+    }
+}
+
+/// The client end of a model connection.
+#[derive(Debug, Clone)]
+pub(crate) struct Client {
+    net: Arc<ModelNet>,
+    fd: RawFd,
+    script: Arc<Mutex<VecDeque<Cmd>>>,
+}
+
+impl Client {
+    pub(crate) fn send(&self, cmd: Cmd) {
+        lock(&self.script).push_back(cmd);
+        self.net.send(self.fd);
+    }
+}
+
+impl Session for ModelSession {
+    fn handshake(&mut self) -> Outcome {
+        Outcome::Continue
+    }
+
+    fn run(&mut self) -> Outcome {
+        if !self.net.take(self.fd) {
+            return Outcome::Close;
+        }
+        let cmd = lock(&self.script).pop_front();
+        self.tally.count_run();
+        match cmd {
+            Some(Cmd::Plain) | None => {}
+            Some(Cmd::Wait(k)) => {
+                let _w = wait::begin(k);
+            }
+            Some(Cmd::WaitGate(k, g)) => {
+                let _w = wait::begin(k);
+                g.pass();
+            }
+            Some(Cmd::Begin) => self.in_trx = true,
+            Some(Cmd::Commit) => self.in_trx = false,
+            Some(Cmd::Gate(g)) => g.pass(),
+            Some(Cmd::Quit) => return Outcome::Close,
+        }
+        Outcome::Continue
+    }
+
+    fn in_transaction(&self) -> bool {
+        self.in_trx
+    }
+
+    fn is_tp_admin(&self) -> bool {
+        self.admin
+    }
+
+    fn high_priority(&self) -> bool {
+        false
+    }
+
+    fn has_buffered_input(&self) -> bool {
+        false
+    }
+
+    fn raw_fd(&self) -> RawFd {
+        self.fd
+    }
+
+    fn idle_timeout(&self) -> Duration {
+        self.idle
+    }
+
+    fn expire(&mut self) {
+        self.tally.expired.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn kill(&self) {}
+}
+
+impl Drop for ModelSession {
+    fn drop(&mut self) {
+        self.tally.dropped.fetch_add(1, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,258 @@
+//! The stall checker (MySQL's TIMER_WORKER_THREAD): one pool-wide `tick(now)` that runs the
+//! stall protocol of group.rs on every group, driven by a timer thread every 10 ms (1 ms after
+//! a pass that woke something), or by tests with a manual clock. Invariant: a tick never runs a
+//! session and never blocks while holding a group mutex; expired sessions are told outside it.
+
+use crate::group::ConnState;
+use crate::park::{self, WakeLevel};
+use crate::pool::Shared;
+use crate::session::Session;
+use crate::stats::ThreadState;
+use crate::sync::{lock, wait_timeout, Arc};
+use std::time::Duration;
+
+/// Pause after a pass that did nothing (MySQL: 10 ms).
+pub(crate) const IDLE_PERIOD: Duration = Duration::from_millis(10);
+/// Pause after a pass that woke a thread (MySQL: 1 ms).
+pub(crate) const BUSY_PERIOD: Duration = Duration::from_millis(1);
+
+/// Timer-thread control.
+#[derive(Debug, Default)]
+pub(crate) struct TimerCtl {
+    pub(crate) stop: bool,
+    /// When the last connection report was written (pool clock).
+    pub(crate) last_report: Duration,
+}
+
+/// The timer thread's loop.
+pub(crate) fn run<S: Session>(sh: Arc<Shared<S>>) {
+    loop {
+        let acted = tick(&sh, sh.clock.now());
+        let ctl = lock(&sh.timer);
+        if ctl.stop {
+            return;
+        }
+        let period = if acted { BUSY_PERIOD } else { IDLE_PERIOD };
+        let (ctl, _) = wait_timeout(&sh.timer_cv, ctl, period);
+        if ctl.stop {
+            return;
+        }
+    }
+}
+
+/// One stall-checker pass over every group; true when it woke or created a thread.
+pub(crate) fn tick<S: Session>(sh: &Arc<Shared<S>>, now: Duration) -> bool {
+    let mut acted = false;
+    for g in 0..sh.groups.len() {
+        acted |= tick_group(sh, g, now);
+    }
+    report(sh, now);
+    acted
+}
+
+fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool {
+    let group = &sh.groups[g];
+    let mut st = lock(&group.state);
+    if st.shutdown {
+        return false;
+    }
+    let knobs = &sh.knobs;
+    // 1. Mark stalled threads, once per attachment.
+    let stall = Duration::from_millis(10 * u64::from(knobs.stall_limit()));
+    let mut newly_stalled = 0;
+    for t in st.threads.iter_mut().flatten() {
+        if let Some(a) = t.attached.as_mut() {
+            if !a.marked_stalled && now.saturating_sub(a.attach_at) >= stall {
+                a.marked_stalled = true;
+                newly_stalled += 1;
+            }
+        }
+    }
+    st.stalled += newly_stalled;
+    st.counters.stalled_queries_executed += newly_stalled as u64;
+    let max_active = knobs.query_threads_per_group() as usize + st.stalled;
+    let grew = max_active > st.last_max_active;
+    st.last_max_active = max_active;
+
+    // 2. Long-running transactions (only with a transaction limit).
+    let share = sh.group_share(g);
+    if share == 0 {
+        st.longrun.suspended_stamp = None;
+    } else {
+        let longrun = Duration::from_millis(u64::from(knobs.longrun_trx_limit()));
+        if now.saturating_sub(st.longrun.last_check) >= longrun / 2 {
+            st.longrun.last_check = now;
+            let old = st
+                .threads
+                .iter()
+                .flatten()
+                .filter_map(|t| t.attached.as_ref())
+                .filter(|a| now.saturating_sub(a.attach_at) > longrun)
+                .count();
+            match st.longrun.suspended_stamp {
+                None if old >= share => {
+                    st.longrun.suspended_stamp = Some(now);
+                    sh.log_info(&format!(
+                        "thread pool: group {g}: {old} long-running transactions hold every \
+                         slot; transaction limit suspended"
+                    ));
+                }
+                Some(_) if old > share / 2 => st.longrun.suspended_stamp = Some(now),
+                Some(stamp) if now.saturating_sub(stamp) > longrun_grace(longrun) => {
+                    st.longrun.suspended_stamp = None;
+                    sh.log_info(&format!(
+                        "thread pool: group {g}: transaction limit re-applied"
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    // 3. A waiting thread that executes directly and stalled gives the role up.
+    let mut role_taken = false;
+    if let Some(w) = st.waiting {
+        let t = st.thread(w);
+        if t.state == ThreadState::ProcessingDirect
+            && t.attached.as_ref().is_some_and(|a| a.marked_stalled)
+        {
+            st.waiting = None;
+            role_taken = true;
+        }
+    }
+
+    // 4. Priority kick-up: at most one event per pass.
+    let timer = knobs.prio_kickup_timer();
+    let kicked = timer > 0 && st.kick_up(now, timer);
+
+    // 5. Wake or create one thread when needed.
+    let ready = st.queued() > 0;
+    let sleepers = !st.consumers.is_empty() || !st.reserves.is_empty();
+    let algo1 = sh.algorithm == crate::config::Algorithm::HighConcurrency;
+    let need = grew
+        || role_taken
+        || (!sleepers && ready)
+        || (algo1 && st.waiting.is_none() && !sh.dedicated && sh.credit(g, &st))
+        || (share > 0 && ready);
+    let mut acted = kicked;
+    if need && park::wake(sh, g, &mut st, WakeLevel::OrCreate) {
+        st.counters.wake_thread_stall_checker += 1;
+        acted = true;
+    }
+
+    // Ours (tpbed_thread_pool_steal): offer events that cannot start here to other groups.
+    let offered = if sh.steal {
+        crate::steal::offer(sh, g, &mut st)
+    } else {
+        0
+    };
+
+    // 6. Idle connections past wait_timeout.
+    let mut expired = Vec::new();
+    if st.earliest_expire.is_some_and(|e| e <= now) {
+        let mut earliest = None;
+        for t in st.conns.tokens() {
+            let Some(c) = st.conns.get_mut(t) else {
+                continue;
+            };
+            if c.state != ConnState::Armed {
+                continue;
+            }
+            if c.expire_at <= now {
+                let c = st.conns.remove(t).expect("token just listed");
+                let _ = group.poller.deregister(t, c.fd);
+                expired.extend(c.session);
+            } else {
+                earliest = Some(earliest.map_or(c.expire_at, |e: Duration| e.min(c.expire_at)));
+            }
+        }
+        st.earliest_expire = earliest;
+        st.connections -= expired.len();
+        st.counters.connections_closed += expired.len() as u64;
+        st.counters.tpbed_expired += expired.len() as u64;
+    }
+    drop(st);
+    if !expired.is_empty() {
+        sh.log_info(&format!(
+            "thread pool: group {g}: closing {} connection(s) idle past wait_timeout",
+            expired.len()
+        ));
+    }
+    for mut s in expired {
+        s.expire();
+        drop(s);
+    }
+    if offered > 0 {
+        acted |= wake_thief(sh, g);
+    }
+    acted
+}
+
+/// Wakes an idle query thread in a normal group other than `g` that has credit and nothing
+/// queued, so it can steal what `g` offered.
+fn wake_thief<S: Session>(sh: &Arc<Shared<S>>, g: usize) -> bool {
+    for h in (0..sh.size).filter(|h| *h != g) {
+        let mut st = lock(&sh.groups[h].state);
+        if st.queued() == 0 && sh.credit(h, &st) && park::wake(sh, h, &mut st, WakeLevel::IfCreated)
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Grace before a suspended limit is re-applied: clamp(15 × longrun limit, 5 s, 30 s).
+pub(crate) fn longrun_grace(longrun: Duration) -> Duration {
+    (longrun * 15).clamp(Duration::from_secs(5), Duration::from_secs(30))
+}
+
+/// Writes the connection report every `connection_report_interval` s (a tenth of it during
+/// the first three minutes).
+fn report<S: Session>(sh: &Arc<Shared<S>>, now: Duration) {
+    let secs = sh.knobs.connection_report_interval();
+    if secs == 0 {
+        return;
+    }
+    let mut every = Duration::from_secs(u64::from(secs));
+    if now < Duration::from_secs(180) {
+        every /= 10;
+    }
+    {
+        let mut ctl = lock(&sh.timer);
+        if now.saturating_sub(ctl.last_report) < every {
+            return;
+        }
+        ctl.last_report = now;
+    }
+    let per_group: Vec<String> = sh
+        .groups
+        .iter()
+        .map(|g| lock(&g.state).connections.to_string())
+        .collect();
+    let total: usize = sh.groups.iter().map(|g| lock(&g.state).connections).sum();
+    sh.log_info(&format!(
+        "thread pool: {total} connection(s); per group (Admin last): {}",
+        per_group.join(" ")
+    ));
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grace_is_clamped() {
+        assert_eq!(
+            longrun_grace(Duration::from_millis(2000)),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            longrun_grace(Duration::from_millis(10)),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            longrun_grace(Duration::from_millis(1000)),
+            Duration::from_secs(15)
+        );
+    }
+}

@@ -1,0 +1,383 @@
+//! Query worker threads: the decision loop (take queued work with credit, else poll, else
+//! sleep), event processing (attach, run, detach, re-arm) and the wait hook. Invariant: a
+//! thread increments `active` and `bound` exactly once per attachment and undoes both at
+//! detach; a reported wait takes it out of `active` only when it was not marked stalled.
+
+use crate::config::Algorithm;
+use crate::group::ConnState;
+use crate::listener;
+use crate::park::{self, WakeLevel};
+use crate::poller::Token;
+use crate::pool::{Guard, Shared};
+use crate::session::{Outcome, Session};
+use crate::stats::ThreadState;
+use crate::sync::{lock, Arc};
+use crate::wait::{self, WaitKind, WaitObserver};
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// The query worker's loop (threadpool.md §1.3, §1.9). Returns the group guard when the
+/// thread should exit.
+pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -> Guard<'a, S> {
+    let group = &sh.groups[g];
+    let mut st = lock(&group.state);
+    let mut events = Vec::new();
+    loop {
+        if st.shutdown {
+            return st;
+        }
+        // While draining, a thread polls without blocking whenever nobody polls and the high
+        // queue is empty, so one hot thread both polls and executes (§1.9).
+        if !sh.dedicated && st.waiting.is_none() && st.high.is_empty() && !st.low.is_empty() {
+            st = listener::poll_nonblocking(sh, g, st, &mut events);
+        }
+        if sh.credit(g, &st) {
+            if let Some(token) = st.pop_event() {
+                if high_concurrency(sh) && (st.queued() > 0 || st.waiting.is_none()) {
+                    park::wake(sh, g, &mut st, WakeLevel::Consumer);
+                }
+                st = process(sh, g, me, st, token, false);
+                continue;
+            }
+        }
+        if !sh.dedicated && st.waiting.is_none() {
+            st = listener::wait_for_events(sh, g, me, st, &mut events);
+            continue;
+        }
+        if sh.steal {
+            match crate::steal::try_steal(sh, g, me, st) {
+                Ok(s) => {
+                    st = s;
+                    continue;
+                }
+                Err(s) => st = s,
+            }
+        }
+        match park::sleep_query(sh, g, me, st) {
+            Ok(s) => st = s,
+            Err(s) => return s,
+        }
+    }
+}
+
+/// Whether the high-concurrency algorithm is in force (algorithm 1 and more than one query
+/// thread per group).
+pub(crate) fn high_concurrency<S>(sh: &Shared<S>) -> bool {
+    sh.algorithm == Algorithm::HighConcurrency && sh.knobs.query_threads_per_group() > 1
+}
+
+/// Attaches thread `me` of group `g` to the queued connection `token` of the same group,
+/// runs it, detaches and re-arms it (§1.3.5).
+pub(crate) fn process<'a, S: Session>(
+    sh: &'a Arc<Shared<S>>,
+    g: usize,
+    me: usize,
+    mut st: Guard<'a, S>,
+    token: Token,
+    direct: bool,
+) -> Guard<'a, S> {
+    let now = sh.clock.now();
+    let Some(conn) = st.conns.get_mut(token) else {
+        return st;
+    };
+    let Some(mut session) = conn.session.take() else {
+        return st;
+    };
+    conn.state = ConnState::Attached;
+    let fd = conn.fd;
+    attach(sh, g, &mut st, me, now, direct);
+    drop(st);
+
+    let (outcome, statements, exec_time) = run_attached(sh, g, me, &mut session);
+
+    let end = sh.clock.now();
+    let mut st = lock(&sh.groups[g].state);
+    detach(&mut st, me, end.saturating_sub(now), statements, exec_time);
+    finish(sh, g, st, token, fd, session, outcome, end)
+}
+
+/// Returns a detached connection to its home group `home` (`st` is that group's guard):
+/// re-armed under the mutex, or removed and dropped (outside the mutex) when it closed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn finish<'a, S: Session>(
+    sh: &'a Arc<Shared<S>>,
+    home: usize,
+    mut st: Guard<'a, S>,
+    token: Token,
+    fd: std::os::fd::RawFd,
+    session: S,
+    outcome: Outcome,
+    end: Duration,
+) -> Guard<'a, S> {
+    let group = &sh.groups[home];
+    if outcome == Outcome::Close || st.shutdown {
+        st.conns.remove(token);
+        // The fd is still open (the session owns it), so deregistering is safe.
+        let _ = group.poller.deregister(token, fd);
+        st.connections -= 1;
+        st.counters.connections_closed += 1;
+        drop(st);
+        drop(session);
+        return lock(&group.state);
+    }
+    let expire_at = end + session.idle_timeout();
+    let conn = st
+        .conns
+        .get_mut(token)
+        .expect("an attached connection is removed only by its owner");
+    conn.session = Some(session);
+    conn.state = ConnState::Armed;
+    conn.expire_at = expire_at;
+    st.note_expiry(expire_at);
+    // Re-armed under the group mutex (io_uring: the poll request is pushed here).
+    if let Err(e) = group.poller.rearm(token, fd) {
+        let conn = st.conns.remove(token);
+        st.connections -= 1;
+        st.counters.connections_closed += 1;
+        drop(st);
+        sh.log_warn(&format!(
+            "thread pool: re-arm failed, closing connection: {e}"
+        ));
+        drop(conn);
+        return lock(&group.state);
+    }
+    st
+}
+
+pub(crate) fn attach<S>(
+    sh: &Shared<S>,
+    g: usize,
+    st: &mut Guard<'_, S>,
+    me: usize,
+    now: Duration,
+    direct: bool,
+) {
+    #[cfg(test)]
+    let admitted_with_credit = sh.credit(g, st);
+    st.active += 1;
+    st.bound += 1;
+    let t = st.thread(me);
+    t.attached = Some(crate::group::Attachment {
+        attach_at: now,
+        marked_stalled: false,
+        wait: None,
+        wait_decremented: false,
+    });
+    t.state = if direct {
+        ThreadState::ProcessingDirect
+    } else {
+        ThreadState::ProcessingQueued
+    };
+    t.event_count += 1;
+    if direct {
+        st.counters.tpbed_direct_executions += 1;
+    }
+    #[cfg(test)]
+    check_admission(sh, g, st, admitted_with_credit);
+    #[cfg(not(test))]
+    let _ = (sh, g);
+}
+
+/// Test builds check the admission invariants at every attach: the counters agree with the
+/// per-thread records, and a thread admitted with credit leaves at most limit + 1 running:
+/// `active <= query_threads_per_group + stalled + 1` without a transaction limit,
+/// `bound <= share + 1` with one (not suspended). A reported wait that ends lets its thread
+/// back into `active` without a credit check (as in MySQL), so the first bound holds at
+/// admission, not at every instant.
+#[cfg(test)]
+fn check_admission<S>(sh: &Shared<S>, g: usize, st: &Guard<'_, S>, with_credit: bool) {
+    assert_eq!(
+        st.recount(),
+        (st.active, st.bound, st.stalled),
+        "group {g} counters"
+    );
+    assert!(with_credit, "group {g}: a thread attached without credit");
+    let share = sh.group_share(g);
+    let qtpg = sh.knobs.query_threads_per_group() as usize;
+    let waiting_in_wait = st
+        .threads
+        .iter()
+        .flatten()
+        .filter(|t| t.attached.as_ref().is_some_and(|a| a.wait_decremented))
+        .count();
+    if share == 0 && sh.knobs.max_active_query_threads() == 0 && waiting_in_wait == 0 {
+        assert!(
+            st.active <= qtpg + st.stalled + 1,
+            "group {g}: active {} > qtpg {qtpg} + stalled {} + 1",
+            st.active,
+            st.stalled
+        );
+    }
+    if share > 0 && st.longrun.suspended_stamp.is_none() {
+        assert!(
+            st.bound <= share + 1,
+            "group {g}: bound {} > share {share} + 1",
+            st.bound
+        );
+    }
+    if sh.groups[g].admin {
+        assert_eq!(share, 0, "the Admin group is never transaction-limited");
+    }
+}
+
+pub(crate) fn detach<S>(
+    st: &mut Guard<'_, S>,
+    me: usize,
+    attached_for: Duration,
+    statements: u64,
+    exec_time: Duration,
+) {
+    let t = st.thread(me);
+    let a = t
+        .attached
+        .take()
+        .expect("detach follows attach on the same thread");
+    t.state = ThreadState::Managing;
+    t.exec_count += statements;
+    t.acc_exec_time += exec_time;
+    t.acc_event_time += attached_for;
+    if !a.wait_decremented {
+        st.active -= 1;
+    }
+    if a.marked_stalled {
+        st.stalled -= 1;
+    }
+    st.bound -= 1;
+    st.counters.queries_executed += statements;
+}
+
+/// Runs the session while the thread stays attached: once, again while input is buffered,
+/// and (with a transaction limit, normal groups) for every statement of an open transaction.
+pub(crate) fn run_attached<S: Session>(
+    sh: &Arc<Shared<S>>,
+    g: usize,
+    me: usize,
+    session: &mut S,
+) -> (Outcome, u64, Duration) {
+    let observer = Rc::new(Observer {
+        sh: sh.clone(),
+        g,
+        me,
+        depth: Cell::new(0),
+    });
+    wait::install(observer.clone());
+    let admin = sh.groups[g].admin;
+    if !admin {
+        let delay = sh.knobs.transaction_delay();
+        if delay > 0 && !session.in_transaction() {
+            observer.begin(Reason::TrxDelay);
+            std::thread::sleep(Duration::from_millis(u64::from(delay)));
+            observer.end();
+        }
+    }
+    let mut statements = 0;
+    let mut exec_time = Duration::ZERO;
+    let outcome = loop {
+        let start = sh.clock.now();
+        sh.running.fetch_add(1, Ordering::Relaxed);
+        let o = catch_unwind(AssertUnwindSafe(|| session.run())).unwrap_or(Outcome::Close);
+        sh.running.fetch_sub(1, Ordering::Relaxed);
+        statements += 1;
+        exec_time += sh.clock.now().saturating_sub(start);
+        if o == Outcome::Close {
+            break Outcome::Close;
+        }
+        if session.has_buffered_input() {
+            continue;
+        }
+        if !admin && sh.knobs.max_transactions_limit() > 0 && session.in_transaction() {
+            // Stay bound: the next read blocks on this connection (bounded by wait_timeout).
+            continue;
+        }
+        break Outcome::Continue;
+    };
+    wait::uninstall();
+    (outcome, statements, exec_time)
+}
+
+/// Why a thread waits: a wait the engine reported, or the pool's own transaction delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reason {
+    Kind(WaitKind),
+    TrxDelay,
+}
+
+/// The wait hook of an attached worker (threadpool.md §1.5).
+struct Observer<S: Session> {
+    sh: Arc<Shared<S>>,
+    g: usize,
+    me: usize,
+    /// Nesting depth: only the outermost begin/end count.
+    depth: Cell<u32>,
+}
+
+impl<S: Session> Observer<S> {
+    fn begin(&self, reason: Reason) {
+        let d = self.depth.get();
+        self.depth.set(d + 1);
+        if d > 0 {
+            return;
+        }
+        let mut st = lock(&self.sh.groups[self.g].state);
+        let me = self.me;
+        let t = st.thread(me);
+        let Some(a) = t.attached.as_mut() else {
+            return;
+        };
+        a.wait = match reason {
+            Reason::Kind(k) => Some(k),
+            Reason::TrxDelay => None,
+        };
+        let decrement = !a.marked_stalled;
+        a.wait_decremented = decrement;
+        if decrement {
+            st.active -= 1;
+        }
+        let c = &mut st.counters;
+        match reason {
+            Reason::Kind(WaitKind::Sleep) => c.sleep_waits += 1,
+            Reason::Kind(WaitKind::RowLock) => c.row_lock_waits += 1,
+            Reason::Kind(WaitKind::UserLock) => c.user_lock_waits += 1,
+            Reason::Kind(WaitKind::CommitFlush) => c.group_commit_waits += 1,
+            Reason::TrxDelay => c.tpbed_trx_delay_waits += 1,
+        }
+        // The wake is unconditional: a waiting thread hands its role to a woken or new
+        // thread; any other waiter wakes a sleeper if one exists.
+        if st.waiting == Some(me) {
+            st.waiting = None;
+            park::wake(&self.sh, self.g, &mut st, WakeLevel::OrCreate);
+        } else {
+            park::wake(&self.sh, self.g, &mut st, WakeLevel::IfCreated);
+        }
+    }
+
+    fn end(&self) {
+        let d = self.depth.get().saturating_sub(1);
+        self.depth.set(d);
+        if d > 0 {
+            return;
+        }
+        let mut st = lock(&self.sh.groups[self.g].state);
+        let t = st.thread(self.me);
+        let Some(a) = t.attached.as_mut() else {
+            return;
+        };
+        a.wait = None;
+        if std::mem::take(&mut a.wait_decremented) {
+            st.active += 1;
+        }
+    }
+}
+
+impl<S: Session> WaitObserver for Observer<S> {
+    fn wait_begin(&self, kind: WaitKind) {
+        self.begin(Reason::Kind(kind));
+    }
+
+    fn wait_end(&self, _kind: WaitKind) {
+        self.end();
+    }
+}
