@@ -75,8 +75,12 @@ impl Decimal {
     /// Compares two decimals exactly (scales are aligned first).
     pub fn cmp_exact(self, other: Decimal) -> Ordering {
         let scale = self.scale.max(other.scale);
-        let a = self.unscaled.saturating_mul(10i128.pow(u32::from(scale - self.scale)));
-        let b = other.unscaled.saturating_mul(10i128.pow(u32::from(scale - other.scale)));
+        let a = self
+            .unscaled
+            .saturating_mul(10i128.pow(u32::from(scale - self.scale)));
+        let b = other
+            .unscaled
+            .saturating_mul(10i128.pow(u32::from(scale - other.scale)));
         a.cmp(&b)
     }
 }
@@ -89,7 +93,13 @@ impl fmt::Display for Decimal {
         let pow = 10u128.pow(u32::from(self.scale));
         let abs = self.unscaled.unsigned_abs();
         let sign = if self.unscaled < 0 { "-" } else { "" };
-        write!(f, "{sign}{}.{:0width$}", abs / pow, abs % pow, width = usize::from(self.scale))
+        write!(
+            f,
+            "{sign}{}.{:0width$}",
+            abs / pow,
+            abs % pow,
+            width = usize::from(self.scale)
+        )
     }
 }
 
@@ -113,11 +123,28 @@ mod tests {
 
     #[test]
     fn decimal_display_and_compare() {
-        let d = Decimal { unscaled: -12345, scale: 2 };
+        let d = Decimal {
+            unscaled: -12345,
+            scale: 2,
+        };
         assert_eq!(d.to_string(), "-123.45");
-        assert_eq!(Decimal { unscaled: 5, scale: 3 }.to_string(), "0.005");
         assert_eq!(
-            Decimal { unscaled: 150, scale: 2 }.cmp_exact(Decimal { unscaled: 15, scale: 1 }),
+            Decimal {
+                unscaled: 5,
+                scale: 3
+            }
+            .to_string(),
+            "0.005"
+        );
+        assert_eq!(
+            Decimal {
+                unscaled: 150,
+                scale: 2
+            }
+            .cmp_exact(Decimal {
+                unscaled: 15,
+                scale: 1
+            }),
             Ordering::Equal
         );
     }

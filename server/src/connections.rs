@@ -1,0 +1,215 @@
+//! The live connections: what `SHOW PROCESSLIST` lists, what `KILL` reaches, and the
+//! per-session counter blocks `SHOW GLOBAL STATUS` sums.
+
+use std::collections::HashMap;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::vars::SessionCounters;
+
+/// No kill pending.
+pub const KILL_NONE: u8 = 0;
+/// `KILL QUERY`: end the running statement with 1317, keep the connection.
+pub const KILL_QUERY: u8 = 1;
+/// `KILL [CONNECTION]`: close the connection.
+pub const KILL_CONNECTION: u8 = 2;
+
+/// What a connection is doing, as `SHOW PROCESSLIST`'s Command column says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ConnCommand {
+    /// Authenticating.
+    Connect = 0,
+    /// Idle between commands.
+    Sleep = 1,
+    /// Running a text query.
+    Query = 2,
+    /// Running a prepared statement.
+    Execute = 3,
+    /// Preparing a statement.
+    Prepare = 4,
+}
+
+impl ConnCommand {
+    /// The name MySQL shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnCommand::Connect => "Connect",
+            ConnCommand::Sleep => "Sleep",
+            ConnCommand::Query => "Query",
+            ConnCommand::Execute => "Execute",
+            ConnCommand::Prepare => "Prepare",
+        }
+    }
+
+    fn from_u8(v: u8) -> ConnCommand {
+        match v {
+            0 => ConnCommand::Connect,
+            2 => ConnCommand::Query,
+            3 => ConnCommand::Execute,
+            4 => ConnCommand::Prepare,
+            _ => ConnCommand::Sleep,
+        }
+    }
+}
+
+/// The part of a connection other threads may see or act on.
+#[derive(Debug)]
+pub struct ConnInfo {
+    /// The connection id (`CONNECTION_ID()`, processlist Id).
+    pub id: u32,
+    /// The client address.
+    pub host: String,
+    /// Login user and current database, set after authentication and by USE.
+    pub login: Mutex<Login>,
+    /// The socket, for `shutdown()` on KILL.
+    pub fd: RawFd,
+    /// Pending kill: [`KILL_NONE`], [`KILL_QUERY`] or [`KILL_CONNECTION`].
+    pub killed: AtomicU8,
+    command: AtomicU8,
+    /// The statement being run (processlist Info).
+    pub info: Mutex<Option<String>>,
+    /// When the current command started.
+    pub since: Mutex<Instant>,
+    /// Whether a statement is executing now (`Threads_running`).
+    pub running: AtomicBool,
+    /// The session's status counters.
+    pub counters: SessionCounters,
+}
+
+/// Who is logged in on a connection and where.
+#[derive(Debug, Clone, Default)]
+pub struct Login {
+    /// User name (empty while connecting).
+    pub user: String,
+    /// The current database.
+    pub db: Option<String>,
+}
+
+impl ConnInfo {
+    /// A new connection in the Connect state.
+    pub fn new(id: u32, host: String, fd: RawFd) -> ConnInfo {
+        ConnInfo {
+            id,
+            host,
+            login: Mutex::new(Login::default()),
+            fd,
+            killed: AtomicU8::new(KILL_NONE),
+            command: AtomicU8::new(ConnCommand::Connect as u8),
+            info: Mutex::new(None),
+            since: Mutex::new(Instant::now()),
+            running: AtomicBool::new(false),
+            counters: SessionCounters::default(),
+        }
+    }
+
+    /// The current command.
+    pub fn command(&self) -> ConnCommand {
+        ConnCommand::from_u8(self.command.load(Ordering::Relaxed))
+    }
+
+    /// Marks the start of a command (`info` is the statement text, if any).
+    pub fn begin(&self, cmd: ConnCommand, info: Option<&[u8]>) {
+        self.command.store(cmd as u8, Ordering::Relaxed);
+        self.running.store(true, Ordering::Relaxed);
+        *self.since.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        if let Some(text) = info {
+            *self.info.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(String::from_utf8_lossy(&text[..text.len().min(1024)]).into_owned());
+        }
+    }
+
+    /// Marks the end of a command: the connection sleeps.
+    pub fn end(&self) {
+        self.command
+            .store(ConnCommand::Sleep as u8, Ordering::Relaxed);
+        self.running.store(false, Ordering::Relaxed);
+        *self.since.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        let mut info = self.info.lock().unwrap_or_else(|e| e.into_inner());
+        if info.is_some() {
+            *info = None;
+        }
+    }
+
+    /// Requests a kill and unblocks the connection's socket for KILL CONNECTION.
+    pub fn kill(&self, how: u8) {
+        self.killed.fetch_max(how, Ordering::SeqCst);
+        if how == KILL_CONNECTION {
+            // SAFETY: shutdown on a descriptor only changes socket state; if the descriptor was
+            // closed meanwhile the call fails harmlessly (the registry entry is removed before
+            // the session closes its socket).
+            unsafe {
+                libc::shutdown(self.fd, libc::SHUT_RDWR);
+            }
+        }
+    }
+}
+
+/// All live connections by id.
+#[derive(Debug, Default)]
+pub struct Connections {
+    map: Mutex<HashMap<u32, Arc<ConnInfo>>>,
+    next_id: AtomicU32,
+}
+
+impl Connections {
+    /// Allocates the next connection id (starting at 1, as MySQL does after start-up).
+    pub fn next_id(&self) -> u32 {
+        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The id the next connection will get (for the `Connections` status counter).
+    pub fn peek_next_id(&self) -> u32 {
+        self.next_id.load(Ordering::Relaxed) + 1
+    }
+
+    /// Registers a connection.
+    pub fn insert(&self, c: Arc<ConnInfo>) {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(c.id, c);
+    }
+
+    /// Unregisters a connection.
+    pub fn remove(&self, id: u32) -> Option<Arc<ConnInfo>> {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id)
+    }
+
+    /// Looks a connection up.
+    pub fn get(&self, id: u32) -> Option<Arc<ConnInfo>> {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+            .cloned()
+    }
+
+    /// A snapshot of every connection, in id order.
+    pub fn snapshot(&self) -> Vec<Arc<ConnInfo>> {
+        let mut v: Vec<_> = self
+            .map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        v.sort_by_key(|c| c.id);
+        v
+    }
+
+    /// How many connections are registered.
+    pub fn len(&self) -> usize {
+        self.map.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// True when no connection is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,267 @@
+//! Errors the server sends to clients: MySQL's codes, SQLSTATEs and message shapes.
+
+use std::fmt;
+
+/// The MySQL error codes tpbed emits, each with its SQLSTATE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u16)]
+pub enum ErrorCode {
+    /// ER_CON_COUNT_ERROR: too many connections.
+    ConCount = 1040,
+    /// ER_BAD_HOST_ERROR / handshake failures ("Bad handshake").
+    HandshakeError = 1043,
+    /// ER_DBACCESS_DENIED_ERROR.
+    DbAccessDenied = 1044,
+    /// ER_ACCESS_DENIED_ERROR: wrong user or password.
+    AccessDenied = 1045,
+    /// ER_NO_DB_ERROR: no database selected.
+    NoDb = 1046,
+    /// ER_UNKNOWN_COM_ERROR: unknown command byte.
+    UnknownCommand = 1047,
+    /// ER_BAD_NULL_ERROR: NULL into a NOT NULL column.
+    BadNull = 1048,
+    /// ER_BAD_DB_ERROR: unknown database.
+    BadDb = 1049,
+    /// ER_TABLE_EXISTS_ERROR.
+    TableExists = 1050,
+    /// ER_BAD_TABLE_ERROR: unknown table (DROP).
+    BadTable = 1051,
+    /// ER_BAD_FIELD_ERROR: unknown column.
+    BadField = 1054,
+    /// ER_DUP_KEYNAME.
+    DupKeyName = 1061,
+    /// ER_DUP_ENTRY.
+    DupEntry = 1062,
+    /// ER_PARSE_ERROR.
+    ParseError = 1064,
+    /// ER_EMPTY_QUERY.
+    EmptyQuery = 1065,
+    /// ER_NO_SUCH_THREAD: KILL of an unknown id.
+    NoSuchThread = 1094,
+    /// ER_KILL_DENIED_ERROR.
+    KillDenied = 1095,
+    /// ER_NO_SUCH_TABLE.
+    NoSuchTable = 1146,
+    /// ER_NET_PACKET_TOO_LARGE.
+    NetPacketTooLarge = 1153,
+    /// ER_NET_READ_ERROR.
+    NetReadError = 1158,
+    /// ER_NET_READ_INTERRUPTED.
+    NetReadInterrupted = 1159,
+    /// ER_CANNOT_USER: CREATE/DROP USER failed.
+    CannotUser = 1396,
+    /// ER_LOCK_WAIT_TIMEOUT.
+    LockWaitTimeout = 1205,
+    /// ER_LOCK_DEADLOCK.
+    LockDeadlock = 1213,
+    /// ER_SPECIFIC_ACCESS_DENIED_ERROR: a privilege is missing.
+    SpecificAccessDenied = 1227,
+    /// ER_LOCAL_VARIABLE: SESSION variable set with SET GLOBAL.
+    LocalVariable = 1228,
+    /// ER_GLOBAL_VARIABLE: GLOBAL variable set with SET SESSION.
+    GlobalVariable = 1229,
+    /// ER_NO_DEFAULT: variable has no default.
+    NoDefault = 1230,
+    /// ER_WRONG_VALUE_FOR_VAR.
+    WrongValueForVar = 1231,
+    /// ER_WRONG_TYPE_FOR_VAR.
+    WrongTypeForVar = 1232,
+    /// ER_INCORRECT_GLOBAL_LOCAL_VAR: read-only variable.
+    IncorrectGlobalLocalVar = 1238,
+    /// ER_NOT_SUPPORTED_YET.
+    NotSupportedYet = 1235,
+    /// ER_UNKNOWN_STMT_HANDLER.
+    UnknownStmtHandler = 1243,
+    /// ER_UNSUPPORTED_PS: statement cannot be prepared.
+    UnsupportedPs = 1295,
+    /// ER_QUERY_INTERRUPTED.
+    QueryInterrupted = 1317,
+    /// ER_SP_DOES_NOT_EXIST (unknown function).
+    SpDoesNotExist = 1305,
+    /// ER_UNKNOWN_SYSTEM_VARIABLE.
+    UnknownSystemVariable = 1193,
+    /// ER_WRONG_ARGUMENTS.
+    WrongArguments = 1210,
+    /// ER_WRONG_PARAMCOUNT_TO_PROCEDURE / wrong argument count to a native function.
+    WrongParamcountToNativeFct = 1582,
+    /// ER_DB_CREATE_EXISTS.
+    DbCreateExists = 1007,
+    /// ER_DB_DROP_EXISTS.
+    DbDropExists = 1008,
+    /// ER_MAX_PREPARED_STMT_COUNT_REACHED.
+    MaxPreparedStmtCountReached = 1461,
+    /// ER_WARN_DATA_OUT_OF_RANGE.
+    WarnDataOutOfRange = 1264,
+    /// ER_DATA_TOO_LONG.
+    DataTooLong = 1406,
+    /// ER_TRUNCATED_WRONG_VALUE.
+    TruncatedWrongValue = 1292,
+    /// ER_DIVISION_BY_ZERO.
+    DivisionByZero = 1365,
+    /// ER_OPERAND_COLUMNS.
+    OperandColumns = 1241,
+    /// ER_DATA_OUT_OF_RANGE: arithmetic overflow.
+    DataOutOfRange = 1690,
+    /// ER_NO_TABLES_USED: `SELECT *` without a table.
+    NoTablesUsed = 1096,
+    /// ER_UNKNOWN_CHARACTER_SET.
+    UnknownCharacterSet = 1115,
+    /// ER_CANT_CHANGE_TX_CHARACTERISTICS.
+    CantChangeTxCharacteristics = 1568,
+    /// ER_ILLEGAL_PRIVILEGE_LEVEL.
+    IllegalPrivilegeLevel = 3619,
+    /// ER_LOCK_NOWAIT.
+    LockNowait = 3572,
+    /// ER_VARIABLE_IS_READONLY: a session-read-only variable set without GLOBAL.
+    VariableIsReadonly = 1621,
+    /// ER_CLIENT_INTERACTION_TIMEOUT: disconnected for inactivity (8.0.24+).
+    ClientInteractionTimeout = 4031,
+    /// ER_UNKNOWN_ERROR.
+    Unknown = 1105,
+}
+
+impl ErrorCode {
+    /// The numeric MySQL error code.
+    pub fn code(self) -> u16 {
+        self as u16
+    }
+
+    /// The SQLSTATE MySQL sends with this code.
+    pub fn sql_state(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            ConCount => "08004",
+            HandshakeError => "08S01",
+            DbAccessDenied
+            | ParseError
+            | EmptyQuery
+            | BadDb
+            | SpecificAccessDenied
+            | WrongValueForVar
+            | WrongTypeForVar
+            | NoDefault
+            | MaxPreparedStmtCountReached
+            | BadTable
+            | TableExists
+            | BadField
+            | NoSuchTable
+            | SpDoesNotExist
+            | WrongParamcountToNativeFct
+            | DupKeyName
+            | UnknownCharacterSet => match self {
+                TableExists => "42S01",
+                BadTable | NoSuchTable => "42S02",
+                BadField => "42S22",
+                _ => "42000",
+            },
+            AccessDenied => "28000",
+            NoDb => "3D000",
+            UnknownCommand | NetPacketTooLarge | NetReadError | NetReadInterrupted => "08S01",
+            BadNull | DupEntry => "23000",
+            WarnDataOutOfRange | DataOutOfRange => "22003",
+            DataTooLong => "22001",
+            TruncatedWrongValue => "22007",
+            DivisionByZero => "22012",
+            OperandColumns => "21000",
+            QueryInterrupted => "70100",
+            LockDeadlock => "40001",
+            CantChangeTxCharacteristics => "25001",
+            NotSupportedYet => "42000",
+            _ => "HY000",
+        }
+    }
+}
+
+/// An error to report to the client: a code and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlError {
+    /// The MySQL error code (with its SQLSTATE).
+    pub code: ErrorCode,
+    /// The message text, formatted as MySQL formats it for this code.
+    pub message: String,
+}
+
+impl SqlError {
+    /// An error with an explicit message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> SqlError {
+        SqlError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// 1064 with MySQL's "near" text, pointing at `near` in the statement.
+    pub fn parse(near: &str) -> SqlError {
+        let near: String = near.chars().take(80).collect();
+        SqlError::new(
+            ErrorCode::ParseError,
+            format!(
+                "You have an error in your SQL syntax; check the manual that corresponds to your \
+                 MySQL server version for the right syntax to use near '{near}' at line 1"
+            ),
+        )
+    }
+
+    /// 1235 naming the missing feature.
+    pub fn unsupported(what: &str) -> SqlError {
+        SqlError::new(
+            ErrorCode::NotSupportedYet,
+            format!("This version of tpbed doesn't yet support '{what}'"),
+        )
+    }
+
+    /// 1193 for an unknown system variable.
+    pub fn unknown_variable(name: &str) -> SqlError {
+        SqlError::new(
+            ErrorCode::UnknownSystemVariable,
+            format!("Unknown system variable '{name}'"),
+        )
+    }
+
+    /// 1227 naming the privileges of which at least one is needed.
+    pub fn need_privilege(privs: &str) -> SqlError {
+        SqlError::new(
+            ErrorCode::SpecificAccessDenied,
+            format!("Access denied; you need (at least one of) the {privs} privilege(s) for this operation"),
+        )
+    }
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "ERROR {} ({}): {}",
+            self.code.code(),
+            self.code.sql_state(),
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for SqlError {}
+
+/// Result alias for operations that fail with a client-visible error.
+pub type SqlResult<T> = Result<T, SqlError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlstates_match_mysql() {
+        assert_eq!(ErrorCode::AccessDenied.sql_state(), "28000");
+        assert_eq!(ErrorCode::ConCount.sql_state(), "08004");
+        assert_eq!(ErrorCode::ParseError.sql_state(), "42000");
+        assert_eq!(ErrorCode::IncorrectGlobalLocalVar.sql_state(), "HY000");
+        assert_eq!(ErrorCode::UnknownSystemVariable.sql_state(), "HY000");
+        assert_eq!(ErrorCode::WrongValueForVar.sql_state(), "42000");
+        assert_eq!(ErrorCode::NetPacketTooLarge.sql_state(), "08S01");
+        assert_eq!(ErrorCode::MaxPreparedStmtCountReached.sql_state(), "42000");
+        assert_eq!(ErrorCode::UnknownCommand.sql_state(), "08S01");
+        assert_eq!(ErrorCode::NoSuchTable.sql_state(), "42S02");
+        assert_eq!(ErrorCode::DupEntry.sql_state(), "23000");
+        assert_eq!(ErrorCode::LockDeadlock.sql_state(), "40001");
+        assert_eq!(ErrorCode::ClientInteractionTimeout.code(), 4031);
+    }
+}

@@ -1,0 +1,335 @@
+//! The server-wide state every session shares: variables, accounts, databases, connections
+//! and the status counters that are not per session.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use pool_core::{ConnectionHandler, HandlerStats, ThreadPerConnection};
+use std::time::Instant;
+
+use crate::accounts::Accounts;
+use crate::config::{raw_value, Config};
+use crate::connections::{ConnInfo, Connections};
+use crate::log;
+use crate::session::ClientSession;
+use crate::vars::registry::{Feature, RawValue, Registry};
+use crate::vars::status::{Counter, RetiredCounters};
+use crate::vars::system::definitions;
+use crate::vars::{VarId, VarValue};
+
+/// Databases that always exist (tpbed serves their introspection tables virtually).
+pub const SYSTEM_DATABASES: &[&str] = &["information_schema", "mysql", "performance_schema", "sys"];
+
+/// How connections are mapped to threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadHandling {
+    /// One thread per connection (MySQL's default).
+    PerConnection,
+    /// The thread-group pool.
+    Pool,
+}
+
+/// The connection handler the server runs, kept for its statistics and dynamic knobs.
+#[derive(Debug, Clone)]
+pub enum Handler {
+    /// One thread per connection with a thread cache.
+    PerConnection(Arc<ThreadPerConnection<ClientSession>>),
+}
+
+impl Handler {
+    /// The handler's thread counters.
+    pub fn stats(&self) -> HandlerStats {
+        match self {
+            Handler::PerConnection(h) => h.stats(),
+        }
+    }
+}
+
+/// State shared by all sessions of one server.
+#[derive(Debug)]
+pub struct Server {
+    /// System variables.
+    pub vars: Registry,
+    /// Accounts and privileges.
+    pub accounts: Accounts,
+    /// User databases (the system ones are in [`SYSTEM_DATABASES`]).
+    pub databases: RwLock<BTreeSet<String>>,
+    /// Live connections.
+    pub connections: Connections,
+    /// Counters of closed sessions and server-level events.
+    pub retired: RetiredCounters,
+    /// The connection handler (set once at start-up).
+    pub handler: OnceLock<Handler>,
+    /// `Max_used_connections`.
+    pub max_used_connections: AtomicU64,
+    /// Open client connections, counted from accept (including those still authenticating).
+    pub connection_count: AtomicU64,
+    /// `Prepared_stmt_count`: statements prepared over all sessions.
+    pub prepared_stmt_count: AtomicI64,
+    /// How connections are handled (fixed at start-up).
+    pub thread_handling: ThreadHandling,
+    /// When the server started (`Uptime`).
+    pub started: Instant,
+    /// Ids of hot variables, looked up once.
+    pub ids: HotVars,
+}
+
+/// Registry ids of variables read on every connection or command.
+#[derive(Debug, Clone, Copy)]
+pub struct HotVars {
+    /// `autocommit`.
+    pub autocommit: VarId,
+    /// `max_connections`.
+    pub max_connections: VarId,
+    /// `max_allowed_packet`.
+    pub max_allowed_packet: VarId,
+    /// `max_prepared_stmt_count`.
+    pub max_prepared_stmt_count: VarId,
+    /// `wait_timeout`.
+    pub wait_timeout: VarId,
+    /// `interactive_timeout`.
+    pub interactive_timeout: VarId,
+    /// `net_read_timeout`.
+    pub net_read_timeout: VarId,
+    /// `net_write_timeout`.
+    pub net_write_timeout: VarId,
+    /// `connect_timeout`.
+    pub connect_timeout: VarId,
+    /// `sql_mode`.
+    pub sql_mode: VarId,
+    /// `sql_select_limit`.
+    pub sql_select_limit: VarId,
+}
+
+impl Server {
+    /// Builds the server state from the start-up configuration. Returns the state and the
+    /// messages to log; fails on an unknown command-line option or a bad value.
+    pub fn from_config(cfg: &Config) -> Result<Arc<Server>, String> {
+        for w in &cfg.warnings {
+            log::warning(w);
+        }
+        // Decide the connection handling first: the pool's variables exist only with it.
+        let mut pool = false;
+        let mut loaded_dynamically = false;
+        for s in &cfg.settings {
+            match s.name.as_str() {
+                "thread_handling" => {
+                    let v = s.value.clone().unwrap_or_default().to_ascii_lowercase();
+                    pool = v == "pool-of-threads";
+                }
+                "plugin_load_add" | "plugin_load" => {
+                    let v = s.value.clone().unwrap_or_default();
+                    for plugin in v.split([';', ',']).map(str::trim).filter(|p| !p.is_empty()) {
+                        let file = plugin.rsplit('=').next().unwrap_or(plugin);
+                        if file.starts_with("thread_pool") {
+                            pool = true;
+                            loaded_dynamically = true;
+                        } else {
+                            log::warning(&format!(
+                                "Plugin '{plugin}' is not part of tpbed; ignored ({})",
+                                s.whence()
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut features = vec![Feature::Core];
+        if pool {
+            features.push(Feature::ThreadPool);
+        }
+        let vars = Registry::new(definitions(), &features);
+        for s in &cfg.settings {
+            if matches!(
+                s.name.as_str(),
+                "plugin_load_add" | "plugin_load" | "thread_handling"
+            ) {
+                continue;
+            }
+            let Some(id) = vars.lookup(&s.name) else {
+                let known_elsewhere = !pool && s.name.starts_with("thread_pool");
+                if s.loose || known_elsewhere {
+                    if known_elsewhere {
+                        log::warning(&format!(
+                            "'{}' ignored: the thread pool is not loaded ({})",
+                            s.name,
+                            s.whence()
+                        ));
+                    }
+                    continue;
+                }
+                if matches!(s.origin, crate::config::Origin::CommandLine) {
+                    return Err(format!("unknown variable '{}'", s.name));
+                }
+                log::warning(&format!(
+                    "unknown variable '{}' ignored ({})",
+                    s.name,
+                    s.whence()
+                ));
+                continue;
+            };
+            let value = vars
+                .parse_value(id, &raw_value(&s.value))
+                .map_err(|e| format!("{} ({})", e.message, s.whence()))?;
+            if let (VarValue::Int(got), RawValue::Int(asked)) = (&value, raw_value(&s.value)) {
+                if *got != asked {
+                    log::warning(&format!(
+                        "option '{}': value {asked} adjusted to {got} ({})",
+                        s.name,
+                        s.whence()
+                    ));
+                }
+            }
+            vars.set_global_unchecked(id, value);
+        }
+        let th = vars.require("thread_handling").map_err(|e| e.message)?;
+        let label = match (pool, loaded_dynamically) {
+            (true, true) => "loaded-dynamically",
+            (true, false) => "pool-of-threads",
+            _ => "one-thread-per-connection",
+        };
+        vars.set_global_unchecked(th, VarValue::Str(label.into()));
+        let id = |n: &str| vars.require(n).map_err(|e| e.message);
+        let ids = HotVars {
+            autocommit: id("autocommit")?,
+            max_connections: id("max_connections")?,
+            max_allowed_packet: id("max_allowed_packet")?,
+            max_prepared_stmt_count: id("max_prepared_stmt_count")?,
+            wait_timeout: id("wait_timeout")?,
+            interactive_timeout: id("interactive_timeout")?,
+            net_read_timeout: id("net_read_timeout")?,
+            net_write_timeout: id("net_write_timeout")?,
+            connect_timeout: id("connect_timeout")?,
+            sql_mode: id("sql_mode")?,
+            sql_select_limit: id("sql_select_limit")?,
+        };
+        // thread_cache_size autosizes to 8 + max_connections / 100 (at most 100) unless set.
+        if !cfg.settings.iter().any(|s| s.name == "thread_cache_size") {
+            let mc = vars.global(ids.max_connections).as_int();
+            vars.set_global_unchecked(
+                id("thread_cache_size")?,
+                VarValue::Int((8 + mc / 100).min(100)),
+            );
+        }
+        Ok(Arc::new(Server {
+            vars,
+            accounts: Accounts::with_root(),
+            databases: RwLock::new(BTreeSet::new()),
+            connections: Connections::default(),
+            retired: RetiredCounters::default(),
+            handler: OnceLock::new(),
+            max_used_connections: AtomicU64::new(0),
+            connection_count: AtomicU64::new(0),
+            prepared_stmt_count: AtomicI64::new(0),
+            thread_handling: if pool {
+                ThreadHandling::Pool
+            } else {
+                ThreadHandling::PerConnection
+            },
+            started: Instant::now(),
+            ids,
+        }))
+    }
+
+    /// SET GLOBAL of a validated value, with the side effects some variables have.
+    pub fn set_global(&self, id: VarId, v: VarValue) -> crate::error::SqlResult<()> {
+        if self.vars.def(id).name == "thread_cache_size" {
+            if let Some(Handler::PerConnection(h)) = self.handler.get() {
+                h.set_thread_cache_size(v.as_int().clamp(0, i64::from(u32::MAX)) as u32);
+            }
+        }
+        self.vars.set_global_unchecked(id, v);
+        Ok(())
+    }
+
+    /// Whether database `name` exists (system databases included).
+    pub fn database_exists(&self, name: &str) -> bool {
+        let lower = name.to_ascii_lowercase();
+        SYSTEM_DATABASES.contains(&lower.as_str())
+            || self
+                .databases
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(name)
+    }
+
+    /// Every database name, system ones included, sorted.
+    pub fn database_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = SYSTEM_DATABASES.iter().map(|s| s.to_string()).collect();
+        v.extend(
+            self.databases
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned(),
+        );
+        v.sort();
+        v
+    }
+
+    /// Records a connection count for `Max_used_connections`.
+    pub fn note_connections(&self, n: u64) {
+        self.max_used_connections.fetch_max(n, Ordering::Relaxed);
+    }
+
+    /// Status rows for `SHOW [GLOBAL|SESSION] STATUS`: the session's own counters for SESSION,
+    /// the sum over every session (live and closed) for GLOBAL, plus server gauges.
+    pub fn status(&self, session: Option<&ConnInfo>) -> Vec<(String, String)> {
+        let live = self.connections.snapshot();
+        let mut rows: Vec<(String, String)> = Vec::new();
+        for c in Counter::ALL {
+            let v = match session {
+                Some(s) => s.counters.get(*c),
+                None => self.retired.get(*c) + live.iter().map(|l| l.counters.get(*c)).sum::<u64>(),
+            };
+            rows.push((c.name().to_string(), v.to_string()));
+        }
+        let running = live
+            .iter()
+            .filter(|c| c.running.load(Ordering::Relaxed))
+            .count();
+        let threads = self.handler.get().map(Handler::stats).unwrap_or_default();
+        let gauges = [
+            (
+                "Connections",
+                self.connections
+                    .peek_next_id()
+                    .saturating_sub(1)
+                    .to_string(),
+            ),
+            (
+                "Max_used_connections",
+                self.max_used_connections
+                    .load(Ordering::Relaxed)
+                    .to_string(),
+            ),
+            (
+                "Prepared_stmt_count",
+                self.prepared_stmt_count.load(Ordering::Relaxed).to_string(),
+            ),
+            ("Threads_cached", threads.threads_cached.to_string()),
+            ("Threads_connected", live.len().to_string()),
+            ("Threads_created", threads.threads_created.to_string()),
+            ("Threads_running", running.to_string()),
+            ("Uptime", self.started.elapsed().as_secs().to_string()),
+            (
+                "Uptime_since_flush_status",
+                self.started.elapsed().as_secs().to_string(),
+            ),
+        ];
+        rows.extend(gauges.into_iter().map(|(k, v)| (k.to_string(), v)));
+        rows.sort_by(|a, b| a.0.to_ascii_lowercase().cmp(&b.0.to_ascii_lowercase()));
+        rows
+    }
+
+    /// FLUSH STATUS, as MySQL does it: the session's counters are added to the global totals
+    /// and reset, and `Max_used_connections` restarts from the current count.
+    pub fn flush_status(&self, session: &ConnInfo) {
+        self.retired.absorb(&session.counters);
+        session.counters.reset();
+        self.max_used_connections
+            .store(self.connections.len() as u64, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,175 @@
+//! Command dispatch: one decoded COM_* packet, run and answered.
+
+use pool_core::Outcome;
+use protocol::{Command, OkPacket, ProtocolError};
+
+use crate::connections::ConnCommand;
+use crate::error::{ErrorCode, SqlError};
+use crate::session::reply::{write_ok, write_output};
+use crate::session::{statements, ClientSession};
+use crate::sql;
+use crate::vars::Counter;
+
+/// Runs one command; the reply is left in the session's output buffer.
+pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
+    let cmd = match Command::decode(payload) {
+        Ok(c) => c,
+        Err(ProtocolError::UnknownCommand(b)) => {
+            s.write_err(&SqlError::new(ErrorCode::UnknownCommand, "Unknown command"));
+            crate::log::write(
+                crate::log::Level::Note,
+                s.st.conn.id,
+                &format!("unknown command byte 0x{b:02x}"),
+            );
+            return Outcome::Continue;
+        }
+        Err(e) => {
+            s.write_err(&SqlError::new(
+                ErrorCode::NetReadError,
+                format!("Malformed packet: {e}"),
+            ));
+            crate::log::write(
+                crate::log::Level::Note,
+                s.st.conn.id,
+                &format!("malformed command packet: {e}"),
+            );
+            return Outcome::Continue;
+        }
+    };
+    let caps = s.st.caps;
+    match cmd {
+        Command::Quit => {
+            s.quit = true;
+            return Outcome::Close;
+        }
+        Command::Query(text) => {
+            s.st.count(Counter::Questions);
+            s.st.conn.begin(ConnCommand::Query, Some(text));
+            let sql_text = String::from_utf8_lossy(text);
+            let results = sql::run_text(&mut s.st, &sql_text);
+            let n = results.len();
+            for (i, r) in results.into_iter().enumerate() {
+                s.st.count(Counter::Queries);
+                match r {
+                    Ok(o) => {
+                        if let sql::Output::Ok { last_insert_id, .. } = &o {
+                            if *last_insert_id != 0 {
+                                s.st.last_insert_id = *last_insert_id;
+                            }
+                        }
+                        let warnings = s.st.warnings.len().min(u16::MAX as usize) as u16;
+                        let status = s.st.status_flags();
+                        write_output(
+                            &mut s.out,
+                            &mut s.seq,
+                            caps,
+                            &o,
+                            false,
+                            status,
+                            warnings,
+                            i + 1 < n,
+                        );
+                    }
+                    Err(e) => s.write_err(&e),
+                }
+            }
+            s.st.conn.end();
+        }
+        Command::InitDb(db) => {
+            let db = String::from_utf8_lossy(db).into_owned();
+            match sql::admin::use_db(&mut s.st, &db) {
+                Ok(_) => ok(s),
+                Err(e) => s.write_err(&e),
+            }
+        }
+        Command::Ping => ok(s),
+        Command::Debug => {
+            crate::log::note(&format!("COM_DEBUG from connection {}", s.st.conn.id));
+            ok(s)
+        }
+        Command::Statistics => {
+            let server = &s.st.server;
+            let status = server.status(None);
+            let get = |k: &str| {
+                status
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            };
+            let uptime = server.started.elapsed().as_secs_f64().max(1.0);
+            let questions: f64 = get("Questions").parse().unwrap_or(0.0);
+            let text = format!(
+                "Uptime: {}  Threads: {}  Questions: {}  Slow queries: 0  Opens: 0  Flush tables: 1  Open tables: 0  Queries per second avg: {:.3}",
+                get("Uptime"),
+                get("Threads_connected"),
+                get("Questions"),
+                questions / uptime
+            );
+            protocol::packet::write_packet(&mut s.out, &mut s.seq, text.as_bytes());
+        }
+        Command::ProcessKill(id) => match sql::admin::kill_id(&s.st, i64::from(id), false) {
+            Ok(()) => ok(s),
+            Err(e) => s.write_err(&e),
+        },
+        Command::SetOption(opt) => {
+            match opt {
+                protocol::command::MYSQL_OPTION_MULTI_STATEMENTS_ON => s.st.multi_statements = true,
+                protocol::command::MYSQL_OPTION_MULTI_STATEMENTS_OFF => {
+                    s.st.multi_statements = false
+                }
+                _ => {
+                    s.write_err(&SqlError::new(ErrorCode::UnknownCommand, "Unknown command"));
+                    return Outcome::Continue;
+                }
+            }
+            let status = s.st.status_flags();
+            if caps.contains(protocol::Capabilities::DEPRECATE_EOF) {
+                ok(s);
+            } else {
+                let eof = protocol::EofPacket {
+                    warnings: 0,
+                    status,
+                };
+                protocol::packet::write_packet_with(&mut s.out, &mut s.seq, |o| eof.encode(o));
+            }
+        }
+        Command::ResetConnection => {
+            s.st.reset();
+            ok(s)
+        }
+        Command::FieldList { table, .. } => {
+            let t = String::from_utf8_lossy(table).into_owned();
+            let db = s.st.db.clone().unwrap_or_default();
+            s.write_err(&SqlError::new(
+                ErrorCode::NoSuchTable,
+                format!("Table '{db}.{t}' doesn't exist"),
+            ));
+        }
+        Command::ChangeUser(_) => {
+            s.write_err(&SqlError::unsupported("COM_CHANGE_USER"));
+        }
+        Command::StmtPrepare(text) => statements::prepare(s, text),
+        Command::StmtExecute(ex) => statements::execute(s, &ex),
+        Command::StmtSendLongData {
+            stmt_id,
+            param,
+            data,
+        } => statements::send_long_data(s, stmt_id, param, data),
+        Command::StmtClose(id) => statements::close(s, id),
+        Command::StmtReset(id) => statements::reset(s, id),
+        Command::StmtFetch { .. } => {
+            s.write_err(&SqlError::unsupported("cursors (COM_STMT_FETCH)"));
+        }
+    }
+    Outcome::Continue
+}
+
+/// Writes a plain OK with the session's status flags.
+pub fn ok(s: &mut ClientSession) {
+    let ok = OkPacket {
+        status: s.st.status_flags(),
+        ..OkPacket::default()
+    };
+    write_ok(&mut s.out, &mut s.seq, s.st.caps, &ok);
+}

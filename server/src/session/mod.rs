@@ -1,0 +1,242 @@
+//! One client connection: the handshake, then a loop of whole commands, each decoded, run and
+//! answered. The same code runs under both connection-handling models (it implements
+//! [`pool_core::Session`]); nothing here knows which one drives it.
+
+pub mod commands;
+pub mod handshake;
+pub mod io;
+pub mod reply;
+pub mod state;
+pub mod statements;
+
+use std::net::TcpStream;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pool_core::{Outcome, Session};
+
+use crate::accounts::Privilege;
+use crate::connections::{ConnInfo, KILL_NONE};
+use crate::error::{ErrorCode, SqlError};
+use crate::log;
+use crate::server::Server;
+use crate::vars::Counter;
+use io::{PacketIo, ReadError};
+use state::SessionState;
+
+/// A client connection driven by a connection handler.
+#[derive(Debug)]
+pub struct ClientSession {
+    io: PacketIo,
+    out: Vec<u8>,
+    seq: u8,
+    /// Everything but the socket.
+    pub st: SessionState,
+    nonce: [u8; 20],
+    authenticated: bool,
+    quit: bool,
+}
+
+impl ClientSession {
+    /// A session for a freshly accepted socket. The caller has counted it in
+    /// [`Server::connection_count`]; dropping the session uncounts it.
+    pub fn new(server: Arc<Server>, stream: TcpStream) -> ClientSession {
+        let host = stream
+            .peer_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_else(|_| "unknown".into());
+        let _ = stream.set_nodelay(true);
+        let write_timeout = server.vars.global(server.ids.net_write_timeout).as_int();
+        let _ = stream.set_write_timeout(Some(Duration::from_secs(write_timeout.max(1) as u64)));
+        let id = server.connections.next_id();
+        let conn = Arc::new(ConnInfo::new(id, host, stream.as_raw_fd()));
+        server.connections.insert(conn.clone());
+        let max_packet = server.vars.global(server.ids.max_allowed_packet).as_int() as usize;
+        ClientSession {
+            io: PacketIo::new(stream, max_packet),
+            out: Vec::with_capacity(16 * 1024),
+            seq: 0,
+            st: SessionState::new(server, conn),
+            nonce: handshake::new_nonce(),
+            authenticated: false,
+            quit: false,
+        }
+    }
+
+    fn secs(&self, id: crate::vars::VarId) -> Duration {
+        Duration::from_secs(self.st.vars.get(id).as_int().max(1) as u64)
+    }
+
+    /// The idle timeout that applies: `interactive_timeout` for interactive clients.
+    fn idle(&self) -> Duration {
+        let ids = self.st.server.ids;
+        self.secs(if self.st.interactive {
+            ids.interactive_timeout
+        } else {
+            ids.wait_timeout
+        })
+    }
+
+    /// Sends what is buffered; false when the socket failed.
+    fn flush(&mut self) -> bool {
+        match self.io.flush(&mut self.out) {
+            Ok(n) => {
+                self.st.conn.counters.add(Counter::BytesSent, n);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn take_bytes_in(&mut self) {
+        let n = std::mem::take(&mut self.io.bytes_in);
+        self.st.conn.counters.add(Counter::BytesReceived, n);
+    }
+
+    /// Writes an ERR packet with the current sequence id.
+    fn write_err(&mut self, e: &SqlError) {
+        reply::write_err(&mut self.out, &mut self.seq, e);
+    }
+
+    /// Ends the connection after a read failure, logging what MySQL would.
+    fn read_failed(&mut self, e: ReadError) -> Outcome {
+        let id = self.st.conn.id;
+        match e {
+            ReadError::Closed => {
+                if self.st.conn.killed.load(Ordering::Relaxed) == KILL_NONE {
+                    self.st.server.retired.add(Counter::AbortedClients, 1);
+                }
+            }
+            ReadError::IdleTimeout => {
+                self.seq = 0;
+                self.write_err(&SqlError::new(
+                    ErrorCode::ClientInteractionTimeout,
+                    "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior.",
+                ));
+                self.flush();
+                self.st.server.retired.add(Counter::AbortedClients, 1);
+                log::write(
+                    log::Level::Note,
+                    id,
+                    "Aborted connection: idle longer than wait_timeout",
+                );
+            }
+            ReadError::ReadTimeout => {
+                self.st.server.retired.add(Counter::AbortedClients, 1);
+                log::write(
+                    log::Level::Note,
+                    id,
+                    "Aborted connection: Got timeout reading communication packets",
+                );
+            }
+            ReadError::TooLarge => {
+                self.seq = self.seq.wrapping_add(1);
+                self.write_err(&SqlError::new(
+                    ErrorCode::NetPacketTooLarge,
+                    "Got a packet bigger than 'max_allowed_packet' bytes",
+                ));
+                self.flush();
+                self.st.server.retired.add(Counter::AbortedClients, 1);
+                log::write(
+                    log::Level::Note,
+                    id,
+                    "Aborted connection: Got a packet bigger than 'max_allowed_packet' bytes",
+                );
+            }
+            ReadError::Protocol(p) => {
+                self.write_err(&SqlError::new(
+                    ErrorCode::NetReadError,
+                    format!("Got an error reading communication packets: {p}"),
+                ));
+                self.flush();
+                self.st.server.retired.add(Counter::AbortedClients, 1);
+                log::write(log::Level::Note, id, &format!("Aborted connection: {p}"));
+            }
+            ReadError::Io(err) => {
+                self.st.server.retired.add(Counter::AbortedClients, 1);
+                log::write(log::Level::Note, id, &format!("Aborted connection: {err}"));
+            }
+        }
+        Outcome::Close
+    }
+}
+
+impl Session for ClientSession {
+    fn handshake(&mut self) -> Outcome {
+        let outcome = handshake::run(self);
+        self.take_bytes_in();
+        if outcome == Outcome::Continue {
+            self.authenticated = true;
+            self.st.conn.end();
+        }
+        outcome
+    }
+
+    fn run(&mut self) -> Outcome {
+        let (idle, read) = (self.idle(), self.secs(self.st.server.ids.net_read_timeout));
+        let packet = self.io.read_packet(idle, read);
+        self.take_bytes_in();
+        let (seq, payload) = match packet {
+            Ok(p) => p,
+            Err(e) => return self.read_failed(e),
+        };
+        self.seq = seq.wrapping_add(1);
+        let outcome = commands::dispatch(self, &payload);
+        if !self.flush() {
+            return Outcome::Close;
+        }
+        if self.st.conn.killed.load(Ordering::Relaxed) >= crate::connections::KILL_CONNECTION {
+            return Outcome::Close;
+        }
+        outcome
+    }
+
+    fn in_transaction(&self) -> bool {
+        self.st.in_transaction
+    }
+
+    fn is_tp_admin(&self) -> bool {
+        self.st.privileges.has(Privilege::TpConnectionAdmin)
+    }
+
+    fn high_priority(&self) -> bool {
+        self.st
+            .server
+            .vars
+            .lookup("thread_pool_high_priority_connection")
+            .is_some_and(|id| self.st.vars.get(id).as_bool())
+    }
+
+    fn has_buffered_input(&self) -> bool {
+        self.io.has_buffered()
+    }
+
+    fn raw_fd(&self) -> RawFd {
+        self.io.stream.as_raw_fd()
+    }
+
+    fn idle_timeout(&self) -> Duration {
+        self.idle()
+    }
+
+    fn expire(&mut self) {
+        self.read_failed(ReadError::IdleTimeout);
+    }
+
+    fn kill(&self) {
+        self.st.conn.kill(crate::connections::KILL_CONNECTION);
+    }
+}
+
+impl Drop for ClientSession {
+    fn drop(&mut self) {
+        let server = self.st.server.clone();
+        self.st.close_all_statements();
+        if let Some(c) = server.connections.remove(self.st.conn.id) {
+            server.retired.absorb(&c.counters);
+        }
+        server.connection_count.fetch_sub(1, Ordering::Relaxed);
+    }
+}

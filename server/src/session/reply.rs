@@ -1,0 +1,177 @@
+//! Encoding statement results for the wire: OK, ERR, and text or binary result sets.
+
+use protocol::packet::write_packet_with;
+use protocol::{
+    BinaryValue, Capabilities, ColumnDefinition, ColumnType, ErrPacket, OkPacket, ResultSetWriter,
+    StatusFlags,
+};
+
+use crate::error::SqlError;
+use crate::sql::{Output, ResultSet};
+use crate::value::Value;
+
+/// Writes an ERR packet.
+pub fn write_err(out: &mut Vec<u8>, seq: &mut u8, e: &SqlError) {
+    let p = ErrPacket::new(e.code.code(), e.code.sql_state(), e.message.clone());
+    write_packet_with(out, seq, |o| p.encode(o));
+}
+
+/// Writes an OK packet.
+pub fn write_ok(out: &mut Vec<u8>, seq: &mut u8, caps: Capabilities, ok: &OkPacket) {
+    write_packet_with(out, seq, |o| ok.encode(caps, o));
+}
+
+/// Appends a value's text form (the text protocol's cell) to `buf`.
+pub fn text_cell(v: &Value, buf: &mut Vec<u8>) {
+    use std::io::Write;
+    match v {
+        Value::Null => {}
+        Value::Int(i) => {
+            let _ = write!(buf, "{i}");
+        }
+        Value::UInt(u) => {
+            let _ = write!(buf, "{u}");
+        }
+        Value::Bytes(b) => buf.extend_from_slice(b),
+        Value::Double(d) => buf.extend_from_slice(crate::sql::format::double(*d).as_bytes()),
+        Value::Decimal(d) => {
+            let _ = write!(buf, "{d}");
+        }
+        Value::DateTime(dt) => {
+            let _ = write!(buf, "{:04}-{:02}-{:02}", dt.year, dt.month, dt.day);
+            if !matches!(v, Value::DateTime(d) if d.hour == 0 && d.minute == 0 && d.second == 0 && d.micros == 0)
+            {
+                let _ = write!(buf, " {:02}:{:02}:{:02}", dt.hour, dt.minute, dt.second);
+                if dt.micros != 0 {
+                    let _ = write!(buf, ".{:06}", dt.micros);
+                }
+            }
+        }
+    }
+}
+
+/// A value in the binary protocol for a column of type `ty`.
+pub fn binary_value(v: &Value, ty: ColumnType) -> BinaryValue {
+    match v {
+        Value::Null => BinaryValue::Null,
+        Value::Int(i) => BinaryValue::Int(*i),
+        Value::UInt(u) => BinaryValue::UInt(*u),
+        Value::Double(d) => BinaryValue::Double(*d),
+        Value::Decimal(d) => BinaryValue::Bytes(d.to_string().into_bytes()),
+        Value::Bytes(b) => BinaryValue::Bytes(b.clone()),
+        Value::DateTime(dt) if ty == ColumnType::Date => BinaryValue::Date {
+            year: dt.year,
+            month: dt.month,
+            day: dt.day,
+        },
+        Value::DateTime(dt) => BinaryValue::DateTime {
+            year: dt.year,
+            month: dt.month,
+            day: dt.day,
+            hour: dt.hour,
+            minute: dt.minute,
+            second: dt.second,
+            micros: dt.micros,
+        },
+    }
+}
+
+/// Writes a result set; `binary` for COM_STMT_EXECUTE.
+pub fn write_rows(
+    out: &mut Vec<u8>,
+    seq: &mut u8,
+    caps: Capabilities,
+    rs: &ResultSet,
+    binary: bool,
+    status: StatusFlags,
+    warnings: u16,
+) {
+    if rs.columns.is_empty() {
+        write_ok(
+            out,
+            seq,
+            caps,
+            &OkPacket {
+                status,
+                warnings,
+                ..OkPacket::default()
+            },
+        );
+        return;
+    }
+    let mut w = ResultSetWriter::start(out, seq, caps, &rs.columns);
+    let mut cells: Vec<u8> = Vec::new();
+    let mut bounds: Vec<Option<(usize, usize)>> = Vec::with_capacity(rs.columns.len());
+    for row in &rs.rows {
+        if binary {
+            let values: Vec<BinaryValue> = row
+                .iter()
+                .zip(&rs.columns)
+                .map(|(v, c)| binary_value(v, c.column_type))
+                .collect();
+            w.binary_row(&values, &rs.columns);
+        } else {
+            cells.clear();
+            bounds.clear();
+            for v in row {
+                if v.is_null() {
+                    bounds.push(None);
+                } else {
+                    let start = cells.len();
+                    text_cell(v, &mut cells);
+                    bounds.push(Some((start, cells.len())));
+                }
+            }
+            w.text_row(bounds.iter().map(|b| b.map(|(s, e)| &cells[s..e])));
+        }
+    }
+    w.finish(status, warnings);
+}
+
+/// Writes one statement's output; `more` sets SERVER_MORE_RESULTS_EXISTS.
+pub fn write_output(
+    out: &mut Vec<u8>,
+    seq: &mut u8,
+    caps: Capabilities,
+    o: &Output,
+    binary: bool,
+    mut status: StatusFlags,
+    warnings: u16,
+    more: bool,
+) {
+    if more {
+        status |= StatusFlags::MORE_RESULTS_EXISTS;
+    }
+    match o {
+        Output::Ok {
+            affected_rows,
+            last_insert_id,
+            info,
+        } => write_ok(
+            out,
+            seq,
+            caps,
+            &OkPacket {
+                affected_rows: *affected_rows,
+                last_insert_id: *last_insert_id,
+                status,
+                warnings,
+                info: info.clone(),
+            },
+        ),
+        Output::Rows(rs) => write_rows(out, seq, caps, rs, binary, status, warnings),
+    }
+}
+
+/// The column definitions of a prepared statement's parameters (MySQL sends `?` as
+/// VAR_STRING placeholders).
+pub fn param_definitions(n: usize) -> Vec<ColumnDefinition> {
+    (0..n)
+        .map(|_| {
+            let mut c = ColumnDefinition::new("?", ColumnType::VarString);
+            c.charset = 63;
+            c.flags = protocol::ColumnFlags::BINARY;
+            c
+        })
+        .collect()
+}

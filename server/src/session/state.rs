@@ -1,0 +1,175 @@
+//! A session's state apart from its socket: who is logged in, session variables, the current
+//! database, transaction flags, warnings and prepared statements. The SQL layer works on this.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use protocol::{Capabilities, StatusFlags};
+
+use crate::accounts::Privileges;
+use crate::connections::ConnInfo;
+use crate::server::Server;
+use crate::sql::PreparedStmt;
+use crate::vars::{Counter, SessionVars, VarValue};
+
+/// A warning or note for `SHOW WARNINGS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// `Warning`, `Note` or `Error`.
+    pub level: &'static str,
+    /// The MySQL code.
+    pub code: u16,
+    /// The message.
+    pub message: String,
+}
+
+/// A prepared statement as the session keeps it.
+#[derive(Debug)]
+pub struct SessionStmt {
+    /// The planned statement.
+    pub stmt: PreparedStmt,
+    /// Parameter types from the last execute that sent them (reused when the client does not
+    /// resend types).
+    pub param_types: Vec<(protocol::ColumnType, bool)>,
+    /// Data collected by COM_STMT_SEND_LONG_DATA, per parameter.
+    pub long_data: Vec<Option<Vec<u8>>>,
+}
+
+/// Everything a session knows except its socket.
+#[derive(Debug)]
+pub struct SessionState {
+    /// The server.
+    pub server: Arc<Server>,
+    /// This connection's shared part (processlist, kill flag, counters).
+    pub conn: Arc<ConnInfo>,
+    /// Session copies of the variables.
+    pub vars: SessionVars,
+    /// Capabilities agreed with the client.
+    pub caps: Capabilities,
+    /// Login user.
+    pub user: String,
+    /// Host pattern of the matched account (`CURRENT_USER()`).
+    pub account_host: String,
+    /// The account's privileges at login.
+    pub privileges: Privileges,
+    /// The current database.
+    pub db: Option<String>,
+    /// `LAST_INSERT_ID()`.
+    pub last_insert_id: u64,
+    /// An explicit transaction is open (BEGIN without COMMIT yet).
+    pub in_transaction: bool,
+    /// Warnings of the last statement.
+    pub warnings: Vec<Warning>,
+    /// Prepared statements by id.
+    pub statements: HashMap<u32, SessionStmt>,
+    /// The next statement id.
+    pub next_stmt_id: u32,
+    /// The client said CLIENT_INTERACTIVE (`interactive_timeout` applies).
+    pub interactive: bool,
+    /// Multi-statements are on (CLIENT_MULTI_STATEMENTS or COM_SET_OPTION).
+    pub multi_statements: bool,
+    /// User variables (`@name`).
+    pub user_vars: HashMap<String, crate::value::Value>,
+    /// Characteristics `SET TRANSACTION` (no scope) gave the next transaction only.
+    pub next_transaction: Vec<(crate::vars::VarId, VarValue)>,
+}
+
+impl SessionState {
+    /// A fresh state for a connection that has not logged in yet.
+    pub fn new(server: Arc<Server>, conn: Arc<ConnInfo>) -> SessionState {
+        let vars = server.vars.session_copy();
+        SessionState {
+            server,
+            conn,
+            vars,
+            caps: Capabilities::empty(),
+            user: String::new(),
+            account_host: String::new(),
+            privileges: Privileges::default(),
+            db: None,
+            last_insert_id: 0,
+            in_transaction: false,
+            warnings: Vec::new(),
+            statements: HashMap::new(),
+            next_stmt_id: 1,
+            interactive: false,
+            multi_statements: false,
+            user_vars: HashMap::new(),
+            next_transaction: Vec::new(),
+        }
+    }
+
+    /// The status flags OK and EOF packets carry.
+    pub fn status_flags(&self) -> StatusFlags {
+        let mut s = StatusFlags::empty();
+        if self.autocommit() {
+            s |= StatusFlags::AUTOCOMMIT;
+        }
+        if self.in_transaction {
+            s |= StatusFlags::IN_TRANS;
+        }
+        if self.sql_mode_has("NO_BACKSLASH_ESCAPES") {
+            s |= StatusFlags::NO_BACKSLASH_ESCAPES;
+        }
+        s
+    }
+
+    /// The session's `autocommit`.
+    pub fn autocommit(&self) -> bool {
+        self.vars.get(self.server.ids.autocommit).as_bool()
+    }
+
+    /// Whether `sql_mode` contains `mode`.
+    pub fn sql_mode_has(&self, mode: &str) -> bool {
+        self.vars
+            .get(self.server.ids.sql_mode)
+            .as_str()
+            .split(',')
+            .any(|m| m == mode)
+    }
+
+    /// A session variable by registry id (as an int).
+    pub fn var_int(&self, id: crate::vars::VarId) -> i64 {
+        self.vars.get(id).as_int()
+    }
+
+    /// Counts one event in the session's status counters.
+    pub fn count(&self, c: Counter) {
+        self.conn.counters.incr(c);
+    }
+
+    /// Adds a warning for SHOW WARNINGS.
+    pub fn warn(&mut self, code: u16, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            level: "Warning",
+            code,
+            message: message.into(),
+        });
+    }
+
+    /// Drops every prepared statement (COM_RESET_CONNECTION, disconnect).
+    pub fn close_all_statements(&mut self) {
+        let n = self.statements.len() as i64;
+        self.statements.clear();
+        self.server
+            .prepared_stmt_count
+            .fetch_sub(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// COM_RESET_CONNECTION: variables back to the globals, statements closed, transaction
+    /// ended, LAST_INSERT_ID cleared; the login and database stay.
+    pub fn reset(&mut self) {
+        self.close_all_statements();
+        self.vars = self.server.vars.session_copy();
+        self.last_insert_id = 0;
+        self.in_transaction = false;
+        self.warnings.clear();
+        self.user_vars.clear();
+        self.next_transaction.clear();
+    }
+
+    /// The session value shown for `@@name` of a boolean or integer variable.
+    pub fn var_value(&self, id: crate::vars::VarId) -> &VarValue {
+        self.vars.get(id)
+    }
+}

@@ -1,0 +1,225 @@
+//! Server-side prepared statements: COM_STMT_PREPARE, EXECUTE (binary protocol), SEND_LONG_DATA,
+//! CLOSE and RESET, with `max_prepared_stmt_count`.
+
+use std::sync::atomic::Ordering;
+
+use protocol::command::{decode_execute_params_with_long_data, StmtExecute};
+use protocol::resultset::write_prepare_ok;
+use protocol::{BinaryValue, ColumnType};
+
+use crate::connections::ConnCommand;
+use crate::error::{ErrorCode, SqlError};
+use crate::session::commands::ok;
+use crate::session::reply::{param_definitions, write_output};
+use crate::session::state::SessionStmt;
+use crate::session::ClientSession;
+use crate::sql;
+use crate::value::{DateTime, Value};
+use crate::vars::Counter;
+
+fn unknown(id: u32, what: &str) -> SqlError {
+    SqlError::new(
+        ErrorCode::UnknownStmtHandler,
+        format!("Unknown prepared statement handler ({id}) given to {what}"),
+    )
+}
+
+/// COM_STMT_PREPARE.
+pub fn prepare(s: &mut ClientSession, text: &[u8]) {
+    s.st.count(Counter::ComStmtPrepare);
+    s.st.conn.begin(ConnCommand::Prepare, Some(text));
+    let server = s.st.server.clone();
+    let max = server
+        .vars
+        .global(server.ids.max_prepared_stmt_count)
+        .as_int();
+    if server.prepared_stmt_count.load(Ordering::Relaxed) >= max {
+        s.write_err(&SqlError::new(
+            ErrorCode::MaxPreparedStmtCountReached,
+            format!(
+                "Can't create more than max_prepared_stmt_count statements (current value: {max})"
+            ),
+        ));
+        s.st.conn.end();
+        return;
+    }
+    let sql_text = String::from_utf8_lossy(text);
+    match sql::prepare(&s.st, &sql_text) {
+        Ok(stmt) => {
+            let id = s.st.next_stmt_id;
+            s.st.next_stmt_id = s.st.next_stmt_id.wrapping_add(1).max(1);
+            server.prepared_stmt_count.fetch_add(1, Ordering::Relaxed);
+            write_prepare_ok(
+                &mut s.out,
+                &mut s.seq,
+                s.st.caps,
+                id,
+                &param_definitions(stmt.params),
+                &stmt.columns,
+                0,
+            );
+            let n = stmt.params;
+            s.st.statements.insert(
+                id,
+                SessionStmt {
+                    stmt,
+                    param_types: Vec::new(),
+                    long_data: vec![None; n],
+                },
+            );
+        }
+        Err(e) => s.write_err(&e),
+    }
+    s.st.conn.end();
+}
+
+/// Converts a bound parameter to a SQL value.
+fn param_value(v: BinaryValue, ty: ColumnType) -> Value {
+    match v {
+        BinaryValue::Null => Value::Null,
+        BinaryValue::Int(i) => Value::Int(i),
+        BinaryValue::UInt(u) => Value::UInt(u),
+        BinaryValue::Float(f) => Value::Double(f64::from(f)),
+        BinaryValue::Double(d) => Value::Double(d),
+        BinaryValue::Bytes(b) => match ty {
+            ColumnType::NewDecimal | ColumnType::Decimal => std::str::from_utf8(&b)
+                .ok()
+                .and_then(sql::eval::parse_decimal)
+                .map(Value::Decimal)
+                .unwrap_or(Value::Bytes(b)),
+            _ => Value::Bytes(b),
+        },
+        BinaryValue::Date { year, month, day } => Value::DateTime(DateTime {
+            year,
+            month,
+            day,
+            ..DateTime::default()
+        }),
+        BinaryValue::DateTime {
+            year,
+            month,
+            day,
+            hour,
+            minute,
+            second,
+            micros,
+        } => Value::DateTime(DateTime {
+            year,
+            month,
+            day,
+            hour,
+            minute,
+            second,
+            micros,
+        }),
+        BinaryValue::Time {
+            negative,
+            days,
+            hours,
+            minutes,
+            seconds,
+            micros,
+        } => {
+            let h = days * 24 + u32::from(hours);
+            let sign = if negative { "-" } else { "" };
+            let frac = if micros != 0 {
+                format!(".{micros:06}")
+            } else {
+                String::new()
+            };
+            Value::str(&format!("{sign}{h:02}:{minutes:02}:{seconds:02}{frac}"))
+        }
+    }
+}
+
+/// COM_STMT_EXECUTE.
+pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
+    s.st.count(Counter::ComStmtExecute);
+    s.st.count(Counter::Questions);
+    s.st.count(Counter::Queries);
+    s.st.conn.begin(ConnCommand::Execute, None);
+    let Some(mut entry) = s.st.statements.remove(&ex.stmt_id) else {
+        s.write_err(&unknown(ex.stmt_id, "mysqld_stmt_execute"));
+        s.st.conn.end();
+        return;
+    };
+    let long: Vec<bool> = entry.long_data.iter().map(Option::is_some).collect();
+    let decoded = decode_execute_params_with_long_data(
+        ex.params,
+        entry.stmt.params,
+        &mut entry.param_types,
+        &long,
+    );
+    let result = match decoded {
+        Ok(values) => {
+            let params: Vec<Value> = values
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| match entry.long_data[i].take() {
+                    Some(data) => Value::Bytes(data),
+                    None => param_value(
+                        v,
+                        entry
+                            .param_types
+                            .get(i)
+                            .map_or(ColumnType::VarString, |t| t.0),
+                    ),
+                })
+                .collect();
+            sql::execute(&mut s.st, &entry.stmt, &params)
+        }
+        Err(e) => Err(SqlError::new(
+            ErrorCode::WrongArguments,
+            format!("Incorrect arguments to mysqld_stmt_execute ({e})"),
+        )),
+    };
+    s.st.statements.insert(ex.stmt_id, entry);
+    match result {
+        Ok(o) => {
+            if let sql::Output::Ok { last_insert_id, .. } = &o {
+                if *last_insert_id != 0 {
+                    s.st.last_insert_id = *last_insert_id;
+                }
+            }
+            let warnings = s.st.warnings.len().min(u16::MAX as usize) as u16;
+            let status = s.st.status_flags();
+            write_output(
+                &mut s.out, &mut s.seq, s.st.caps, &o, true, status, warnings, false,
+            );
+        }
+        Err(e) => s.write_err(&e),
+    }
+    s.st.conn.end();
+}
+
+/// COM_STMT_SEND_LONG_DATA (no reply).
+pub fn send_long_data(s: &mut ClientSession, id: u32, param: u16, data: &[u8]) {
+    s.st.count(Counter::ComStmtSendLongData);
+    if let Some(entry) = s.st.statements.get_mut(&id) {
+        if let Some(slot) = entry.long_data.get_mut(usize::from(param)) {
+            slot.get_or_insert_with(Vec::new).extend_from_slice(data);
+        }
+    }
+}
+
+/// COM_STMT_CLOSE (no reply).
+pub fn close(s: &mut ClientSession, id: u32) {
+    s.st.count(Counter::ComStmtClose);
+    if s.st.statements.remove(&id).is_some() {
+        s.st.server
+            .prepared_stmt_count
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// COM_STMT_RESET.
+pub fn reset(s: &mut ClientSession, id: u32) {
+    s.st.count(Counter::ComStmtReset);
+    match s.st.statements.get_mut(&id) {
+        Some(entry) => {
+            entry.long_data.iter_mut().for_each(|d| *d = None);
+            ok(s);
+        }
+        None => s.write_err(&unknown(id, "mysqld_stmt_reset")),
+    }
+}

@@ -1,0 +1,185 @@
+//! Account, database and connection administration: USE, CREATE/DROP DATABASE,
+//! CREATE/DROP USER, GRANT, KILL.
+
+use crate::accounts::{AuthPlugin, Privilege};
+use crate::connections::{KILL_CONNECTION, KILL_QUERY};
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::server::SYSTEM_DATABASES;
+use crate::session::state::SessionState;
+use crate::sql::env::StmtEnv;
+use crate::sql::eval::{eval, to_i64};
+use crate::sql::expr::BoundExpr;
+use crate::sql::output::Output;
+use crate::value::Value;
+use crate::vars::Counter;
+
+/// 1049 for an unknown database.
+pub fn unknown_db(name: &str) -> SqlError {
+    SqlError::new(ErrorCode::BadDb, format!("Unknown database '{name}'"))
+}
+
+/// `USE db` and COM_INIT_DB.
+pub fn use_db(st: &mut SessionState, db: &str) -> SqlResult<Output> {
+    st.count(Counter::ComChangeDb);
+    if !st.server.database_exists(db) {
+        return Err(unknown_db(db));
+    }
+    st.db = Some(db.to_string());
+    st.conn.login.lock().unwrap_or_else(|e| e.into_inner()).db = Some(db.to_string());
+    Ok(Output::ok())
+}
+
+/// `CREATE DATABASE [IF NOT EXISTS]`.
+pub fn create_database(
+    st: &mut SessionState,
+    name: &str,
+    if_not_exists: bool,
+) -> SqlResult<Output> {
+    st.count(Counter::ComCreateDb);
+    if st.server.database_exists(name) {
+        if if_not_exists {
+            st.warn(
+                1007,
+                format!("Can't create database '{name}'; database exists"),
+            );
+            return Ok(Output::ok());
+        }
+        return Err(SqlError::new(
+            ErrorCode::DbCreateExists,
+            format!("Can't create database '{name}'; database exists"),
+        ));
+    }
+    st.server
+        .databases
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(name.to_string());
+    Ok(Output::affected(1))
+}
+
+/// `DROP DATABASE [IF EXISTS]`.
+pub fn drop_database(st: &mut SessionState, name: &str, if_exists: bool) -> SqlResult<Output> {
+    st.count(Counter::ComDropDb);
+    if SYSTEM_DATABASES.contains(&name.to_ascii_lowercase().as_str()) {
+        return Err(SqlError::new(
+            ErrorCode::DbAccessDenied,
+            format!(
+                "Access denied for user '{}'@'{}' to database '{name}'",
+                st.user, st.account_host
+            ),
+        ));
+    }
+    let removed = st
+        .server
+        .databases
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(name);
+    if !removed {
+        if if_exists {
+            st.warn(
+                1008,
+                format!("Can't drop database '{name}'; database doesn't exist"),
+            );
+            return Ok(Output::ok());
+        }
+        return Err(SqlError::new(
+            ErrorCode::DbDropExists,
+            format!("Can't drop database '{name}'; database doesn't exist"),
+        ));
+    }
+    if st.db.as_deref() == Some(name) {
+        st.db = None;
+    }
+    Ok(Output::ok())
+}
+
+fn need_create_user(st: &SessionState) -> SqlResult<()> {
+    if st.privileges.has(Privilege::CreateUser) {
+        Ok(())
+    } else {
+        Err(SqlError::need_privilege("CREATE USER"))
+    }
+}
+
+/// `CREATE USER`.
+pub fn create_users(
+    st: &mut SessionState,
+    users: &[(String, String, String, AuthPlugin)],
+    if_not_exists: bool,
+) -> SqlResult<Output> {
+    st.count(Counter::ComCreateUser);
+    need_create_user(st)?;
+    for (u, h, p, plugin) in users {
+        st.server.accounts.create(u, h, p, *plugin, if_not_exists)?;
+    }
+    Ok(Output::ok())
+}
+
+/// `DROP USER`.
+pub fn drop_users(
+    st: &mut SessionState,
+    users: &[(String, String)],
+    if_exists: bool,
+) -> SqlResult<Output> {
+    st.count(Counter::ComDropUser);
+    need_create_user(st)?;
+    for (u, h) in users {
+        st.server.accounts.drop_user(u, h, if_exists)?;
+    }
+    Ok(Output::ok())
+}
+
+/// `GRANT ... ON *.* TO ...`. The grantor must hold what it grants (or every static privilege
+/// for static ones), as MySQL requires.
+pub fn grant(
+    st: &mut SessionState,
+    privileges: &[Privilege],
+    users: &[(String, String)],
+) -> SqlResult<Output> {
+    st.count(Counter::ComGrant);
+    if !st.privileges.has(Privilege::AllStatic) {
+        return Err(SqlError::need_privilege("GRANT OPTION"));
+    }
+    for (u, h) in users {
+        st.server.accounts.grant(u, h, privileges)?;
+    }
+    Ok(Output::ok())
+}
+
+/// `KILL [QUERY|CONNECTION] id` and COM_PROCESS_KILL.
+pub fn kill(
+    st: &mut SessionState,
+    id: &BoundExpr,
+    query: bool,
+    params: &[Value],
+) -> SqlResult<Output> {
+    st.count(Counter::ComKill);
+    let env = StmtEnv::new(st, params);
+    let id = to_i64(&eval(id, &env)?).unwrap_or(0);
+    kill_id(st, id, query)?;
+    Ok(Output::ok())
+}
+
+/// Kills connection `id` (or its running statement) if `st` may.
+pub fn kill_id(st: &SessionState, id: i64, query: bool) -> SqlResult<()> {
+    let no_such = || SqlError::new(ErrorCode::NoSuchThread, format!("Unknown thread id: {id}"));
+    let target = u32::try_from(id)
+        .ok()
+        .and_then(|i| st.server.connections.get(i))
+        .ok_or_else(no_such)?;
+    let owner = target
+        .login
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .user
+        .clone();
+    if owner != st.user && !st.privileges.connection_admin() {
+        return Err(SqlError::new(
+            ErrorCode::KillDenied,
+            format!("You are not owner of thread {id}"),
+        ));
+    }
+    target.kill(if query { KILL_QUERY } else { KILL_CONNECTION });
+    Ok(())
+}

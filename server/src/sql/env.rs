@@ -1,0 +1,123 @@
+//! The evaluation environment of a statement running in a session.
+
+use std::time::Duration;
+
+use crate::connections::KILL_NONE;
+use crate::error::{SqlError, SqlResult};
+use crate::session::state::SessionState;
+use crate::sql::eval::EvalEnv;
+use crate::sql::expr::VarScopeRef;
+use crate::sql::functions::Func;
+use crate::value::Value;
+use crate::vars::{Scope, VarId, VarValue};
+
+/// A statement's view of its session: parameters, the current row, the statement's clock.
+#[derive(Debug)]
+pub struct StmtEnv<'a> {
+    /// The session.
+    pub st: &'a SessionState,
+    /// Parameter values.
+    pub params: &'a [Value],
+    /// The current row.
+    pub row: &'a [Value],
+    /// When the statement started (µs since the epoch).
+    pub now: i64,
+}
+
+impl<'a> StmtEnv<'a> {
+    /// An environment with no current row.
+    pub fn new(st: &'a SessionState, params: &'a [Value]) -> StmtEnv<'a> {
+        StmtEnv {
+            st,
+            params,
+            row: &[],
+            now: crate::sql::time::now_micros(),
+        }
+    }
+}
+
+/// A variable value as `@@x` returns it.
+pub fn var_to_value(v: &VarValue) -> Value {
+    match v {
+        VarValue::Bool(b) => Value::Int(i64::from(*b)),
+        VarValue::Int(i) => Value::Int(*i),
+        VarValue::Str(s) => Value::str(s),
+    }
+}
+
+/// Reads `@@[scope.]name` for a session with MySQL's scope errors.
+pub fn read_var(st: &SessionState, id: VarId, scope: VarScopeRef) -> SqlResult<Value> {
+    let def = st.server.vars.def(id);
+    let ro = |what: &str| {
+        SqlError::new(
+            crate::error::ErrorCode::IncorrectGlobalLocalVar,
+            format!("Variable '{}' is a {what} variable", def.name),
+        )
+    };
+    Ok(match (scope, def.scope) {
+        (VarScopeRef::Global, Scope::Session) => return Err(ro("SESSION")),
+        (VarScopeRef::Session, Scope::Global) => return Err(ro("GLOBAL")),
+        (VarScopeRef::Global, _) | (VarScopeRef::Default, Scope::Global) => {
+            var_to_value(&st.server.vars.global(id))
+        }
+        _ => var_to_value(st.vars.get(id)),
+    })
+}
+
+impl EvalEnv for StmtEnv<'_> {
+    fn param(&self, i: usize) -> SqlResult<Value> {
+        Ok(self.params.get(i).cloned().unwrap_or(Value::Null))
+    }
+
+    fn sysvar(&self, id: VarId, scope: VarScopeRef) -> SqlResult<Value> {
+        read_var(self.st, id, scope)
+    }
+
+    fn user_var(&self, name: &str) -> Value {
+        self.st.user_vars.get(name).cloned().unwrap_or(Value::Null)
+    }
+
+    fn row(&self) -> &[Value] {
+        self.row
+    }
+
+    fn session_fact(&self, f: Func) -> Value {
+        let st = self.st;
+        match f {
+            Func::Version => Value::str(crate::vars::system::SERVER_VERSION),
+            Func::Database => st.db.as_deref().map_or(Value::Null, Value::str),
+            Func::User => Value::str(&format!("{}@{}", st.user, st.conn.host)),
+            Func::CurrentUser => Value::str(&format!("{}@{}", st.user, st.account_host)),
+            Func::ConnectionId => Value::UInt(u64::from(st.conn.id)),
+            Func::LastInsertId => Value::UInt(st.last_insert_id),
+            _ => Value::Null,
+        }
+    }
+
+    fn now_micros(&self) -> i64 {
+        self.now
+    }
+
+    fn sleep(&self, seconds: f64) -> SqlResult<bool> {
+        let _wait = pool_core::wait::begin(pool_core::WaitKind::Sleep);
+        let end = std::time::Instant::now() + Duration::from_secs_f64(seconds.min(1e9));
+        loop {
+            if self.killed() {
+                return Ok(true);
+            }
+            let now = std::time::Instant::now();
+            if now >= end {
+                return Ok(false);
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(10)));
+        }
+    }
+
+    fn killed(&self) -> bool {
+        self.st
+            .conn
+            .killed
+            .load(std::sync::atomic::Ordering::Relaxed)
+            != KILL_NONE
+    }
+}

@@ -1,0 +1,736 @@
+//! Evaluation of bound expressions with MySQL's type rules: integer arithmetic stays integer
+//! (overflow is error 1690), `/` is decimal division, strings compare case-insensitively
+//! (utf8mb4_0900_ai_ci for ASCII), comparisons with NULL give NULL.
+
+use std::cmp::Ordering;
+
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::sql::expr::{BinOp, BoundExpr, CastType, VarScopeRef};
+use crate::sql::functions::{call, Func};
+use crate::value::{Decimal, Value};
+use crate::vars::VarId;
+
+/// What evaluation needs from the session and statement.
+pub trait EvalEnv {
+    /// The value of parameter `i` of a prepared statement.
+    fn param(&self, i: usize) -> SqlResult<Value>;
+    /// A system variable's value.
+    fn sysvar(&self, id: VarId, scope: VarScopeRef) -> SqlResult<Value>;
+    /// A user variable `@name` (NULL when unset).
+    fn user_var(&self, name: &str) -> Value;
+    /// The current row (column references index into it).
+    fn row(&self) -> &[Value];
+    /// Session facts for functions such as CONNECTION_ID() and DATABASE().
+    fn session_fact(&self, f: Func) -> Value;
+    /// The statement's start time, microseconds since the epoch (NOW() is constant in a
+    /// statement).
+    fn now_micros(&self) -> i64;
+    /// Sleeps (SLEEP()), reporting the wait to the connection handler; `Ok(true)` when a KILL
+    /// QUERY interrupted it.
+    fn sleep(&self, seconds: f64) -> SqlResult<bool>;
+    /// Whether the statement has been killed (checked by long loops such as BENCHMARK()).
+    fn killed(&self) -> bool;
+}
+
+/// Decimal scale added by `/` (MySQL's `div_precision_increment` default).
+const DIV_PRECISION: u8 = 4;
+
+fn out_of_range(what: &str) -> SqlError {
+    SqlError::new(
+        ErrorCode::DataOutOfRange,
+        format!("BIGINT value is out of range in '{what}'"),
+    )
+}
+
+/// Parses a decimal literal (`12.50`, `-3`, `.5`).
+pub fn parse_decimal(s: &str) -> Option<Decimal> {
+    let s = s.trim();
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().all(|c| c.is_ascii_digit())
+        || !frac.bytes().all(|c| c.is_ascii_digit())
+        || frac.len() > 30
+    {
+        return None;
+    }
+    let digits = format!("{int}{frac}");
+    let unscaled: i128 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
+    Some(Decimal {
+        unscaled: if neg { -unscaled } else { unscaled },
+        scale: frac.len() as u8,
+    })
+}
+
+/// Decodes a hex literal body (`X'4142'` → "AB").
+pub fn unhex(h: &str) -> Option<Vec<u8>> {
+    if h.len() % 2 != 0 {
+        return None;
+    }
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// A string as MySQL converts it to a number: the longest numeric prefix, else 0.
+pub fn str_to_f64(b: &[u8]) -> f64 {
+    let s = String::from_utf8_lossy(b);
+    let s = s.trim_start();
+    let mut end = 0;
+    let bytes = s.as_bytes();
+    let mut seen_dot = false;
+    let mut seen_e = false;
+    while end < bytes.len() {
+        let c = bytes[end];
+        let ok = c.is_ascii_digit()
+            || ((c == b'-' || c == b'+') && (end == 0 || matches!(bytes[end - 1], b'e' | b'E')))
+            || (c == b'.' && !seen_dot && !seen_e)
+            || ((c == b'e' || c == b'E') && !seen_e && end > 0);
+        if !ok {
+            break;
+        }
+        seen_dot |= c == b'.';
+        seen_e |= c == b'e' || c == b'E';
+        end += 1;
+    }
+    let mut t = &s[..end];
+    while !t.is_empty() && t.parse::<f64>().is_err() {
+        t = &t[..t.len() - 1];
+    }
+    t.parse().unwrap_or(0.0)
+}
+
+/// The value as a double (strings by their numeric prefix, NULL as None).
+pub fn to_f64(v: &Value) -> Option<f64> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Int(i) => *i as f64,
+        Value::UInt(u) => *u as f64,
+        Value::Double(d) => *d,
+        Value::Decimal(d) => d.to_f64(),
+        Value::Bytes(b) => str_to_f64(b),
+        Value::DateTime(dt) => {
+            let date =
+                f64::from(dt.year) * 1e10 + f64::from(dt.month) * 1e8 + f64::from(dt.day) * 1e6;
+            date + f64::from(dt.hour) * 1e4 + f64::from(dt.minute) * 100.0 + f64::from(dt.second)
+        }
+    })
+}
+
+/// The value as a signed integer, MySQL-style (rounding doubles and decimals).
+pub fn to_i64(v: &Value) -> Option<i64> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Int(i) => *i,
+        Value::UInt(u) => *u as i64,
+        Value::Double(d) => d.round() as i64,
+        Value::Decimal(d) => d.to_f64().round() as i64,
+        Value::Bytes(b) => {
+            let s = String::from_utf8_lossy(b);
+            match s.trim().parse::<i64>() {
+                Ok(i) => i,
+                Err(_) => str_to_f64(b).round() as i64,
+            }
+        }
+        Value::DateTime(_) => to_f64(v)? as i64,
+    })
+}
+
+/// SQL truth of a value: NULL → None, numbers by non-zero.
+pub fn truth(v: &Value) -> Option<bool> {
+    match v {
+        Value::Null => None,
+        Value::Int(i) => Some(*i != 0),
+        Value::UInt(u) => Some(*u != 0),
+        _ => to_f64(v).map(|f| f != 0.0),
+    }
+}
+
+fn bool_val(b: Option<bool>) -> Value {
+    match b {
+        None => Value::Null,
+        Some(b) => Value::Int(i64::from(b)),
+    }
+}
+
+/// The value as text bytes (numbers formatted as MySQL prints them).
+pub fn to_bytes(v: &Value) -> Option<Vec<u8>> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Bytes(b) => b.clone(),
+        other => crate::sql::format::text(other).into_bytes(),
+    })
+}
+
+fn is_numeric(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_)
+    )
+}
+
+/// Compares two non-NULL values with MySQL's rules: numbers numerically, strings
+/// case-insensitively, a number against a string numerically.
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => None,
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::UInt(x), Value::UInt(y)) => Some(x.cmp(y)),
+        (Value::Int(x), Value::UInt(y)) => Some(if *x < 0 {
+            Ordering::Less
+        } else {
+            (*x as u64).cmp(y)
+        }),
+        (Value::UInt(x), Value::Int(y)) => Some(if *y < 0 {
+            Ordering::Greater
+        } else {
+            x.cmp(&(*y as u64))
+        }),
+        (Value::Decimal(x), Value::Decimal(y)) => Some(x.cmp_exact(*y)),
+        (Value::Decimal(x), Value::Int(y)) => Some(x.cmp_exact(Decimal {
+            unscaled: i128::from(*y),
+            scale: 0,
+        })),
+        (Value::Int(x), Value::Decimal(y)) => Some(
+            Decimal {
+                unscaled: i128::from(*x),
+                scale: 0,
+            }
+            .cmp_exact(*y),
+        ),
+        (Value::Bytes(x), Value::Bytes(y)) => Some(cmp_ci(x, y)),
+        (Value::DateTime(x), Value::DateTime(y)) => Some(x.cmp(y)),
+        (Value::DateTime(x), Value::Bytes(y)) | (Value::Bytes(y), Value::DateTime(x)) => {
+            let other = crate::sql::time::parse_datetime(&String::from_utf8_lossy(y))?;
+            let o = x.cmp(&other);
+            Some(if matches!(a, Value::DateTime(_)) {
+                o
+            } else {
+                o.reverse()
+            })
+        }
+        _ => to_f64(a)?.partial_cmp(&to_f64(b)?),
+    }
+}
+
+/// Case-insensitive (ASCII) byte comparison, ignoring trailing spaces (PAD SPACE).
+pub fn cmp_ci(a: &[u8], b: &[u8]) -> Ordering {
+    let trim = |s: &[u8]| s.len() - s.iter().rev().take_while(|c| **c == b' ').count();
+    let (a, b) = (&a[..trim(a)], &b[..trim(b)]);
+    for (x, y) in a.iter().zip(b) {
+        match x.to_ascii_lowercase().cmp(&y.to_ascii_lowercase()) {
+            Ordering::Equal => {}
+            o => return o,
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+/// SQL LIKE with `%`, `_` and an escape byte, case-insensitive.
+pub fn like(text: &[u8], pat: &[u8], esc: u8) -> bool {
+    fn go(t: &[u8], p: &[u8], esc: u8) -> bool {
+        let (mut ti, mut pi) = (0, 0);
+        let mut back: Option<(usize, usize)> = None;
+        loop {
+            if pi < p.len() {
+                let c = p[pi];
+                if c == b'%' {
+                    back = Some((pi, ti));
+                    pi += 1;
+                    continue;
+                }
+                if ti < t.len() {
+                    let (lit, adv) = if c == esc && pi + 1 < p.len() {
+                        (Some(p[pi + 1]), 2)
+                    } else {
+                        (None, 1)
+                    };
+                    let matches = match lit {
+                        Some(l) => l.eq_ignore_ascii_case(&t[ti]),
+                        None => c == b'_' || c.eq_ignore_ascii_case(&t[ti]),
+                    };
+                    if matches {
+                        pi += adv;
+                        ti += 1;
+                        continue;
+                    }
+                }
+            } else if ti == t.len() {
+                return true;
+            }
+            match back {
+                Some((bp, bt)) if bt < t.len() => {
+                    back = Some((bp, bt + 1));
+                    pi = bp + 1;
+                    ti = bt + 1;
+                }
+                _ => return false,
+            }
+        }
+    }
+    go(text, pat, esc)
+}
+
+fn decimal_of(v: &Value) -> Option<Decimal> {
+    match v {
+        Value::Int(i) => Some(Decimal {
+            unscaled: i128::from(*i),
+            scale: 0,
+        }),
+        Value::UInt(u) => Some(Decimal {
+            unscaled: i128::from(*u),
+            scale: 0,
+        }),
+        Value::Decimal(d) => Some(*d),
+        _ => None,
+    }
+}
+
+fn align(a: Decimal, b: Decimal) -> Option<(i128, i128, u8)> {
+    let s = a.scale.max(b.scale);
+    let x = a
+        .unscaled
+        .checked_mul(10i128.checked_pow(u32::from(s - a.scale))?)?;
+    let y = b
+        .unscaled
+        .checked_mul(10i128.checked_pow(u32::from(s - b.scale))?)?;
+    Some((x, y, s))
+}
+
+fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    let int_pair = match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some((*x, *y)),
+        _ => None,
+    };
+    if let Some((x, y)) = int_pair {
+        let r = match op {
+            BinOp::Add => x.checked_add(y),
+            BinOp::Sub => x.checked_sub(y),
+            BinOp::Mul => x.checked_mul(y),
+            BinOp::IntDiv => {
+                if y == 0 {
+                    return Ok(Value::Null);
+                }
+                x.checked_div(y)
+            }
+            BinOp::Mod => {
+                if y == 0 {
+                    return Ok(Value::Null);
+                }
+                Some(x.wrapping_rem(y))
+            }
+            _ => None,
+        };
+        match (op, r) {
+            (BinOp::Div, _) => {}
+            (_, Some(v)) => return Ok(Value::Int(v)),
+            (_, None) => return Err(out_of_range(&format!("({x} {op:?} {y})"))),
+        }
+    }
+    let exact = is_numeric(a)
+        && is_numeric(b)
+        && !matches!(a, Value::Double(_))
+        && !matches!(b, Value::Double(_));
+    if exact {
+        if let (Some(x), Some(y)) = (decimal_of(a), decimal_of(b)) {
+            if let Some((p, q, s)) = align(x, y) {
+                let d = match op {
+                    BinOp::Add => p.checked_add(q).map(|u| Decimal {
+                        unscaled: u,
+                        scale: s,
+                    }),
+                    BinOp::Sub => p.checked_sub(q).map(|u| Decimal {
+                        unscaled: u,
+                        scale: s,
+                    }),
+                    BinOp::Mul => x.unscaled.checked_mul(y.unscaled).map(|u| Decimal {
+                        unscaled: u,
+                        scale: x.scale + y.scale,
+                    }),
+                    BinOp::Div => {
+                        if q == 0 {
+                            return Ok(Value::Null);
+                        }
+                        let scale = x.scale + DIV_PRECISION;
+                        // result = x / y with `scale` digits: x.unscaled * 10^(scale - x.scale + y.scale) / y.unscaled
+                        let shift = u32::from(scale + y.scale - x.scale);
+                        x.unscaled.checked_mul(10i128.pow(shift)).map(|n| {
+                            let (qt, rem) = (n / y.unscaled, n % y.unscaled);
+                            // Round half away from zero, as MySQL's decimal division does.
+                            let away = if (n < 0) != (y.unscaled < 0) { -1 } else { 1 };
+                            let qt = if rem.abs() * 2 >= y.unscaled.abs() {
+                                qt + away
+                            } else {
+                                qt
+                            };
+                            Decimal {
+                                unscaled: qt,
+                                scale,
+                            }
+                        })
+                    }
+                    BinOp::IntDiv => {
+                        if q == 0 {
+                            return Ok(Value::Null);
+                        }
+                        return Ok(Value::Int((p / q) as i64));
+                    }
+                    BinOp::Mod => {
+                        if q == 0 {
+                            return Ok(Value::Null);
+                        }
+                        Some(Decimal {
+                            unscaled: p % q,
+                            scale: s,
+                        })
+                    }
+                    _ => None,
+                };
+                if let Some(d) = d {
+                    if let (Value::UInt(_) | Value::Int(_), Value::UInt(_) | Value::Int(_), 0) =
+                        (a, b, d.scale)
+                    {
+                        return Ok(i64::try_from(d.unscaled)
+                            .map(Value::Int)
+                            .or_else(|_| u64::try_from(d.unscaled).map(Value::UInt))
+                            .map_err(|_| out_of_range("arithmetic"))?);
+                    }
+                    return Ok(Value::Decimal(d));
+                }
+            }
+        }
+    }
+    let (x, y) = (to_f64(a).unwrap_or(0.0), to_f64(b).unwrap_or(0.0));
+    Ok(match op {
+        BinOp::Add => Value::Double(x + y),
+        BinOp::Sub => Value::Double(x - y),
+        BinOp::Mul => Value::Double(x * y),
+        BinOp::Div => {
+            if y == 0.0 {
+                Value::Null
+            } else {
+                Value::Double(x / y)
+            }
+        }
+        BinOp::IntDiv => {
+            if y == 0.0 {
+                Value::Null
+            } else {
+                Value::Int((x / y).trunc() as i64)
+            }
+        }
+        BinOp::Mod => {
+            if y == 0.0 {
+                Value::Null
+            } else {
+                Value::Double(x % y)
+            }
+        }
+        _ => Value::Null,
+    })
+}
+
+fn bits(op: BinOp, a: &Value, b: &Value) -> Value {
+    let (Some(x), Some(y)) = (to_i64(a), to_i64(b)) else {
+        return Value::Null;
+    };
+    let (x, y) = (x as u64, y as u64);
+    Value::UInt(match op {
+        BinOp::BitAnd => x & y,
+        BinOp::BitOr => x | y,
+        BinOp::BitXor => x ^ y,
+        BinOp::Shl => {
+            if y >= 64 {
+                0
+            } else {
+                x << y
+            }
+        }
+        _ => {
+            if y >= 64 {
+                0
+            } else {
+                x >> y
+            }
+        }
+    })
+}
+
+/// Evaluates `e` in `env`.
+pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
+    Ok(match e {
+        BoundExpr::Literal(v) => v.clone(),
+        BoundExpr::Param(i) => env.param(*i)?,
+        BoundExpr::SysVar(id, scope) => env.sysvar(*id, *scope)?,
+        BoundExpr::UserVar(name) => env.user_var(name),
+        BoundExpr::Column(i) => env.row().get(*i).cloned().unwrap_or(Value::Null),
+        BoundExpr::Binary(op, l, r) => match op {
+            BinOp::And => {
+                let a = truth(&eval(l, env)?);
+                if a == Some(false) {
+                    return Ok(Value::Int(0));
+                }
+                let b = truth(&eval(r, env)?);
+                bool_val(match (a, b) {
+                    (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                })
+            }
+            BinOp::Or => {
+                let a = truth(&eval(l, env)?);
+                if a == Some(true) {
+                    return Ok(Value::Int(1));
+                }
+                let b = truth(&eval(r, env)?);
+                bool_val(match (a, b) {
+                    (_, Some(true)) => Some(true),
+                    (Some(false), Some(false)) => Some(false),
+                    _ => None,
+                })
+            }
+            BinOp::Xor => {
+                let (a, b) = (truth(&eval(l, env)?), truth(&eval(r, env)?));
+                bool_val(a.zip(b).map(|(a, b)| a ^ b))
+            }
+            BinOp::Eq
+            | BinOp::Ne
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::Gt
+            | BinOp::Ge
+            | BinOp::NullSafeEq => {
+                let (a, b) = (eval(l, env)?, eval(r, env)?);
+                if *op == BinOp::NullSafeEq {
+                    return Ok(Value::Int(i64::from(match (a.is_null(), b.is_null()) {
+                        (true, true) => true,
+                        (false, false) => compare(&a, &b) == Some(Ordering::Equal),
+                        _ => false,
+                    })));
+                }
+                bool_val(compare(&a, &b).map(|o| match op {
+                    BinOp::Eq => o == Ordering::Equal,
+                    BinOp::Ne => o != Ordering::Equal,
+                    BinOp::Lt => o == Ordering::Less,
+                    BinOp::Le => o != Ordering::Greater,
+                    BinOp::Gt => o == Ordering::Greater,
+                    _ => o != Ordering::Less,
+                }))
+            }
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                bits(*op, &eval(l, env)?, &eval(r, env)?)
+            }
+            _ => arith(*op, &eval(l, env)?, &eval(r, env)?)?,
+        },
+        BoundExpr::Neg(x) => match eval(x, env)? {
+            Value::Null => Value::Null,
+            Value::Int(i) => Value::Int(
+                i.checked_neg()
+                    .ok_or_else(|| out_of_range(&format!("-({i})")))?,
+            ),
+            Value::UInt(u) => match i64::try_from(u) {
+                Ok(i) => Value::Int(-i),
+                Err(_) if u == 1u64 << 63 => Value::Int(i64::MIN),
+                Err(_) => return Err(out_of_range(&format!("-({u})"))),
+            },
+            Value::Decimal(d) => Value::Decimal(Decimal {
+                unscaled: -d.unscaled,
+                scale: d.scale,
+            }),
+            other => Value::Double(-to_f64(&other).unwrap_or(0.0)),
+        },
+        BoundExpr::Not(x) => bool_val(truth(&eval(x, env)?).map(|b| !b)),
+        BoundExpr::BitNot(x) => match to_i64(&eval(x, env)?) {
+            None => Value::Null,
+            Some(i) => Value::UInt(!(i as u64)),
+        },
+        BoundExpr::IsNull(x, want_null) => {
+            Value::Int(i64::from(eval(x, env)?.is_null() == *want_null))
+        }
+        BoundExpr::IsBool(x, want_true, negated) => {
+            let t = truth(&eval(x, env)?);
+            let is = t == Some(*want_true);
+            Value::Int(i64::from(is != *negated))
+        }
+        BoundExpr::Between(x, lo, hi, negated) => {
+            let (v, l, h) = (eval(x, env)?, eval(lo, env)?, eval(hi, env)?);
+            let ge = compare(&v, &l).map(|o| o != Ordering::Less);
+            let le = compare(&v, &h).map(|o| o != Ordering::Greater);
+            let r = match (ge, le) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            };
+            bool_val(r.map(|b| b != *negated))
+        }
+        BoundExpr::InList(x, list, negated) => {
+            let v = eval(x, env)?;
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            let mut saw_null = false;
+            let mut found = false;
+            for item in list {
+                let w = eval(item, env)?;
+                match compare(&v, &w) {
+                    Some(Ordering::Equal) => {
+                        found = true;
+                        break;
+                    }
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            if found {
+                Value::Int(i64::from(!*negated))
+            } else if saw_null {
+                Value::Null
+            } else {
+                Value::Int(i64::from(*negated))
+            }
+        }
+        BoundExpr::Like(x, p, esc, negated) => {
+            let (v, pat) = (eval(x, env)?, eval(p, env)?);
+            match (to_bytes(&v), to_bytes(&pat)) {
+                (Some(t), Some(p)) => Value::Int(i64::from(like(&t, &p, *esc) != *negated)),
+                _ => Value::Null,
+            }
+        }
+        BoundExpr::Case(operand, arms, other) => {
+            let base = match operand {
+                Some(o) => Some(eval(o, env)?),
+                None => None,
+            };
+            for (cond, result) in arms {
+                let c = eval(cond, env)?;
+                let hit = match &base {
+                    Some(b) => compare(b, &c) == Some(Ordering::Equal),
+                    None => truth(&c) == Some(true),
+                };
+                if hit {
+                    return eval(result, env);
+                }
+            }
+            match other {
+                Some(o) => eval(o, env)?,
+                None => Value::Null,
+            }
+        }
+        BoundExpr::Cast(x, t) => cast(eval(x, env)?, *t),
+        BoundExpr::Call(f, args) => call(*f, args, env)?,
+    })
+}
+
+/// CAST(v AS t).
+pub fn cast(v: Value, t: CastType) -> Value {
+    if v.is_null() {
+        return Value::Null;
+    }
+    match t {
+        CastType::Signed => to_i64(&v).map(Value::Int).unwrap_or(Value::Null),
+        CastType::Unsigned => to_i64(&v)
+            .map(|i| Value::UInt(i as u64))
+            .unwrap_or(Value::Null),
+        CastType::Char => to_bytes(&v).map(Value::Bytes).unwrap_or(Value::Null),
+        CastType::Double => to_f64(&v).map(Value::Double).unwrap_or(Value::Null),
+        CastType::Decimal(scale) => {
+            let f = to_f64(&v).unwrap_or(0.0);
+            let unscaled = (f * 10f64.powi(i32::from(scale))).round() as i128;
+            Value::Decimal(Decimal { unscaled, scale })
+        }
+        CastType::Date | CastType::DateTime => {
+            let dt = match &v {
+                Value::DateTime(dt) => Some(*dt),
+                other => to_bytes(other)
+                    .and_then(|b| crate::sql::time::parse_datetime(&String::from_utf8_lossy(&b))),
+            };
+            match dt {
+                Some(mut dt) => {
+                    if t == CastType::Date {
+                        dt = crate::value::DateTime {
+                            year: dt.year,
+                            month: dt.month,
+                            day: dt.day,
+                            ..Default::default()
+                        };
+                    }
+                    Value::DateTime(dt)
+                }
+                None => Value::Null,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns() {
+        assert!(like(b"hello", b"h%o", b'\\'));
+        assert!(like(b"HELLO", b"h_llo", b'\\'));
+        assert!(!like(b"hello", b"h_lo", b'\\'));
+        assert!(like(b"50%", b"50\\%", b'\\'));
+        assert!(!like(b"50x", b"50\\%", b'\\'));
+        assert!(like(b"12304", b"%0%", b'\\'));
+        assert!(like(b"", b"%", b'\\'));
+    }
+
+    #[test]
+    fn numbers_and_strings() {
+        assert_eq!(str_to_f64(b" 12abc"), 12.0);
+        assert_eq!(str_to_f64(b"1e3x"), 1000.0);
+        assert_eq!(
+            compare(&Value::str("abc"), &Value::str("ABC ")),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(
+            compare(&Value::Int(-1), &Value::UInt(1)),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            arith(BinOp::Div, &Value::Int(1), &Value::Int(3)).unwrap(),
+            Value::Decimal(Decimal {
+                unscaled: 3333,
+                scale: 4
+            })
+        );
+        assert_eq!(
+            arith(BinOp::Div, &Value::Int(2), &Value::Int(3)).unwrap(),
+            Value::Decimal(Decimal {
+                unscaled: 6667,
+                scale: 4
+            })
+        );
+        assert_eq!(
+            arith(BinOp::Add, &Value::Int(1), &Value::Int(1)).unwrap(),
+            Value::Int(2)
+        );
+        assert!(arith(BinOp::Add, &Value::Int(i64::MAX), &Value::Int(1)).is_err());
+        assert_eq!(
+            arith(BinOp::Div, &Value::Int(1), &Value::Int(0)).unwrap(),
+            Value::Null
+        );
+        assert_eq!(
+            parse_decimal("-1.50"),
+            Some(Decimal {
+                unscaled: -150,
+                scale: 2
+            })
+        );
+    }
+}

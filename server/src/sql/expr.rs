@@ -1,0 +1,438 @@
+//! Bound expressions: a sqlparser expression with names resolved (system variables to
+//! registry ids, functions to [`Func`], `?` to parameter indexes), ready to evaluate many
+//! times without looking at the parse tree again.
+
+use sqlparser::ast::{
+    self, BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator,
+};
+
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::sql::functions::Func;
+use crate::value::Value;
+use crate::vars::{Registry, VarId};
+
+/// Which value of a system variable `@@name` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarScopeRef {
+    /// `@@name`: the session value if the variable has one, else the global.
+    Default,
+    /// `@@session.name` / `@@local.name`.
+    Session,
+    /// `@@global.name`.
+    Global,
+}
+
+/// Binary operators tpbed evaluates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (decimal division)
+    Div,
+    /// `DIV` (integer division)
+    IntDiv,
+    /// `%` / `MOD`
+    Mod,
+    /// `=`
+    Eq,
+    /// `<=>` (NULL-safe equality)
+    NullSafeEq,
+    /// `<>` / `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `AND` / `&&`
+    And,
+    /// `OR` / `||`
+    Or,
+    /// `XOR`
+    Xor,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
+}
+
+/// An expression ready to evaluate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BoundExpr {
+    /// A constant.
+    Literal(Value),
+    /// The `n`th `?` of a prepared statement (0-based).
+    Param(usize),
+    /// `@@[scope.]name`.
+    SysVar(VarId, VarScopeRef),
+    /// `@name` (user variables are not stored; reads give NULL).
+    UserVar(String),
+    /// Column `index` of the current row.
+    Column(usize),
+    /// A binary operation.
+    Binary(BinOp, Box<BoundExpr>, Box<BoundExpr>),
+    /// Unary minus.
+    Neg(Box<BoundExpr>),
+    /// `NOT` / `!`.
+    Not(Box<BoundExpr>),
+    /// `~`.
+    BitNot(Box<BoundExpr>),
+    /// `IS [NOT] NULL` (`true` = IS NULL).
+    IsNull(Box<BoundExpr>, bool),
+    /// `IS [NOT] TRUE/FALSE`: (expr, tests-for-true, negated).
+    IsBool(Box<BoundExpr>, bool, bool),
+    /// `expr [NOT] BETWEEN low AND high`.
+    Between(Box<BoundExpr>, Box<BoundExpr>, Box<BoundExpr>, bool),
+    /// `expr [NOT] IN (list)`.
+    InList(Box<BoundExpr>, Vec<BoundExpr>, bool),
+    /// `expr [NOT] LIKE pattern [ESCAPE c]`.
+    Like(Box<BoundExpr>, Box<BoundExpr>, u8, bool),
+    /// `CASE [operand] WHEN .. THEN .. [ELSE ..] END`.
+    Case(
+        Option<Box<BoundExpr>>,
+        Vec<(BoundExpr, BoundExpr)>,
+        Option<Box<BoundExpr>>,
+    ),
+    /// `CAST(expr AS type)` / `CONVERT(expr, type)`.
+    Cast(Box<BoundExpr>, CastType),
+    /// A function call.
+    Call(Func, Vec<BoundExpr>),
+}
+
+/// Target types of CAST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CastType {
+    /// `SIGNED [INTEGER]`.
+    Signed,
+    /// `UNSIGNED [INTEGER]`.
+    Unsigned,
+    /// `CHAR[(n)]` / `BINARY`.
+    Char,
+    /// `DECIMAL(p, s)`: the scale.
+    Decimal(u8),
+    /// `DOUBLE` / `FLOAT` / `REAL`.
+    Double,
+    /// `DATE`.
+    Date,
+    /// `DATETIME`.
+    DateTime,
+}
+
+/// What a binder needs to resolve names.
+pub trait Resolver {
+    /// Resolves a column reference (`name` or `qualifier.name`) to its index in the row.
+    fn column(&self, qualifier: Option<&str>, name: &str) -> SqlResult<usize>;
+    /// The variable registry.
+    fn registry(&self) -> &Registry;
+}
+
+/// Binds expressions; counts `?` placeholders in order of appearance.
+#[derive(Debug)]
+pub struct Binder<'r, R: Resolver> {
+    resolver: &'r R,
+    /// Number of `?` placeholders bound so far.
+    pub params: usize,
+}
+
+fn ident_lower(i: &ast::Ident) -> String {
+    i.value.to_ascii_lowercase()
+}
+
+fn number_literal(s: &str) -> SqlResult<Value> {
+    if let Ok(i) = s.parse::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(u) = s.parse::<u64>() {
+        return Ok(Value::UInt(u));
+    }
+    if s.contains(['e', 'E']) {
+        return s
+            .parse::<f64>()
+            .map(Value::Double)
+            .map_err(|_| SqlError::parse(s));
+    }
+    crate::sql::eval::parse_decimal(s)
+        .map(Value::Decimal)
+        .ok_or_else(|| SqlError::parse(s))
+}
+
+impl<'r, R: Resolver> Binder<'r, R> {
+    /// A binder over `resolver`.
+    pub fn new(resolver: &'r R) -> Self {
+        Binder {
+            resolver,
+            params: 0,
+        }
+    }
+
+    fn sysvar(&self, scope: VarScopeRef, name: &str) -> SqlResult<BoundExpr> {
+        let id = self.resolver.registry().require(name)?;
+        Ok(BoundExpr::SysVar(id, scope))
+    }
+
+    fn identifier(&mut self, parts: &[ast::Ident]) -> SqlResult<BoundExpr> {
+        let first = &parts[0].value;
+        if let Some(rest) = first.strip_prefix("@@") {
+            let lower = rest.to_ascii_lowercase();
+            let scope = match lower.as_str() {
+                "global" => Some(VarScopeRef::Global),
+                "session" | "local" => Some(VarScopeRef::Session),
+                _ => None,
+            };
+            return match (scope, parts.len()) {
+                (Some(s), 2) => self.sysvar(s, &parts[1].value),
+                (None, 1) => self.sysvar(VarScopeRef::Default, rest),
+                _ => Err(SqlError::parse(first)),
+            };
+        }
+        if let Some(name) = first.strip_prefix('@') {
+            return Ok(BoundExpr::UserVar(name.to_ascii_lowercase()));
+        }
+        match parts {
+            [col] => Ok(BoundExpr::Column(self.resolver.column(None, &col.value)?)),
+            [.., q, col] => Ok(BoundExpr::Column(
+                self.resolver.column(Some(&q.value), &col.value)?,
+            )),
+            [] => Err(SqlError::parse("")),
+        }
+    }
+
+    /// Binds one expression.
+    pub fn bind(&mut self, e: &Expr) -> SqlResult<BoundExpr> {
+        let b = |s: &mut Self, e: &Expr| s.bind(e).map(Box::new);
+        Ok(match e {
+            Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => BoundExpr::Literal(number_literal(n)?),
+                ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                    BoundExpr::Literal(Value::str(s))
+                }
+                ast::Value::HexStringLiteral(h) => BoundExpr::Literal(Value::Bytes(
+                    crate::sql::eval::unhex(h).ok_or_else(|| SqlError::parse(h))?,
+                )),
+                ast::Value::Boolean(t) => BoundExpr::Literal(Value::Int(i64::from(*t))),
+                ast::Value::Null => BoundExpr::Literal(Value::Null),
+                ast::Value::Placeholder(p) if p == "?" => {
+                    self.params += 1;
+                    BoundExpr::Param(self.params - 1)
+                }
+                other => return Err(SqlError::unsupported(&format!("literal {other}"))),
+            },
+            Expr::Identifier(i) => self.identifier(std::slice::from_ref(i))?,
+            Expr::CompoundIdentifier(parts) => self.identifier(parts)?,
+            Expr::Nested(inner) => self.bind(inner)?,
+            Expr::UnaryOp { op, expr } => match op {
+                UnaryOperator::Minus => match self.bind(expr)? {
+                    BoundExpr::Literal(Value::Int(i)) => BoundExpr::Literal(Value::Int(-i)),
+                    BoundExpr::Literal(Value::UInt(u)) if u == 1u64 << 63 => {
+                        BoundExpr::Literal(Value::Int(i64::MIN))
+                    }
+                    other => BoundExpr::Neg(Box::new(other)),
+                },
+                UnaryOperator::Plus => self.bind(expr)?,
+                UnaryOperator::Not | UnaryOperator::BangNot => BoundExpr::Not(b(self, expr)?),
+                UnaryOperator::BitwiseNot => BoundExpr::BitNot(b(self, expr)?),
+                other => return Err(SqlError::unsupported(&format!("operator {other}"))),
+            },
+            Expr::BinaryOp { left, op, right } => {
+                let op = match op {
+                    BinaryOperator::Plus => BinOp::Add,
+                    BinaryOperator::Minus => BinOp::Sub,
+                    BinaryOperator::Multiply => BinOp::Mul,
+                    BinaryOperator::Divide => BinOp::Div,
+                    BinaryOperator::MyIntegerDivide => BinOp::IntDiv,
+                    BinaryOperator::Modulo => BinOp::Mod,
+                    BinaryOperator::Eq => BinOp::Eq,
+                    BinaryOperator::Spaceship => BinOp::NullSafeEq,
+                    BinaryOperator::NotEq => BinOp::Ne,
+                    BinaryOperator::Lt => BinOp::Lt,
+                    BinaryOperator::LtEq => BinOp::Le,
+                    BinaryOperator::Gt => BinOp::Gt,
+                    BinaryOperator::GtEq => BinOp::Ge,
+                    BinaryOperator::And => BinOp::And,
+                    BinaryOperator::Or => BinOp::Or,
+                    BinaryOperator::Xor => BinOp::Xor,
+                    BinaryOperator::BitwiseAnd => BinOp::BitAnd,
+                    BinaryOperator::BitwiseOr => BinOp::BitOr,
+                    BinaryOperator::BitwiseXor => BinOp::BitXor,
+                    BinaryOperator::PGBitwiseShiftLeft => BinOp::Shl,
+                    BinaryOperator::PGBitwiseShiftRight => BinOp::Shr,
+                    other => return Err(SqlError::unsupported(&format!("operator {other}"))),
+                };
+                BoundExpr::Binary(op, b(self, left)?, b(self, right)?)
+            }
+            Expr::IsNull(e) => BoundExpr::IsNull(b(self, e)?, true),
+            Expr::IsNotNull(e) => BoundExpr::IsNull(b(self, e)?, false),
+            Expr::IsTrue(e) => BoundExpr::IsBool(b(self, e)?, true, false),
+            Expr::IsNotTrue(e) => BoundExpr::IsBool(b(self, e)?, true, true),
+            Expr::IsFalse(e) => BoundExpr::IsBool(b(self, e)?, false, false),
+            Expr::IsNotFalse(e) => BoundExpr::IsBool(b(self, e)?, false, true),
+            Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => BoundExpr::Between(b(self, expr)?, b(self, low)?, b(self, high)?, *negated),
+            Expr::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => match target {
+                ast::InTarget::List(list) => {
+                    let e = b(self, expr)?;
+                    let list = list
+                        .iter()
+                        .map(|x| self.bind(x))
+                        .collect::<SqlResult<Vec<_>>>()?;
+                    BoundExpr::InList(e, list, *negated)
+                }
+                _ => return Err(SqlError::unsupported("IN with a subquery")),
+            },
+            Expr::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => {
+                let esc = match escape_char.as_deref() {
+                    None => b'\\',
+                    Some(Expr::Value(v)) => match &v.value {
+                        ast::Value::SingleQuotedString(s) if s.len() == 1 => s.as_bytes()[0],
+                        _ => {
+                            return Err(SqlError::new(
+                                ErrorCode::WrongArguments,
+                                "Incorrect arguments to ESCAPE",
+                            ))
+                        }
+                    },
+                    Some(_) => {
+                        return Err(SqlError::new(
+                            ErrorCode::WrongArguments,
+                            "Incorrect arguments to ESCAPE",
+                        ))
+                    }
+                };
+                BoundExpr::Like(b(self, expr)?, b(self, pattern)?, esc, *negated)
+            }
+            Expr::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = match operand {
+                    Some(o) => Some(b(self, o)?),
+                    None => None,
+                };
+                let mut arms = Vec::with_capacity(conditions.len());
+                for c in conditions {
+                    arms.push((self.bind(&c.condition)?, self.bind(&c.result)?));
+                }
+                let other = match else_result {
+                    Some(e) => Some(b(self, e)?),
+                    None => None,
+                };
+                BoundExpr::Case(operand, arms, other)
+            }
+            Expr::Cast {
+                expr, data_type, ..
+            }
+            | Expr::Convert {
+                expr,
+                data_type: Some(data_type),
+                ..
+            } => BoundExpr::Cast(b(self, expr)?, cast_type(data_type)?),
+            Expr::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.bind(expr)?];
+                if let Some(f) = substring_from {
+                    args.push(self.bind(f)?);
+                }
+                if let Some(f) = substring_for {
+                    args.push(self.bind(f)?);
+                }
+                BoundExpr::Call(Func::Substring, args)
+            }
+            Expr::Ceil { expr, .. } => BoundExpr::Call(Func::Ceil, vec![self.bind(expr)?]),
+            Expr::Floor { expr, .. } => BoundExpr::Call(Func::Floor, vec![self.bind(expr)?]),
+            Expr::Function(f) => self.function(f)?,
+            Expr::Interval(_) => return Err(SqlError::unsupported("INTERVAL expressions")),
+            Expr::Subquery(_) | Expr::Exists { .. } => {
+                return Err(SqlError::unsupported("subqueries"))
+            }
+            other => return Err(SqlError::unsupported(&format!("expression {other}"))),
+        })
+    }
+
+    fn function(&mut self, f: &ast::Function) -> SqlResult<BoundExpr> {
+        let name = match f.name.0.last() {
+            Some(ast::ObjectNamePart::Identifier(i)) => ident_lower(i),
+            _ => return Err(SqlError::parse(&f.name.to_string())),
+        };
+        let mut args = Vec::new();
+        match &f.args {
+            FunctionArguments::None => {}
+            FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("subqueries")),
+            FunctionArguments::List(list) => {
+                for a in &list.args {
+                    match a {
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(self.bind(e)?),
+                        FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => {
+                            args.push(BoundExpr::Literal(Value::Int(1)))
+                        }
+                        other => {
+                            return Err(SqlError::unsupported(&format!(
+                                "function argument {other}"
+                            )))
+                        }
+                    }
+                }
+            }
+        }
+        let func = Func::lookup(&name).ok_or_else(|| {
+            SqlError::new(
+                ErrorCode::SpDoesNotExist,
+                format!("FUNCTION {name} does not exist"),
+            )
+        })?;
+        func.check_arity(&name, args.len())?;
+        Ok(BoundExpr::Call(func, args))
+    }
+}
+
+fn cast_type(t: &ast::DataType) -> SqlResult<CastType> {
+    use ast::DataType as D;
+    Ok(match t {
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => CastType::Signed,
+        D::Unsigned | D::UnsignedInteger => CastType::Unsigned,
+        D::Char(_) | D::Varchar(_) | D::Binary(_) | D::Text | D::String(_) | D::Nvarchar(_) => {
+            CastType::Char
+        }
+        D::Decimal(info) | D::Numeric(info) => CastType::Decimal(match info {
+            ast::ExactNumberInfo::PrecisionAndScale(_, s) => *s as u8,
+            _ => 0,
+        }),
+        D::Double(_) | D::Float(_) | D::Real | D::DoublePrecision => CastType::Double,
+        D::Date => CastType::Date,
+        D::Datetime(_) | D::Timestamp(..) => CastType::DateTime,
+        other => return Err(SqlError::unsupported(&format!("CAST to {other}"))),
+    })
+}

@@ -1,0 +1,47 @@
+//! How values print in the text protocol and SHOW output, as MySQL prints them.
+
+use crate::value::Value;
+
+/// Formats a double as MySQL does: integral values without a fraction, otherwise the
+/// shortest representation that round-trips, with an exponent for very large or small values.
+pub fn double(d: f64) -> String {
+    if d.is_nan() || d.is_infinite() {
+        return "NULL".into();
+    }
+    if d == d.trunc() && d.abs() < 1e15 {
+        return format!("{}", d as i64);
+    }
+    let abs = d.abs();
+    if !(1e-5..1e15).contains(&abs) {
+        let s = format!("{d:e}");
+        // Rust prints 1e20 as "1e20" and 1.5e-7 as "1.5e-7"; MySQL prints "1e20" and "1.5e-7".
+        return s;
+    }
+    format!("{d}")
+}
+
+/// The text form of a non-NULL value.
+pub fn text(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Double(d) => double(*d),
+        Value::Decimal(d) => d.to_string(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::DateTime(dt) => dt.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_print_like_mysql() {
+        assert_eq!(double(2.0), "2");
+        assert_eq!(double(0.5), "0.5");
+        assert_eq!(double(-1.25), "-1.25");
+        assert_eq!(double(1e20), "1e20");
+    }
+}

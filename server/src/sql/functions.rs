@@ -1,0 +1,446 @@
+//! Built-in scalar functions.
+
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::sql::eval::{compare, eval, to_bytes, to_f64, to_i64, EvalEnv};
+use crate::sql::expr::BoundExpr;
+use crate::sql::time::{datetime_from_micros, datetime_to_unix};
+use crate::value::{DateTime, Decimal, Value};
+
+/// A built-in function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Func {
+    /// `VERSION()`
+    Version,
+    /// `DATABASE()` / `SCHEMA()`
+    Database,
+    /// `USER()` / `SESSION_USER()` / `SYSTEM_USER()`
+    User,
+    /// `CURRENT_USER()`
+    CurrentUser,
+    /// `CONNECTION_ID()`
+    ConnectionId,
+    /// `LAST_INSERT_ID()`
+    LastInsertId,
+    /// `NOW()` / `CURRENT_TIMESTAMP` / `LOCALTIME` / `SYSDATE()`
+    Now,
+    /// `UTC_TIMESTAMP()`
+    UtcTimestamp,
+    /// `CURDATE()` / `CURRENT_DATE`
+    CurDate,
+    /// `UNIX_TIMESTAMP([dt])`
+    UnixTimestamp,
+    /// `TIMEDIFF(a, b)` (seconds as `HH:MM:SS` text)
+    TimeDiff,
+    /// `CONCAT(...)`
+    Concat,
+    /// `CONCAT_WS(sep, ...)`
+    ConcatWs,
+    /// `LENGTH()` / `OCTET_LENGTH()`
+    Length,
+    /// `CHAR_LENGTH()` / `CHARACTER_LENGTH()`
+    CharLength,
+    /// `SUBSTRING()` / `SUBSTR()` / `MID()`
+    Substring,
+    /// `UPPER()` / `UCASE()`
+    Upper,
+    /// `LOWER()` / `LCASE()`
+    Lower,
+    /// `REPEAT(s, n)`
+    Repeat,
+    /// `ABS()`
+    Abs,
+    /// `ROUND(x[, d])`
+    Round,
+    /// `FLOOR()`
+    Floor,
+    /// `CEIL()` / `CEILING()`
+    Ceil,
+    /// `MOD(a, b)`
+    Mod,
+    /// `GREATEST(...)`
+    Greatest,
+    /// `LEAST(...)`
+    Least,
+    /// `COALESCE(...)`
+    Coalesce,
+    /// `IFNULL(a, b)`
+    IfNull,
+    /// `NULLIF(a, b)`
+    NullIf,
+    /// `IF(c, a, b)`
+    If,
+    /// `RAND()`
+    Rand,
+    /// `SLEEP(seconds)`: a wait reported to the connection handler.
+    Sleep,
+    /// `BENCHMARK(count, expr)`: evaluates `expr` `count` times on the CPU, reporting no wait.
+    Benchmark,
+}
+
+impl Func {
+    /// Resolves a function name (lower case).
+    pub fn lookup(name: &str) -> Option<Func> {
+        use Func::*;
+        Some(match name {
+            "version" => Version,
+            "database" | "schema" => Database,
+            "user" | "session_user" | "system_user" => User,
+            "current_user" => CurrentUser,
+            "connection_id" => ConnectionId,
+            "last_insert_id" => LastInsertId,
+            "now" | "current_timestamp" | "localtime" | "localtimestamp" | "sysdate" => Now,
+            "utc_timestamp" => UtcTimestamp,
+            "curdate" | "current_date" => CurDate,
+            "unix_timestamp" => UnixTimestamp,
+            "timediff" => TimeDiff,
+            "concat" => Concat,
+            "concat_ws" => ConcatWs,
+            "length" | "octet_length" => Length,
+            "char_length" | "character_length" => CharLength,
+            "substring" | "substr" | "mid" => Substring,
+            "upper" | "ucase" => Upper,
+            "lower" | "lcase" => Lower,
+            "repeat" => Repeat,
+            "abs" => Abs,
+            "round" => Round,
+            "floor" => Floor,
+            "ceil" | "ceiling" => Ceil,
+            "mod" => Mod,
+            "greatest" => Greatest,
+            "least" => Least,
+            "coalesce" => Coalesce,
+            "ifnull" => IfNull,
+            "nullif" => NullIf,
+            "if" => If,
+            "rand" => Rand,
+            "sleep" => Sleep,
+            "benchmark" => Benchmark,
+            _ => return None,
+        })
+    }
+
+    /// Checks the argument count (1582 for native functions, as MySQL).
+    pub fn check_arity(self, name: &str, n: usize) -> SqlResult<()> {
+        use Func::*;
+        let ok = match self {
+            Version | Database | User | CurrentUser | ConnectionId | UtcTimestamp | CurDate => {
+                n == 0
+            }
+            Now => n <= 1,
+            LastInsertId | UnixTimestamp | Rand => n <= 1,
+            Length | CharLength | Upper | Lower | Abs | Floor | Ceil | Sleep => n == 1,
+            Round => n == 1 || n == 2,
+            Substring => n == 2 || n == 3,
+            TimeDiff | Repeat | Mod | IfNull | NullIf | Benchmark => n == 2,
+            If => n == 3,
+            Concat | Coalesce => n >= 1,
+            ConcatWs | Greatest | Least => n >= 2,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(SqlError::new(
+                ErrorCode::WrongParamcountToNativeFct,
+                format!("Incorrect parameter count in the call to native function '{name}'"),
+            ))
+        }
+    }
+}
+
+fn round_f64(x: f64, d: i64) -> f64 {
+    let m = 10f64.powi(d.clamp(-30, 30) as i32);
+    (x * m).round() / m
+}
+
+fn round_decimal(v: Decimal, d: i64) -> Decimal {
+    let d = d.clamp(0, 30) as u8;
+    if d >= v.scale {
+        return v;
+    }
+    let drop = 10i128.pow(u32::from(v.scale - d));
+    let (q, r) = (v.unscaled / drop, v.unscaled % drop);
+    let q = if r.abs() * 2 >= drop {
+        q + v.unscaled.signum()
+    } else {
+        q
+    };
+    Decimal {
+        unscaled: q,
+        scale: d,
+    }
+}
+
+fn text_arg(args: &[BoundExpr], i: usize, env: &dyn EvalEnv) -> SqlResult<Option<Vec<u8>>> {
+    Ok(to_bytes(&eval(&args[i], env)?))
+}
+
+/// Evaluates a function call.
+pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> {
+    use Func::*;
+    let arg = |i: usize| eval(&args[i], env);
+    Ok(match f {
+        Version | Database | User | CurrentUser | ConnectionId => env.session_fact(f),
+        LastInsertId => match args.first() {
+            None => env.session_fact(f),
+            Some(a) => eval(a, env)?,
+        },
+        Now => Value::DateTime(datetime_from_micros(
+            env.now_micros() / 1_000_000 * 1_000_000,
+        )),
+        UtcTimestamp => Value::DateTime(datetime_from_micros(
+            env.now_micros() / 1_000_000 * 1_000_000,
+        )),
+        CurDate => {
+            let dt = datetime_from_micros(env.now_micros());
+            Value::DateTime(DateTime {
+                year: dt.year,
+                month: dt.month,
+                day: dt.day,
+                ..DateTime::default()
+            })
+        }
+        UnixTimestamp => match args.first() {
+            None => Value::Int(env.now_micros() / 1_000_000),
+            Some(a) => {
+                match crate::sql::eval::cast(eval(a, env)?, crate::sql::expr::CastType::DateTime) {
+                    Value::DateTime(dt) => Value::Int(datetime_to_unix(&dt)),
+                    _ => Value::Null,
+                }
+            }
+        },
+        TimeDiff => {
+            let (a, b) = (arg(0)?, arg(1)?);
+            let conv =
+                |v: Value| match crate::sql::eval::cast(v, crate::sql::expr::CastType::DateTime) {
+                    Value::DateTime(dt) => Some(datetime_to_unix(&dt)),
+                    _ => None,
+                };
+            match (conv(a), conv(b)) {
+                (Some(x), Some(y)) => {
+                    let d = x - y;
+                    let s = d.abs();
+                    let sign = if d < 0 { "-" } else { "" };
+                    Value::str(&format!(
+                        "{sign}{:02}:{:02}:{:02}",
+                        s / 3600,
+                        s / 60 % 60,
+                        s % 60
+                    ))
+                }
+                _ => Value::Null,
+            }
+        }
+        Concat => {
+            let mut out = Vec::new();
+            for i in 0..args.len() {
+                match text_arg(args, i, env)? {
+                    Some(b) => out.extend_from_slice(&b),
+                    None => return Ok(Value::Null),
+                }
+            }
+            Value::Bytes(out)
+        }
+        ConcatWs => {
+            let Some(sep) = text_arg(args, 0, env)? else {
+                return Ok(Value::Null);
+            };
+            let mut parts = Vec::new();
+            for i in 1..args.len() {
+                if let Some(b) = text_arg(args, i, env)? {
+                    parts.push(b);
+                }
+            }
+            Value::Bytes(parts.join(&sep[..]))
+        }
+        Length => text_arg(args, 0, env)?.map_or(Value::Null, |b| Value::Int(b.len() as i64)),
+        CharLength => text_arg(args, 0, env)?.map_or(Value::Null, |b| {
+            Value::Int(String::from_utf8_lossy(&b).chars().count() as i64)
+        }),
+        Substring => {
+            let Some(s) = text_arg(args, 0, env)? else {
+                return Ok(Value::Null);
+            };
+            let Some(pos) = to_i64(&arg(1)?) else {
+                return Ok(Value::Null);
+            };
+            let len = match args.get(2) {
+                Some(e) => match to_i64(&eval(e, env)?) {
+                    Some(l) => Some(l),
+                    None => return Ok(Value::Null),
+                },
+                None => None,
+            };
+            let chars: Vec<char> = String::from_utf8_lossy(&s).chars().collect();
+            let n = chars.len() as i64;
+            let start = if pos > 0 {
+                pos - 1
+            } else if pos < 0 {
+                n + pos
+            } else {
+                return Ok(Value::str(""));
+            };
+            if start < 0 || start >= n {
+                return Ok(Value::str(""));
+            }
+            let end = match len {
+                Some(l) if l <= 0 => return Ok(Value::str("")),
+                Some(l) => (start + l).min(n),
+                None => n,
+            };
+            Value::str(
+                &chars[start as usize..end as usize]
+                    .iter()
+                    .collect::<String>(),
+            )
+        }
+        Upper => text_arg(args, 0, env)?.map_or(Value::Null, |b| {
+            Value::str(&String::from_utf8_lossy(&b).to_uppercase())
+        }),
+        Lower => text_arg(args, 0, env)?.map_or(Value::Null, |b| {
+            Value::str(&String::from_utf8_lossy(&b).to_lowercase())
+        }),
+        Repeat => {
+            let (Some(s), Some(n)) = (text_arg(args, 0, env)?, to_i64(&arg(1)?)) else {
+                return Ok(Value::Null);
+            };
+            let n = n.max(0) as usize;
+            if s.len().saturating_mul(n) > 64 << 20 {
+                return Ok(Value::Null);
+            }
+            Value::Bytes(s.repeat(n))
+        }
+        Abs => match arg(0)? {
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| {
+                SqlError::new(
+                    ErrorCode::DataOutOfRange,
+                    "BIGINT value is out of range in 'abs'",
+                )
+            })?),
+            Value::UInt(u) => Value::UInt(u),
+            Value::Decimal(d) => Value::Decimal(Decimal {
+                unscaled: d.unscaled.abs(),
+                scale: d.scale,
+            }),
+            Value::Null => Value::Null,
+            other => Value::Double(to_f64(&other).unwrap_or(0.0).abs()),
+        },
+        Round => {
+            let d = match args.get(1) {
+                Some(e) => to_i64(&eval(e, env)?).unwrap_or(0),
+                None => 0,
+            };
+            match arg(0)? {
+                Value::Null => Value::Null,
+                Value::Int(i) if d >= 0 => Value::Int(i),
+                Value::UInt(u) if d >= 0 => Value::UInt(u),
+                Value::Decimal(x) => Value::Decimal(round_decimal(x, d)),
+                other => Value::Double(round_f64(to_f64(&other).unwrap_or(0.0), d)),
+            }
+        }
+        Floor | Ceil => match arg(0)? {
+            Value::Null => Value::Null,
+            v @ (Value::Int(_) | Value::UInt(_)) => v,
+            other => {
+                let x = to_f64(&other).unwrap_or(0.0);
+                let r = if f == Floor { x.floor() } else { x.ceil() };
+                if matches!(other, Value::Double(_) | Value::Bytes(_)) {
+                    Value::Double(r)
+                } else {
+                    Value::Int(r as i64)
+                }
+            }
+        },
+        Mod => eval(
+            &BoundExpr::Binary(
+                crate::sql::expr::BinOp::Mod,
+                Box::new(args[0].clone()),
+                Box::new(args[1].clone()),
+            ),
+            env,
+        )?,
+        Greatest | Least => {
+            let mut best: Option<Value> = None;
+            for a in args {
+                let v = eval(a, env)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let o = compare(&v, &b).unwrap_or(std::cmp::Ordering::Equal);
+                        let take = if f == Greatest { o.is_gt() } else { o.is_lt() };
+                        if take {
+                            v
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            best.unwrap_or(Value::Null)
+        }
+        Coalesce => {
+            for a in args {
+                let v = eval(a, env)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            Value::Null
+        }
+        IfNull => {
+            let v = arg(0)?;
+            if v.is_null() {
+                arg(1)?
+            } else {
+                v
+            }
+        }
+        NullIf => {
+            let (a, b) = (arg(0)?, arg(1)?);
+            if compare(&a, &b) == Some(std::cmp::Ordering::Equal) {
+                Value::Null
+            } else {
+                a
+            }
+        }
+        If => {
+            if crate::sql::eval::truth(&arg(0)?) == Some(true) {
+                arg(1)?
+            } else {
+                arg(2)?
+            }
+        }
+        Rand => Value::Double(rand::random::<f64>()),
+        Sleep => {
+            let secs = to_f64(&arg(0)?).unwrap_or(0.0);
+            if secs < 0.0 {
+                return Err(SqlError::new(
+                    ErrorCode::WrongArguments,
+                    "Incorrect arguments to sleep.",
+                ));
+            }
+            Value::Int(i64::from(env.sleep(secs)?))
+        }
+        Benchmark => {
+            let n = to_i64(&arg(0)?).unwrap_or(0);
+            if n < 0 {
+                return Err(SqlError::new(
+                    ErrorCode::WrongArguments,
+                    "Incorrect count value to function BENCHMARK",
+                ));
+            }
+            for i in 0..n {
+                if i % 4096 == 0 && env.killed() {
+                    return Err(SqlError::new(
+                        ErrorCode::QueryInterrupted,
+                        "Query execution was interrupted",
+                    ));
+                }
+                std::hint::black_box(eval(&args[1], env)?);
+            }
+            Value::Int(0)
+        }
+    })
+}

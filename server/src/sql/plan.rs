@@ -1,0 +1,291 @@
+//! Statement plans: what a parsed statement will do, with names resolved and expressions
+//! bound, so a prepared statement is planned once and executed many times.
+
+use sqlparser::ast::{self, Statement};
+
+use crate::accounts::{AuthPlugin, Privilege};
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::session::state::SessionState;
+use crate::sql::admin;
+use crate::sql::expr::BoundExpr;
+use crate::sql::output::Output;
+use crate::sql::select::{self, SelectPlan};
+use crate::sql::set::{self, SetItem, TxScope};
+use crate::sql::show::{self, ShowPlan};
+use crate::value::Value;
+
+/// A planned statement.
+#[derive(Debug, Clone)]
+pub enum Plan {
+    /// SELECT without tables.
+    Select(SelectPlan),
+    /// `DO expr, ...`: evaluate, discard.
+    Do(Vec<BoundExpr>),
+    /// `SET var = expr, ...`.
+    Set(Vec<SetItem>),
+    /// `SET NAMES charset [COLLATE collation]`.
+    SetNames {
+        /// Character set.
+        charset: String,
+        /// Collation, if given.
+        collation: Option<String>,
+    },
+    /// `SET [GLOBAL|SESSION] TRANSACTION ...`.
+    SetTransaction {
+        /// Which characteristics change.
+        scope: TxScope,
+        /// New isolation level (MySQL spelling, e.g. `READ-COMMITTED`).
+        isolation: Option<&'static str>,
+        /// New access mode.
+        read_only: Option<bool>,
+    },
+    /// A SHOW statement.
+    Show(ShowPlan),
+    /// `USE db`.
+    Use(String),
+    /// `CREATE DATABASE`.
+    CreateDatabase {
+        /// Name.
+        name: String,
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+    },
+    /// `DROP DATABASE`.
+    DropDatabase {
+        /// Name.
+        name: String,
+        /// IF EXISTS.
+        if_exists: bool,
+    },
+    /// `CREATE USER`.
+    CreateUser {
+        /// Accounts to create: (user, host, password, plugin).
+        users: Vec<(String, String, String, AuthPlugin)>,
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+    },
+    /// `DROP USER`.
+    DropUser {
+        /// Accounts.
+        users: Vec<(String, String)>,
+        /// IF EXISTS.
+        if_exists: bool,
+    },
+    /// `GRANT privileges ON *.* TO accounts`.
+    Grant {
+        /// Privileges.
+        privileges: Vec<Privilege>,
+        /// Accounts.
+        users: Vec<(String, String)>,
+    },
+    /// `KILL [QUERY|CONNECTION] id`.
+    Kill {
+        /// Connection id expression.
+        id: BoundExpr,
+        /// QUERY (else CONNECTION).
+        query: bool,
+    },
+    /// `BEGIN` / `START TRANSACTION`.
+    Begin {
+        /// READ ONLY.
+        read_only: bool,
+    },
+    /// `COMMIT`.
+    Commit,
+    /// `ROLLBACK`.
+    Rollback,
+    /// `FLUSH STATUS`.
+    FlushStatus,
+    /// Other FLUSH forms and `ANALYZE TABLE`-like maintenance that has nothing to do in memory.
+    NoOp(&'static str),
+}
+
+impl Plan {
+    /// Whether COM_STMT_PREPARE accepts this statement (MySQL refuses USE, for example).
+    pub fn preparable(&self) -> bool {
+        !matches!(self, Plan::Use(_) | Plan::Show(ShowPlan::Warnings { .. }))
+    }
+}
+
+/// A planned statement with its parameter count and result columns.
+#[derive(Debug, Clone)]
+pub struct PreparedStmt {
+    /// The plan.
+    pub plan: Plan,
+    /// Number of `?` placeholders.
+    pub params: usize,
+    /// Result column definitions as known at prepare time (empty when none).
+    pub columns: Vec<protocol::ColumnDefinition>,
+}
+
+fn name_of(n: &ast::ObjectName) -> String {
+    n.0.iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Plans one parsed statement.
+pub fn plan(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
+    let simple = |plan: Plan| {
+        Ok(PreparedStmt {
+            plan,
+            params: 0,
+            columns: Vec::new(),
+        })
+    };
+    match s {
+        Statement::Query(q) => select::plan(st, q, sql),
+        Statement::Set(set) => set::plan(st, set),
+        Statement::ShowVariables { filter, global, .. } => {
+            show::plan_vars(st, filter.as_ref(), *global, false)
+        }
+        Statement::ShowStatus { filter, global, .. } => {
+            show::plan_vars(st, filter.as_ref(), *global, true)
+        }
+        Statement::ShowDatabases { show_options, .. } => {
+            show::plan_databases(st, show_options.filter_position.as_ref())
+        }
+        Statement::ShowProcessList { full } => {
+            simple(Plan::Show(ShowPlan::Processlist { full: *full }))
+        }
+        Statement::ShowVariable { variable } => show::plan_show_words(variable),
+        Statement::ShowTables { .. }
+        | Statement::ShowCreate { .. }
+        | Statement::ShowColumns { .. } => Err(no_tables(st)),
+        Statement::Use(u) => match u {
+            ast::Use::Object(n) | ast::Use::Database(n) | ast::Use::Schema(n) => {
+                simple(Plan::Use(name_of(n)))
+            }
+            _ => Err(SqlError::unsupported("this form of USE")),
+        },
+        Statement::CreateDatabase {
+            db_name,
+            if_not_exists,
+            ..
+        } => simple(Plan::CreateDatabase {
+            name: name_of(db_name),
+            if_not_exists: *if_not_exists,
+        }),
+        Statement::Drop {
+            object_type,
+            if_exists,
+            names,
+            ..
+        } => match object_type {
+            ast::ObjectType::Database | ast::ObjectType::Schema if names.len() == 1 => {
+                simple(Plan::DropDatabase {
+                    name: name_of(&names[0]),
+                    if_exists: *if_exists,
+                })
+            }
+            ast::ObjectType::Table => Err(no_tables(st)),
+            other => Err(SqlError::unsupported(&format!("DROP {other}"))),
+        },
+        Statement::Kill { modifier, id } => simple(Plan::Kill {
+            id: BoundExpr::Literal(Value::UInt(*id)),
+            query: matches!(modifier, Some(ast::KillType::Query)),
+        }),
+        Statement::StartTransaction { modes, .. } => simple(Plan::Begin {
+            read_only: modes.iter().any(|m| {
+                matches!(
+                    m,
+                    ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly)
+                )
+            }),
+        }),
+        Statement::Commit { .. } => simple(Plan::Commit),
+        Statement::Rollback {
+            savepoint: None, ..
+        } => simple(Plan::Rollback),
+        Statement::Flush { object_type, .. } => match object_type {
+            ast::FlushType::Status => simple(Plan::FlushStatus),
+            _ => simple(Plan::NoOp("FLUSH")),
+        },
+        Statement::CreateTable(_)
+        | Statement::CreateIndex(_)
+        | Statement::Insert(_)
+        | Statement::Update(_)
+        | Statement::Delete(_)
+        | Statement::Truncate(_)
+        | Statement::Analyze(_)
+        | Statement::ExplainTable { .. }
+        | Statement::Explain { .. } => Err(no_tables(st)),
+        other => {
+            let text = other.to_string();
+            let head: String = text
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
+            Err(SqlError::unsupported(&head))
+        }
+    }
+}
+
+/// The error for statements on tables while tpbed has no row store.
+pub fn no_tables(st: &SessionState) -> SqlError {
+    match &st.db {
+        None => SqlError::new(ErrorCode::NoDb, "No database selected"),
+        Some(_) => SqlError::unsupported("tables (the row store is not built yet)"),
+    }
+}
+
+/// Executes a plan.
+pub fn execute(st: &mut SessionState, plan: &Plan, params: &[Value]) -> SqlResult<Output> {
+    match plan {
+        Plan::Select(p) => select::execute(st, p, params),
+        Plan::Do(exprs) => {
+            let env = crate::sql::env::StmtEnv::new(st, params);
+            for e in exprs {
+                crate::sql::eval::eval(e, &env)?;
+            }
+            Ok(Output::ok())
+        }
+        Plan::Set(items) => set::execute(st, items, params),
+        Plan::SetNames { charset, collation } => set::set_names(st, charset, collation.as_deref()),
+        Plan::SetTransaction {
+            scope,
+            isolation,
+            read_only,
+        } => set::set_transaction(st, *scope, *isolation, *read_only),
+        Plan::Show(p) => show::execute(st, p, params),
+        Plan::Use(db) => admin::use_db(st, db),
+        Plan::CreateDatabase {
+            name,
+            if_not_exists,
+        } => admin::create_database(st, name, *if_not_exists),
+        Plan::DropDatabase { name, if_exists } => admin::drop_database(st, name, *if_exists),
+        Plan::CreateUser {
+            users,
+            if_not_exists,
+        } => admin::create_users(st, users, *if_not_exists),
+        Plan::DropUser { users, if_exists } => admin::drop_users(st, users, *if_exists),
+        Plan::Grant { privileges, users } => admin::grant(st, privileges, users),
+        Plan::Kill { id, query } => admin::kill(st, id, *query, params),
+        Plan::Begin { .. } => {
+            st.count(crate::vars::Counter::ComBegin);
+            st.in_transaction = true;
+            Ok(Output::ok())
+        }
+        Plan::Commit => {
+            st.count(crate::vars::Counter::ComCommit);
+            st.in_transaction = false;
+            Ok(Output::ok())
+        }
+        Plan::Rollback => {
+            st.count(crate::vars::Counter::ComRollback);
+            st.in_transaction = false;
+            Ok(Output::ok())
+        }
+        Plan::FlushStatus => {
+            st.count(crate::vars::Counter::ComFlush);
+            st.server.flush_status(&st.conn);
+            Ok(Output::ok())
+        }
+        Plan::NoOp(_) => Ok(Output::ok()),
+    }
+}

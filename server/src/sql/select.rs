@@ -1,0 +1,208 @@
+//! SELECT without tables (`SELECT 1+1`, `SELECT @@version_comment LIMIT 1`, `... FROM DUAL`):
+//! expressions evaluated once, filtered by WHERE, cut by LIMIT.
+
+use sqlparser::ast::{self, SelectItem, SetExpr, Spanned, TableFactor};
+
+use crate::error::{SqlError, SqlResult};
+use crate::session::state::SessionState;
+use crate::sql::env::StmtEnv;
+use crate::sql::eval::{eval, to_i64, truth};
+use crate::sql::expr::{Binder, BoundExpr, Resolver};
+use crate::sql::output::{column_for, Output, ResultSet};
+use crate::sql::plan::{no_tables, Plan, PreparedStmt};
+use crate::value::Value;
+use crate::vars::{Counter, Registry};
+
+/// A planned table-less SELECT.
+#[derive(Debug, Clone)]
+pub struct SelectPlan {
+    /// Column labels.
+    pub names: Vec<String>,
+    /// Column expressions.
+    pub exprs: Vec<BoundExpr>,
+    /// WHERE.
+    pub filter: Option<BoundExpr>,
+    /// LIMIT.
+    pub limit: Option<BoundExpr>,
+    /// OFFSET.
+    pub offset: Option<BoundExpr>,
+}
+
+/// Resolves names when there is no table: every column reference is unknown.
+struct NoTables<'a> {
+    registry: &'a Registry,
+}
+
+impl Resolver for NoTables<'_> {
+    fn column(&self, _q: Option<&str>, name: &str) -> SqlResult<usize> {
+        Err(SqlError::new(
+            crate::error::ErrorCode::BadField,
+            format!("Unknown column '{name}' in 'field list'"),
+        ))
+    }
+    fn registry(&self) -> &Registry {
+        self.registry
+    }
+}
+
+/// The source text a span covers (MySQL labels computed columns with the text as typed).
+pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
+    let offset = |loc: sqlparser::tokenizer::Location| -> Option<usize> {
+        if loc.line == 0 {
+            return None;
+        }
+        let start: usize = sql
+            .split_inclusive('\n')
+            .take(loc.line as usize - 1)
+            .map(str::len)
+            .sum();
+        let col = loc.column as usize - 1;
+        let rest = sql.get(start..)?;
+        Some(
+            start
+                + rest
+                    .char_indices()
+                    .nth(col)
+                    .map(|(i, _)| i)
+                    .unwrap_or(rest.len()),
+        )
+    };
+    let (a, mut b) = (offset(span.start)?, offset(span.end)?);
+    // sqlparser's spans stop before a function's argument list or its closing parenthesis;
+    // extend to the balanced text.
+    loop {
+        let text = sql.get(a..b)?;
+        let open = text.bytes().filter(|c| *c == b'(').count();
+        let close = text.bytes().filter(|c| *c == b')').count();
+        let rest = sql.get(b..)?;
+        let trimmed = rest.trim_start();
+        let skipped = rest.len() - trimmed.len();
+        if open > close && trimmed.starts_with(')') {
+            b += skipped + 1;
+        } else if open == close
+            && trimmed.starts_with('(')
+            && text.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+        {
+            b += skipped + 1;
+        } else {
+            break;
+        }
+    }
+    sql.get(a..b).map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// Plans a query.
+pub fn plan(st: &SessionState, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> {
+    let SetExpr::Select(s) = q.body.as_ref() else {
+        return Err(SqlError::unsupported("UNION and other set operations"));
+    };
+    let dual = s.from.iter().all(|t| {
+        t.joins.is_empty()
+            && matches!(&t.relation, TableFactor::Table { name, .. } if name.to_string().eq_ignore_ascii_case("dual"))
+    });
+    if !dual {
+        return Err(no_tables(st));
+    }
+    let resolver = NoTables {
+        registry: &st.server.vars,
+    };
+    let mut binder = Binder::new(&resolver);
+    let mut names = Vec::new();
+    let mut exprs = Vec::new();
+    for item in &s.projection {
+        match item {
+            SelectItem::UnnamedExpr(e) => {
+                names.push(
+                    span_text(sql, e.span())
+                        .map(str::to_string)
+                        .unwrap_or_else(|| e.to_string()),
+                );
+                exprs.push(binder.bind(e)?);
+            }
+            SelectItem::ExprWithAlias { expr, alias } => {
+                names.push(alias.value.clone());
+                exprs.push(binder.bind(expr)?);
+            }
+            _ => {
+                return Err(SqlError::new(
+                    crate::error::ErrorCode::NoTablesUsed,
+                    "No tables used",
+                ))
+            }
+        }
+    }
+    let filter = s.selection.as_ref().map(|w| binder.bind(w)).transpose()?;
+    let (limit, offset) = match &q.limit_clause {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+            limit.as_ref().map(|l| binder.bind(l)).transpose()?,
+            offset.as_ref().map(|o| binder.bind(&o.value)).transpose()?,
+        ),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+            (Some(binder.bind(limit)?), Some(binder.bind(offset)?))
+        }
+    };
+    let params = binder.params;
+    let columns = names
+        .iter()
+        .zip(&exprs)
+        .map(|(n, e)| column_for(n, static_sample(e).as_ref()))
+        .collect();
+    Ok(PreparedStmt {
+        plan: Plan::Select(SelectPlan {
+            names,
+            exprs,
+            filter,
+            limit,
+            offset,
+        }),
+        params,
+        columns,
+    })
+}
+
+/// A value of the type an expression is known to have before it runs (for prepare metadata).
+fn static_sample(e: &BoundExpr) -> Option<Value> {
+    match e {
+        BoundExpr::Literal(v) => Some(v.clone()),
+        BoundExpr::Binary(op, ..) if matches!(op, crate::sql::expr::BinOp::Div) => {
+            Some(Value::Decimal(crate::value::Decimal {
+                unscaled: 0,
+                scale: 4,
+            }))
+        }
+        BoundExpr::Binary(..) | BoundExpr::Not(_) | BoundExpr::IsNull(..) | BoundExpr::Like(..) => {
+            Some(Value::Int(0))
+        }
+        _ => Some(Value::Bytes(Vec::new())),
+    }
+}
+
+/// Executes a table-less SELECT.
+pub fn execute(st: &mut SessionState, p: &SelectPlan, params: &[Value]) -> SqlResult<Output> {
+    st.count(Counter::ComSelect);
+    let env = StmtEnv::new(st, params);
+    let keep = match &p.filter {
+        Some(f) => truth(&eval(f, &env)?) == Some(true),
+        None => true,
+    };
+    let limit = match &p.limit {
+        Some(l) => to_i64(&eval(l, &env)?).unwrap_or(0),
+        None => i64::MAX,
+    };
+    let offset = match &p.offset {
+        Some(o) => to_i64(&eval(o, &env)?).unwrap_or(0),
+        None => 0,
+    };
+    let select_limit = st.var_int(st.server.ids.sql_select_limit);
+    let mut rows = Vec::new();
+    if keep && limit > 0 && offset == 0 && select_limit > 0 {
+        let row = p
+            .exprs
+            .iter()
+            .map(|e| eval(e, &env))
+            .collect::<SqlResult<Vec<_>>>()?;
+        rows.push(row);
+    }
+    Ok(Output::Rows(ResultSet::computed(&p.names, rows)))
+}

@@ -1,0 +1,302 @@
+//! SHOW statements: VARIABLES and STATUS (with LIKE or WHERE), DATABASES, PROCESSLIST,
+//! WARNINGS/ERRORS.
+
+use sqlparser::ast::{self, ShowStatementFilter, ShowStatementFilterPosition};
+
+use crate::accounts::{like_match, Privilege};
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::session::state::SessionState;
+use crate::sql::env::StmtEnv;
+use crate::sql::eval::{eval, truth};
+use crate::sql::expr::{Binder, BoundExpr, Resolver};
+use crate::sql::output::{Output, ResultSet};
+use crate::sql::plan::{Plan, PreparedStmt};
+use crate::value::Value;
+use crate::vars::{Counter, Registry, Scope};
+
+/// A row filter of a SHOW statement.
+#[derive(Debug, Clone)]
+pub enum ShowFilter {
+    /// No filter.
+    None,
+    /// `LIKE 'pattern'` on the first column.
+    Like(String),
+    /// `WHERE expr` over the result's columns.
+    Where(BoundExpr),
+}
+
+/// A planned SHOW.
+#[derive(Debug, Clone)]
+pub enum ShowPlan {
+    /// `SHOW [GLOBAL|SESSION] VARIABLES` or `STATUS`.
+    Vars {
+        /// GLOBAL.
+        global: bool,
+        /// STATUS (else VARIABLES).
+        status: bool,
+        /// Filter.
+        filter: ShowFilter,
+    },
+    /// `SHOW DATABASES`.
+    Databases(ShowFilter),
+    /// `SHOW [FULL] PROCESSLIST`.
+    Processlist {
+        /// FULL: whole statement text.
+        full: bool,
+    },
+    /// `SHOW WARNINGS` / `SHOW ERRORS`.
+    Warnings {
+        /// ERRORS only.
+        errors: bool,
+    },
+}
+
+/// Binds WHERE over a fixed list of column names.
+struct Columns<'a> {
+    names: &'a [&'a str],
+    registry: &'a Registry,
+}
+
+impl Resolver for Columns<'_> {
+    fn column(&self, _q: Option<&str>, name: &str) -> SqlResult<usize> {
+        self.names
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                SqlError::new(
+                    ErrorCode::BadField,
+                    format!("Unknown column '{name}' in 'where clause'"),
+                )
+            })
+    }
+    fn registry(&self) -> &Registry {
+        self.registry
+    }
+}
+
+fn filter(
+    st: &SessionState,
+    f: Option<&ShowStatementFilter>,
+    names: &[&str],
+) -> SqlResult<(ShowFilter, usize)> {
+    Ok(match f {
+        None => (ShowFilter::None, 0),
+        Some(ShowStatementFilter::Like(p)) | Some(ShowStatementFilter::NoKeyword(p)) => {
+            (ShowFilter::Like(p.clone()), 0)
+        }
+        Some(ShowStatementFilter::ILike(p)) => (ShowFilter::Like(p.clone()), 0),
+        Some(ShowStatementFilter::Where(e)) => {
+            let r = Columns {
+                names,
+                registry: &st.server.vars,
+            };
+            let mut b = Binder::new(&r);
+            let bound = b.bind(e)?;
+            (ShowFilter::Where(bound), b.params)
+        }
+    })
+}
+
+const VAR_COLUMNS: &[&str] = &["Variable_name", "Value"];
+
+/// Plans SHOW VARIABLES / SHOW STATUS.
+pub fn plan_vars(
+    st: &SessionState,
+    f: Option<&ShowStatementFilter>,
+    global: bool,
+    status: bool,
+) -> SqlResult<PreparedStmt> {
+    let (filter, params) = filter(st, f, VAR_COLUMNS)?;
+    Ok(PreparedStmt {
+        plan: Plan::Show(ShowPlan::Vars {
+            global,
+            status,
+            filter,
+        }),
+        params,
+        columns: Vec::new(),
+    })
+}
+
+/// Plans SHOW DATABASES.
+pub fn plan_databases(
+    st: &SessionState,
+    f: Option<&ShowStatementFilterPosition>,
+) -> SqlResult<PreparedStmt> {
+    let inner = f.map(|p| match p {
+        ShowStatementFilterPosition::Infix(f) | ShowStatementFilterPosition::Suffix(f) => f,
+    });
+    let (filter, params) = filter(st, inner, &["Database"])?;
+    Ok(PreparedStmt {
+        plan: Plan::Show(ShowPlan::Databases(filter)),
+        params,
+        columns: Vec::new(),
+    })
+}
+
+/// Plans `SHOW word ...` forms sqlparser keeps as words (WARNINGS, ERRORS, ENGINE ...).
+pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
+    let w: Vec<String> = words.iter().map(|i| i.value.to_ascii_uppercase()).collect();
+    let plan = match w.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["WARNINGS"] => ShowPlan::Warnings { errors: false },
+        ["ERRORS"] => ShowPlan::Warnings { errors: true },
+        _ => return Err(SqlError::unsupported(&format!("SHOW {}", w.join(" ")))),
+    };
+    Ok(PreparedStmt {
+        plan: Plan::Show(plan),
+        params: 0,
+        columns: Vec::new(),
+    })
+}
+
+fn keep(st: &SessionState, f: &ShowFilter, row: &[Value], params: &[Value]) -> SqlResult<bool> {
+    Ok(match f {
+        ShowFilter::None => true,
+        ShowFilter::Like(p) => match &row[0] {
+            Value::Bytes(b) => like_match(p.as_bytes(), b),
+            _ => false,
+        },
+        ShowFilter::Where(e) => {
+            let mut env = StmtEnv::new(st, params);
+            env.row = row;
+            truth(&eval(e, &env)?) == Some(true)
+        }
+    })
+}
+
+/// Executes a SHOW.
+pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResult<Output> {
+    let (names, rows): (&[&str], Vec<Vec<Value>>) = match p {
+        ShowPlan::Vars {
+            global,
+            status: false,
+            ..
+        } => {
+            st.count(Counter::ComShowVariables);
+            let reg = &st.server.vars;
+            let rows = reg
+                .sorted_ids()
+                .into_iter()
+                .filter(|id| !(*global && reg.def(*id).scope == Scope::Session))
+                .map(|id| {
+                    let def = reg.def(id);
+                    let v = if *global || def.scope == Scope::Global {
+                        reg.global(id)
+                    } else {
+                        st.vars.get(id).clone()
+                    };
+                    vec![Value::str(def.name), Value::str(&v.show())]
+                })
+                .collect();
+            (VAR_COLUMNS, rows)
+        }
+        ShowPlan::Vars {
+            global,
+            status: true,
+            ..
+        } => {
+            st.count(Counter::ComShowStatus);
+            let rows = st
+                .server
+                .status(if *global { None } else { Some(&st.conn) })
+                .into_iter()
+                .map(|(k, v)| vec![Value::str(&k), Value::str(&v)])
+                .collect();
+            (VAR_COLUMNS, rows)
+        }
+        ShowPlan::Databases(_) => {
+            st.count(Counter::ComShowDatabases);
+            (
+                &["Database"],
+                st.server
+                    .database_names()
+                    .iter()
+                    .map(|d| vec![Value::str(d)])
+                    .collect(),
+            )
+        }
+        ShowPlan::Processlist { full } => {
+            st.count(Counter::ComShowProcesslist);
+            let all = st.privileges.has(Privilege::Process);
+            let rows = st
+                .server
+                .connections
+                .snapshot()
+                .into_iter()
+                .filter_map(|c| {
+                    let login = c.login.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    if !all && login.user != st.user {
+                        return None;
+                    }
+                    let info = c.info.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    let info = info.map(|i| {
+                        if *full {
+                            i
+                        } else {
+                            i.chars().take(100).collect()
+                        }
+                    });
+                    let secs = c
+                        .since
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .elapsed()
+                        .as_secs();
+                    Some(vec![
+                        Value::UInt(u64::from(c.id)),
+                        Value::str(if login.user.is_empty() {
+                            "unauthenticated user"
+                        } else {
+                            &login.user
+                        }),
+                        Value::str(&c.host),
+                        login.db.as_deref().map_or(Value::Null, Value::str),
+                        Value::str(c.command().name()),
+                        Value::UInt(secs),
+                        Value::str(if c.running.load(std::sync::atomic::Ordering::Relaxed) {
+                            "executing"
+                        } else {
+                            ""
+                        }),
+                        info.as_deref().map_or(Value::Null, Value::str),
+                    ])
+                })
+                .collect();
+            (
+                &[
+                    "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+                ],
+                rows,
+            )
+        }
+        ShowPlan::Warnings { errors } => {
+            st.count(Counter::ComShowWarnings);
+            let rows = st
+                .warnings
+                .iter()
+                .filter(|w| !*errors || w.level == "Error")
+                .map(|w| {
+                    vec![
+                        Value::str(w.level),
+                        Value::UInt(u64::from(w.code)),
+                        Value::str(&w.message),
+                    ]
+                })
+                .collect();
+            // SHOW WARNINGS must not clear the list it shows.
+            let rs = ResultSet::text(&["Level", "Code", "Message"], rows);
+            return Ok(Output::Rows(rs));
+        }
+    };
+    let f = match p {
+        ShowPlan::Vars { filter, .. } | ShowPlan::Databases(filter) => filter.clone(),
+        _ => ShowFilter::None,
+    };
+    let mut kept = Vec::with_capacity(rows.len());
+    for r in rows {
+        if keep(st, &f, &r, params)? {
+            kept.push(r);
+        }
+    }
+    Ok(Output::Rows(ResultSet::text(names, kept)))
+}
