@@ -10,6 +10,17 @@ use sha2::Sha256;
 /// The length of the nonce both plugins use.
 pub const NONCE_LEN: usize = 20;
 
+/// Turns 20 random bytes into a nonce the way MySQL shapes its scramble: 7-bit bytes with
+/// neither NUL nor `$`, because some clients read the nonce as a NUL-terminated string and
+/// `$` delimits fields in stored hashes. The caller supplies the randomness (this crate has
+/// no RNG).
+pub fn nonce_from_random(random: [u8; NONCE_LEN]) -> [u8; NONCE_LEN] {
+    random.map(|b| match b & 0x7F {
+        0 | b'$' => (b & 0x7F) + 1,
+        c => c,
+    })
+}
+
 /// The nonce as the plugins hash it: at most 20 bytes, so a NUL-terminated 21-byte copy (as in
 /// an AuthSwitchRequest) gives the same result.
 fn nonce20(nonce: &[u8]) -> &[u8] {
@@ -124,6 +135,15 @@ mod tests {
 
     fn nonce() -> Vec<u8> {
         (1..=20).collect()
+    }
+
+    #[test]
+    fn nonces_avoid_nul_and_dollar() {
+        let n = nonce_from_random([
+            0, b'$', 0x80, 0xA4, 0xFF, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        ]);
+        assert!(n.iter().all(|&b| b != 0 && b != b'$' && b < 0x80));
+        assert_eq!(&n[..6], &[1, b'%', 1, b'%', 0x7F, 7]);
     }
 
     #[test]

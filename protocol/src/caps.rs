@@ -76,14 +76,13 @@ bitflags! {
 
 impl Capabilities {
     /// What tpbed's server advertises by default: the connect-time checklist of
-    /// reference/peers.md §5 (no SSL, no compression, no query attributes).
+    /// reference/peers.md §5. Left out on purpose: SSL and compression (not implemented),
+    /// LOCAL_FILES (no `LOAD DATA LOCAL`), QUERY_ATTRIBUTES (COM_QUERY would carry a prefix),
+    /// and flags that change statement semantics the engine would then have to honour
+    /// (FOUND_ROWS, which Connector/J asks for, IGNORE_SPACE, NO_SCHEMA, ODBC).
     pub const SERVER_DEFAULT: Self = Self::LONG_PASSWORD
-        .union(Self::FOUND_ROWS)
         .union(Self::LONG_FLAG)
         .union(Self::CONNECT_WITH_DB)
-        .union(Self::NO_SCHEMA)
-        .union(Self::ODBC)
-        .union(Self::IGNORE_SPACE)
         .union(Self::PROTOCOL_41)
         .union(Self::INTERACTIVE)
         .union(Self::IGNORE_SIGPIPE)

@@ -36,6 +36,21 @@ fn put_header(out: &mut Vec<u8>, len: usize, seq: u8) {
 
 /// Appends `payload` as one logical packet, split into fragments as needed, starting at `*seq`;
 /// `*seq` ends one past the last fragment's id (wrapping).
+///
+/// ```
+/// use protocol::packet::{write_packet, Framer};
+///
+/// let (mut wire, mut seq) = (Vec::new(), 0);
+/// write_packet(&mut wire, &mut seq, b"\x0e"); // COM_PING
+/// assert_eq!(wire, [1, 0, 0, 0, 0x0e]);
+/// assert_eq!(seq, 1);
+///
+/// let mut framer = Framer::new(1024);
+/// framer.push(&wire[..3]);
+/// assert_eq!(framer.next_packet(), Ok(None)); // incomplete header: wait for more
+/// framer.push(&wire[3..]);
+/// assert_eq!(framer.next_packet(), Ok(Some((0, vec![0x0e]))));
+/// ```
 pub fn write_packet(out: &mut Vec<u8>, seq: &mut u8, payload: &[u8]) {
     out.reserve(payload.len() + HEADER_LEN * fragment_count(payload.len()));
     let mut rest = payload;
@@ -137,7 +152,9 @@ impl Framer {
     }
 
     /// The next whole logical packet as (sequence id of its first fragment, joined payload),
-    /// `Ok(None)` if more bytes are needed.
+    /// `Ok(None)` if more bytes are needed. Fragments after the first must carry consecutive
+    /// ids; whether the first id fits the exchange (0 for a new command) is the caller's
+    /// check. The next id after this packet is `seq + fragment_count(payload.len())`.
     pub fn next_packet(&mut self) -> Result<Option<(u8, Vec<u8>)>, ProtocolError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());

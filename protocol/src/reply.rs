@@ -32,7 +32,9 @@ impl OkPacket {
     /// The header byte of an OK packet that ends a result set under DEPRECATE_EOF.
     pub const EOF_HEADER: u8 = 0xFE;
 
-    /// Appends the OK payload for a client with capabilities `caps`.
+    /// Appends the OK payload. `caps` are the capabilities in effect on the connection (the
+    /// client's intersected with the server's): they decide whether status, warnings and a
+    /// length-encoded info string are present.
     pub fn encode(&self, caps: Capabilities, out: &mut Vec<u8>) {
         self.encode_with_header(Self::HEADER, caps, out);
     }

@@ -13,6 +13,41 @@
 //!    their replies come back in order.
 //!
 //! An `Err` from `poll_event` is fatal: the connection is dead afterwards.
+//!
+//! ```
+//! use protocol::client::{ClientConfig, ClientConnection, ClientEvent};
+//! use protocol::handshake::HandshakeV10;
+//! use protocol::packet::write_packet_with;
+//! use protocol::{Capabilities, OkPacket, StatusFlags};
+//!
+//! let mut conn = ClientConnection::new(ClientConfig::new("sbtest", "sbtest"));
+//! conn.query("SELECT 1"); // held until the login succeeds
+//!
+//! // What a server would send: a greeting, then (after our response) an OK.
+//! let hello = HandshakeV10 {
+//!     server_version: "8.0.36-tpbed".into(),
+//!     connection_id: 7,
+//!     auth_plugin_data: *b"abcdefghijklmnopqrst",
+//!     capabilities: Capabilities::SERVER_DEFAULT,
+//!     charset: 255,
+//!     status: StatusFlags::AUTOCOMMIT,
+//!     auth_plugin_name: "mysql_native_password".into(),
+//! };
+//! let mut from_server = Vec::new();
+//! write_packet_with(&mut from_server, &mut 0, |o| hello.encode(o));
+//! conn.feed(&from_server);
+//! assert!(conn.poll_event().is_none()); // greeting answered, nothing to report yet
+//!
+//! let response = conn.poll_transmit().expect("handshake response").to_vec();
+//! conn.consume_transmit(response.len());
+//! assert_eq!(response[3], 1); // sequence id 1
+//!
+//! from_server.clear();
+//! OkPacket { status: StatusFlags::AUTOCOMMIT, ..OkPacket::default() }.write(&mut from_server, &mut 2, conn.capabilities());
+//! conn.feed(&from_server);
+//! assert!(matches!(conn.poll_event(), Some(Ok(ClientEvent::Connected { connection_id: 7, .. }))));
+//! assert_eq!(&conn.poll_transmit().unwrap()[4..], b"\x03SELECT 1"); // now released
+//! ```
 
 pub mod blocking;
 mod connection;
