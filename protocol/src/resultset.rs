@@ -56,6 +56,10 @@ impl ResultSetWriter {
         caps: Capabilities,
         columns: &[ColumnDefinition],
     ) -> RowWriter<'o> {
+        debug_assert!(
+            !columns.is_empty(),
+            "a reply without columns is an OK packet"
+        );
         write_packet_with(out, seq, |o| put_lenenc_int(o, columns.len() as u64));
         write_definitions(out, seq, caps, columns);
         RowWriter {
@@ -71,14 +75,17 @@ impl RowWriter<'_> {
     /// Writes a text-protocol row: each cell a length-encoded string, `None` for NULL.
     /// Cells are copied straight into the output buffer, nothing is allocated per cell.
     pub fn text_row<'c>(&mut self, cells: impl IntoIterator<Item = Option<&'c [u8]>>) {
+        let mut written = 0;
         write_packet_with(self.out, self.seq, |o| {
             for cell in cells {
                 match cell {
                     Some(b) => put_lenenc_bytes(o, b),
                     None => o.push(NULL_MARKER),
                 }
+                written += 1;
             }
         });
+        debug_assert_eq!(written, self.num_columns, "one cell per column");
     }
 
     /// Writes a binary-protocol row (COM_STMT_EXECUTE results): 0x00, the null bitmap with

@@ -431,7 +431,8 @@ impl ClientConnection {
     }
 
     /// Sends COM_QUIT; the connection is closed for further commands (replies to commands
-    /// already in flight are still decoded until the server closes).
+    /// already in flight are still decoded). Before login nothing is sent: just close the
+    /// socket.
     pub fn quit(&mut self) {
         self.send(None, |o| o.push(code::QUIT));
         self.quit_sent = true;
