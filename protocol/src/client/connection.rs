@@ -1,24 +1,25 @@
 //! The client state machine: login (greeting, response, auth switch, caching_sha2 fast
-//! path), then a FIFO of commands in flight whose replies are parsed packet by packet.
+//! path), then a FIFO of commands in flight whose replies `replies` parses packet by packet.
 //!
 //! Invariant: every reply packet belongs to the oldest command in `pending`, and its sequence
 //! id is the one that command's reply expects next.
 
 use std::collections::{HashMap, VecDeque};
 
-use super::{ClientConfig, ClientEvent, RowData};
+use super::replies::{on_reply, Expect, Pending, PrepareStage, ResultStage};
+use super::{ClientConfig, ClientEvent};
 use crate::auth::{caching_sha2_scramble, native_password_scramble};
 use crate::caps::{Capabilities, StatusFlags};
-use crate::column::{ColumnDefinition, ColumnType};
+use crate::column::ColumnType;
 use crate::command::{code, encode_execute_params};
 use crate::error::ProtocolError;
 use crate::handshake::{
     AuthMoreData, AuthSwitchRequest, HandshakeResponse, HandshakeV10, CACHING_SHA2_PASSWORD,
     NATIVE_PASSWORD,
 };
-use crate::lenenc::{put_nul_str, put_u16, put_u32, Reader};
+use crate::lenenc::{put_nul_str, put_u16, put_u32};
 use crate::packet::{fragment_count, write_packet, write_packet_with, Framer};
-use crate::reply::{is_result_terminator, EofPacket, ErrPacket, OkPacket, StmtPrepareOk};
+use crate::reply::{ErrPacket, OkPacket};
 use crate::value::BinaryValue;
 
 /// Capabilities this client never asks for, because it does not implement them.
@@ -70,85 +71,6 @@ enum Phase {
     Ready,
     /// Login refused, QUIT sent, or a fatal error: nothing more is sent or accepted.
     Closed,
-}
-
-/// Column definitions being collected, with the EOF that follows them without DEPRECATE_EOF.
-#[derive(Debug)]
-struct Defs {
-    left: usize,
-    eof_pending: bool,
-    defs: Vec<ColumnDefinition>,
-}
-
-impl Defs {
-    fn new(n: usize, caps: Capabilities) -> Self {
-        let eof_pending = n > 0 && !caps.contains(Capabilities::DEPRECATE_EOF);
-        Self {
-            left: n,
-            eof_pending,
-            defs: Vec::with_capacity(n.min(256)),
-        }
-    }
-
-    fn done(&self) -> bool {
-        self.left == 0 && !self.eof_pending
-    }
-
-    fn push(&mut self, payload: &[u8]) -> Result<(), ProtocolError> {
-        if self.left > 0 {
-            self.defs.push(ColumnDefinition::decode(payload)?);
-            self.left -= 1;
-        } else if is_result_terminator(payload, Capabilities::empty()) {
-            self.eof_pending = false;
-        } else {
-            return Err(ProtocolError::UnexpectedPacket(
-                "expected EOF after column definitions",
-            ));
-        }
-        Ok(())
-    }
-}
-
-#[derive(Debug)]
-enum Expect {
-    /// COM_QUERY / COM_STMT_EXECUTE / a raw command: OK, ERR or result sets.
-    Results { binary: bool, stage: ResultStage },
-    /// COM_STMT_PREPARE.
-    Prepare { stage: PrepareStage },
-    /// OK or ERR (an EOF counts as OK: COM_SET_OPTION answers with one without DEPRECATE_EOF).
-    Ok,
-    /// COM_STATISTICS: a bare string.
-    Statistics,
-    /// COM_FIELD_LIST: definitions up to a terminator.
-    FieldList(Vec<ColumnDefinition>),
-}
-
-#[derive(Debug)]
-enum ResultStage {
-    Start,
-    Columns(Defs),
-    Rows,
-}
-
-#[derive(Debug)]
-enum PrepareStage {
-    Start,
-    Params {
-        ok: StmtPrepareOk,
-        params: Defs,
-    },
-    Columns {
-        ok: StmtPrepareOk,
-        params: Vec<ColumnDefinition>,
-        columns: Defs,
-    },
-}
-
-#[derive(Debug)]
-struct Pending {
-    expect: Expect,
-    /// The sequence id the next packet of this reply must carry.
-    seq: u8,
 }
 
 /// A sans-I/O MySQL client connection; see the [module docs](super) for how to drive it.
@@ -588,171 +510,5 @@ fn event_status(ev: &ClientEvent) -> Option<StatusFlags> {
         ClientEvent::Ok(ok) => Some(ok.status),
         ClientEvent::ResultDone { status, .. } => Some(*status),
         _ => None,
-    }
-}
-
-/// Parses one packet of the oldest reply: the event it produces (if any) and whether the
-/// reply is complete.
-fn on_reply(
-    p: &mut Pending,
-    caps: Capabilities,
-    payload: Vec<u8>,
-    out: &mut Vec<u8>,
-) -> Result<(Option<ClientEvent>, bool), ProtocolError> {
-    let first = payload.first().copied();
-    match &mut p.expect {
-        Expect::Results { binary, stage } => match stage {
-            ResultStage::Start => match first {
-                Some(OkPacket::HEADER) => {
-                    let ok = OkPacket::decode(&payload, caps)?;
-                    let more = ok.status.contains(StatusFlags::MORE_RESULTS_EXISTS);
-                    Ok((Some(ClientEvent::Ok(ok)), !more))
-                }
-                Some(ErrPacket::HEADER) => {
-                    Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true))
-                }
-                Some(0xFB) => {
-                    // LOCAL INFILE request: decline with an empty packet; OK or ERR follows.
-                    write_packet(out, &mut p.seq, &[]);
-                    Ok((None, false))
-                }
-                _ => {
-                    let n = Reader::new(&payload).lenenc_int()?;
-                    if n == 0 {
-                        return Err(ProtocolError::Malformed("result set with zero columns"));
-                    }
-                    let n =
-                        usize::try_from(n).map_err(|_| ProtocolError::Malformed("column count"))?;
-                    *stage = ResultStage::Columns(Defs::new(n, caps));
-                    Ok((None, false))
-                }
-            },
-            ResultStage::Columns(defs) => {
-                defs.push(&payload)?;
-                if !defs.done() {
-                    return Ok((None, false));
-                }
-                let cols = std::mem::take(&mut defs.defs);
-                *stage = ResultStage::Rows;
-                Ok((Some(ClientEvent::ResultColumns(cols)), false))
-            }
-            ResultStage::Rows => {
-                if first == Some(ErrPacket::HEADER) {
-                    return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
-                }
-                if !is_result_terminator(&payload, caps) {
-                    return Ok((
-                        Some(ClientEvent::Row(RowData::new(payload, *binary))),
-                        false,
-                    ));
-                }
-                let (status, warnings, affected_rows, last_insert_id) =
-                    if caps.contains(Capabilities::DEPRECATE_EOF) {
-                        let ok = OkPacket::decode(&payload, caps)?;
-                        (ok.status, ok.warnings, ok.affected_rows, ok.last_insert_id)
-                    } else {
-                        let eof = EofPacket::decode(&payload)?;
-                        (eof.status, eof.warnings, 0, 0)
-                    };
-                let more_results = status.contains(StatusFlags::MORE_RESULTS_EXISTS);
-                *stage = ResultStage::Start;
-                let ev = ClientEvent::ResultDone {
-                    status,
-                    affected_rows,
-                    last_insert_id,
-                    warnings,
-                    more_results,
-                };
-                Ok((Some(ev), !more_results))
-            }
-        },
-        Expect::Prepare { stage } => {
-            match stage {
-                PrepareStage::Start => {
-                    if first == Some(ErrPacket::HEADER) {
-                        return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
-                    }
-                    let ok = StmtPrepareOk::decode(&payload)?;
-                    *stage = PrepareStage::Params {
-                        ok,
-                        params: Defs::new(usize::from(ok.num_params), caps),
-                    };
-                }
-                PrepareStage::Params { params, .. } => params.push(&payload)?,
-                PrepareStage::Columns { columns, .. } => columns.push(&payload)?,
-            }
-            // Advance through stages that are already complete (empty lists).
-            if let PrepareStage::Params { ok, params } = stage {
-                if params.done() {
-                    let ok = *ok;
-                    let params = std::mem::take(&mut params.defs);
-                    *stage = PrepareStage::Columns {
-                        ok,
-                        params,
-                        columns: Defs::new(usize::from(ok.num_columns), caps),
-                    };
-                }
-            }
-            if let PrepareStage::Columns {
-                ok,
-                params,
-                columns,
-            } = stage
-            {
-                if columns.done() {
-                    let ev = ClientEvent::Prepared {
-                        stmt_id: ok.stmt_id,
-                        params: std::mem::take(params),
-                        columns: std::mem::take(&mut columns.defs),
-                    };
-                    return Ok((Some(ev), true));
-                }
-            }
-            Ok((None, false))
-        }
-        Expect::Ok => match first {
-            Some(OkPacket::HEADER) => Ok((
-                Some(ClientEvent::Ok(OkPacket::decode(&payload, caps)?)),
-                true,
-            )),
-            Some(ErrPacket::HEADER) => {
-                Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true))
-            }
-            Some(EofPacket::HEADER) if payload.len() < 9 => {
-                let eof = EofPacket::decode(&payload)?;
-                let ok = OkPacket {
-                    status: eof.status,
-                    warnings: eof.warnings,
-                    ..OkPacket::default()
-                };
-                Ok((Some(ClientEvent::Ok(ok)), true))
-            }
-            Some(EofPacket::HEADER) => Ok((
-                Some(ClientEvent::Ok(OkPacket::decode(&payload, caps)?)),
-                true,
-            )),
-            _ => Err(ProtocolError::UnexpectedPacket("expected OK or ERR")),
-        },
-        Expect::FieldList(defs) => {
-            if first == Some(ErrPacket::HEADER) {
-                return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
-            }
-            if is_result_terminator(&payload, caps) {
-                return Ok((Some(ClientEvent::ResultColumns(std::mem::take(defs))), true));
-            }
-            defs.push(ColumnDefinition::decode(&payload)?);
-            Ok((None, false))
-        }
-        Expect::Statistics => {
-            if first == Some(ErrPacket::HEADER) {
-                return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
-            }
-            Ok((
-                Some(ClientEvent::Statistics(
-                    String::from_utf8_lossy(&payload).into_owned(),
-                )),
-                true,
-            ))
-        }
     }
 }

@@ -51,6 +51,7 @@
 
 pub mod blocking;
 mod connection;
+mod replies;
 mod row;
 
 pub use connection::ClientConnection;
