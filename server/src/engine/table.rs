@@ -403,6 +403,10 @@ impl Table {
         };
         let all = vec![true; self.secondaries.len()];
         let _unique = self.lock_unique(|_| true);
+        if !_unique.is_empty() && self.get(&pk).is_some() {
+            // MySQL reports a duplicate PRIMARY KEY before a duplicate UNIQUE key.
+            return Err(self.duplicate(self.def.clustered(), &row));
+        }
         self.check_unique(&row, None, &all)?;
         let rec = ClusteredRec {
             key: pk.clone().into_boxed_slice(),
@@ -489,6 +493,9 @@ impl Table {
             .map(|i| pk_changed || new_prefixes[i] != old_prefixes[i])
             .collect();
         let _unique = self.lock_unique(|i| changed[i]);
+        if pk_changed && !_unique.is_empty() && self.get(&new_pk).is_some() {
+            return Err(self.duplicate(self.def.clustered(), &new_row));
+        }
         self.check_unique(&new_row, Some(pk), &changed)?;
         let bytes = self.codec.encode(&new_row);
         let mut old_prefixes = old_prefixes;
@@ -613,3 +620,7 @@ pub fn display_value(v: &Value) -> String {
         Value::DateTime(dt) => dt.to_string(),
     }
 }
+
+#[cfg(test)]
+#[path = "table_tests.rs"]
+mod tests;

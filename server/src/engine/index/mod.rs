@@ -6,6 +6,9 @@ mod page;
 mod record;
 mod tree;
 
+#[cfg(test)]
+mod tests;
+
 pub use page::PageCapacity;
 pub(crate) use page::{LeafGuard, Page};
 pub use record::{ClusteredRec, Record, SecondaryRec};

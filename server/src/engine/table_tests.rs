@@ -1,0 +1,372 @@
+//! Table tests: random insert/update/delete/get/range-scan sequences checked against a
+//! `BTreeMap` model, with a non-unique and a unique secondary index on tiny pages.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::engine::catalog::{Column, IndexKind};
+use crate::engine::cursor::Direction;
+use crate::engine::scan::KeyRange;
+use crate::engine::types::IntKind;
+
+const INT: ColumnType = ColumnType::Integer {
+    kind: IntKind::Int,
+    unsigned: false,
+};
+
+/// t(id INT PRIMARY KEY, k INT, u INT, c VARCHAR(8), KEY k_idx(k), UNIQUE KEY u_idx(u)).
+fn table() -> Table {
+    let def = TableDef::new(
+        "t",
+        vec![
+            Column::new("id", INT),
+            Column::new("k", INT),
+            Column::new("u", INT),
+            Column::new("c", ColumnType::VarChar(8)),
+        ],
+        vec![
+            IndexDef::new("PRIMARY", IndexKind::Primary, vec![0]),
+            IndexDef::new("k_idx", IndexKind::NonUnique, vec![1]),
+            IndexDef::new("u_idx", IndexKind::Unique, vec![2]),
+        ],
+    )
+    .unwrap();
+    Table::new(def, PageCapacity { leaf: 4, inner: 4 })
+}
+
+type Row = (Option<i64>, Option<i64>, String);
+
+fn to_values(id: i64, r: &Row) -> Vec<Value> {
+    let opt = |v: Option<i64>| v.map_or(Value::Null, Value::Int);
+    vec![Value::Int(id), opt(r.0), opt(r.1), Value::str(&r.2)]
+}
+
+fn pk(t: &Table, id: i64) -> Vec<u8> {
+    t.encode_search_key(0, &[Value::Int(id)]).unwrap()
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(i64, Row),
+    Update(i64, i64, Row),
+    Delete(i64),
+    Purge(i64),
+    Get(i64),
+    PkRange(i64, i64, bool),
+    KRange(Option<i64>, i64, bool),
+}
+
+fn row() -> impl Strategy<Value = Row> {
+    (
+        proptest::option::weighted(0.8, 0i64..10),
+        proptest::option::weighted(0.5, 0i64..40),
+        "[a-c]{0,3}",
+    )
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let id = 0i64..60;
+    prop_oneof![
+        5 => (id.clone(), row()).prop_map(|(i, r)| Op::Insert(i, r)),
+        3 => (id.clone(), prop_oneof![3 => Just(None), 1 => id.clone().prop_map(Some)], row())
+            .prop_map(|(i, n, r)| Op::Update(i, n.unwrap_or(i), r)),
+        2 => id.clone().prop_map(Op::Delete),
+        1 => id.clone().prop_map(Op::Purge),
+        2 => id.clone().prop_map(Op::Get),
+        2 => (id.clone(), id, any::<bool>()).prop_map(|(a, b, f)| Op::PkRange(a.min(b), a.max(b), f)),
+        2 => (proptest::option::of(0i64..10), 0i64..10, any::<bool>()).prop_map(|(a, b, f)| Op::KRange(a, b, f)),
+    ]
+}
+
+fn unique_taken(m: &BTreeMap<i64, Row>, u: Option<i64>, except: i64) -> bool {
+    u.is_some() && m.iter().any(|(id, r)| *id != except && r.1 == u)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn table_matches_model(ops in proptest::collection::vec(op(), 1..250)) {
+        let t = table();
+        let mut m: BTreeMap<i64, Row> = BTreeMap::new();
+        let stamp = WriteStamp { trx_id: 9, roll_ptr: 1 };
+        for op in ops {
+            match op {
+                Op::Insert(id, r) => {
+                    let got = t.insert(to_values(id, &r), &InsertOptions { stamp, ..Default::default() });
+                    if m.contains_key(&id) {
+                        prop_assert_eq!(got.unwrap_err().message(1), format!("Duplicate entry '{id}' for key 't.PRIMARY'"));
+                    } else if unique_taken(&m, r.1, id) {
+                        prop_assert_eq!(got.unwrap_err().message(1), format!("Duplicate entry '{}' for key 't.u_idx'", r.1.unwrap()));
+                    } else {
+                        prop_assert_eq!(got.unwrap().primary_key, pk(&t, id));
+                        m.insert(id, r);
+                    }
+                }
+                Op::Update(id, new_id, r) => {
+                    let got = t.update(&pk(&t, id), to_values(new_id, &r), stamp);
+                    match m.get(&id) {
+                        None => prop_assert_eq!(got, Ok(UpdateOutcome::NotFound)),
+                        Some(old) if new_id == id && *old == r => prop_assert_eq!(got, Ok(UpdateOutcome::Unchanged)),
+                        Some(_) if new_id != id && m.contains_key(&new_id) => prop_assert_eq!(got.unwrap_err().code(), 1062),
+                        Some(_) if unique_taken(&m, r.1, id) => prop_assert_eq!(got.unwrap_err().code(), 1062),
+                        Some(_) => {
+                            prop_assert_eq!(got, Ok(UpdateOutcome::Updated { primary_key: pk(&t, new_id) }));
+                            m.remove(&id);
+                            m.insert(new_id, r);
+                        }
+                    }
+                }
+                Op::Delete(id) => prop_assert_eq!(t.delete(&pk(&t, id), stamp), m.remove(&id).is_some()),
+                Op::Purge(id) => {
+                    let purged = t.purge(&pk(&t, id));
+                    prop_assert!(!(purged && m.contains_key(&id)), "purged a live row");
+                }
+                Op::Get(id) => {
+                    prop_assert_eq!(t.get(&pk(&t, id)), m.get(&id).map(|r| to_values(id, r)));
+                }
+                Op::PkRange(lo, hi, fwd) => {
+                    let range = KeyRange { lower: Bound::Included(pk(&t, lo)), upper: Bound::Excluded(pk(&t, hi)) };
+                    let dir = if fwd { Direction::Forward } else { Direction::Backward };
+                    let got: Vec<Vec<Value>> = t.scan(0, range, dir).map(|i| i.row.unwrap()).collect();
+                    let mut want: Vec<Vec<Value>> = m.range(lo..hi).map(|(id, r)| to_values(*id, r)).collect();
+                    if !fwd { want.reverse(); }
+                    prop_assert_eq!(got, want);
+                }
+                Op::KRange(lo, hi, fwd) => {
+                    // k >= lo (or k IS NULL ..) AND k <= hi, through k_idx, rows fetched.
+                    let lower = match lo {
+                        None => Bound::Unbounded,
+                        Some(lo) => Bound::Included(t.encode_search_key(1, &[Value::Int(lo)]).unwrap()),
+                    };
+                    let upper = Bound::Included(t.encode_search_key(1, &[Value::Int(hi)]).unwrap());
+                    let dir = if fwd { Direction::Forward } else { Direction::Backward };
+                    let got: Vec<(Option<i64>, i64)> = t
+                        .scan(1, KeyRange { lower, upper }, dir)
+                        .fetch_rows(true)
+                        .map(|i| {
+                            let row = i.row.unwrap();
+                            let k = match row[1] { Value::Int(k) => Some(k), _ => None };
+                            let Value::Int(id) = row[0] else { unreachable!() };
+                            (k, id)
+                        })
+                        .collect();
+                    let mut want: Vec<(Option<i64>, i64)> = m
+                        .iter()
+                        .map(|(id, r)| (r.0, *id))
+                        .filter(|(k, _)| match lo { None => k.is_none_or(|k| k <= hi), Some(lo) => k.is_some_and(|k| k >= lo && k <= hi) })
+                        .collect();
+                    want.sort();
+                    if !fwd { want.reverse(); }
+                    prop_assert_eq!(got, want);
+                }
+            }
+        }
+        prop_assert_eq!(t.row_count(), m.len() as u64);
+        // Every live row has exactly one live entry in each secondary index, and no more.
+        for (index, col) in [(1usize, 1usize), (2, 2)] {
+            let mut got: Vec<(Vec<u8>, Vec<u8>)> = t.scan(index, KeyRange::all(), Direction::Forward).map(|i| (i.key, i.primary_key)).collect();
+            got.sort();
+            let mut want: Vec<(Vec<u8>, Vec<u8>)> = m
+                .iter()
+                .map(|(id, r)| {
+                    let v = to_values(*id, r);
+                    let mut key = t.encode_search_key(index, &[v[col].clone()]).unwrap();
+                    let p = pk(&t, *id);
+                    key.extend_from_slice(&p);
+                    (key, p)
+                })
+                .collect();
+            want.sort();
+            prop_assert_eq!(got, want);
+        }
+    }
+}
+
+#[test]
+fn auto_increment_and_hidden_primary() {
+    let def = TableDef::new(
+        "sbtest1",
+        vec![
+            Column::new("id", INT).not_null().auto_increment(),
+            Column::new("k", INT)
+                .not_null()
+                .default_value(Value::Int(0)),
+        ],
+        vec![IndexDef::new("PRIMARY", IndexKind::Primary, vec![0])],
+    )
+    .unwrap();
+    let t = Table::new(def, PageCapacity::default());
+    let opts = InsertOptions::default();
+    let row = |id: Value| t.def().fill_row(vec![(0, id)], Default::default()).unwrap();
+    assert_eq!(
+        t.insert(row(Value::Null), &opts)
+            .unwrap()
+            .generated_auto_increment,
+        Some(1)
+    );
+    assert_eq!(
+        t.insert(row(Value::Int(0)), &opts)
+            .unwrap()
+            .generated_auto_increment,
+        Some(2)
+    );
+    assert_eq!(
+        t.insert(row(Value::Int(10)), &opts)
+            .unwrap()
+            .generated_auto_increment,
+        None
+    );
+    assert_eq!(
+        t.insert(row(Value::Null), &opts)
+            .unwrap()
+            .generated_auto_increment,
+        Some(11)
+    );
+    let strict_zero = InsertOptions {
+        no_auto_value_on_zero: true,
+        ..opts
+    };
+    assert_eq!(
+        t.insert(row(Value::Int(0)), &strict_zero)
+            .unwrap()
+            .generated_auto_increment,
+        None
+    );
+    assert!(t
+        .get(&t.encode_search_key(0, &[Value::Int(0)]).unwrap())
+        .is_some());
+    assert_eq!(
+        t.insert(row(Value::Int(10)), &opts).unwrap_err().message(1),
+        "Duplicate entry '10' for key 'sbtest1.PRIMARY'"
+    );
+    assert_eq!(t.row_count(), 5);
+    t.truncate();
+    assert_eq!(t.row_count(), 0);
+    assert_eq!(
+        t.insert(row(Value::Null), &opts)
+            .unwrap()
+            .generated_auto_increment,
+        Some(1)
+    );
+
+    let def = TableDef::new(
+        "h",
+        vec![Column::new("a", INT)],
+        vec![IndexDef::new("a", IndexKind::NonUnique, vec![0])],
+    )
+    .unwrap();
+    let h = Table::new(def, PageCapacity::default());
+    let a = h.insert(vec![Value::Int(5)], &opts).unwrap();
+    let b = h.insert(vec![Value::Int(5)], &opts).unwrap();
+    assert_eq!(a.primary_key.len(), ROW_ID_LEN);
+    assert!(a.primary_key < b.primary_key);
+    let keys: Vec<Vec<Value>> = h
+        .scan(1, KeyRange::all(), Direction::Forward)
+        .map(|i| h.decode_index_key(1, &i.key))
+        .collect();
+    assert_eq!(
+        keys,
+        vec![
+            vec![Value::Int(5), Value::UInt(1)],
+            vec![Value::Int(5), Value::UInt(2)]
+        ]
+    );
+}
+
+#[test]
+fn strict_mode_errors() {
+    let t = table();
+    let opts = InsertOptions::default();
+    let e = t
+        .insert(
+            vec![
+                Value::Int(1),
+                Value::Int(1 << 40),
+                Value::Null,
+                Value::str(""),
+            ],
+            &opts,
+        )
+        .unwrap_err();
+    assert_eq!((e.code(), e.sqlstate()), (1264, "22003"));
+    let e = t
+        .insert(
+            vec![
+                Value::Int(1),
+                Value::Null,
+                Value::Null,
+                Value::str("abcdefghi"),
+            ],
+            &opts,
+        )
+        .unwrap_err();
+    assert_eq!((e.code(), e.sqlstate()), (1406, "22001"));
+    let e = t
+        .insert(
+            vec![Value::Null, Value::Null, Value::Null, Value::str("")],
+            &opts,
+        )
+        .unwrap_err();
+    assert_eq!(e.message(1), "Column 'id' cannot be null");
+    assert_eq!(t.row_count(), 0);
+}
+
+#[test]
+fn delete_marked_records_and_purge() {
+    let t = table();
+    let opts = InsertOptions {
+        stamp: WriteStamp {
+            trx_id: 5,
+            roll_ptr: 0,
+        },
+        ..Default::default()
+    };
+    let r = |k: i64| vec![Value::Int(1), Value::Int(k), Value::Null, Value::str("x")];
+    let p = t.insert(r(3), &opts).unwrap().primary_key;
+    assert!(t.delete(
+        &p,
+        WriteStamp {
+            trx_id: 6,
+            roll_ptr: 7
+        }
+    ));
+    let v = t.get_record(&p).unwrap();
+    assert_eq!((v.delete_mark, v.trx_id, v.roll_ptr), (true, 6, 7));
+    let all: Vec<bool> = t
+        .scan(1, KeyRange::all(), Direction::Forward)
+        .include_delete_marked(true)
+        .map(|i| i.delete_mark)
+        .collect();
+    assert_eq!(all, vec![true]);
+    // Re-insert of the equal key reuses both records in place, clearing the marks.
+    t.insert(r(3), &opts).unwrap();
+    let all: Vec<bool> = t
+        .scan(1, KeyRange::all(), Direction::Forward)
+        .include_delete_marked(true)
+        .map(|i| i.delete_mark)
+        .collect();
+    assert_eq!(all, vec![false]);
+    // Changing k leaves a delete-marked old entry for purge.
+    t.update(&p, r(4), WriteStamp::default()).unwrap();
+    let marked: Vec<Vec<u8>> = t
+        .scan(1, KeyRange::all(), Direction::Forward)
+        .include_delete_marked(true)
+        .filter(|i| i.delete_mark)
+        .map(|i| i.key)
+        .collect();
+    assert_eq!(marked.len(), 1);
+    assert!(t.purge_secondary(1, &marked[0]));
+    assert!(!t.purge(&p), "a live row is not purged");
+    assert!(t.delete(&p, WriteStamp::default()));
+    assert!(t.purge(&p));
+    assert_eq!(
+        t.scan(1, KeyRange::all(), Direction::Forward)
+            .include_delete_marked(true)
+            .count(),
+        0
+    );
+    assert!(t.get_record(&p).is_none());
+}
