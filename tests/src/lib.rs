@@ -1,1 +1,184 @@
-//! Harness for integration tests that start the real `tpbed-server` binary.
+//! Harness for integration tests that start the real `tpbed-server` binary on an ephemeral
+//! 127.0.0.1 port, wait until it is ready, drive it with real clients and stop it.
+//!
+//! Tests that need an outside tool (sysbench, the mariadb CLI, PyMySQL) call
+//! [`require_tool`]: without the tool they print why and skip, unless
+//! `TPBED_REQUIRE_TOOLS=1` (set by `.ci/run` after installing them), where a missing tool
+//! fails the test so CI never skips silently.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
+
+/// A running `tpbed-server` process, killed on drop.
+#[derive(Debug)]
+pub struct TestServer {
+    child: Child,
+    /// The port it listens on (127.0.0.1).
+    pub port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+static BUILD_SERVER: Once = Once::new();
+static BUILD_LOAD: Once = Once::new();
+
+/// The workspace's target directory.
+fn target_dir() -> PathBuf {
+    if let Ok(d) = std::env::var("CARGO_TARGET_DIR") {
+        return PathBuf::from(d);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target")
+}
+
+/// Path of a workspace binary (`tpbed-server`, `tpbed-load`), built first if needed with the
+/// profile the tests run under.
+pub fn binary(name: &str) -> PathBuf {
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    let (once, package) = match name {
+        "tpbed-load" => (&BUILD_LOAD, "tpbed-load"),
+        _ => (&BUILD_SERVER, "tpbed-server"),
+    };
+    once.call_once(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--quiet", "-p", package, "--bin", name]);
+        if profile == "release" {
+            cmd.arg("--release");
+        }
+        cmd.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+        let status = cmd.status().expect("run cargo build for the binaries");
+        assert!(status.success(), "cargo build of the binaries failed");
+    });
+    target_dir().join(profile).join(name)
+}
+
+impl TestServer {
+    /// Starts the server with extra options (`--port=0` and `--bind-address=127.0.0.1` are
+    /// added) and waits until it logs that it is ready.
+    pub fn start(args: &[&str]) -> TestServer {
+        let mut child = Command::new(binary("tpbed-server"))
+            .args(["--port=0", "--bind-address=127.0.0.1"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start tpbed-server");
+        let stderr = child.stderr.take().expect("stderr piped");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(p) = line.split("port: ").nth(1) {
+                    if line.contains("ready for connections") {
+                        let port: u16 = p
+                            .split_whitespace()
+                            .next()
+                            .and_then(|s| s.parse().ok())
+                            .unwrap_or(0);
+                        let _ = tx.send(port);
+                    }
+                }
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let port = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(p) => p,
+            Err(_) => {
+                let _ = child.kill();
+                panic!(
+                    "tpbed-server did not become ready; log: {:?}",
+                    log.lock().unwrap()
+                );
+            }
+        };
+        TestServer { child, port, log }
+    }
+
+    /// Every line the server has logged so far.
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits up to `timeout` for a log line containing `needle`.
+    pub fn wait_for_log(&self, needle: &str, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            if self.log_lines().iter().any(|l| l.contains(needle)) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// Connection options for the `mysql` crate as `user`/`password`.
+    pub fn opts(&self, user: &str, password: &str) -> mysql::Opts {
+        mysql::OptsBuilder::new()
+            .ip_or_hostname(Some("127.0.0.1"))
+            .tcp_port(self.port)
+            .user(Some(user))
+            .pass(Some(password))
+            .prefer_socket(false)
+            .into()
+    }
+
+    /// A `mysql` crate connection as root.
+    pub fn connect(&self) -> mysql::Conn {
+        mysql::Conn::new(self.opts("root", "")).expect("connect as root")
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Whether an outside tool is available. Without it: prints the reason and returns false
+/// (the test skips), or panics when `TPBED_REQUIRE_TOOLS=1`.
+pub fn require_tool(what: &str, available: bool) -> bool {
+    if available {
+        return true;
+    }
+    if std::env::var("TPBED_REQUIRE_TOOLS").as_deref() == Ok("1") {
+        panic!("{what} is required (TPBED_REQUIRE_TOOLS=1) but not available");
+    }
+    eprintln!("SKIPPED: {what} is not installed; install it or see .ci/run");
+    false
+}
+
+/// Whether `program` runs (`program --version` exits successfully).
+pub fn has_program(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether python3 can import `module`.
+pub fn has_python_module(module: &str) -> bool {
+    Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}

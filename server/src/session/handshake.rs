@@ -185,11 +185,9 @@ pub fn run(s: &mut ClientSession) -> Outcome {
         .unwrap_or(AuthPlugin::Native);
     let mut response = resp.auth_response.clone();
     if client_plugin != acct.plugin {
-        let mut data = s.nonce.to_vec();
-        data.push(0);
         let switch = AuthSwitchRequest {
             plugin: acct.plugin.name().to_string(),
-            data,
+            data: s.nonce.to_vec(),
         };
         write_packet_with(&mut s.out, &mut s.seq, |o| switch.encode(o));
         if !s.flush() {

@@ -155,7 +155,7 @@ pub fn plan(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedSt
         Statement::ShowVariable { variable } => show::plan_show_words(variable),
         Statement::ShowTables { .. }
         | Statement::ShowCreate { .. }
-        | Statement::ShowColumns { .. } => Err(no_tables(st)),
+        | Statement::ShowColumns { .. } => table_statement(st, s, sql),
         Statement::Use(u) => match u {
             ast::Use::Object(n) | ast::Use::Database(n) | ast::Use::Schema(n) => {
                 simple(Plan::Use(name_of(n)))
@@ -182,7 +182,7 @@ pub fn plan(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedSt
                     if_exists: *if_exists,
                 })
             }
-            ast::ObjectType::Table => Err(no_tables(st)),
+            ast::ObjectType::Table | ast::ObjectType::Index => table_statement(st, s, sql),
             other => Err(SqlError::unsupported(&format!("DROP {other}"))),
         },
         Statement::Kill { modifier, id } => simple(Plan::Kill {
@@ -213,7 +213,7 @@ pub fn plan(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedSt
         | Statement::Truncate(_)
         | Statement::Analyze(_)
         | Statement::ExplainTable { .. }
-        | Statement::Explain { .. } => Err(no_tables(st)),
+        | Statement::Explain { .. } => table_statement(st, s, sql),
         other => {
             let text = other.to_string();
             let head: String = text
@@ -224,6 +224,12 @@ pub fn plan(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedSt
             Err(SqlError::unsupported(&head))
         }
     }
+}
+
+/// Plans a statement that reads or changes tables (DDL, DML, SELECT with FROM, EXPLAIN,
+/// SHOW TABLES/CREATE TABLE/COLUMNS). This is the seam where the table executor plugs in.
+pub fn table_statement(st: &SessionState, _s: &Statement, _sql: &str) -> SqlResult<PreparedStmt> {
+    Err(no_tables(st))
 }
 
 /// The error for statements on tables while tpbed has no row store.

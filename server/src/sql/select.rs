@@ -9,7 +9,7 @@ use crate::sql::env::StmtEnv;
 use crate::sql::eval::{eval, to_i64, truth};
 use crate::sql::expr::{Binder, BoundExpr, Resolver};
 use crate::sql::output::{column_for, Output, ResultSet};
-use crate::sql::plan::{no_tables, Plan, PreparedStmt};
+use crate::sql::plan::{Plan, PreparedStmt};
 use crate::value::Value;
 use crate::vars::{Counter, Registry};
 
@@ -101,7 +101,11 @@ pub fn plan(st: &SessionState, q: &ast::Query, sql: &str) -> SqlResult<PreparedS
             && matches!(&t.relation, TableFactor::Table { name, .. } if name.to_string().eq_ignore_ascii_case("dual"))
     });
     if !dual {
-        return Err(no_tables(st));
+        return crate::sql::plan::table_statement(
+            st,
+            &ast::Statement::Query(Box::new(q.clone())),
+            sql,
+        );
     }
     let resolver = NoTables {
         registry: &st.server.vars,
@@ -112,11 +116,18 @@ pub fn plan(st: &SessionState, q: &ast::Query, sql: &str) -> SqlResult<PreparedS
     for item in &s.projection {
         match item {
             SelectItem::UnnamedExpr(e) => {
-                names.push(
-                    span_text(sql, e.span())
-                        .map(str::to_string)
-                        .unwrap_or_else(|| e.to_string()),
-                );
+                let label = match span_text(sql, e.span()) {
+                    // The span of `-5` starts at the operand; MySQL labels the column `-5`.
+                    Some(t)
+                        if matches!(e, ast::Expr::UnaryOp { .. })
+                            && !t.starts_with(['-', '+', '!', '~']) =>
+                    {
+                        format!("{}{t}", e.to_string().chars().next().unwrap_or('-'))
+                    }
+                    Some(t) => t.to_string(),
+                    None => e.to_string(),
+                };
+                names.push(label);
                 exprs.push(binder.bind(e)?);
             }
             SelectItem::ExprWithAlias { expr, alias } => {
