@@ -8,7 +8,7 @@ use crate::dist::{DistParams, RandType};
 
 /// tpbed-load: a sysbench-compatible and job-queue load generator for MySQL-protocol servers.
 #[derive(Debug, Parser)]
-#[command(name = "tpbed-load", version, about, long_about = None)]
+#[command(name = "tpbed-load", version, about, long_about = None, args_override_self = true)]
 pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -26,6 +26,10 @@ pub(crate) enum Command {
     Cleanup(SysbenchArgs),
     /// Job-queue workload: producers insert jobs, workers claim, work and complete them (ours).
     Queue(crate::queue::QueueArgs),
+    /// Long statements (a fraction of events) mixed among short point selects (ours).
+    Mixed(crate::extra::MixedArgs),
+    /// N idle connections held open while M connections run point selects (ours).
+    Idle(crate::extra::IdleArgs),
 }
 
 /// The sysbench 1.0 OLTP scripts.
@@ -314,20 +318,20 @@ pub(crate) struct OltpArgs {
     #[arg(long = "delete-inserts", alias = "delete_inserts", default_value_t = 1)]
     pub(crate) delete_inserts: u32,
     /// Enable/disable all range SELECT queries.
-    #[arg(long = "range-selects", alias = "range_selects", default_value = "on", value_parser = parse_bool)]
+    #[arg(long = "range-selects", alias = "range_selects", default_value = "on", value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub(crate) range_selects: bool,
     /// Don't start explicit transactions (AUTOCOMMIT mode).
     #[arg(long = "skip-trx", alias = "skip_trx", default_value = "off", num_args = 0..=1,
-          default_missing_value = "on", value_parser = parse_bool)]
+          default_missing_value = "on", value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub(crate) skip_trx: bool,
     /// Use AUTO_INCREMENT for the primary key.
-    #[arg(long = "auto-inc", alias = "auto_inc", default_value = "on", value_parser = parse_bool)]
+    #[arg(long = "auto-inc", alias = "auto_inc", default_value = "on", value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub(crate) auto_inc: bool,
     /// Create a secondary index on k.
-    #[arg(long = "create-secondary", alias = "create_secondary", default_value = "on", value_parser = parse_bool)]
+    #[arg(long = "create-secondary", alias = "create_secondary", default_value = "on", value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub(crate) create_secondary: bool,
     /// Use a secondary index in place of the PRIMARY KEY.
-    #[arg(long, default_value = "off", num_args = 0..=1, default_missing_value = "on", value_parser = parse_bool)]
+    #[arg(long, default_value = "off", num_args = 0..=1, default_missing_value = "on", value_parser = parse_bool, action = clap::ArgAction::Set)]
     pub(crate) secondary: bool,
     /// Storage engine named in CREATE TABLE.
     #[arg(long = "mysql-storage-engine", default_value = "innodb")]

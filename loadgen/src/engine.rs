@@ -84,6 +84,8 @@ pub(crate) struct Shared {
     pub(crate) measure_start: OnceLock<Instant>,
     /// Connections established (for progress while connecting).
     pub(crate) connected: AtomicUsize,
+    /// Client threads that have finished their load and drained (they close on `stop`).
+    drained: AtomicUsize,
     events_left: AtomicI64,
     ready: Barrier,
     go: Barrier,
@@ -135,6 +137,7 @@ impl Engine {
             start: OnceLock::new(),
             measure_start: OnceLock::new(),
             connected: AtomicUsize::new(0),
+            drained: AtomicUsize::new(0),
             events_left: AtomicI64::new(if cfg.events > 0 {
                 cfg.events as i64
             } else {
@@ -184,9 +187,10 @@ impl Engine {
         (!self.cfg.time.is_zero()).then(|| ms + self.cfg.time)
     }
 
-    /// Whether every client thread has finished.
-    pub(crate) fn finished(&self) -> bool {
-        self.handles.iter().all(|h| h.is_finished())
+    /// Whether every client thread has finished its load (connections still open until `stop`).
+    pub(crate) fn drained(&self) -> bool {
+        self.shared.drained.load(Ordering::SeqCst) >= self.handles.len()
+            || self.handles.iter().all(|h| h.is_finished())
     }
 
     /// Stops the load (threads drain and exit).
@@ -456,6 +460,11 @@ impl Worker {
             && Instant::now() < drain_until
         {
             self.fire_timers(Instant::now());
+            self.poll(Some(Instant::now() + Duration::from_millis(5)));
+        }
+        // keep the connections open until the caller has taken its end-of-run snapshot
+        self.shared.drained.fetch_add(1, Ordering::SeqCst);
+        while !self.stopped() {
             self.poll(Some(Instant::now() + Duration::from_millis(5)));
         }
         self.close_all();

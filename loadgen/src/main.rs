@@ -6,8 +6,11 @@ mod cli;
 mod conn;
 mod dist;
 mod engine;
+mod extra;
 mod gauges;
 mod json;
+#[cfg(test)]
+mod loop_tests;
 mod machine;
 mod oltp;
 mod queue;
@@ -15,6 +18,8 @@ mod report;
 mod runner;
 mod script;
 mod stats;
+#[cfg(test)]
+mod stub;
 mod sysbench;
 
 use clap::Parser;
@@ -28,17 +33,21 @@ fn main() {
     let result = match &cli.command {
         Command::Prepare(a) => sysbench::prepare(a, &wires),
         Command::Cleanup(a) => sysbench::cleanup(a, &wires),
-        Command::Run(a) => sysbench::run_cmd(a, &wires, true).and_then(|r| match r.fatal {
-            Some(f) => Err(f),
-            None => Ok(()),
-        }),
-        Command::Queue(a) => queue::queue_cmd(a, &wires).and_then(|r| match r.fatal {
-            Some(f) => Err(f),
-            None => Ok(()),
-        }),
+        Command::Run(a) => sysbench::run_cmd(a, &wires, true).and_then(fatal),
+        Command::Queue(a) => queue::queue_cmd(a, &wires).and_then(fatal),
+        Command::Mixed(a) => extra::mixed_cmd(a, &wires).and_then(fatal),
+        Command::Idle(a) => extra::idle_cmd(a, &wires).and_then(fatal),
     };
     if let Err(e) = result {
         eprintln!("tpbed-load: FATAL: {e}");
         std::process::exit(1);
+    }
+}
+
+/// A run that ended on a fatal error fails the command.
+fn fatal(r: report::Report) -> Result<(), String> {
+    match r.fatal {
+        Some(f) => Err(f),
+        None => Ok(()),
     }
 }

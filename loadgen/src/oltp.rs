@@ -479,3 +479,227 @@ pub(crate) fn table_count(cfg: &OltpConfig) -> Result<u32, String> {
         _ => Ok(cfg.opt.tables),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn cfg(workload: &str, extra: &[&str]) -> OltpConfig {
+        let mut args = vec!["tpbed-load", "run", "--workload", workload, "--tables=4"];
+        args.extend_from_slice(extra);
+        let Command::Run(a) = Cli::try_parse_from(args).unwrap().command else {
+            unreachable!()
+        };
+        OltpConfig {
+            workload: a.workload,
+            opt: a.oltp,
+            dist: a.rand.params(),
+            ignore: a.conn.ignore_errors,
+            threads: 8,
+        }
+    }
+
+    /// Runs one event, answering every statement with OK; returns the SQL of each statement.
+    fn one_event(c: &OltpConfig) -> Vec<String> {
+        let mut s = OltpScript::new(Arc::new(c.clone()), 3, 11);
+        let sqls = s.prepares();
+        s.begin_event();
+        let mut out = Vec::new();
+        let mut last = None;
+        loop {
+            match s.next(last.as_ref()) {
+                Step::Send(Op::Query(q)) => out.push(q),
+                Step::Send(Op::Exec(slot, params)) => {
+                    assert_eq!(
+                        sqls[slot].matches('?').count(),
+                        params.len(),
+                        "{}",
+                        sqls[slot]
+                    );
+                    out.push(sqls[slot].clone());
+                }
+                Step::EndEvent => return out,
+                other => panic!("unexpected {other:?}"),
+            }
+            last = Some(Reply::Ok {
+                affected: 1,
+                last_insert_id: 0,
+            });
+        }
+    }
+
+    fn count(stmts: &[String], prefix: &str) -> usize {
+        stmts
+            .iter()
+            .filter(|s| s.trim_start().starts_with(prefix))
+            .count()
+    }
+
+    #[test]
+    fn statements_per_event_match_sysbench_defaults() {
+        let cases: [(&str, usize); 10] = [
+            ("oltp_point_select", 1),
+            ("oltp_read_only", 16),
+            ("oltp_read_write", 20),
+            ("oltp_write_only", 6),
+            ("oltp_update_index", 1),
+            ("oltp_update_non_index", 1),
+            ("oltp_delete", 1),
+            ("oltp_insert", 1),
+            ("select_random_points", 1),
+            ("select_random_ranges", 1),
+        ];
+        for (w, n) in cases {
+            let extra: &[&str] = if w.starts_with("select_random") {
+                &["--tables=1"]
+            } else {
+                &[]
+            };
+            let ev = one_event(&cfg(w, extra));
+            assert_eq!(ev.len(), n, "{w}: {ev:#?}");
+        }
+        let ro = one_event(&cfg("oltp_read_only", &[]));
+        assert_eq!(ro.first().map(String::as_str), Some("BEGIN"));
+        assert_eq!(ro.last().map(String::as_str), Some("COMMIT"));
+        assert_eq!(ro.iter().filter(|s| s.contains("WHERE id=?")).count(), 10);
+        assert_eq!(ro.iter().filter(|s| s.contains("BETWEEN")).count(), 4);
+        let rw = one_event(&cfg("oltp_read_write", &[]));
+        assert_eq!(
+            (
+                count(&rw, "UPDATE"),
+                count(&rw, "DELETE"),
+                count(&rw, "INSERT")
+            ),
+            (2, 1, 1)
+        );
+        let ins = one_event(&cfg("oltp_insert", &[]));
+        assert!(
+            ins[0].starts_with("INSERT INTO sbtest") && ins[0].contains("VALUES (0, "),
+            "{}",
+            ins[0]
+        );
+    }
+
+    #[test]
+    fn options_change_the_mix() {
+        assert_eq!(
+            one_event(&cfg("oltp_read_only", &["--skip-trx=on"])).len(),
+            14
+        );
+        assert_eq!(
+            one_event(&cfg("oltp_read_only", &["--range-selects=off"])).len(),
+            12
+        );
+        assert_eq!(
+            one_event(&cfg(
+                "oltp_read_only",
+                &["--point-selects=3", "--sum-ranges=2"]
+            ))
+            .len(),
+            10
+        );
+        assert_eq!(
+            one_event(&cfg("oltp_write_only", &["--delete-inserts=3"])).len(),
+            10
+        );
+        // oltp_point_select ignores --point-selects, as sysbench does
+        assert_eq!(
+            one_event(&cfg("oltp_point_select", &["--point-selects=5"])).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn prepared_statement_counts_match_the_capture() {
+        let n = |w: &str| {
+            OltpScript::new(Arc::new(cfg(w, &[])), 0, 1)
+                .prepares()
+                .len()
+        };
+        assert_eq!(n("oltp_point_select"), 4);
+        assert_eq!(n("oltp_read_only"), 22);
+        assert_eq!(n("oltp_insert"), 0);
+    }
+
+    #[test]
+    fn ranges_and_ids_stay_in_the_table() {
+        let c = cfg(
+            "oltp_read_only",
+            &["--table-size=1000", "--rand-type=uniform"],
+        );
+        let mut s = OltpScript::new(Arc::new(c), 0, 5);
+        for _ in 0..200 {
+            s.begin_event();
+            while let Step::Send(op) = s.next(Some(&Reply::Ok {
+                affected: 0,
+                last_insert_id: 0,
+            })) {
+                if let Op::Exec(_, p) = op {
+                    if let [Param::Int(lo), Param::Int(hi)] = p[..] {
+                        assert_eq!(hi - lo, 99);
+                        assert!((1..=1000).contains(&lo));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ignored_errors_restart_and_others_are_fatal() {
+        let mut s = OltpScript::new(Arc::new(cfg("oltp_read_write", &[])), 0, 5);
+        s.begin_event();
+        let deadlock = Reply::Error {
+            code: 1213,
+            message: "Deadlock".into(),
+        };
+        assert_eq!(s.next(Some(&deadlock)), Step::Restart);
+        let dup = Reply::Error {
+            code: 1062,
+            message: "Duplicate".into(),
+        };
+        assert!(matches!(s.next(Some(&dup)), Step::Fatal(_)));
+    }
+
+    #[test]
+    fn prepare_sql_is_sysbench_shaped() {
+        let c = cfg("oltp_read_only", &["--table-size=3000"]);
+        let mut d = Dist::new(c.dist, 1);
+        let v = prepare_table_sql(&c, 2, &mut d);
+        assert!(v[0].starts_with("CREATE TABLE sbtest2(\n  id INTEGER NOT NULL AUTO_INCREMENT,"));
+        assert!(v[0].ends_with(") /*! ENGINE = innodb */ "));
+        assert!(v[1].starts_with("INSERT INTO sbtest2(k, c, pad) VALUES("));
+        assert!(v[1..v.len() - 1].iter().all(|s| s.len() <= BULK_LIMIT));
+        let rows: usize = v[1..v.len() - 1]
+            .iter()
+            .map(|s| s.matches("'),(").count() + 1)
+            .sum();
+        assert_eq!(rows, 3000);
+        assert_eq!(v.last().unwrap(), "CREATE INDEX k_2 ON sbtest2(k)");
+        // c is 119 characters, pad 59
+        assert_eq!(C_TEMPLATE.len(), 119);
+        assert_eq!(PAD_TEMPLATE.len(), 59);
+    }
+
+    #[test]
+    fn bulk_insert_batches_rows() {
+        let c = cfg("bulk_insert", &[]);
+        let mut s = OltpScript::new(Arc::new(c), 0, 5);
+        let mut flushed = Vec::new();
+        for _ in 0..60_000 {
+            s.begin_event();
+            while let Step::Send(Op::Query(q)) = s.next(None) {
+                flushed.push(q);
+            }
+        }
+        flushed.extend(s.finish());
+        assert!(flushed.len() >= 2);
+        assert!(flushed
+            .iter()
+            .all(|q| q.starts_with("INSERT INTO sbtest1 VALUES(1,1)")
+                || q.starts_with("INSERT INTO sbtest1 VALUES(")));
+        let rows: usize = flushed.iter().map(|q| q.matches("),(").count() + 1).sum();
+        assert_eq!(rows, 60_000);
+    }
+}

@@ -241,7 +241,7 @@ pub(crate) fn run(load: Load) -> Report {
     let shared = engine.shared.clone();
     let measure_start = *shared.measure_start.get().expect("measure start");
     // warmup: wait, then discard what the interval accumulators gathered
-    while Instant::now() < measure_start && !engine.finished() {
+    while Instant::now() < measure_start && !engine.drained() {
         std::thread::sleep(
             Duration::from_millis(20).min(measure_start.saturating_duration_since(Instant::now())),
         );
@@ -264,12 +264,12 @@ pub(crate) fn run(load: Load) -> Report {
     loop {
         let now = Instant::now();
         let stop_at = end.map_or(next, |e| e.min(next));
-        if now < stop_at && !engine.finished() && shared.fatal.lock().expect("fatal").is_none() {
+        if now < stop_at && !engine.drained() && shared.fatal.lock().expect("fatal").is_none() {
             std::thread::sleep((stop_at - now).min(Duration::from_millis(20)));
             continue;
         }
         let at_end = end.is_some_and(|e| now >= e)
-            || engine.finished()
+            || engine.drained()
             || shared.fatal.lock().expect("fatal").is_some();
         if now >= next || at_end {
             let (acc, queue, busy, active) = collect_interval(&shared);
@@ -325,17 +325,14 @@ pub(crate) fn run(load: Load) -> Report {
         }
     }
     let client_cpu_secs = self_cpu_secs() - cpu0;
-    engine.stop();
     server.status_after = status(&mut side);
     server.proc_after = load.server_pid.and_then(proc_sample);
     server.proc_max = max_proc(server.proc_max, server.proc_after);
-    while !engine.finished() {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    engine.stop();
+    let res = engine.join(connect_secs);
     let total = collect_total(&shared);
     let fatal = shared.fatal.lock().expect("fatal").clone();
     let client_threads = shared.shards.len();
-    let res = engine.join(connect_secs);
     if let Some(c) = side {
         c.quit();
     }

@@ -1,0 +1,261 @@
+//! Our workloads beyond sysbench: `mixed` (a fraction of long statements among short point
+//! selects, to exercise a thread pool's stall rule) and `idle` (N idle connections held open
+//! while M connections run point selects).
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use clap::Args;
+use hdrhistogram::Histogram;
+
+use crate::cli::{ConnArgs, IgnoreList, RunArgs};
+use crate::conn::{Param, Reply, WireFactory};
+use crate::dist::{Dist, DistParams, RandType};
+use crate::report::Report;
+use crate::runner::{emit, engine_config, run, Load};
+use crate::script::{Op, Script, Step};
+use crate::stats::{new_hist, record, LatMs};
+
+/// `tpbed-load mixed` options.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct MixedArgs {
+    /// Fraction of events that run the long statement.
+    #[arg(long = "long-fraction", default_value_t = 0.01)]
+    pub(crate) long_fraction: f64,
+    /// Duration of the long statement in seconds (`SELECT SLEEP(x)`).
+    #[arg(long = "long-secs", default_value_t = 1.0)]
+    pub(crate) long_secs: f64,
+    /// A long statement to use instead of SLEEP (e.g. a heavy query).
+    #[arg(long = "long-sql")]
+    pub(crate) long_sql: Option<String>,
+    /// Short statements go to sbtest1..N (prepared by `tpbed-load prepare`).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) tables: u32,
+    /// Rows per table.
+    #[arg(long = "table-size", default_value_t = 10_000)]
+    pub(crate) table_size: u32,
+    /// Connection options.
+    #[command(flatten)]
+    pub(crate) conn: ConnArgs,
+    /// Run options.
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+}
+
+/// `tpbed-load idle` options.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct IdleArgs {
+    /// Idle connections (log in, then send nothing until the end).
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) idle: usize,
+    /// Active connections running point selects on sbtest1..N.
+    #[arg(long, default_value_t = 8)]
+    pub(crate) active: usize,
+    /// Tables of the point selects.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) tables: u32,
+    /// Rows per table.
+    #[arg(long = "table-size", default_value_t = 10_000)]
+    pub(crate) table_size: u32,
+    /// Connection options.
+    #[command(flatten)]
+    pub(crate) conn: ConnArgs,
+    /// Run options (--threads is replaced by --idle + --active).
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+}
+
+/// Latency of the short and the long statements.
+#[derive(Debug)]
+struct MixStats {
+    short: Histogram<u64>,
+    long: Histogram<u64>,
+}
+
+/// Settings shared by the connections.
+#[derive(Debug)]
+struct MixCfg {
+    long_fraction: f64,
+    long_sql: String,
+    tables: u32,
+    table_size: u32,
+    ignore: IgnoreList,
+}
+
+/// One connection: a point select or (with probability `long_fraction`) the long statement;
+/// or, for idle connections, nothing at all.
+#[derive(Debug)]
+struct MixScript {
+    cfg: Arc<MixCfg>,
+    stats: Arc<Mutex<MixStats>>,
+    dist: Dist,
+    active: bool,
+    long: bool,
+    sent: bool,
+    t0: Instant,
+}
+
+impl Script for MixScript {
+    fn active(&self) -> bool {
+        self.active
+    }
+
+    fn prepares(&self) -> Vec<String> {
+        (1..=self.cfg.tables)
+            .map(|t| format!("SELECT c FROM sbtest{t} WHERE id=?"))
+            .collect()
+    }
+
+    fn begin_event(&mut self) {
+        self.long = self.dist.unit() < self.cfg.long_fraction;
+        self.sent = false;
+    }
+
+    fn next(&mut self, last: Option<&Reply>) -> Step {
+        if let Some(Reply::Error { code, message }) = last {
+            return if self.cfg.ignore.contains(*code) {
+                Step::Restart
+            } else {
+                Step::Fatal(format!("error {code}: {message}"))
+            };
+        }
+        if !self.sent {
+            self.sent = true;
+            self.t0 = Instant::now();
+            if self.long {
+                return Step::Send(Op::Query(self.cfg.long_sql.clone()));
+            }
+            let t = self.dist.uniform(1, self.cfg.tables.max(1));
+            let id = self.dist.uniform(1, self.cfg.table_size.max(1));
+            return Step::Send(Op::Exec(t as usize - 1, vec![Param::Int(i64::from(id))]));
+        }
+        let ns = self.t0.elapsed().as_nanos() as u64;
+        let mut s = self.stats.lock().expect("mix stats");
+        record(if self.long { &mut s.long } else { &mut s.short }, ns);
+        Step::EndEvent
+    }
+}
+
+fn mix_load(
+    name: String,
+    conn: &ConnArgs,
+    run_args: &RunArgs,
+    cfg: MixCfg,
+    idle: usize,
+    connections: usize,
+    wires: &Arc<WireFactory>,
+) -> Result<(Load, Arc<Mutex<MixStats>>), String> {
+    let seed = 0x5EED;
+    let engine = engine_config(conn, run_args, connections, seed)?;
+    let stats = Arc::new(Mutex::new(MixStats {
+        short: new_hist(),
+        long: new_hist(),
+    }));
+    let (cfg, stats2) = (Arc::new(cfg), stats.clone());
+    let scripts = Arc::new(move |i: usize| -> Box<dyn Script> {
+        let params = DistParams {
+            kind: RandType::Uniform,
+            ..DistParams::default()
+        };
+        Box::new(MixScript {
+            cfg: cfg.clone(),
+            stats: stats2.clone(),
+            dist: Dist::new(params, seed + i as u64),
+            active: i >= idle,
+            long: false,
+            sent: false,
+            t0: Instant::now(),
+        })
+    });
+    let load = Load {
+        workload: name,
+        engine,
+        scripts,
+        wires: wires.clone(),
+        report_interval: run_args.report_interval,
+        percentile: run_args.percentile,
+        format: run_args.format,
+        live: true,
+        server_pid: run_args.server_pid,
+        gauges: !run_args.no_gauges,
+    };
+    Ok((load, stats))
+}
+
+fn lat_line(h: &Histogram<u64>) -> String {
+    let l = LatMs::of(h, 99.0);
+    format!(
+        "{} statements; p50 {:.2} / p99 {:.2} / max {:.2} ms",
+        h.len(),
+        l.p50,
+        l.p99,
+        l.max
+    )
+}
+
+/// `tpbed-load mixed`.
+pub(crate) fn mixed_cmd(a: &MixedArgs, wires: &Arc<WireFactory>) -> Result<Report, String> {
+    if !(0.0..=1.0).contains(&a.long_fraction) {
+        return Err("--long-fraction must be within 0..1".into());
+    }
+    let long_sql = a
+        .long_sql
+        .clone()
+        .unwrap_or_else(|| format!("SELECT SLEEP({})", a.long_secs));
+    let cfg = MixCfg {
+        long_fraction: a.long_fraction,
+        long_sql: long_sql.clone(),
+        tables: a.tables,
+        table_size: a.table_size,
+        ignore: a.conn.ignore_errors.clone(),
+    };
+    let name = format!("mixed ({:.1}% long: {long_sql})", a.long_fraction * 100.0);
+    let threads = a.run.threads.max(1);
+    let (load, stats) = mix_load(name, &a.conn, &a.run, cfg, 0, threads, wires)?;
+    let mut report = run(load);
+    let s = stats.lock().expect("mix stats");
+    report.extra = vec![
+        ("short statements".into(), lat_line(&s.short)),
+        ("long statements".into(), lat_line(&s.long)),
+    ];
+    drop(s);
+    emit(&report, a.run.format, a.run.out.as_deref())?;
+    Ok(report)
+}
+
+/// `tpbed-load idle`.
+pub(crate) fn idle_cmd(a: &IdleArgs, wires: &Arc<WireFactory>) -> Result<Report, String> {
+    let cfg = MixCfg {
+        long_fraction: 0.0,
+        long_sql: String::new(),
+        tables: a.tables,
+        table_size: a.table_size,
+        ignore: a.conn.ignore_errors.clone(),
+    };
+    let total = a.idle + a.active;
+    if total == 0 {
+        return Err("--idle + --active must be at least 1".into());
+    }
+    let name = format!("idle ({} idle + {} active connections)", a.idle, a.active);
+    let (load, stats) = mix_load(name, &a.conn, &a.run, cfg, a.idle, total, wires)?;
+    let mut report = run(load);
+    let s = stats.lock().expect("mix stats");
+    report.extra = vec![
+        (
+            "idle / active connections".into(),
+            format!("{} / {}", a.idle, a.active),
+        ),
+        ("active point selects".into(), lat_line(&s.short)),
+        (
+            "server Threads_connected at the end".into(),
+            report
+                .server
+                .status_after
+                .get("Threads_connected")
+                .map_or("n/a".into(), |v| format!("{v}")),
+        ),
+    ];
+    drop(s);
+    emit(&report, a.run.format, a.run.out.as_deref())?;
+    Ok(report)
+}
