@@ -121,7 +121,7 @@ impl<S> Slab<S> {
         Some(c)
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn len(&self) -> usize {
         self.len
     }

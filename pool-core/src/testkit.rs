@@ -78,6 +78,7 @@ impl Tally {
     }
 
     /// Commands run so far.
+    #[cfg(not(loom))]
     pub(crate) fn runs(&self) -> usize {
         *lock(&self.runs)
     }
