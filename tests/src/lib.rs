@@ -137,6 +137,31 @@ impl TestServer {
         mysql::Conn::new(self.opts("root", "")).expect("connect as root")
     }
 
+    /// A protocol-crate client connection (for byte-level tests) as `user`/`password`.
+    pub fn raw_connect(
+        &self,
+        user: &str,
+        password: &str,
+    ) -> Result<
+        protocol::client::blocking::Conn<std::net::TcpStream>,
+        protocol::client::blocking::ClientError,
+    > {
+        let stream = std::net::TcpStream::connect(("127.0.0.1", self.port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+        protocol::client::blocking::Conn::connect(
+            stream,
+            protocol::client::ClientConfig::new(user, password),
+        )
+    }
+
+    /// The first row's first column of `sql`, as text, on a fresh root connection.
+    pub fn scalar(&self, sql: &str) -> String {
+        use mysql::prelude::Queryable;
+        let mut c = self.connect();
+        let v: Option<String> = c.query_first(sql).expect("query");
+        v.unwrap_or_default()
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -148,6 +173,25 @@ impl Drop for TestServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Raises this process's soft open-file limit to the hard limit (tests that hold thousands
+/// of sockets); returns the new soft limit.
+pub fn raise_nofile_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed by pointer.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 0;
+        }
+        lim.rlim_cur = lim.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+    }
+    lim.rlim_cur
 }
 
 /// Whether an outside tool is available. Without it: prints the reason and returns false

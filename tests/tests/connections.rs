@@ -1,0 +1,122 @@
+//! Connection limits: 2,000 concurrent connections in thread-per-connection mode, and
+//! `max_connections` with the spare slot for CONNECTION_ADMIN.
+
+use std::time::{Duration, Instant};
+
+use mysql::prelude::*;
+use protocol::client::blocking::ClientError;
+use tpbed_tests::{raise_nofile_limit, TestServer};
+
+fn status(c: &mut mysql::Conn, name: &str) -> u64 {
+    let row: Option<(String, String)> = c
+        .query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
+        .unwrap();
+    row.map(|(_, v)| v.parse().unwrap())
+        .unwrap_or_else(|| panic!("no status {name}"))
+}
+
+#[test]
+fn two_thousand_concurrent_connections_each_query_and_close_cleanly() {
+    let limit = raise_nofile_limit();
+    assert!(
+        limit >= 4200,
+        "the test needs 2,000 sockets; open-file limit is {limit}"
+    );
+    let srv = TestServer::start(&["--max-connections=4000"]);
+    let n = 2000;
+    let started = Instant::now();
+    // Open from 8 threads at once, each holding its connections open.
+    let per = n / 8;
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let port = srv.port;
+            std::thread::spawn(move || {
+                let mut conns = Vec::with_capacity(per);
+                for i in 0..per {
+                    let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                    stream
+                        .set_read_timeout(Some(Duration::from_secs(60)))
+                        .unwrap();
+                    let mut c = protocol::client::blocking::Conn::connect(
+                        stream,
+                        protocol::client::ClientConfig::new("root", ""),
+                    )
+                    .unwrap_or_else(|e| panic!("connection {t}/{i}: {e}"));
+                    let rows = c.query("SELECT CONNECTION_ID()").unwrap();
+                    assert_eq!(rows.len(), 1);
+                    conns.push(c);
+                }
+                conns
+            })
+        })
+        .collect();
+    let conns: Vec<_> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    assert_eq!(conns.len(), n);
+    let mut admin = srv.connect();
+    assert!(status(&mut admin, "Threads_connected") > n as u64);
+    assert!(status(&mut admin, "Max_used_connections") > n as u64);
+    eprintln!("{n} connections open in {:?}", started.elapsed());
+    for c in conns {
+        c.quit().unwrap();
+    }
+    let end = Instant::now() + Duration::from_secs(30);
+    while status(&mut admin, "Threads_connected") > 1 && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        status(&mut admin, "Threads_connected"),
+        1,
+        "every connection closed"
+    );
+    assert_eq!(
+        status(&mut admin, "Aborted_clients"),
+        0,
+        "COM_QUIT is a clean close"
+    );
+}
+
+#[test]
+fn connection_152_gets_1040_and_connection_admin_gets_the_spare_slot() {
+    let srv = TestServer::start(&[]);
+    {
+        let mut root = srv.connect();
+        root.query_drop("CREATE USER 'app'@'%' IDENTIFIED BY 'pw'")
+            .unwrap();
+        root.query_drop("CREATE USER 'ops'@'%' IDENTIFIED BY 'pw'")
+            .unwrap();
+        root.query_drop("GRANT CONNECTION_ADMIN ON *.* TO 'ops'@'%'")
+            .unwrap();
+        let mc: u64 = root
+            .query_first("SELECT @@max_connections")
+            .unwrap()
+            .unwrap();
+        assert_eq!(mc, 151, "MySQL's default");
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let mut held = Vec::new();
+    for i in 0..151 {
+        held.push(
+            srv.raw_connect("app", "pw")
+                .unwrap_or_else(|e| panic!("connection {}: {e}", i + 1)),
+        );
+    }
+    match srv.raw_connect("app", "pw") {
+        Err(ClientError::Server(e)) => {
+            assert_eq!((e.code, e.sql_state_str()), (1040, "08004"));
+            assert_eq!(e.message, "Too many connections");
+        }
+        other => panic!("connection 152 should get 1040, got {other:?}"),
+    }
+    let mut ops = srv
+        .raw_connect("ops", "pw")
+        .expect("CONNECTION_ADMIN takes the spare slot");
+    assert_eq!(ops.query("SELECT 1").unwrap().len(), 1);
+    match srv.raw_connect("ops", "pw") {
+        Err(ClientError::Server(e)) => assert_eq!(e.code, 1040, "only one spare slot"),
+        other => panic!("expected 1040 past the spare slot, got {other:?}"),
+    }
+    drop(held);
+}
