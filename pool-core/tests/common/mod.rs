@@ -1,0 +1,231 @@
+//! A toy line protocol over real loopback TCP for the integration tests: one command per
+//! line, one reply line per command. `sleep N` reports a wait (`wait::begin(Sleep)`) for N ms,
+//! `spin N` burns N ms of CPU without reporting one, `begin`/`commit` open and close a
+//! transaction, `quit` closes, anything else is echoed. The first line is the handshake
+//! (`hello` or `hello admin`).
+
+#![allow(dead_code, unreachable_pub)]
+
+use pool_core::{wait, ConnectionHandler, Outcome, PollerKind, Session, WaitKind};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The server side of one toy connection.
+#[derive(Debug)]
+pub struct LineSession {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    in_trx: bool,
+    admin: bool,
+    idle: Duration,
+}
+
+impl LineSession {
+    pub fn new(stream: TcpStream, idle: Duration) -> LineSession {
+        let writer = stream.try_clone().expect("clone socket");
+        LineSession {
+            reader: BufReader::new(stream),
+            writer,
+            in_trx: false,
+            admin: false,
+            idle,
+        }
+    }
+
+    fn reply(&mut self, s: &str) -> Outcome {
+        match self.writer.write_all(format!("{s}\n").as_bytes()) {
+            Ok(()) => Outcome::Continue,
+            Err(_) => Outcome::Close,
+        }
+    }
+}
+
+impl Session for LineSession {
+    fn handshake(&mut self) -> Outcome {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return Outcome::Close,
+            Ok(_) => {}
+        }
+        self.admin = line.trim() == "hello admin";
+        self.reply("hi")
+    }
+
+    fn run(&mut self) -> Outcome {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return Outcome::Close,
+            Ok(_) => {}
+        }
+        let line = line.trim().to_string();
+        let mut words = line.split_whitespace();
+        let cmd = words.next().unwrap_or("");
+        let ms = words.next().and_then(|w| w.parse().ok()).unwrap_or(0u64);
+        match cmd {
+            "sleep" => {
+                let _w = wait::begin(WaitKind::Sleep);
+                std::thread::sleep(Duration::from_millis(ms));
+                self.reply("slept")
+            }
+            "spin" => {
+                let t = Instant::now();
+                let mut x = 0u64;
+                while t.elapsed() < Duration::from_millis(ms) {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                }
+                self.reply("spun")
+            }
+            "begin" => {
+                self.in_trx = true;
+                self.reply("begun")
+            }
+            "commit" => {
+                self.in_trx = false;
+                self.reply("committed")
+            }
+            "quit" => Outcome::Close,
+            _ => self.reply(&line),
+        }
+    }
+
+    fn in_transaction(&self) -> bool {
+        self.in_trx
+    }
+
+    fn is_tp_admin(&self) -> bool {
+        self.admin
+    }
+
+    fn high_priority(&self) -> bool {
+        false
+    }
+
+    fn has_buffered_input(&self) -> bool {
+        !self.reader.buffer().is_empty()
+    }
+
+    fn raw_fd(&self) -> RawFd {
+        self.writer.as_raw_fd()
+    }
+
+    fn idle_timeout(&self) -> Duration {
+        self.idle
+    }
+
+    fn expire(&mut self) {
+        let _ = self.reply("expired");
+    }
+
+    fn kill(&self) {
+        let _ = self.writer.shutdown(Shutdown::Both);
+    }
+}
+
+/// An acceptor thread feeding a handler.
+#[derive(Debug)]
+pub struct Server {
+    pub addr: std::net::SocketAddr,
+    stop: Arc<AtomicBool>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    pub fn start(handler: Arc<dyn ConnectionHandler<LineSession>>, idle: Duration) -> Server {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = l.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s2 = stop.clone();
+        let acceptor = std::thread::spawn(move || {
+            for s in l.incoming() {
+                if s2.load(Ordering::SeqCst) {
+                    break;
+                }
+                if let Ok(s) = s {
+                    let _ = s.set_nodelay(true);
+                    handler.add_connection(LineSession::new(s, idle));
+                }
+            }
+        });
+        Server {
+            addr,
+            stop,
+            acceptor: Some(acceptor),
+        }
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(self.addr, false)
+    }
+
+    pub fn admin(&self) -> Client {
+        Client::connect(self.addr, true)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+        if let Some(a) = self.acceptor.take() {
+            let _ = a.join();
+        }
+    }
+}
+
+/// A toy client.
+#[derive(Debug)]
+pub struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Client {
+    fn connect(addr: std::net::SocketAddr, admin: bool) -> Client {
+        let s = TcpStream::connect(addr).expect("connect");
+        s.set_nodelay(true).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut c = Client {
+            reader: BufReader::new(s.try_clone().unwrap()),
+            writer: s,
+        };
+        c.send(if admin { "hello admin" } else { "hello" });
+        assert_eq!(c.recv(), "hi");
+        c
+    }
+
+    pub fn send(&mut self, line: &str) {
+        self.writer
+            .write_all(format!("{line}\n").as_bytes())
+            .expect("send");
+    }
+
+    /// The next reply line ("" at end of file).
+    pub fn recv(&mut self) -> String {
+        let mut line = String::new();
+        let _ = self.reader.read_line(&mut line);
+        line.trim().to_string()
+    }
+
+    /// Sends `line` and times the reply.
+    pub fn call(&mut self, line: &str) -> (String, Duration) {
+        let t = Instant::now();
+        self.send(line);
+        let r = self.recv();
+        (r, t.elapsed())
+    }
+}
+
+/// The pollers to run a test on; io_uring is skipped with a printed reason when unusable.
+pub fn pollers() -> Vec<PollerKind> {
+    let mut v = vec![PollerKind::Epoll];
+    match pool_core::poller::choose(PollerKind::IoUring).fallback_reason {
+        None => v.push(PollerKind::IoUring),
+        Some(why) => eprintln!("io_uring skipped: {why}"),
+    }
+    v
+}
