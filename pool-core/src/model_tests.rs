@@ -277,3 +277,90 @@ fn every_sent_command_runs_and_quit_closes() {
     assert_eq!(st.queries_executed, 41);
     r.pool.shutdown();
 }
+
+#[test]
+fn long_running_transactions_suspend_the_limit_and_it_comes_back() {
+    // share 1; longrun 10 ms (checked every 5 ms).
+    let r = rig(|c| {
+        c.max_transactions_limit = 1;
+        c.longrun_trx_limit = 10;
+    });
+    let suspended = || {
+        r.pool.group_states()[0]
+            .time_of_last_longrunning_trxs_check
+            .is_some()
+    };
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let c = r.connect(3, false);
+    a.send(Cmd::Begin);
+    eventually("A", || r.tally.runs() == 1);
+    r.tick_at(5);
+    assert!(!suspended(), "A is 5 ms old: not long-running yet");
+    b.send(Cmd::Begin);
+    c.send(Cmd::Plain);
+    // A (older than 10 ms) holds the only slot: count 1 >= share 1 suspends the limit, and
+    // thread creation is no longer capped at share + 1, so B and C both get in.
+    r.tick_at(60);
+    assert!(suspended());
+    for ms in [70, 80, 90, 100] {
+        r.tick_at(ms);
+    }
+    eventually("B and C run while the limit is suspended", || {
+        r.tally.runs() == 3
+    });
+    assert_eq!(r.pool.group_states()[0].threads_bound_to_transaction, 2);
+    a.send(Cmd::Commit);
+    b.send(Cmd::Commit);
+    eventually("commits", || r.tally.runs() == 5);
+    // count 0 <= share / 2: re-applied once the stamp is older than the 5 s grace.
+    r.tick_at(3000);
+    assert!(suspended(), "within the grace period");
+    r.tick_at(5200);
+    assert!(
+        !suspended(),
+        "re-applied after clamp(15 x 10 ms, 5 s, 30 s)"
+    );
+    r.pool.shutdown();
+}
+
+#[test]
+fn transaction_delay_is_a_reported_wait_outside_transactions() {
+    let r = rig(|c| c.transaction_delay = 30);
+    let a = r.connect(1, false);
+    let t = Instant::now();
+    a.send(Cmd::Begin);
+    r.tally.wait_runs(1);
+    assert!(t.elapsed() >= Duration::from_millis(30));
+    let t = Instant::now();
+    a.send(Cmd::Commit);
+    r.tally.wait_runs(2);
+    assert!(
+        t.elapsed() < Duration::from_millis(30),
+        "no delay inside a transaction"
+    );
+    assert_eq!(r.pool.group_stats()[0].tpbed_trx_delay_waits, 1);
+    r.pool.shutdown();
+}
+
+#[test]
+fn dedicated_listener_only_polls() {
+    let r = rig(|c| {
+        c.max_transactions_limit = 4;
+        c.dedicated_listeners = true;
+    });
+    let rows = r.pool.thread_states();
+    assert!(rows
+        .iter()
+        .any(|t| t.tp_thread_type == crate::stats::ThreadKind::Listener));
+    assert_eq!(r.pool.group_states()[0].algorithm, "Dedicated Listeners");
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    for i in 0..10 {
+        a.send(Cmd::Plain);
+        b.send(Cmd::Plain);
+        r.tally.wait_runs(2 * (i + 1));
+    }
+    assert_eq!(r.pool.group_stats()[0].tpbed_direct_executions, 0);
+    r.pool.shutdown();
+}

@@ -272,3 +272,64 @@ fn pinned_pool_serves() {
     assert_eq!(b.call("b").0, "b");
     pool.shutdown();
 }
+
+/// Many clients at once under MySQL's defaults (algorithm 1, two query threads per group,
+/// a transaction limit), under the low-concurrency algorithm, and with dedicated listeners:
+/// every command is answered, in order, and the counters add up.
+#[test]
+fn many_clients_every_command_answered() {
+    for p in pollers() {
+        for variant in ["defaults", "low-concurrency", "dedicated-listeners"] {
+            let mut c = PoolConfig::mysql_defaults(2);
+            c.size = 2;
+            c.poller = p;
+            match variant {
+                "low-concurrency" => c.algorithm = pool_core::Algorithm::LowConcurrency,
+                "dedicated-listeners" => c.dedicated_listeners = true,
+                _ => {}
+            }
+            let (pool, server) = start(c, IDLE);
+            let clients = 12;
+            let rounds = 30;
+            let threads: Vec<_> = (0..clients)
+                .map(|i| {
+                    let mut cl = server.client();
+                    std::thread::spawn(move || {
+                        for r in 0..rounds {
+                            let cmd = match (i + r) % 5 {
+                                0 => "sleep 1".to_string(),
+                                1 => "begin".to_string(),
+                                2 => "commit".to_string(),
+                                _ => format!("c{i}-{r}"),
+                            };
+                            let (reply, _) = cl.call(&cmd);
+                            let want = match cmd.as_str() {
+                                "sleep 1" => "slept",
+                                "begin" => "begun",
+                                "commit" => "committed",
+                                other => other,
+                            };
+                            assert_eq!(reply, want);
+                        }
+                        cl.send("quit");
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().expect("client thread");
+            }
+            eventually("all closed", || {
+                pool.group_stats()
+                    .iter()
+                    .map(|s| s.connections_closed)
+                    .sum::<u64>()
+                    == clients as u64
+            });
+            let executed: u64 = pool.group_stats().iter().map(|s| s.queries_executed).sum();
+            // Each round's command plus the final quit.
+            assert_eq!(executed, (clients * (rounds + 1)) as u64, "{p:?} {variant}");
+            pool.shutdown();
+            assert_eq!(pool.stats().threads_alive, 0);
+        }
+    }
+}
