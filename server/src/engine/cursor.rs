@@ -15,7 +15,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use crate::engine::index::{BTree, LeafGuard, Page, Record, Route};
+use crate::engine::index::{BTree, KeyBuf, LeafGuard, Page, Record, Route};
 
 /// Where a search positions the cursor, comparing records on the search key's length (a
 /// prefix of a composite key selects all records that start with it).
@@ -181,7 +181,7 @@ impl<'t, R: Record> Cursor<'t, R> {
     }
 
     /// Positions on the last record `<= target` (`inclusive`) or `< target`.
-    fn seek_back(&mut self, mut target: Box<[u8]>, mut inclusive: bool) -> bool {
+    fn seek_back(&mut self, mut target: KeyBuf, mut inclusive: bool) -> bool {
         loop {
             let route = if inclusive {
                 Route::AfterEqual
@@ -268,7 +268,7 @@ impl<'t, R: Record> Cursor<'t, R> {
             self.slot -= 1;
             return true;
         }
-        let key: Box<[u8]> = rec.key().into();
+        let key = KeyBuf::from(rec.key());
         self.release();
         self.seek_back(key, false)
     }

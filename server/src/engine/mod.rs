@@ -20,7 +20,7 @@ pub mod types;
 pub use catalog::{Catalog, Column, ColumnDefault, Database, IndexDef, IndexKind, TableDef};
 pub use cursor::{Cursor, Direction, LatchMode, Restored, SavedPosition, SearchMode};
 pub use error::EngineError;
-pub use index::{BTree, ClusteredRec, IndexStats, PageCapacity, Record, SecondaryRec};
+pub use index::{BTree, ClusteredRec, IndexStats, KeyBuf, PageCapacity, Record, SecondaryRec};
 pub use scan::{HandlerStats, KeyRange, ScanItem, TableScan};
 pub use table::{InsertOptions, InsertOutcome, RecordVersion, Table, UpdateOutcome, WriteStamp};
 pub use types::{ColumnType, IntKind};

@@ -49,7 +49,15 @@ impl RowCodec {
     /// Encodes a row of coerced values (one per column). A NULL in a NOT NULL column is
     /// stored as the type's zero value; callers check nullability first.
     pub fn encode(&self, values: &[Value]) -> Box<[u8]> {
-        let mut out = vec![0u8; self.null_bytes];
+        let size: usize = values
+            .iter()
+            .map(|v| match v {
+                Value::Bytes(b) => b.len() + 3,
+                _ => 16,
+            })
+            .sum();
+        let mut out = Vec::with_capacity(self.null_bytes + size);
+        out.resize(self.null_bytes, 0);
         for (i, v) in values.iter().enumerate() {
             if v.is_null() {
                 if let Some(bit) = self.null_bit[i] {

@@ -85,6 +85,8 @@ pub(crate) struct Secondary {
     pub(crate) tree: BTree<SecondaryRec>,
     /// The key columns of the secondary part.
     cols: Vec<KeyColumn>,
+    /// `cols` followed by the clustered key columns: the whole record key.
+    full_cols: Vec<KeyColumn>,
     columns: Vec<usize>,
     unique: bool,
     unique_lock: Mutex<()>,
@@ -118,6 +120,10 @@ impl Table {
             .map(|ix| Secondary {
                 tree: BTree::new(capacity),
                 cols: cols_of(ix),
+                full_cols: cols_of(ix)
+                    .into_iter()
+                    .chain(pk_cols.iter().copied())
+                    .collect(),
                 columns: ix.columns.clone(),
                 unique: ix.is_unique(),
                 unique_lock: Mutex::new(()),
@@ -182,16 +188,21 @@ impl Table {
 
     /// The key-encoding columns of an index, in key order (for a secondary index: its own
     /// columns then the clustered key's; the hidden row id has no key columns).
-    pub fn key_columns(&self, index: usize) -> Vec<KeyColumn> {
+    pub fn key_columns(&self, index: usize) -> &[KeyColumn] {
         match index {
-            0 => self.pk_cols.clone(),
-            i => self.secondaries[i - 1]
-                .cols
-                .iter()
-                .chain(&self.pk_cols)
-                .copied()
-                .collect(),
+            0 => &self.pk_cols,
+            i => &self.secondaries[i - 1].full_cols,
         }
+    }
+
+    /// The clustered index (for cursors of the lock manager and purge).
+    pub fn clustered_index(&self) -> &BTree<ClusteredRec> {
+        &self.clustered
+    }
+
+    /// Secondary index `index` (>= 1, in [`TableDef::indexes`] order).
+    pub fn secondary_index(&self, index: usize) -> &BTree<SecondaryRec> {
+        &self.secondaries[index - 1].tree
     }
 
     /// Encodes search values for a prefix of an index's key columns (see
@@ -204,7 +215,7 @@ impl Table {
         values: &[Value],
     ) -> Result<Vec<u8>, EngineError> {
         let cols = self.key_columns(index);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(16);
         for (kc, v) in cols.iter().zip(values) {
             let v = kc.ty.coerce(v.clone(), "key")?;
             key::encode(*kc, &v, &mut out);
@@ -216,8 +227,8 @@ impl Table {
     /// for `LOCK_DATA` and error messages.
     pub fn decode_index_key(&self, index: usize, key: &[u8]) -> Vec<Value> {
         let cols = self.key_columns(index);
-        let used = key::prefix_len(&cols, key);
-        let mut values = key::decode_key(&cols, key);
+        let used = key::prefix_len(cols, key);
+        let mut values = key::decode_key(cols, key);
         if self.def.has_hidden_primary() && key.len() >= used + ROW_ID_LEN {
             let mut id = [0u8; 8];
             id[2..].copy_from_slice(&key[used..used + ROW_ID_LEN]);
@@ -354,7 +365,7 @@ impl Table {
         let mut k = prefix;
         k.extend_from_slice(pk);
         let rec = SecondaryRec {
-            key: k.into_boxed_slice(),
+            key: k.into(),
             pk_offset,
             delete_mark: false,
         };
@@ -409,7 +420,7 @@ impl Table {
         }
         self.check_unique(&row, None, &all)?;
         let rec = ClusteredRec {
-            key: pk.clone().into_boxed_slice(),
+            key: pk.as_slice().into(),
             row: self.codec.encode(&row),
             trx_id: opts.stamp.trx_id,
             roll_ptr: opts.stamp.roll_ptr,
@@ -501,7 +512,7 @@ impl Table {
         let mut old_prefixes = old_prefixes;
         if pk_changed {
             let rec = ClusteredRec {
-                key: new_pk.clone().into_boxed_slice(),
+                key: new_pk.as_slice().into(),
                 row: bytes,
                 trx_id: stamp.trx_id,
                 roll_ptr: stamp.roll_ptr,

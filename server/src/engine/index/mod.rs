@@ -2,6 +2,7 @@
 //! order with every record inside its ancestors' separator ranges (a record in child `i` of an
 //! inner page satisfies `keys[i-1] <= key < keys[i]`).
 
+mod key_buf;
 mod page;
 mod record;
 mod tree;
@@ -9,6 +10,7 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
+pub use key_buf::KeyBuf;
 pub use page::PageCapacity;
 pub(crate) use page::{LeafGuard, Page};
 pub use record::{ClusteredRec, Record, SecondaryRec};

@@ -9,6 +9,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
+use crate::engine::index::key_buf::KeyBuf;
 use crate::engine::index::record::Record;
 use crate::engine::latch::RawLatch;
 
@@ -39,7 +40,7 @@ pub(crate) struct PageData<R> {
     /// optimistically.
     pub(crate) freed: bool,
     pub(crate) records: Vec<R>,
-    pub(crate) keys: Vec<Box<[u8]>>,
+    pub(crate) keys: Vec<KeyBuf>,
     pub(crate) children: Vec<Arc<Page<R>>>,
     pub(crate) next: Option<Arc<Page<R>>>,
     /// Largest transaction id that changed a record here (used on secondary leaves).

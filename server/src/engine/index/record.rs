@@ -2,6 +2,8 @@
 //! secondary record carries (secondary key columns ++ primary key columns) encoded, so every
 //! key in any index is unique.
 
+use crate::engine::index::key_buf::KeyBuf;
+
 /// What a B+tree stores: a record with a memcomparable key, unique within its index.
 pub trait Record: Send + Sync + 'static {
     /// The encoded key.
@@ -12,7 +14,7 @@ pub trait Record: Send + Sync + 'static {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusteredRec {
     /// The primary key, encoded (or the 6-byte hidden row id).
-    pub key: Box<[u8]>,
+    pub key: KeyBuf,
     /// The whole row, encoded by the table's `RowCodec`.
     pub row: Box<[u8]>,
     /// Id of the transaction that last wrote this record (DB_TRX_ID).
@@ -33,7 +35,7 @@ impl Record for ClusteredRec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecondaryRec {
     /// Secondary key columns followed by the primary key columns, encoded.
-    pub key: Box<[u8]>,
+    pub key: KeyBuf,
     /// Where the primary key part of `key` starts.
     pub pk_offset: u32,
     /// Deleted or superseded, awaiting purge.

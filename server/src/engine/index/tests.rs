@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use crate::engine::cursor::{Direction, LatchMode, Restored, SearchMode};
-use crate::engine::index::{BTree, PageCapacity, Record};
+use crate::engine::index::{BTree, KeyBuf, PageCapacity, Record};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Rec {
-    key: Box<[u8]>,
+    key: KeyBuf,
     val: u64,
 }
 
@@ -23,8 +23,8 @@ impl Record for Rec {
     }
 }
 
-fn k(n: u64) -> Box<[u8]> {
-    n.to_be_bytes().into()
+fn k(n: u64) -> KeyBuf {
+    KeyBuf::from(&n.to_be_bytes()[..])
 }
 
 fn n(key: &[u8]) -> u64 {

@@ -13,6 +13,7 @@ use std::mem::take;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
+use crate::engine::index::key_buf::KeyBuf;
 use crate::engine::index::page::{LeafGuard, Page, PageCapacity, PageData, WriteGuard};
 use crate::engine::index::record::Record;
 use crate::engine::key::cmp_prefix;
@@ -108,7 +109,7 @@ impl<R: Record> BTree<R> {
         target: &[u8],
         route: Route,
         write_leaf: bool,
-        mut fence: Option<&mut Option<Box<[u8]>>>,
+        mut fence: Option<&mut Option<KeyBuf>>,
     ) -> LeafGuard<R> {
         loop {
             if let Some(f) = fence.as_mut() {
@@ -276,7 +277,7 @@ impl<R: Record> BTree<R> {
     /// Splits a full leaf while inserting `rec` at `pos`; returns the separator and the new
     /// right sibling (already linked after `leaf`). Appending at the end of the last leaf
     /// starts a new leaf with just `rec`, so ascending inserts fill pages completely.
-    fn split_leaf(&self, leaf: &mut PageData<R>, pos: usize, rec: R) -> (Box<[u8]>, Arc<Page<R>>) {
+    fn split_leaf(&self, leaf: &mut PageData<R>, pos: usize, rec: R) -> (KeyBuf, Arc<Page<R>>) {
         let cap = self.capacity.leaf;
         let mut right_records = Vec::with_capacity(cap);
         if pos == leaf.records.len() && leaf.next.is_none() {
@@ -290,7 +291,7 @@ impl<R: Record> BTree<R> {
                 right_records.insert(pos - mid, rec);
             }
         }
-        let sep: Box<[u8]> = right_records[0].key().into();
+        let sep = KeyBuf::from(right_records[0].key());
         let mut data = PageData::leaf(right_records);
         data.next = leaf.next.take();
         data.max_trx_id = leaf.max_trx_id;
@@ -299,7 +300,7 @@ impl<R: Record> BTree<R> {
         (sep, right)
     }
 
-    fn split_inner(&self, page: &mut PageData<R>) -> (Box<[u8]>, Arc<Page<R>>) {
+    fn split_inner(&self, page: &mut PageData<R>) -> (KeyBuf, Arc<Page<R>>) {
         let mid = page.children.len() / 2;
         let children = page.children.split_off(mid);
         let keys = page.keys.split_off(mid);
@@ -313,7 +314,7 @@ impl<R: Record> BTree<R> {
     }
 
     /// The root split: its contents move to a new left child; the root gains a level.
-    fn grow_root(&self, root: &mut PageData<R>, sep: Box<[u8]>, right: Arc<Page<R>>) {
+    fn grow_root(&self, root: &mut PageData<R>, sep: KeyBuf, right: Arc<Page<R>>) {
         let left = PageData {
             modify_count: 0,
             level: root.level,
