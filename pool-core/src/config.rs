@@ -504,6 +504,54 @@ impl PoolKnobs {
     }
 }
 
+impl PoolKnobs {
+    /// `SET GLOBAL name = value` for a `thread_pool_*` variable the pool owns: the validated
+    /// setter for a dynamic one, [`ConfigError::ReadOnly`] for `thread_pool_size`,
+    /// `thread_pool_algorithm` and `thread_pool_dedicated_listeners`, and `None` for any other
+    /// name (including `thread_pool_high_priority_connection`, which the server keeps per
+    /// session and reports through `Session::high_priority`).
+    pub fn set_global(&self, name: &str, value: u32) -> Option<Result<(), ConfigError>> {
+        let name = name.to_ascii_lowercase();
+        Some(match name.as_str() {
+            "thread_pool_stall_limit" => self.set_stall_limit(value),
+            "thread_pool_prio_kickup_timer" => self.set_prio_kickup_timer(value),
+            "thread_pool_max_unused_threads" => self.set_max_unused_threads(value),
+            "thread_pool_max_active_query_threads" => self.set_max_active_query_threads(value),
+            "thread_pool_max_transactions_limit" => self.set_max_transactions_limit(value),
+            "thread_pool_transaction_delay" => self.set_transaction_delay(value),
+            "thread_pool_query_threads_per_group" => self.set_query_threads_per_group(value),
+            "thread_pool_connection_report_interval" => self.set_connection_report_interval(value),
+            "thread_pool_longrun_trx_limit" => self.set_longrun_trx_limit(value),
+            "thread_pool_size" => Err(ConfigError::ReadOnly("thread_pool_size")),
+            "thread_pool_algorithm" => Err(ConfigError::ReadOnly("thread_pool_algorithm")),
+            "thread_pool_dedicated_listeners" => {
+                Err(ConfigError::ReadOnly("thread_pool_dedicated_listeners"))
+            }
+            _ => return None,
+        })
+    }
+
+    /// The current value of a pool-owned variable by name (as [`PoolKnobs::set_global`]
+    /// names them); `None` for other names. Algorithm is not kept here: read it from
+    /// [`PoolStartup::config`](crate::PoolStartup).
+    pub fn get_global(&self, name: &str) -> Option<u32> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "thread_pool_stall_limit" => self.stall_limit(),
+            "thread_pool_prio_kickup_timer" => self.prio_kickup_timer(),
+            "thread_pool_max_unused_threads" => self.max_unused_threads(),
+            "thread_pool_max_active_query_threads" => self.max_active_query_threads(),
+            "thread_pool_max_transactions_limit" => self.max_transactions_limit(),
+            "thread_pool_transaction_delay" => self.transaction_delay(),
+            "thread_pool_query_threads_per_group" => self.query_threads_per_group(),
+            "thread_pool_connection_report_interval" => self.connection_report_interval(),
+            "thread_pool_longrun_trx_limit" => self.longrun_trx_limit(),
+            "thread_pool_size" => self.size,
+            "thread_pool_dedicated_listeners" => u32::from(self.dedicated_listeners),
+            _ => return None,
+        })
+    }
+}
+
 fn check_pair(qtpg: u32, share: u32) -> Result<(), ConfigError> {
     if share > 0 && qtpg > 1 && qtpg > share {
         Err(ConfigError::QueryThreadsExceedTransactionLimit {
@@ -560,6 +608,18 @@ mod tests {
         assert!(k.set_stall_limit(3).is_err());
         assert!(k.set_connection_report_interval(0).is_ok());
         assert!(k.set_connection_report_interval(30).is_err());
+    }
+
+    #[test]
+    fn set_global_by_name() {
+        let k = PoolKnobs::new(&PoolConfig::mysql_defaults(4).validate().unwrap().0);
+        assert_eq!(k.set_global("THREAD_POOL_STALL_LIMIT", 10), Some(Ok(())));
+        assert_eq!(k.get_global("thread_pool_stall_limit"), Some(10));
+        assert_eq!(
+            k.set_global("thread_pool_size", 4),
+            Some(Err(ConfigError::ReadOnly("thread_pool_size")))
+        );
+        assert_eq!(k.set_global("max_connections", 4), None);
     }
 
     #[test]

@@ -8,6 +8,22 @@
 //!
 //! Both implement [`ConnectionHandler`]. Engine code reports blocking waits with
 //! [`wait::begin`], which a pool uses to free the waiting statement's credit.
+//!
+//! # For the server
+//!
+//! - Start-up: fill a [`PoolConfig`] (start from [`PoolConfig::mysql_defaults`] or
+//!   `PoolConfig::default()`, then the command line), call
+//!   `PoolBuilder::new(config).log(sink).build::<YourSession>()`, log
+//!   [`PoolStartup::warnings`] and [`PollerChoice::fallback_reason`]; render `SHOW VARIABLES`
+//!   from [`PoolStartup::config`] and [`PoolKnobs::get_global`].
+//! - `SET GLOBAL thread_pool_x = v`: `pool.knobs().set_global("thread_pool_x", v)`;
+//!   `Some(Err(ConfigError::ReadOnly(_)))` is ER 1238, `OutOfRange` is 1231 (or clamp and
+//!   warn first, as MySQL does), the two MySQL-specific refusals have their own variants.
+//! - Introspection: [`ThreadPool::group_states`], [`ThreadPool::group_stats`],
+//!   [`ThreadPool::thread_states`] (the Admin group last), [`ConnectionHandler::stats`] for
+//!   `Threads_*`; [`ThreadPool::clock_epoch`] turns their `TIME_OF_*` durations into wall time.
+//! - KILL CONNECTION: `shutdown(2)` the victim's socket; its current or next `run` reads end
+//!   of file and returns [`Outcome::Close`]. Server shutdown: [`ConnectionHandler::shutdown`].
 
 pub mod clock;
 pub mod config;

@@ -333,3 +333,34 @@ fn many_clients_every_command_answered() {
         }
     }
 }
+
+/// Idle connections cost no thread: after 600 connections have each run one command, the
+/// pool's query workers stay within (size + 1) × (query_threads_per_group + 1) plus the few
+/// created while connections arrived (connection handlers are counted separately: extra ones
+/// retire after 60 s idle).
+#[test]
+fn idle_connections_cost_no_threads() {
+    let mut c = PoolConfig::mysql_defaults(2);
+    c.size = 2;
+    c.poller = PollerKind::Epoll;
+    let qtpg = c.query_threads_per_group as usize;
+    let size = c.size as usize;
+    let (pool, server) = start(c, IDLE);
+    let mut clients: Vec<_> = (0..600).map(|_| server.client()).collect();
+    for (i, cl) in clients.iter_mut().enumerate() {
+        let s = format!("q{i}");
+        assert_eq!(cl.call(&s).0, s);
+    }
+    assert_eq!(pool.stats().threads_connected, 600);
+    let query_threads = pool
+        .thread_states()
+        .iter()
+        .filter(|t| t.tp_thread_type == pool_core::ThreadKind::QueryWorker)
+        .count();
+    eprintln!("query worker threads with 600 idle connections: {query_threads}");
+    assert!(
+        query_threads <= (size + 1) * (qtpg + 1) + 4,
+        "{query_threads}"
+    );
+    pool.shutdown();
+}
