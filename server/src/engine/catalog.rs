@@ -460,6 +460,62 @@ impl Catalog {
         Ok((table, true))
     }
 
+    /// CREATE INDEX (or ALTER TABLE ADD INDEX): rebuilds the table with the new index and
+    /// replaces it in the registry (see [`Table::rebuilt`]); returns the new table.
+    pub fn create_index(
+        &self,
+        db: &str,
+        table: &str,
+        index: IndexDef,
+    ) -> Result<Arc<Table>, EngineError> {
+        self.alter_indexes(db, table, |indexes| {
+            indexes.push(index);
+            Ok(())
+        })
+    }
+
+    /// DROP INDEX: rebuilds the table without it (1091 if there is no such index).
+    pub fn drop_index(&self, db: &str, table: &str, name: &str) -> Result<Arc<Table>, EngineError> {
+        self.alter_indexes(db, table, |indexes| {
+            let before = indexes.len();
+            indexes.retain(|ix| !ix.name.eq_ignore_ascii_case(name));
+            if indexes.len() == before {
+                return Err(EngineError::CantDropKey(name.to_string()));
+            }
+            Ok(())
+        })
+    }
+
+    fn alter_indexes(
+        &self,
+        db: &str,
+        table: &str,
+        change: impl FnOnce(&mut Vec<IndexDef>) -> Result<(), EngineError>,
+    ) -> Result<Arc<Table>, EngineError> {
+        let ddl = self.databases.write().unwrap_or_else(|e| e.into_inner());
+        let database = ddl
+            .get(db)
+            .cloned()
+            .ok_or_else(|| EngineError::NoSuchDatabase(db.into()))?;
+        let mut tables = database.tables.write().unwrap_or_else(|e| e.into_inner());
+        let old = tables
+            .get(table)
+            .cloned()
+            .ok_or_else(|| EngineError::NoSuchTable(db.into(), table.into()))?;
+        let mut indexes: Vec<IndexDef> = old
+            .def()
+            .indexes()
+            .iter()
+            .filter(|ix| ix.kind != IndexKind::HiddenRowId)
+            .cloned()
+            .collect();
+        change(&mut indexes)?;
+        let def = TableDef::new(old.name(), old.def().columns().to_vec(), indexes)?;
+        let new = Arc::new(old.rebuilt(def)?);
+        tables.insert(table.to_string(), new.clone());
+        Ok(new)
+    }
+
     /// DROP TABLE; Ok(false) if it did not exist and `if_exists`.
     pub fn drop_table(&self, db: &str, name: &str, if_exists: bool) -> Result<bool, EngineError> {
         let _ddl = self.databases.write().unwrap_or_else(|e| e.into_inner());
@@ -565,6 +621,19 @@ mod tests {
         ));
         assert_eq!(cat.table("db", "T").unwrap_err().code(), 1146);
         assert_eq!(cat.database("nope").unwrap_err().code(), 1049);
+        t.insert(vec![Value::Int(1)], &Default::default()).unwrap();
+        t.insert(vec![Value::Int(1)], &Default::default()).unwrap();
+        let u = IndexDef::new("u", IndexKind::Unique, vec![0]);
+        assert_eq!(cat.create_index("db", "t", u).unwrap_err().code(), 1062);
+        let k = IndexDef::new("k", IndexKind::NonUnique, vec![0]);
+        let t2 = cat.create_index("db", "t", k).unwrap();
+        assert_eq!((t2.row_count(), t2.index_count()), (2, 2));
+        assert_eq!(
+            t2.count_range(1, crate::engine::scan::KeyRange::all(), 10),
+            2
+        );
+        assert_eq!(cat.drop_index("db", "t", "nope").unwrap_err().code(), 1091);
+        assert_eq!(cat.drop_index("db", "t", "K").unwrap().index_count(), 1);
         assert!(cat.drop_table("db", "t", false).unwrap());
         assert_eq!(cat.drop_table("db", "t", false).unwrap_err().code(), 1051);
         assert!(cat.drop_database("db", false).unwrap());

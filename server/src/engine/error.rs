@@ -73,6 +73,8 @@ pub enum EngineError {
     MultiplePrimaryKey,
     /// More than one AUTO_INCREMENT column, or one that starts no index (1075 `42000`).
     WrongAutoKey,
+    /// DROP INDEX of an unknown index (1091 `42000`).
+    CantDropKey(String),
     /// A column type the engine cannot represent (1064-family; message says what).
     BadColumnDefinition {
         /// The column.
@@ -104,6 +106,7 @@ impl EngineError {
             EngineError::DuplicateKeyName(_) => 1061,
             EngineError::MultiplePrimaryKey => 1068,
             EngineError::WrongAutoKey => 1075,
+            EngineError::CantDropKey(_) => 1091,
             EngineError::BadColumnDefinition { .. } => 1064,
         }
     }
@@ -115,7 +118,7 @@ impl EngineError {
             1406 => "22001",
             1048 | 1062 => "23000",
             1292 => "22007",
-            1049 | 1061 | 1068 | 1075 | 1064 => "42000",
+            1049 | 1061 | 1068 | 1075 | 1064 | 1091 => "42000",
             1146 | 1051 => "42S02",
             1050 => "42S01",
             1060 => "42S21",
@@ -173,6 +176,9 @@ impl EngineError {
             EngineError::WrongAutoKey => "Incorrect table definition; there can be only one auto \
                                           column and it must be defined as a key"
                 .to_string(),
+            EngineError::CantDropKey(k) => {
+                format!("Can't DROP '{k}'; check that column/key exists")
+            }
             EngineError::BadColumnDefinition { column, reason } => {
                 format!("Column '{column}': {reason}")
             }

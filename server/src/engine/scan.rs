@@ -45,7 +45,7 @@ impl KeyRange {
         }
     }
 
-    fn below_upper(&self, key: &[u8]) -> bool {
+    pub(crate) fn below_upper(&self, key: &[u8]) -> bool {
         match &self.upper {
             Bound::Unbounded => true,
             Bound::Included(b) => cmp_prefix(key, b).is_le(),
@@ -76,13 +76,23 @@ pub struct HandlerStats {
 pub struct ScanItem {
     /// The index key of the record.
     pub key: Vec<u8>,
-    /// The clustered key of the row.
-    pub primary_key: Vec<u8>,
+    /// Where the clustered key starts in `key` (0 for the clustered index).
+    pub pk_offset: usize,
     /// The row, for clustered scans and for secondary scans with `fetch_rows` (None if the
-    /// row vanished between the secondary entry and the lookup).
+    /// row vanished between the secondary entry and the lookup). With
+    /// [`TableScan::project`], only the projected columns, in that order.
     pub row: Option<Vec<Value>>,
     /// The record's delete mark (only true with `include_delete_marked`).
     pub delete_mark: bool,
+    /// DB_TRX_ID of the clustered record (0 for a secondary entry whose row was not fetched).
+    pub trx_id: u64,
+}
+
+impl ScanItem {
+    /// The clustered key of the row.
+    pub fn primary_key(&self) -> &[u8] {
+        &self.key[self.pk_offset..]
+    }
 }
 
 enum State<R: Record> {
@@ -166,6 +176,7 @@ pub struct TableScan<'t> {
     kind: Kind<'t>,
     fetch_rows: bool,
     include_delete_marked: bool,
+    projection: Option<Vec<usize>>,
     stats: HandlerStats,
 }
 
@@ -201,6 +212,7 @@ impl Table {
             kind,
             fetch_rows: false,
             include_delete_marked: false,
+            projection: None,
             stats: HandlerStats::default(),
         }
     }
@@ -219,6 +231,12 @@ impl TableScan<'_> {
         self
     }
 
+    /// Decode only these columns of each row, in this order (e.g. sysbench's `SELECT c`).
+    pub fn project(mut self, columns: Vec<usize>) -> Self {
+        self.projection = Some(columns);
+        self
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> &HandlerStats {
         &self.stats
@@ -229,6 +247,11 @@ impl TableScan<'_> {
         let include = self.include_delete_marked;
         let table = self.table;
         let stats = &mut self.stats;
+        let projection = self.projection.as_deref();
+        let decode = |row: &[u8]| match projection {
+            Some(cols) => table.codec().decode_columns(row, cols),
+            None => table.codec().decode(row),
+        };
         match &mut self.kind {
             Kind::Clustered(scan) => scan.next_with(stats, |r| {
                 if r.delete_mark && !include {
@@ -236,9 +259,10 @@ impl TableScan<'_> {
                 }
                 Some(ScanItem {
                     key: r.key.to_vec(),
-                    primary_key: r.key.to_vec(),
-                    row: Some(table.codec().decode(&r.row)),
+                    pk_offset: 0,
+                    row: Some(decode(&r.row)),
                     delete_mark: r.delete_mark,
+                    trx_id: r.trx_id,
                 })
             }),
             Kind::Secondary(scan) => {
@@ -248,14 +272,21 @@ impl TableScan<'_> {
                     }
                     Some(ScanItem {
                         key: r.key.to_vec(),
-                        primary_key: r.primary_key().to_vec(),
+                        pk_offset: r.pk_offset as usize,
                         row: None,
                         delete_mark: r.delete_mark,
+                        trx_id: 0,
                     })
                 })?;
                 if self.fetch_rows {
                     self.stats.clustered_lookups += 1;
-                    item.row = table.get(&item.primary_key);
+                    let found = table.clustered_index().get(item.primary_key(), |r| {
+                        (!r.delete_mark).then(|| (decode(&r.row), r.trx_id))
+                    });
+                    if let Some(Some((row, trx_id))) = found {
+                        item.row = Some(row);
+                        item.trx_id = trx_id;
+                    }
                 }
                 Some(item)
             }

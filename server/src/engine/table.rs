@@ -14,11 +14,14 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::engine::catalog::{IndexDef, TableDef};
-use crate::engine::cursor::{LatchMode, SearchMode};
+use std::ops::Bound;
+
+use crate::engine::cursor::{Direction, LatchMode, SearchMode};
 use crate::engine::error::EngineError;
-use crate::engine::index::{BTree, ClusteredRec, IndexStats, PageCapacity, SecondaryRec};
+use crate::engine::index::{BTree, ClusteredRec, IndexStats, PageCapacity, Record, SecondaryRec};
 use crate::engine::key::{self, KeyColumn};
 use crate::engine::row::RowCodec;
+use crate::engine::scan::KeyRange;
 use crate::engine::types::ColumnType;
 use crate::value::Value;
 
@@ -604,6 +607,66 @@ impl Table {
             .tree
             .remove_if(key, |r| r.delete_mark)
             .is_some()
+    }
+
+    /// A copy of this table under a new definition with the same columns (CREATE/DROP
+    /// INDEX): every live row re-inserted with its DB_TRX_ID, the AUTO_INCREMENT counter kept.
+    /// Errors as insert (a new UNIQUE index over duplicate values: 1062). Callers exclude DML
+    /// on the table meanwhile (MySQL's exclusive metadata lock).
+    pub fn rebuilt(&self, def: TableDef) -> Result<Table, EngineError> {
+        let table = Table::new(def, self.clustered.capacity());
+        for item in self.scan(0, KeyRange::all(), Direction::Forward) {
+            let stamp = WriteStamp {
+                trx_id: item.trx_id,
+                roll_ptr: 0,
+            };
+            let row = item.row.expect("clustered scans return rows");
+            table.insert(
+                row,
+                &InsertOptions {
+                    stamp,
+                    no_auto_value_on_zero: true,
+                },
+            )?;
+        }
+        table
+            .next_auto_increment
+            .fetch_max(self.auto_increment_value(), Relaxed);
+        Ok(table)
+    }
+
+    /// Counts live records of index `index` in `range`, stopping at `limit` (for the
+    /// planner's row estimates).
+    pub fn count_range(&self, index: usize, range: KeyRange, limit: u64) -> u64 {
+        fn count<R: Record>(
+            tree: &BTree<R>,
+            range: &KeyRange,
+            limit: u64,
+            live: impl Fn(&R) -> bool,
+        ) -> u64 {
+            let mut cur = tree.cursor(LatchMode::Read);
+            let mut on = match &range.lower {
+                Bound::Included(k) => cur.search(k, SearchMode::Ge),
+                Bound::Excluded(k) => cur.search(k, SearchMode::Gt),
+                Bound::Unbounded => cur.first(),
+            };
+            let mut n = 0;
+            while on && n < limit {
+                let rec = cur.record().expect("on record");
+                if !range.below_upper(rec.key()) {
+                    break;
+                }
+                n += u64::from(live(rec));
+                on = cur.move_next();
+            }
+            n
+        }
+        match index {
+            0 => count(&self.clustered, &range, limit, |r| !r.delete_mark),
+            i => count(&self.secondaries[i - 1].tree, &range, limit, |r| {
+                !r.delete_mark
+            }),
+        }
     }
 
     /// Removes every row and resets the AUTO_INCREMENT counter (TRUNCATE TABLE).
