@@ -6,7 +6,7 @@
 #   mariadb.sh stop  [BASE]
 #
 # start: fresh datadir under BASE, user/db sbtest (password sbtest), prints the PID.
-# CPUS (optional) is a taskset CPU list the server is pinned to.
+# CPUS (optional) is a taskset CPU list the server is pinned to; env NICE (default 0) its nice value.
 set -eu
 cmd=${1:-}; BASE=${2:-/tmp/tpbed-load-mdb}; PORT=${3:-3307}; MODE=${4:-one-thread-per-connection}; CPUS=${5:-}
 case "$cmd" in
@@ -32,9 +32,9 @@ CNF
       --auth-root-authentication-method=socket --skip-test-db > "$BASE/install.log" 2>&1
   ulimit -n "$(ulimit -Hn)"
   if [ -n "$CPUS" ]; then
-    taskset -c "$CPUS" mariadbd --defaults-file="$BASE/my.cnf" >> "$BASE/stdout.log" 2>&1 &
+    nice -n "${NICE:-0}" taskset -c "$CPUS" mariadbd --defaults-file="$BASE/my.cnf" >> "$BASE/stdout.log" 2>&1 &
   else
-    mariadbd --defaults-file="$BASE/my.cnf" >> "$BASE/stdout.log" 2>&1 &
+    nice -n "${NICE:-0}" mariadbd --defaults-file="$BASE/my.cnf" >> "$BASE/stdout.log" 2>&1 &
   fi
   pid=$!; echo "$pid" > "$BASE/started.pid"
   for _ in $(seq 1 120); do

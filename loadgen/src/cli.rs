@@ -30,6 +30,10 @@ pub(crate) enum Command {
     Mixed(crate::extra::MixedArgs),
     /// N idle connections held open while M connections run point selects (ours).
     Idle(crate::extra::IdleArgs),
+    /// A matrix of --threads x server configurations, with a Markdown report and SVG plots (ours).
+    Sweep(crate::sweep::SweepArgs),
+    /// Start tpbed-server in both thread-handling modes and compare them on oltp_read_only (ours).
+    Demo(crate::demo::DemoArgs),
 }
 
 /// The sysbench 1.0 OLTP scripts.

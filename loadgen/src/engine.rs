@@ -264,6 +264,8 @@ struct Conn {
     stmt_start: Instant,
     next_slot: Instant,
     fair: Fairness,
+    /// Statements of the current event by kind (read, write, other), counted when it ends.
+    counts: [u64; 3],
     ever_ready: bool,
 }
 
@@ -279,7 +281,8 @@ impl std::fmt::Debug for Conn {
 /// A completed measurement, buffered until the shard is locked.
 #[derive(Debug, Clone, Copy)]
 enum Rec {
-    Stmt(Kind, u64),
+    StmtLat(u64),
+    Counts([u64; 3]),
     Event { lat: u64, service: u64 },
     Error(u16, bool),
     Reconnect,
@@ -357,6 +360,7 @@ impl Worker {
                     stmt_start: now,
                     next_slot: now,
                     fair: Fairness::default(),
+                    counts: [0; 3],
                     ever_ready: false,
                 }
             })
@@ -621,6 +625,7 @@ impl Worker {
         };
         c.actual = now;
         c.phase = Phase::Busy;
+        c.counts = [0; 3];
         c.script.begin_event();
         self.busy += 1;
         self.drive(i, None);
@@ -706,9 +711,11 @@ impl Worker {
 
     fn finish_event(&mut self, i: usize) {
         let now = Instant::now();
+        let counts = std::mem::take(&mut self.conns[i].counts);
         if !self.measured(self.conns[i].intended, now) {
             return;
         }
+        self.recs.push(Rec::Counts(counts));
         let c = &mut self.conns[i];
         let lat = now.duration_since(c.intended).as_nanos() as u64;
         let service = now.duration_since(c.actual).as_nanos() as u64;
@@ -774,17 +781,20 @@ impl Worker {
             },
             Phase::Busy => {
                 let now = Instant::now();
+                let kind = Kind::of(&reply);
+                if let Some(k) = kind {
+                    self.conns[i].counts[k as usize] += 1;
+                }
                 let c = &self.conns[i];
                 if self.measured(c.stmt_start, now) {
                     let ns = now.duration_since(c.stmt_start).as_nanos() as u64;
-                    match Kind::of(&reply) {
-                        Some(k) => self.recs.push(Rec::Stmt(k, ns)),
-                        None => {
-                            if let Reply::Error { code, .. } = reply {
-                                self.recs
-                                    .push(Rec::Error(code, self.cfg.ignore.contains(code)));
-                            }
+                    match (kind, &reply) {
+                        (Some(_), _) => self.recs.push(Rec::StmtLat(ns)),
+                        (None, Reply::Error { code, .. }) => {
+                            self.recs
+                                .push(Rec::Error(*code, self.cfg.ignore.contains(*code)));
                         }
+                        (None, _) => {}
                     }
                 }
                 self.drive(i, Some(reply));
@@ -1002,9 +1012,11 @@ impl Worker {
         for r in self.recs.drain(..) {
             for acc in [&mut *total, &mut *interval] {
                 match r {
-                    Rec::Stmt(k, ns) => {
-                        acc.c.count(k);
-                        record(&mut acc.stmt, ns);
+                    Rec::StmtLat(ns) => record(&mut acc.stmt, ns),
+                    Rec::Counts([r, w, o]) => {
+                        acc.c.reads += r;
+                        acc.c.writes += w;
+                        acc.c.others += o;
                     }
                     Rec::Event { lat, service } => {
                         acc.c.events += 1;

@@ -4,6 +4,7 @@
 mod blocking;
 mod cli;
 mod conn;
+mod demo;
 mod dist;
 mod engine;
 mod extra;
@@ -12,7 +13,10 @@ mod json;
 #[cfg(test)]
 mod loop_tests;
 mod machine;
+#[cfg(test)]
+mod mariadb_tests;
 mod oltp;
+mod plot;
 mod queue;
 mod report;
 mod runner;
@@ -20,6 +24,7 @@ mod script;
 mod stats;
 #[cfg(test)]
 mod stub;
+mod sweep;
 mod sysbench;
 
 use clap::Parser;
@@ -37,6 +42,8 @@ fn main() {
         Command::Queue(a) => queue::queue_cmd(a, &wires).and_then(fatal),
         Command::Mixed(a) => extra::mixed_cmd(a, &wires).and_then(fatal),
         Command::Idle(a) => extra::idle_cmd(a, &wires).and_then(fatal),
+        Command::Sweep(a) => sweep::sweep_cmd(a, &wires),
+        Command::Demo(a) => demo::demo_cmd(a, &wires),
     };
     if let Err(e) = result {
         eprintln!("tpbed-load: FATAL: {e}");

@@ -580,11 +580,12 @@ fn interesting(k: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::stats::record;
 
-    fn sample_report() -> Report {
+    /// A small report for formatting tests.
+    pub(crate) fn sample_report() -> Report {
         let mut total = Acc::default();
         total.c.reads = 14_000;
         total.c.others = 2_000;

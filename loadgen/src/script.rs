@@ -34,7 +34,7 @@ pub(crate) enum Step {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     /// Returned a result set.
-    Read,
+    Read = 0,
     /// Affected at least one row.
     Write,
     /// Anything else (BEGIN, COMMIT, a DELETE that found nothing).

@@ -4,8 +4,6 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::script::Kind;
-
 /// A fresh latency histogram: 1 ns .. 1 hour, 3 significant digits.
 pub(crate) fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
@@ -37,15 +35,6 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
-    /// Counts one statement of kind `k`.
-    pub(crate) fn count(&mut self, k: Kind) {
-        match k {
-            Kind::Read => self.reads += 1,
-            Kind::Write => self.writes += 1,
-            Kind::Other => self.others += 1,
-        }
-    }
-
     /// All statements.
     pub(crate) fn queries(&self) -> u64 {
         self.reads + self.writes + self.others
@@ -205,10 +194,12 @@ mod tests {
 
     #[test]
     fn counters_add_and_classify() {
-        let mut a = Counters::default();
-        a.count(Kind::Read);
-        a.count(Kind::Write);
-        a.count(Kind::Other);
+        let mut a = Counters {
+            reads: 1,
+            writes: 1,
+            others: 1,
+            ..Counters::default()
+        };
         *a.errors.entry(1213).or_default() += 2;
         let mut b = a.clone();
         b.add(&a);
