@@ -163,11 +163,10 @@ fn loom_admin_group_is_never_limited() {
         let a = r.connect(1, false);
         let admin = r.connect(2, true);
         a.send(Cmd::Begin);
-        admin.send(Cmd::Wait(WaitKind::UserLock));
+        admin.send(Cmd::Plain);
         r.tally.wait_runs(2);
         a.send(Cmd::Commit);
-        admin.send(Cmd::Quit);
-        r.tally.wait_runs(4);
+        r.tally.wait_runs(3);
         r.finish(2);
     });
 }
@@ -181,5 +180,26 @@ fn loom_shutdown_races_a_command() {
         let a = r.connect(1, false);
         a.send(Cmd::Plain);
         r.finish(1);
+    });
+}
+
+/// With a transaction limit (share 1) two transactions may be bound (share + 1): the second
+/// gets in once the stall checker takes the poll role from the first, which stays bound
+/// reading its next statement; shutdown then interrupts both bound reads.
+#[test]
+fn loom_limit_admits_share_plus_one() {
+    model(|| {
+        let r = rig(false, |c| c.max_transactions_limit = 1);
+        let a = r.connect(1, false);
+        let b = r.connect(2, false);
+        a.send(Cmd::Begin);
+        r.tally.wait_runs(1);
+        b.send(Cmd::Begin);
+        r.clock.advance(Duration::from_millis(60));
+        r.pool.tick(Duration::from_millis(60));
+        r.tally.wait_runs(2);
+        assert_eq!(r.pool.group_states()[0].threads_bound_to_transaction, 2);
+        // Shutdown interrupts both bound reads.
+        r.finish(2);
     });
 }
