@@ -35,6 +35,7 @@ pub mod sync;
 pub mod thread_per_conn;
 pub mod wait;
 
+mod builder;
 mod connect;
 mod group;
 mod listener;
@@ -51,10 +52,11 @@ mod model_tests;
 #[cfg(test)]
 mod testkit;
 
+pub use builder::PoolBuilder;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Algorithm, ConfigError, PinMode, PollerKind, PoolConfig, PoolKnobs};
 pub use poller::{Poller, PollerChoice, Token};
-pub use pool::{LogLevel, LogSink, PollerFactory, PoolBuilder, PoolError, PoolStartup, ThreadPool};
+pub use pool::{LogLevel, LogSink, PollerFactory, PoolError, PoolStartup, ThreadPool};
 pub use session::{Outcome, Session};
 pub use stats::{
     GroupStateRow, GroupStatsRow, HandlerStats, ThreadKind, ThreadState, ThreadStateRow,

@@ -18,10 +18,11 @@
 //! - clean shutdown: `shutdown()` returns only after joining every pool thread, and every
 //!   session is dropped exactly once.
 
+use crate::builder::PoolBuilder;
 use crate::clock::ManualClock;
 use crate::config::PoolConfig;
 use crate::poller::model::ModelNet;
-use crate::pool::{PoolBuilder, ThreadPool};
+use crate::pool::ThreadPool;
 use crate::sync::atomic::Ordering;
 use crate::sync::Arc;
 use crate::testkit::{Client, Cmd, Gate, ModelSession, Tally};

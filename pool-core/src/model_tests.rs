@@ -2,10 +2,11 @@
 //! rule, the wait hook, the transaction limit, the Admin group, expiry and shutdown, each
 //! driven by explicit `tick(now)` calls so time is exact.
 
+use crate::builder::PoolBuilder;
 use crate::clock::ManualClock;
 use crate::config::PoolConfig;
 use crate::poller::model::ModelNet;
-use crate::pool::{PoolBuilder, ThreadPool};
+use crate::pool::ThreadPool;
 use crate::testkit::{Cmd, Gate, ModelSession, Tally};
 use crate::wait::WaitKind;
 use crate::ConnectionHandler;

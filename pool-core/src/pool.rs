@@ -1,15 +1,15 @@
-//! The thread-group pool object: building it from a [`PoolConfig`], the state its threads
-//! share, the [`ConnectionHandler`] implementation, introspection snapshots and shutdown (the
-//! protocol is in group.rs). Invariant: nothing here is global — every pool owns its groups,
+//! The thread-group pool object: the state its threads share, the [`ConnectionHandler`]
+//! implementation and shutdown (the protocol is in group.rs). Building is in builder.rs,
+//! introspection snapshots in stats.rs. Invariant: nothing here is global — every pool owns its groups,
 //! threads and clock, so tests run several pools side by side.
 
-use crate::clock::{Clock, SystemClock};
-use crate::config::{Algorithm, ConfigError, PinMode, PoolConfig, PoolKnobs};
+use crate::clock::Clock;
+use crate::config::{Algorithm, ConfigError, PoolConfig, PoolKnobs};
 use crate::group::{credit_available, CreditInputs, Group, GroupState};
-use crate::park::{self, Role};
-use crate::poller::{self, Poller, PollerChoice};
+use crate::park;
+use crate::poller::{Poller, PollerChoice};
 use crate::session::Session;
-use crate::stats::{GroupStateRow, GroupStatsRow, HandlerStats, ThreadStateRow};
+use crate::stats::HandlerStats;
 use crate::sync::{lock, thread, Arc, Condvar, Mutex, MutexGuard};
 use crate::timer::{self, TimerCtl};
 use crate::ConnectionHandler;
@@ -83,6 +83,14 @@ impl fmt::Debug for Handles {
 }
 
 impl Handles {
+    pub(crate) fn new() -> Handles {
+        Handles {
+            next: 0,
+            live: Vec::new(),
+            finished: Vec::new(),
+        }
+    }
+
     pub(crate) fn next_serial(&mut self) -> u64 {
         self.next += 1;
         self.next
@@ -165,184 +173,6 @@ impl<S> Shared<S> {
     }
 }
 
-/// Builds a [`ThreadPool`]: configuration plus optional log sink, clock, pollers and timer.
-pub struct PoolBuilder {
-    config: PoolConfig,
-    log: LogSink,
-    clock: std::sync::Arc<dyn Clock>,
-    pollers: Option<PollerFactory>,
-    timer_thread: bool,
-    connection_handlers: bool,
-    admin_threads: bool,
-}
-
-impl fmt::Debug for PoolBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PoolBuilder")
-            .field("config", &self.config)
-            .field("timer_thread", &self.timer_thread)
-            .finish()
-    }
-}
-
-impl PoolBuilder {
-    /// A builder for `config`, logging to stderr, on the system clock, with the configured
-    /// poller kind and its own timer thread.
-    pub fn new(config: PoolConfig) -> PoolBuilder {
-        PoolBuilder {
-            config,
-            log: std::sync::Arc::new(|level, msg| eprintln!("[{level:?}] {msg}")),
-            clock: std::sync::Arc::new(SystemClock::new()),
-            pollers: None,
-            timer_thread: true,
-            connection_handlers: true,
-            admin_threads: true,
-        }
-    }
-
-    /// Sends log lines to `sink`.
-    pub fn log(mut self, sink: LogSink) -> PoolBuilder {
-        self.log = sink;
-        self
-    }
-
-    /// Uses `clock` for every time stamp and the stall checker.
-    pub fn clock(mut self, clock: std::sync::Arc<dyn Clock>) -> PoolBuilder {
-        self.clock = clock;
-        self
-    }
-
-    /// No timer thread: the caller drives the stall checker with [`ThreadPool::tick`].
-    pub fn manual_ticks(mut self) -> PoolBuilder {
-        self.timer_thread = false;
-        self
-    }
-
-    /// Makes each group's poller with `factory` instead of the configured kind.
-    pub fn pollers(mut self, factory: PollerFactory) -> PoolBuilder {
-        self.pollers = Some(factory);
-        self
-    }
-
-    /// No connection-handler threads: `add_connection` authenticates on the caller's thread
-    /// (loom models, which must stay within a few threads).
-    #[cfg(test)]
-    pub(crate) fn inline_handshake(mut self) -> PoolBuilder {
-        self.connection_handlers = false;
-        self
-    }
-
-    /// No threads at start-up in the Admin group (loom models that do not use it, to stay
-    /// within loom's thread budget).
-    #[cfg(all(test, loom))]
-    pub(crate) fn without_admin_threads(mut self) -> PoolBuilder {
-        self.admin_threads = false;
-        self
-    }
-
-    /// Validates the configuration, probes the poller, and starts every group's threads.
-    pub fn build<S: Session>(self) -> Result<(ThreadPool<S>, PoolStartup), PoolError> {
-        let (config, warnings) = self.config.validate().map_err(PoolError::Config)?;
-        let choice = match &self.pollers {
-            Some(_) => PollerChoice {
-                kind: config.poller,
-                fallback_reason: None,
-            },
-            None => poller::choose(config.poller),
-        };
-        let size = config.size as usize;
-        let ncpu = crate::placement::cpu_count();
-        let ncores = core_affinity::get_core_ids().map_or(ncpu, |c| c.len());
-        let mut groups = Vec::with_capacity(size + 1);
-        for g in 0..=size {
-            let p = match &self.pollers {
-                Some(f) => f(g),
-                None => poller::new_poller(choice.kind),
-            }
-            .map_err(PoolError::Io)?;
-            groups.push(Group {
-                id: g,
-                admin: g == size,
-                state: Mutex::new(GroupState::new()),
-                poller: p,
-                cores: if config.pin == PinMode::Group {
-                    crate::placement::group_cores(g, size, ncores)
-                } else {
-                    Vec::new()
-                },
-                exported: crossbeam_deque::Injector::new(),
-            });
-        }
-        let sh = Arc::new(Shared {
-            size,
-            algorithm: config.algorithm,
-            dedicated: config.dedicated_listeners,
-            pin: config.pin == PinMode::Group,
-            steal: config.steal,
-            ncpu,
-            knobs: std::sync::Arc::new(PoolKnobs::new(&config)),
-            clock: self.clock,
-            groups,
-            handles: Mutex::new(Handles {
-                next: 0,
-                live: Vec::new(),
-                finished: Vec::new(),
-            }),
-            timer: Mutex::new(TimerCtl::default()),
-            timer_cv: Condvar::new(),
-            total_query_threads: AtomicUsize::new(0),
-            running: AtomicUsize::new(0),
-            connecting: AtomicUsize::new(0),
-            alive: AtomicUsize::new(0),
-            threads_created: AtomicU64::new(0),
-            rr: crate::placement::RoundRobin::default(),
-            log: self.log,
-            connection_handlers: self.connection_handlers,
-        });
-        // Start-up per group (§1.7): query_threads_per_group query threads, a dedicated
-        // listener when configured, and the permanent connection handler.
-        for g in 0..=size {
-            if g == size && !self.admin_threads {
-                continue;
-            }
-            let mut st = lock(&sh.groups[g].state);
-            for _ in 0..config.query_threads_per_group {
-                park::spawn(&sh, g, &mut st, Role::Query);
-            }
-            if sh.dedicated {
-                park::spawn(&sh, g, &mut st, Role::Listener);
-            }
-            if sh.connection_handlers {
-                park::spawn(&sh, g, &mut st, Role::ConnHandler { permanent: true });
-            }
-        }
-        let timer = if self.timer_thread {
-            let sh2 = sh.clone();
-            Some(
-                thread::Builder::new()
-                    .name("tp-timer".into())
-                    .spawn(move || timer::run(sh2))
-                    .map_err(PoolError::Io)?,
-            )
-        } else {
-            None
-        };
-        Ok((
-            ThreadPool {
-                sh,
-                timer: Mutex::new(timer),
-                started_at: SystemTime::now(),
-                poller: choice.clone(),
-            },
-            PoolStartup {
-                poller: choice,
-                warnings,
-                config,
-            },
-        ))
-    }
-}
-
 /// MySQL's thread-group pool (`thread_handling=pool-of-threads`).
 ///
 /// ```no_run
@@ -360,10 +190,10 @@ impl PoolBuilder {
 /// # Ok(()) }
 /// ```
 pub struct ThreadPool<S: Session> {
-    sh: Arc<Shared<S>>,
-    timer: Mutex<Option<thread::JoinHandle<()>>>,
-    started_at: SystemTime,
-    poller: PollerChoice,
+    pub(crate) sh: Arc<Shared<S>>,
+    pub(crate) timer: Mutex<Option<thread::JoinHandle<()>>>,
+    pub(crate) started_at: SystemTime,
+    pub(crate) poller: PollerChoice,
 }
 
 impl<S: Session> fmt::Debug for ThreadPool<S> {
@@ -400,101 +230,9 @@ impl<S: Session> ThreadPool<S> {
     }
 
     /// One stall-checker pass at `now` (pool clock). The timer thread calls this every 10 ms;
-    /// with [`PoolBuilder::manual_ticks`] the caller does. True when it woke a thread.
+    /// with [`PoolBuilder::manual_ticks`](crate::PoolBuilder::manual_ticks) the caller does. True when it woke a thread.
     pub fn tick(&self, now: Duration) -> bool {
         timer::tick(&self.sh, now)
-    }
-
-    /// `performance_schema.tp_thread_group_state`, the Admin group last.
-    pub fn group_states(&self) -> Vec<GroupStateRow> {
-        let knobs = &self.sh.knobs;
-        let now = self.sh.clock.now();
-        let algorithm = if self.sh.dedicated {
-            "Dedicated Listeners"
-        } else if crate::worker::high_concurrency(&self.sh) {
-            "High Concurrency"
-        } else {
-            "Low Concurrency"
-        };
-        self.sh
-            .groups
-            .iter()
-            .map(|g| {
-                let st = lock(&g.state);
-                GroupStateRow {
-                    tp_group_id: g.id as u32,
-                    consumer_threads: st.consumers.len() as u32,
-                    reserve_threads: st.reserves.len() as u32,
-                    connect_thread_count: st.ch_threads as u32,
-                    connection_count: st.connections as u32,
-                    queued_queries: st.high.len() as u32,
-                    queued_transactions: st.low.len() as u32,
-                    stall_limit: knobs.stall_limit(),
-                    prio_kickup_timer: knobs.prio_kickup_timer(),
-                    algorithm,
-                    thread_count: (st.query_threads + st.listener_threads + st.ch_threads) as u32,
-                    active_thread_count: st.active as u32,
-                    stalled_thread_count: st.stalled as u32,
-                    waiting_thread_number: st.waiting.map(|w| w as u32),
-                    oldest_queued: st
-                        .low
-                        .front()
-                        .map(|q| now.saturating_sub(q.at).as_millis() as u64),
-                    max_thread_ids_in_group: st.threads.len() as u32,
-                    effective_max_transactions_limit: self.sh.group_share(g.id) as u32,
-                    num_query_threads: knobs.query_threads_per_group(),
-                    time_of_last_thread_creation: st.last_creation,
-                    num_connect_handler_thread_in_sleep: st.ch_sleepers.len() as u32,
-                    threads_bound_to_transaction: st.bound as u32,
-                    query_threads_count: st.query_threads as u32,
-                    time_of_earliest_con_expire: st.earliest_expire,
-                    time_of_last_longrunning_trxs_check: st.longrun.suspended_stamp,
-                }
-            })
-            .collect()
-    }
-
-    /// `performance_schema.tp_thread_group_stats`, the Admin group last.
-    pub fn group_stats(&self) -> Vec<GroupStatsRow> {
-        self.sh
-            .groups
-            .iter()
-            .map(|g| {
-                let mut row = lock(&g.state).counters;
-                row.tp_group_id = g.id as u32;
-                row
-            })
-            .collect()
-    }
-
-    /// `performance_schema.tp_thread_state`: one row per live thread, by group.
-    pub fn thread_states(&self) -> Vec<ThreadStateRow> {
-        let now = self.sh.clock.now();
-        let mut rows = Vec::new();
-        for g in &self.sh.groups {
-            let st = lock(&g.state);
-            for (n, t) in st.threads.iter().enumerate() {
-                let Some(t) = t else { continue };
-                let a = t.attached.as_ref();
-                rows.push(ThreadStateRow {
-                    tp_group_id: g.id as u32,
-                    tp_thread_number: n as u32,
-                    process_count: a
-                        .map(|a| (now.saturating_sub(a.attach_at).as_millis() / 10) as u64),
-                    wait_type: a.and_then(|a| a.wait),
-                    tp_thread_type: t.kind,
-                    thread_id: t.os_tid,
-                    time_of_attach: a.map(|a| a.attach_at),
-                    marked_stalled: a.is_some_and(|a| a.marked_stalled),
-                    state: t.state,
-                    event_count: t.event_count,
-                    accumulated_event_time: t.acc_event_time.as_micros() as u64,
-                    exec_count: t.exec_count,
-                    accumulated_exec_time: t.acc_exec_time.as_micros() as u64,
-                });
-            }
-        }
-        rows
     }
 }
 

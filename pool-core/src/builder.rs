@@ -1,0 +1,191 @@
+//! Building a pool: validate the configuration, probe and create the pollers, start each
+//! group's threads (§1.7: `query_threads_per_group` query threads, a dedicated listener when
+//! configured, the permanent connection handler) and the timer. Invariant: a pool that
+//! `build` returns has every group running; on error nothing is left running.
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::{PinMode, PoolConfig, PoolKnobs};
+use crate::group::{Group, GroupState};
+use crate::park::{self, Role};
+use crate::poller::{self, PollerChoice};
+use crate::pool::{Handles, LogSink, PollerFactory, PoolError, PoolStartup, Shared, ThreadPool};
+use crate::session::Session;
+use crate::sync::{lock, thread, Arc, Condvar, Mutex};
+use crate::timer::{self, TimerCtl};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::time::SystemTime;
+
+/// Builds a [`ThreadPool`]: configuration plus optional log sink, clock, pollers and timer.
+pub struct PoolBuilder {
+    config: PoolConfig,
+    log: LogSink,
+    clock: std::sync::Arc<dyn Clock>,
+    pollers: Option<PollerFactory>,
+    timer_thread: bool,
+    connection_handlers: bool,
+    admin_threads: bool,
+}
+
+impl fmt::Debug for PoolBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolBuilder")
+            .field("config", &self.config)
+            .field("timer_thread", &self.timer_thread)
+            .finish()
+    }
+}
+
+impl PoolBuilder {
+    /// A builder for `config`, logging to stderr, on the system clock, with the configured
+    /// poller kind and its own timer thread.
+    pub fn new(config: PoolConfig) -> PoolBuilder {
+        PoolBuilder {
+            config,
+            log: std::sync::Arc::new(|level, msg| eprintln!("[{level:?}] {msg}")),
+            clock: std::sync::Arc::new(SystemClock::new()),
+            pollers: None,
+            timer_thread: true,
+            connection_handlers: true,
+            admin_threads: true,
+        }
+    }
+
+    /// Sends log lines to `sink`.
+    pub fn log(mut self, sink: LogSink) -> PoolBuilder {
+        self.log = sink;
+        self
+    }
+
+    /// Uses `clock` for every time stamp and the stall checker.
+    pub fn clock(mut self, clock: std::sync::Arc<dyn Clock>) -> PoolBuilder {
+        self.clock = clock;
+        self
+    }
+
+    /// No timer thread: the caller drives the stall checker with [`ThreadPool::tick`].
+    pub fn manual_ticks(mut self) -> PoolBuilder {
+        self.timer_thread = false;
+        self
+    }
+
+    /// Makes each group's poller with `factory` instead of the configured kind.
+    pub fn pollers(mut self, factory: PollerFactory) -> PoolBuilder {
+        self.pollers = Some(factory);
+        self
+    }
+
+    /// No connection-handler threads: `add_connection` authenticates on the caller's thread
+    /// (loom models, which must stay within a few threads).
+    #[cfg(test)]
+    pub(crate) fn inline_handshake(mut self) -> PoolBuilder {
+        self.connection_handlers = false;
+        self
+    }
+
+    /// No threads at start-up in the Admin group (loom models that do not use it, to stay
+    /// within loom's thread budget).
+    #[cfg(all(test, loom))]
+    pub(crate) fn without_admin_threads(mut self) -> PoolBuilder {
+        self.admin_threads = false;
+        self
+    }
+
+    /// Validates the configuration, probes the poller, and starts every group's threads.
+    pub fn build<S: Session>(self) -> Result<(ThreadPool<S>, PoolStartup), PoolError> {
+        let (config, warnings) = self.config.validate().map_err(PoolError::Config)?;
+        let choice = match &self.pollers {
+            Some(_) => PollerChoice {
+                kind: config.poller,
+                fallback_reason: None,
+            },
+            None => poller::choose(config.poller),
+        };
+        let size = config.size as usize;
+        let ncpu = crate::placement::cpu_count();
+        let ncores = core_affinity::get_core_ids().map_or(ncpu, |c| c.len());
+        let mut groups = Vec::with_capacity(size + 1);
+        for g in 0..=size {
+            let p = match &self.pollers {
+                Some(f) => f(g),
+                None => poller::new_poller(choice.kind),
+            }
+            .map_err(PoolError::Io)?;
+            groups.push(Group {
+                id: g,
+                admin: g == size,
+                state: Mutex::new(GroupState::new()),
+                poller: p,
+                cores: if config.pin == PinMode::Group {
+                    crate::placement::group_cores(g, size, ncores)
+                } else {
+                    Vec::new()
+                },
+                exported: crossbeam_deque::Injector::new(),
+            });
+        }
+        let sh = Arc::new(Shared {
+            size,
+            algorithm: config.algorithm,
+            dedicated: config.dedicated_listeners,
+            pin: config.pin == PinMode::Group,
+            steal: config.steal,
+            ncpu,
+            knobs: std::sync::Arc::new(PoolKnobs::new(&config)),
+            clock: self.clock,
+            groups,
+            handles: Mutex::new(Handles::new()),
+            timer: Mutex::new(TimerCtl::default()),
+            timer_cv: Condvar::new(),
+            total_query_threads: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
+            connecting: AtomicUsize::new(0),
+            alive: AtomicUsize::new(0),
+            threads_created: AtomicU64::new(0),
+            rr: crate::placement::RoundRobin::default(),
+            log: self.log,
+            connection_handlers: self.connection_handlers,
+        });
+        // Start-up per group (§1.7): query_threads_per_group query threads, a dedicated
+        // listener when configured, and the permanent connection handler.
+        for g in 0..=size {
+            if g == size && !self.admin_threads {
+                continue;
+            }
+            let mut st = lock(&sh.groups[g].state);
+            for _ in 0..config.query_threads_per_group {
+                park::spawn(&sh, g, &mut st, Role::Query);
+            }
+            if sh.dedicated {
+                park::spawn(&sh, g, &mut st, Role::Listener);
+            }
+            if sh.connection_handlers {
+                park::spawn(&sh, g, &mut st, Role::ConnHandler { permanent: true });
+            }
+        }
+        let timer = if self.timer_thread {
+            let sh2 = sh.clone();
+            Some(
+                thread::Builder::new()
+                    .name("tp-timer".into())
+                    .spawn(move || timer::run(sh2))
+                    .map_err(PoolError::Io)?,
+            )
+        } else {
+            None
+        };
+        Ok((
+            ThreadPool {
+                sh,
+                timer: Mutex::new(timer),
+                started_at: SystemTime::now(),
+                poller: choice.clone(),
+            },
+            PoolStartup {
+                poller: choice,
+                warnings,
+                config,
+            },
+        ))
+    }
+}
