@@ -163,24 +163,23 @@ impl PoolBuilder {
                 park::spawn(&sh, g, &mut st, Role::ConnHandler { permanent: true });
             }
         }
-        let timer = if self.timer_thread {
-            let sh2 = sh.clone();
-            Some(
-                thread::Builder::new()
-                    .name("tp-timer".into())
-                    .spawn(move || timer::run(sh2))
-                    .map_err(PoolError::Io)?,
-            )
-        } else {
-            None
+        let pool = ThreadPool {
+            sh,
+            timer: Mutex::new(None),
+            started_at: SystemTime::now(),
+            poller: choice.clone(),
         };
+        if self.timer_thread {
+            let sh2 = pool.sh.clone();
+            // On failure `pool` drops here, which shuts down the threads already started.
+            let h = thread::Builder::new()
+                .name("tp-timer".into())
+                .spawn(move || timer::run(sh2))
+                .map_err(PoolError::Io)?;
+            *lock(&pool.timer) = Some(h);
+        }
         Ok((
-            ThreadPool {
-                sh,
-                timer: Mutex::new(timer),
-                started_at: SystemTime::now(),
-                poller: choice.clone(),
-            },
+            pool,
             PoolStartup {
                 poller: choice,
                 warnings,
