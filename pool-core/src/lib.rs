@@ -61,7 +61,7 @@ pub use session::{Outcome, Session};
 pub use stats::{
     GroupStateRow, GroupStatsRow, HandlerStats, ThreadKind, ThreadState, ThreadStateRow,
 };
-pub use thread_per_conn::ThreadPerConnection;
+pub use thread_per_conn::{autosized_thread_cache_size, ThreadPerConnection};
 pub use wait::{WaitGuard, WaitKind};
 
 /// A connection-handling model: what the server's acceptor hands connections to.

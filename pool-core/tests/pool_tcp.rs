@@ -11,6 +11,14 @@ use std::time::{Duration, Instant};
 
 const IDLE: Duration = Duration::from_secs(60);
 
+/// Tests that measure latency or burn CPU take this lock, so they do not disturb each other
+/// (the test harness runs tests on parallel threads).
+static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn timing() -> std::sync::MutexGuard<'static, ()> {
+    TIMING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// One group, limit 0, one query thread per group: the configuration of the stall rule.
 fn config(poller: PollerKind) -> PoolConfig {
     let mut c = PoolConfig::mysql_defaults(2);
@@ -49,6 +57,7 @@ const ATTEMPTS: usize = 3;
 /// most 20 ms more, and STALLED_QUERIES_EXECUTED rises.
 #[test]
 fn spinning_statement_delays_the_next_by_the_stall_limit() {
+    let _serial = timing();
     let stall = Duration::from_millis(60);
     for p in pollers() {
         let (pool, server) = start(config(p), IDLE);
@@ -92,6 +101,7 @@ fn spinning_statement_delays_the_next_by_the_stall_limit() {
 /// delayed (< 20 ms), and SLEEP_WAITS rises.
 #[test]
 fn reported_sleep_does_not_delay_the_next_statement() {
+    let _serial = timing();
     for p in pollers() {
         let (pool, server) = start(config(p), IDLE);
         let mut a = server.client();
@@ -146,6 +156,7 @@ fn pipelined_commands_all_run() {
 /// connection waits, a TP admin still gets in and can raise the limit, which lets it run.
 #[test]
 fn transaction_limit_blocks_new_work_but_admin_gets_in() {
+    let _serial = timing();
     for p in pollers() {
         let mut c = config(p);
         c.max_transactions_limit = 1;
@@ -185,6 +196,7 @@ fn transaction_limit_blocks_new_work_but_admin_gets_in() {
 /// An idle connection is closed by the stall checker at wait_timeout.
 #[test]
 fn idle_connection_expires() {
+    let _serial = timing();
     for p in pollers() {
         let (pool, server) = start(config(p), Duration::from_millis(150));
         let mut a = server.client();
@@ -228,6 +240,7 @@ fn shutdown_closes_everything() {
 /// (max_active_query_threads = 1, which stalls do not widen).
 #[test]
 fn steal_lets_an_idle_group_run_queued_work() {
+    let _serial = timing();
     for p in pollers() {
         let mut results = Vec::new();
         for steal in [false, true] {
