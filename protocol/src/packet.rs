@@ -145,6 +145,15 @@ impl Framer {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Frees the input buffer when nothing is buffered, so an idle connection holds no read
+    /// buffer (a server with thousands of idle connections calls this after each command).
+    pub fn release_idle_buffer(&mut self) {
+        if !self.has_buffered() {
+            self.buf = Vec::new();
+            self.start = 0;
+        }
+    }
+
     /// True when bytes are buffered that do not yet form a whole packet, or a whole packet
     /// waits to be taken (the session's "pipelined input" check).
     pub fn has_buffered(&self) -> bool {

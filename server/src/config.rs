@@ -101,7 +101,9 @@ pub fn parse_args(args: &[String]) -> Result<Config, String> {
 }
 
 fn takes_value(name: &str) -> bool {
-    let registry = Registry::new(definitions(), &[Feature::Core, Feature::ThreadPool]);
+    let mut defs = definitions();
+    defs.extend(crate::thread_pool::definitions());
+    let registry = Registry::new(defs, &[Feature::Core, Feature::ThreadPool]);
     match registry.lookup(name) {
         Some(id) => !matches!(registry.def(id).ty, crate::vars::VarType::Bool),
         None => name == "plugin_load_add" || name == "plugin_load",

@@ -15,5 +15,6 @@ pub mod log;
 pub mod server;
 pub mod session;
 pub mod sql;
+pub mod thread_pool;
 pub mod value;
 pub mod vars;

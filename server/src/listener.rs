@@ -42,10 +42,17 @@ pub fn bind(server: &Server) -> std::io::Result<TcpListener> {
 /// Creates the connection handler the configuration asks for and records it in the server.
 pub fn start_handler(server: &Arc<Server>) -> Arc<dyn ConnectionHandler<ClientSession>> {
     match server.thread_handling {
-        // The pool is selected by configuration but is wired in by the pool's own module; until
-        // then both settings run the per-connection handler, and `@@thread_handling` says which
-        // was asked for.
-        ThreadHandling::PerConnection | ThreadHandling::Pool => {
+        ThreadHandling::Pool => match crate::thread_pool::start(&server.vars) {
+            Ok(p) => {
+                let _ = server.handler.set(Handler::Pool(p.clone()));
+                p
+            }
+            Err(e) => {
+                log::error(&format!("{e}; aborting"));
+                std::process::exit(1);
+            }
+        },
+        ThreadHandling::PerConnection => {
             let size = server
                 .vars
                 .global_by_name("thread_cache_size")

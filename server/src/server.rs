@@ -1,11 +1,11 @@
 //! The server-wide state every session shares: variables, accounts, databases, connections
 //! and the status counters that are not per session.
 
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use pool_core::{ConnectionHandler, HandlerStats, ThreadPerConnection};
+use pool_core::{ConnectionHandler, HandlerStats, ThreadPerConnection, ThreadPool};
 use std::time::Instant;
 
 use crate::accounts::Accounts;
@@ -35,6 +35,8 @@ pub enum ThreadHandling {
 pub enum Handler {
     /// One thread per connection with a thread cache.
     PerConnection(Arc<ThreadPerConnection<ClientSession>>),
+    /// The thread-group pool.
+    Pool(Arc<ThreadPool<ClientSession>>),
 }
 
 impl Handler {
@@ -42,6 +44,7 @@ impl Handler {
     pub fn stats(&self) -> HandlerStats {
         match self {
             Handler::PerConnection(h) => h.stats(),
+            Handler::Pool(p) => p.stats(),
         }
     }
 }
@@ -100,6 +103,8 @@ pub struct HotVars {
     pub sql_mode: VarId,
     /// `sql_select_limit`.
     pub sql_select_limit: VarId,
+    /// `thread_pool_high_priority_connection` (only with the pool).
+    pub tp_high_priority: Option<VarId>,
 }
 
 impl Server {
@@ -140,7 +145,9 @@ impl Server {
         if pool {
             features.push(Feature::ThreadPool);
         }
-        let vars = Registry::new(definitions(), &features);
+        let mut defs = definitions();
+        defs.extend(crate::thread_pool::definitions());
+        let vars = Registry::new(defs, &features);
         for s in &cfg.settings {
             if matches!(
                 s.name.as_str(),
@@ -204,7 +211,14 @@ impl Server {
             connect_timeout: id("connect_timeout")?,
             sql_mode: id("sql_mode")?,
             sql_select_limit: id("sql_select_limit")?,
+            tp_high_priority: vars.lookup("thread_pool_high_priority_connection"),
         };
+        // thread_pool_max_transactions_limit defaults to MIN(32 x size, 512) of the size in force.
+        if pool && !cfg.settings.iter().any(|s| s.name == "thread_pool_max_transactions_limit") {
+            let size = vars.global_by_name("thread_pool_size").as_int().clamp(1, 512) as u32;
+            let limit = pool_core::config::default_max_transactions_limit(size);
+            vars.set_global_unchecked(id("thread_pool_max_transactions_limit")?, VarValue::Int(i64::from(limit)));
+        }
         // thread_cache_size autosizes to 8 + max_connections / 100 (at most 100) unless set.
         if !cfg.settings.iter().any(|s| s.name == "thread_cache_size") {
             let mc = vars.global(ids.max_connections).as_int();
@@ -235,10 +249,15 @@ impl Server {
 
     /// SET GLOBAL of a validated value, with the side effects some variables have.
     pub fn set_global(&self, id: VarId, v: VarValue) -> crate::error::SqlResult<()> {
-        if self.vars.def(id).name == "thread_cache_size" {
-            if let Some(Handler::PerConnection(h)) = self.handler.get() {
+        let name = self.vars.def(id).name;
+        match self.handler.get() {
+            Some(Handler::PerConnection(h)) if name == "thread_cache_size" => {
                 h.set_thread_cache_size(v.as_int().clamp(0, i64::from(u32::MAX)) as u32);
             }
+            Some(Handler::Pool(p)) if name.starts_with("thread_pool_") => {
+                crate::thread_pool::set_global(p, name, &v)?;
+            }
+            _ => {}
         }
         self.vars.set_global_unchecked(id, v);
         Ok(())
@@ -248,23 +267,13 @@ impl Server {
     pub fn database_exists(&self, name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
         SYSTEM_DATABASES.contains(&lower.as_str())
-            || self
-                .databases
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .contains(name)
+            || self.databases.read().unwrap_or_else(|e| e.into_inner()).contains(name)
     }
 
     /// Every database name, system ones included, sorted.
     pub fn database_names(&self) -> Vec<String> {
         let mut v: Vec<String> = SYSTEM_DATABASES.iter().map(|s| s.to_string()).collect();
-        v.extend(
-            self.databases
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .cloned(),
-        );
+        v.extend(self.databases.read().unwrap_or_else(|e| e.into_inner()).iter().cloned());
         v.sort();
         v
     }

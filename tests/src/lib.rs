@@ -162,6 +162,16 @@ impl TestServer {
         v.unwrap_or_default()
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's resident set size (KiB) and OS thread count, from /proc.
+    pub fn rss_and_threads(&self) -> (u64, u64) {
+        proc_rss_and_threads(self.pid())
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -173,6 +183,20 @@ impl Drop for TestServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// VmRSS (KiB) and Threads of a process, from /proc/PID/status.
+pub fn proc_rss_and_threads(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("Threads:"))
 }
 
 /// Raises this process's soft open-file limit to the hard limit (tests that hold thousands

@@ -27,13 +27,18 @@ pub enum ReadError {
     Io(std::io::Error),
 }
 
-/// A connection's socket with its read buffer.
+thread_local! {
+    /// The read buffer, one per thread: a connection keeps only the bytes of packets it has
+    /// not finished reading, so an idle connection holds no buffer.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0; 64 * 1024]);
+}
+
+/// A connection's socket with its framing state.
 #[derive(Debug)]
 pub struct PacketIo {
     /// The socket.
     pub stream: TcpStream,
     framer: Framer,
-    scratch: Vec<u8>,
     timeout: Option<Duration>,
     /// Bytes read so far (for `Bytes_received`), taken by the session.
     pub bytes_in: u64,
@@ -45,10 +50,14 @@ impl PacketIo {
         PacketIo {
             stream,
             framer: Framer::new(max_packet),
-            scratch: vec![0; 16 * 1024],
             timeout: None,
             bytes_in: 0,
         }
+    }
+
+    /// Frees the framing buffer when no bytes are pending.
+    pub fn release_idle_buffer(&mut self) {
+        self.framer.release_idle_buffer();
     }
 
     /// Whether bytes of a further packet are already buffered.
@@ -80,11 +89,18 @@ impl PacketIo {
                 Err(e) => return Err(ReadError::Protocol(e)),
             }
             self.set_timeout(if started { read } else { idle });
-            match self.stream.read(&mut self.scratch) {
+            let read = SCRATCH.with(|s| {
+                let mut s = s.borrow_mut();
+                let r = self.stream.read(&mut s[..]);
+                if let Ok(n) = r {
+                    self.framer.push(&s[..n]);
+                }
+                r
+            });
+            match read {
                 Ok(0) => return Err(ReadError::Closed),
                 Ok(n) => {
                     self.bytes_in += n as u64;
-                    self.framer.push(&self.scratch[..n]);
                     started = true;
                 }
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {

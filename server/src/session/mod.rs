@@ -56,7 +56,7 @@ impl ClientSession {
         let max_packet = server.vars.global(server.ids.max_allowed_packet).as_int() as usize;
         ClientSession {
             io: PacketIo::new(stream, max_packet),
-            out: Vec::with_capacity(16 * 1024),
+            out: Vec::new(),
             seq: 0,
             st: SessionState::new(server, conn),
             nonce: handshake::new_nonce(),
@@ -163,18 +163,14 @@ impl ClientSession {
     }
 }
 
-impl Session for ClientSession {
-    fn handshake(&mut self) -> Outcome {
-        let outcome = handshake::run(self);
-        self.take_bytes_in();
-        if outcome == Outcome::Continue {
-            self.authenticated = true;
-            self.st.conn.end();
-        }
-        outcome
-    }
+thread_local! {
+    /// The reply buffer of the thread running a session's command.
+    static OUT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
-    fn run(&mut self) -> Outcome {
+impl ClientSession {
+    /// Reads, runs and answers one command.
+    fn run_one(&mut self) -> Outcome {
         let (idle, read) = (self.idle(), self.secs(self.st.server.ids.net_read_timeout));
         let packet = self.io.read_packet(idle, read);
         self.take_bytes_in();
@@ -192,6 +188,32 @@ impl Session for ClientSession {
         }
         outcome
     }
+}
+
+impl Session for ClientSession {
+    fn handshake(&mut self) -> Outcome {
+        let outcome = handshake::run(self);
+        self.take_bytes_in();
+        if outcome == Outcome::Continue {
+            self.authenticated = true;
+            self.st.conn.end();
+        }
+        outcome
+    }
+
+    fn run(&mut self) -> Outcome {
+        // Borrow the thread's reply buffer for this command; give it back afterwards, so an
+        // idle connection holds no output buffer.
+        OUT.with(|b| std::mem::swap(&mut self.out, &mut b.borrow_mut()));
+        let outcome = self.run_one();
+        self.out.clear();
+        if self.out.capacity() > 1 << 20 {
+            self.out = Vec::new();
+        }
+        OUT.with(|b| std::mem::swap(&mut self.out, &mut b.borrow_mut()));
+        self.io.release_idle_buffer();
+        outcome
+    }
 
     fn in_transaction(&self) -> bool {
         self.st.in_transaction
@@ -204,8 +226,8 @@ impl Session for ClientSession {
     fn high_priority(&self) -> bool {
         self.st
             .server
-            .vars
-            .lookup("thread_pool_high_priority_connection")
+            .ids
+            .tp_high_priority
             .is_some_and(|id| self.st.vars.get(id).as_bool())
     }
 

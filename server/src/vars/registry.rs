@@ -5,7 +5,7 @@
 //! affects new connections only; `@@global.x` always reads the shared value.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
 
@@ -130,24 +130,35 @@ pub struct VarId(pub u16);
 pub struct Registry {
     defs: Vec<VarDef>,
     by_name: HashMap<&'static str, VarId>,
-    globals: RwLock<Vec<VarValue>>,
+    /// The global values; SET GLOBAL replaces the whole snapshot (copy on write), so a session
+    /// keeps the one it connected with for nothing more than a reference count.
+    globals: RwLock<Arc<Vec<VarValue>>>,
 }
 
-/// A session's copies of the session-scoped variables, indexed by [`VarId`].
+/// A session's variables: the global values at connect time (shared with every session that
+/// connected under the same globals) plus the session's own `SET` values. Keeping only the
+/// differences keeps an idle connection small.
 #[derive(Debug, Clone)]
 pub struct SessionVars {
-    values: Vec<VarValue>,
+    base: Arc<Vec<VarValue>>,
+    overrides: Vec<(VarId, VarValue)>,
 }
 
 impl SessionVars {
     /// The session value of `id` (for global-only variables: the value at connect time).
     pub fn get(&self, id: VarId) -> &VarValue {
-        &self.values[usize::from(id.0)]
+        match self.overrides.iter().find(|(i, _)| *i == id) {
+            Some((_, v)) => v,
+            None => &self.base[usize::from(id.0)],
+        }
     }
 
     /// Sets the session value (the caller has validated it).
     pub fn set(&mut self, id: VarId, v: VarValue) {
-        self.values[usize::from(id.0)] = v;
+        match self.overrides.iter_mut().find(|(i, _)| *i == id) {
+            Some(slot) => slot.1 = v,
+            None => self.overrides.push((id, v)),
+        }
     }
 }
 
@@ -168,7 +179,7 @@ impl Registry {
             .enumerate()
             .map(|(i, d)| (d.name, VarId(i as u16)))
             .collect();
-        let globals = RwLock::new(defs.iter().map(|d| d.default.clone()).collect());
+        let globals = RwLock::new(Arc::new(defs.iter().map(|d| d.default.clone()).collect()));
         Registry {
             defs,
             by_name,
@@ -216,17 +227,19 @@ impl Registry {
 
     /// Sets a global value without checks (start-up configuration and derived values).
     pub fn set_global_unchecked(&self, id: VarId, v: VarValue) {
-        self.globals.write().unwrap_or_else(|e| e.into_inner())[usize::from(id.0)] = v;
+        let mut g = self.globals.write().unwrap_or_else(|e| e.into_inner());
+        Arc::make_mut(&mut g)[usize::from(id.0)] = v;
     }
 
     /// A new session's copy of the variables.
     pub fn session_copy(&self) -> SessionVars {
         SessionVars {
-            values: self
+            base: self
                 .globals
                 .read()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
+            overrides: Vec::new(),
         }
     }
 

@@ -1,0 +1,96 @@
+//! What an idle connection costs: with 10,000 idle connections in pool mode (each has run
+//! `SELECT 1` with autocommit on; counted 65 s after the last connect, once extra connection
+//! handlers have retired) the server runs a small fixed number of threads beyond
+//! `(size + 1) × (query_threads_per_group + 1)` and grows by less than 24 KiB per connection;
+//! in thread-per-connection mode it runs one thread per connection.
+//!
+//! The pool measurement takes over a minute; it runs when `TPBED_IDLE_TEST=1` (`.ci/run` sets
+//! it) and is skipped with a note otherwise.
+
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use mysql::prelude::*;
+use protocol::client::blocking::Conn;
+use protocol::client::ClientConfig;
+use tpbed_tests::{raise_nofile_limit, TestServer};
+
+fn open(port: u16, n: usize) -> Vec<Conn<TcpStream>> {
+    let threads = 8;
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            std::thread::spawn(move || {
+                (0..n / threads)
+                    .map(|_| {
+                        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+                        let mut c = Conn::connect(s, ClientConfig::new("root", "")).unwrap();
+                        assert_eq!(c.query("SELECT 1").unwrap().len(), 1);
+                        c
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect()
+}
+
+#[test]
+fn ten_thousand_idle_connections_in_the_pool() {
+    if std::env::var("TPBED_IDLE_TEST").as_deref() != Ok("1") {
+        eprintln!("SKIPPED: set TPBED_IDLE_TEST=1 to run the 10,000-idle-connection measurement (about 90 s)");
+        return;
+    }
+    assert!(
+        raise_nofile_limit() >= 10_500,
+        "the test holds 10,000 sockets"
+    );
+    let srv = TestServer::start(&[
+        "--thread-handling=pool-of-threads",
+        "--max-connections=12000",
+    ]);
+    let (size, qtpg): (u64, u64) = srv
+        .connect()
+        .query_first("SELECT @@thread_pool_size, @@thread_pool_query_threads_per_group")
+        .unwrap()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let (rss0, threads0) = srv.rss_and_threads();
+    let n = 10_000;
+    let conns = open(srv.port, n);
+    let connected = Instant::now();
+    let settle = Duration::from_secs(66);
+    while connected.elapsed() < settle {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    let (rss, threads) = srv.rss_and_threads();
+    let per_conn = (rss.saturating_sub(rss0)) as f64 / n as f64;
+    let budget = (size + 1) * (qtpg + 1);
+    eprintln!(
+        "pool, {n} idle connections: RSS {rss0} -> {rss} KiB ({per_conn:.1} KiB/connection), threads {threads0} -> {threads} (budget (size+1)(qtpg+1) = {budget})"
+    );
+    assert!(per_conn < 24.0, "{per_conn:.1} KiB per idle connection");
+    assert!(
+        threads <= budget + 8,
+        "{threads} threads for {n} idle connections"
+    );
+    drop(conns);
+}
+
+#[test]
+fn thread_per_connection_runs_a_thread_each() {
+    raise_nofile_limit();
+    let srv = TestServer::start(&["--max-connections=4000"]);
+    let (_, before) = srv.rss_and_threads();
+    let n = 1000;
+    let conns = open(srv.port, n);
+    let (_, threads) = srv.rss_and_threads();
+    assert!(
+        threads >= before + n as u64,
+        "{threads} threads for {n} connections (from {before})"
+    );
+    drop(conns);
+}

@@ -1,0 +1,207 @@
+//! The thread-group pool as a DBA sees it: MySQL's 13 variables only while the pool is loaded,
+//! the stall rule (a CPU-bound statement delays its group's next statement by the stall limit;
+//! a reported SLEEP does not), the transaction limit with the Admin group, on both pollers.
+
+use std::time::{Duration, Instant};
+
+use mysql::prelude::*;
+use tpbed_tests::TestServer;
+
+const MYSQL_POOL_VARIABLES: &[&str] = &[
+    "thread_pool_algorithm",
+    "thread_pool_connection_report_interval",
+    "thread_pool_dedicated_listeners",
+    "thread_pool_high_priority_connection",
+    "thread_pool_longrun_trx_limit",
+    "thread_pool_max_active_query_threads",
+    "thread_pool_max_transactions_limit",
+    "thread_pool_max_unused_threads",
+    "thread_pool_prio_kickup_timer",
+    "thread_pool_query_threads_per_group",
+    "thread_pool_size",
+    "thread_pool_stall_limit",
+    "thread_pool_transaction_delay",
+];
+
+fn code<T: std::fmt::Debug>(r: mysql::Result<T>) -> u16 {
+    match r {
+        Err(mysql::Error::MySqlError(e)) => e.code,
+        other => panic!("expected a MySQL error, got {other:?}"),
+    }
+}
+
+#[test]
+fn pool_variables_exist_only_with_the_pool() {
+    let per_conn = TestServer::start(&[]);
+    let rows: Vec<(String, String)> = per_conn
+        .connect()
+        .query("SHOW VARIABLES LIKE 'thread_pool%'")
+        .unwrap();
+    assert!(
+        rows.is_empty(),
+        "no thread_pool variables without the pool: {rows:?}"
+    );
+    let pool = TestServer::start(&["--thread-handling=pool-of-threads", "--thread-pool-size=2"]);
+    let mut c = pool.connect();
+    let rows: Vec<(String, String)> = c.query("SHOW VARIABLES LIKE 'thread_pool%'").unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(names, MYSQL_POOL_VARIABLES);
+    let get = |n: &str| rows.iter().find(|r| r.0 == n).unwrap().1.clone();
+    assert_eq!(get("thread_pool_size"), "2");
+    assert_eq!(get("thread_pool_stall_limit"), "6");
+    assert_eq!(
+        get("thread_pool_max_transactions_limit"),
+        "64",
+        "MIN(32 x size, 512)"
+    );
+    assert_eq!(get("thread_pool_query_threads_per_group"), "2");
+    assert_eq!(get("thread_pool_prio_kickup_timer"), "1000");
+    assert_eq!(get("thread_pool_max_unused_threads"), "32");
+    assert_eq!(get("thread_pool_longrun_trx_limit"), "2000");
+    let th: String = c.query_first("SELECT @@thread_handling").unwrap().unwrap();
+    assert_eq!(th, "pool-of-threads");
+    assert_eq!(code(c.query_drop("SET GLOBAL thread_pool_size = 4")), 1238);
+    c.query_drop("SET GLOBAL thread_pool_stall_limit = 10")
+        .unwrap();
+    let v: u64 = c
+        .query_first("SELECT @@thread_pool_stall_limit")
+        .unwrap()
+        .unwrap();
+    assert_eq!(v, 10);
+    let ours: Vec<(String, String)> = c.query("SHOW VARIABLES LIKE 'tpbed_thread_pool%'").unwrap();
+    assert_eq!(ours.len(), 3, "ours are named tpbed_*: {ours:?}");
+}
+
+/// Latency of `SELECT 1` on `probe`, sent 10 ms after `busy` started `long_sql` in the same
+/// (only) group.
+fn probe_latency(srv: &TestServer, long_sql: &'static str) -> Duration {
+    let mut busy = srv.connect();
+    let mut probe = srv.connect();
+    probe.query_drop("SELECT 1").unwrap();
+    let t = std::thread::spawn(move || {
+        busy.query_drop(long_sql).unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(10));
+    let start = Instant::now();
+    probe.query_drop("SELECT 1").unwrap();
+    let took = start.elapsed();
+    t.join().unwrap();
+    took
+}
+
+/// Timing tests run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn stall_rule(poller: &str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let srv = TestServer::start(&[
+        "--thread-handling=pool-of-threads",
+        "--thread-pool-size=1",
+        "--thread-pool-max-transactions-limit=0",
+        "--thread-pool-query-threads-per-group=1",
+        "--thread-pool-stall-limit=6",
+        &format!("--tpbed-thread-pool-poller={poller}"),
+    ]);
+    let mut c = srv.connect();
+    // Calibrate a CPU-bound statement of about a second.
+    let mut n: u64 = 20_000;
+    loop {
+        let t = Instant::now();
+        c.query_drop(format!("SELECT BENCHMARK({n}, CONCAT('x', 1))"))
+            .unwrap();
+        if t.elapsed() > Duration::from_millis(600) {
+            break;
+        }
+        n *= 2;
+    }
+    drop(c);
+    let sql: &'static str =
+        Box::leak(format!("SELECT BENCHMARK({n}, CONCAT('x', 1))").into_boxed_str());
+    // Three tries: scheduling noise on a loaded machine only ever adds delay, so the fastest
+    // try is the one that shows what the scheduler does.
+    let cpu = (0..3).map(|_| probe_latency(&srv, sql)).min().unwrap();
+    let sleep = (0..3)
+        .map(|_| probe_latency(&srv, "SELECT SLEEP(0.3)"))
+        .min()
+        .unwrap();
+    eprintln!("{poller}: behind a CPU-bound statement {cpu:?}, behind SLEEP {sleep:?}");
+    // The stall limit is 60 ms from the statement's start; the probe arrives 10 ms in, so it
+    // waits about 50 ms for the stall checker to mark the group stalled, plus at most a
+    // checker period (10 ms) and scheduling.
+    assert!(
+        cpu >= Duration::from_millis(35),
+        "the probe waited for the stall rule: {cpu:?}"
+    );
+    assert!(
+        cpu <= Duration::from_millis(60 + 20),
+        "stall limit + at most 20 ms: {cpu:?}"
+    );
+    assert!(
+        sleep < Duration::from_millis(20),
+        "a reported wait frees the credit: {sleep:?}"
+    );
+}
+
+#[test]
+fn stall_rule_epoll() {
+    stall_rule("epoll");
+}
+
+#[test]
+fn stall_rule_io_uring() {
+    stall_rule("io-uring");
+}
+
+#[test]
+fn transaction_limit_admits_the_admin_group() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let srv = TestServer::start(&[
+        "--thread-handling=pool-of-threads",
+        "--thread-pool-size=1",
+        "--thread-pool-max-transactions-limit=1",
+        "--thread-pool-query-threads-per-group=1",
+    ]);
+    let mut root = srv.connect();
+    root.query_drop("CREATE USER 'tp'@'%' IDENTIFIED BY 'x'")
+        .unwrap();
+    root.query_drop("GRANT ALL ON *.* TO 'tp'@'%'").unwrap();
+    root.query_drop("GRANT TP_CONNECTION_ADMIN ON *.* TO 'tp'@'%'")
+        .unwrap();
+    drop(root);
+    // MySQL admits share + 1 attached transactions per group: two holders fill a limit of 1.
+    let mut holders: Vec<mysql::Conn> = (0..2).map(|_| srv.connect()).collect();
+    for h in &mut holders {
+        h.query_drop("BEGIN").unwrap();
+        h.query_drop("SELECT 1").unwrap();
+    }
+    // A further transaction in the same group has to wait for a slot.
+    let port = srv.port;
+    let opts = srv.opts("root", "");
+    let waiter = std::thread::spawn(move || {
+        // The new connection's first statements (the crate's own, then BEGIN) wait for a slot.
+        let t = Instant::now();
+        let mut c = mysql::Conn::new(opts).unwrap();
+        c.query_drop("BEGIN").unwrap();
+        c.query_drop("SELECT 1").unwrap();
+        c.query_drop("COMMIT").unwrap();
+        (t.elapsed(), port)
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    let mut admin = mysql::Conn::new(srv.opts("tp", "x")).expect("TP_CONNECTION_ADMIN gets in");
+    let t = Instant::now();
+    admin
+        .query_drop("SET GLOBAL thread_pool_max_transactions_limit = 8")
+        .unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "the Admin group is not limited"
+    );
+    for h in &mut holders {
+        h.query_drop("COMMIT").unwrap();
+    }
+    let (waited, _) = waiter.join().unwrap();
+    assert!(
+        waited >= Duration::from_millis(300),
+        "the second transaction waited: {waited:?}"
+    );
+}
