@@ -38,9 +38,12 @@ struct Rig {
 }
 
 /// One normal group with one query thread, limit 0, no connection report; the Admin group
-/// gets its thread only when `admin` (each thread multiplies loom's state space).
+/// gets its thread only when `admin` (each thread multiplies loom's state space). Algorithm 0:
+/// with one query thread per group algorithm 1 behaves the same, except that its stall-check
+/// clause "credit and nobody polls" would start a thread in the thread-less Admin group.
 fn rig(admin: bool, edit: impl FnOnce(&mut PoolConfig)) -> Rig {
     let mut c = PoolConfig::mysql_defaults(2);
+    c.algorithm = crate::config::Algorithm::LowConcurrency;
     c.size = 1;
     c.max_transactions_limit = 0;
     c.query_threads_per_group = 1;
