@@ -21,6 +21,10 @@ pub(crate) struct Rig {
 }
 
 pub(crate) fn rig(edit: impl FnOnce(&mut PoolConfig)) -> Rig {
+    rig_logging(edit, Arc::new(|_, _| {}))
+}
+
+pub(crate) fn rig_logging(edit: impl FnOnce(&mut PoolConfig), log: crate::LogSink) -> Rig {
     let mut c = PoolConfig::mysql_defaults(2);
     c.size = 1;
     c.max_transactions_limit = 0;
@@ -33,7 +37,7 @@ pub(crate) fn rig(edit: impl FnOnce(&mut PoolConfig)) -> Rig {
         .clock(clock.clone())
         .manual_ticks()
         .inline_handshake()
-        .log(Arc::new(|_, _| {}))
+        .log(log)
         .pollers(Box::new(move |g| Ok(Box::new(ModelNet::poller(&n2, g)))))
         .build::<ModelSession>()
         .expect("pool starts");
@@ -363,5 +367,44 @@ fn dedicated_listener_only_polls() {
         r.tally.wait_runs(2 * (i + 1));
     }
     assert_eq!(r.pool.group_stats()[0].tpbed_direct_executions, 0);
+    r.pool.shutdown();
+}
+
+#[test]
+fn connection_report_every_tenth_of_the_interval_for_three_minutes() {
+    let lines = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let l2 = lines.clone();
+    let r = rig_logging(
+        |c| c.connection_report_interval = 60,
+        Arc::new(move |_, m: &str| l2.lock().unwrap().push(m.to_string())),
+    );
+    let _a = r.connect(1, false);
+    let reports = || {
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains("connection(s); per group"))
+            .count()
+    };
+    r.tick_at(5_000);
+    assert_eq!(reports(), 0);
+    r.tick_at(6_000);
+    assert_eq!(reports(), 1, "6 s = 60 s / 10 in the first three minutes");
+    assert!(lines
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.contains("1 connection(s)")));
+    r.tick_at(200_000);
+    assert_eq!(reports(), 2);
+    r.tick_at(230_000);
+    assert_eq!(
+        reports(),
+        2,
+        "after three minutes the full 60 s interval applies"
+    );
+    r.tick_at(260_000);
+    assert_eq!(reports(), 3);
     r.pool.shutdown();
 }
