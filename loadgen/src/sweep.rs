@@ -19,7 +19,7 @@ use crate::machine::Machine;
 use crate::plot::{line_chart, Chart, Series};
 use crate::report::Report;
 use crate::runner::loopback_addr;
-use crate::sysbench::{prepare, run_cmd};
+use crate::sysbench::{cleanup_with, prepare_with, run_cmd};
 
 /// `tpbed-load sweep` options.
 #[derive(Debug, Clone, Args)]
@@ -283,8 +283,9 @@ pub(crate) fn run_plan(plan: &Plan, wires: &Arc<WireFactory>) -> Result<Vec<Cell
         if plan.prepare {
             bar.set_message(format!("{}: prepare", spec.name));
             args.run.threads = 4;
-            let quiet = bar.suspend(|| prepare(&args, wires));
-            quiet.map_err(|e| format!("{}: prepare: {e}", spec.name))?;
+            cleanup_with(&args, wires, false)
+                .and_then(|()| prepare_with(&args, wires, false))
+                .map_err(|e| format!("{}: prepare: {e}", spec.name))?;
         }
         for pass in 1..=plan.passes {
             for &threads in &plan.threads {
@@ -497,11 +498,11 @@ pub(crate) fn write_outputs(plan: &Plan, cells: &[Cell]) -> Result<PathBuf, Stri
     let _ = writeln!(md, "# {}\n", plan.title);
     let _ = writeln!(
         md,
-        "Workload `{wl}` ({} tables x {} rows, --rand-type={:?}, --db-ps-mode={:?}), {} s per cell, {} pass(es) per server (median by QPS shown); {}.\n",
+        "Workload `{wl}` ({} tables x {} rows, --rand-type={}, --db-ps-mode={}), {} s per cell, {} pass(es) per server (median by QPS shown); {}.\n",
         plan.template.oltp.tables,
         plan.template.oltp.table_size,
-        plan.template.rand.rand_type,
-        plan.template.run.ps_mode,
+        format!("{:?}", plan.template.rand.rand_type).to_lowercase(),
+        format!("{:?}", plan.template.run.ps_mode).to_lowercase(),
         plan.template.run.time,
         plan.passes,
         cells.first().map_or("closed loop".to_string(), |c| c.report.latency_basis())

@@ -23,6 +23,15 @@ fn config(a: &SysbenchArgs) -> OltpConfig {
 
 /// `prepare`: creates and fills the tables, `--threads` connections dealing tables round-robin.
 pub(crate) fn prepare(a: &SysbenchArgs, wires: &Arc<WireFactory>) -> Result<(), String> {
+    prepare_with(a, wires, true)
+}
+
+/// `prepare`, printing sysbench's progress lines only when `verbose`.
+pub(crate) fn prepare_with(
+    a: &SysbenchArgs,
+    wires: &Arc<WireFactory>,
+    verbose: bool,
+) -> Result<(), String> {
     let cfg = config(a);
     let tables = table_count(&cfg)?;
     let addr = loopback_addr(&a.conn.host, a.conn.port)?;
@@ -36,15 +45,23 @@ pub(crate) fn prepare(a: &SysbenchArgs, wires: &Arc<WireFactory>) -> Result<(), 
                 let mut c = Blocking::connect(addr, &lg, &wires)?;
                 let mut dist = Dist::new(cfg.dist, seed ^ (w as u64 + 1));
                 for t in ((w as u32 + 1)..=tables).step_by(workers) {
-                    println!("Creating table 'sbtest{t}'...");
+                    let say = |m: String| {
+                        if verbose {
+                            println!("{m}");
+                        }
+                    };
+                    say(format!("Creating table 'sbtest{t}'..."));
                     let stmts = prepare_table_sql(&cfg, t, &mut dist);
                     let has_rows = stmts.iter().any(|s| s.starts_with("INSERT"));
                     for (i, sql) in stmts.iter().enumerate() {
                         if i == 1 && has_rows {
-                            println!("Inserting {} records into 'sbtest{t}'", cfg.opt.table_size);
+                            say(format!(
+                                "Inserting {} records into 'sbtest{t}'",
+                                cfg.opt.table_size
+                            ));
                         }
                         if sql.starts_with("CREATE INDEX") {
-                            println!("Creating a secondary index on 'sbtest{t}'...");
+                            say(format!("Creating a secondary index on 'sbtest{t}'..."));
                         }
                         c.exec(sql)?;
                     }
@@ -63,6 +80,15 @@ pub(crate) fn prepare(a: &SysbenchArgs, wires: &Arc<WireFactory>) -> Result<(), 
 
 /// `cleanup`: drops the tables.
 pub(crate) fn cleanup(a: &SysbenchArgs, wires: &Arc<WireFactory>) -> Result<(), String> {
+    cleanup_with(a, wires, true)
+}
+
+/// `cleanup`, printing sysbench's progress lines only when `verbose`.
+pub(crate) fn cleanup_with(
+    a: &SysbenchArgs,
+    wires: &Arc<WireFactory>,
+    verbose: bool,
+) -> Result<(), String> {
     let cfg = config(a);
     let tables = table_count(&cfg)?;
     let mut c = Blocking::connect(
@@ -71,7 +97,9 @@ pub(crate) fn cleanup(a: &SysbenchArgs, wires: &Arc<WireFactory>) -> Result<(), 
         wires,
     )?;
     for t in 1..=tables {
-        println!("Dropping table 'sbtest{t}'...");
+        if verbose {
+            println!("Dropping table 'sbtest{t}'...");
+        }
         c.exec(&format!("DROP TABLE IF EXISTS sbtest{t}"))?;
     }
     c.quit();
