@@ -53,9 +53,11 @@ pub(crate) fn run<'a, S: Session>(
             return st;
         }
         if let Some(s) = st.connect_q.pop_front() {
-            st.thread(me).state = ThreadState::ChProcessing;
+            let t = st.thread(me);
+            t.state = ThreadState::ChProcessing;
+            t.handshake_fd = Some(s.raw_fd());
             drop(st);
-            admit(sh, g, s);
+            admit(sh, g, Some(me), s);
             st = lock(&group.state);
             st.thread(me).state = ThreadState::Managing;
             continue;
@@ -67,9 +69,14 @@ pub(crate) fn run<'a, S: Session>(
     }
 }
 
-/// Authenticates `session` and arms it in its group (the Admin group for TP admins).
-pub(crate) fn admit<S: Session>(sh: &Arc<Shared<S>>, g: usize, mut session: S) {
+/// Authenticates `session` and arms it in its group (the Admin group for TP admins); `ch` is
+/// the connection-handler thread doing it, whose `handshake_fd` is cleared afterwards, while
+/// the session (and so its fd) is still alive.
+pub(crate) fn admit<S: Session>(sh: &Arc<Shared<S>>, g: usize, ch: Option<usize>, mut session: S) {
     let outcome = catch_unwind(AssertUnwindSafe(|| session.handshake())).unwrap_or(Outcome::Close);
+    if let Some(me) = ch {
+        lock(&sh.groups[g].state).thread(me).handshake_fd = None;
+    }
     sh.connecting
         .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     if outcome == Outcome::Close {

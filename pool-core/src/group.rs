@@ -29,7 +29,8 @@
 //! # Shutdown protocol
 //!
 //! 1. Under each group mutex: set `shutdown`, take every parked session (armed, queued,
-//!    connecting) out of the group, interrupt (`shutdown(2)`) every attached connection.
+//!    connecting) out of the group, interrupt (`shutdown(2)`) every attached connection and
+//!    every one a connection handler is authenticating.
 //! 2. Wake every sleeping thread of the group and the poller's wake fd.
 //! 3. Outside the mutex: deregister, `Session::kill` and drop the parked sessions.
 //! 4. Stop the timer thread.
@@ -165,6 +166,9 @@ pub(crate) struct ThreadInfo {
     /// Set by a waker under the mutex; the sleeper clears it (park.rs).
     pub(crate) woken: bool,
     pub(crate) os_tid: i64,
+    /// The socket of the connection this connection handler is authenticating (shutdown
+    /// interrupts it); cleared under the mutex before the session can be dropped.
+    pub(crate) handshake_fd: Option<RawFd>,
     pub(crate) attached: Option<Attachment>,
     pub(crate) event_count: u64,
     pub(crate) acc_event_time: Duration,
@@ -180,6 +184,7 @@ impl ThreadInfo {
             parker: Arc::new(Condvar::new()),
             woken: false,
             os_tid: 0,
+            handshake_fd: None,
             attached: None,
             event_count: 0,
             acc_event_time: Duration::ZERO,

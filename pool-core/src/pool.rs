@@ -246,7 +246,7 @@ impl<S: Session> ConnectionHandler<S> for ThreadPool<S> {
         if self.sh.connection_handlers {
             crate::connect::enqueue(&self.sh, g, session);
         } else {
-            crate::connect::admit(&self.sh, g, session);
+            crate::connect::admit(&self.sh, g, None, session);
         }
     }
 
@@ -269,6 +269,9 @@ impl<S: Session> ConnectionHandler<S> for ThreadPool<S> {
                 } else {
                     group.poller.interrupt(c.fd);
                 }
+            }
+            for fd in st.threads.iter().flatten().filter_map(|t| t.handshake_fd) {
+                group.poller.interrupt(fd);
             }
             st.high.clear();
             st.low.clear();

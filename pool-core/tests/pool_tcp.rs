@@ -377,3 +377,21 @@ fn idle_connections_cost_no_threads() {
     );
     pool.shutdown();
 }
+
+/// A client that connects and never finishes its handshake does not hold up shutdown: the
+/// connection handler's blocking read is interrupted.
+#[test]
+fn shutdown_interrupts_a_stuck_handshake() {
+    let (pool, server) = start(config(PollerKind::Epoll), IDLE);
+    let mut silent = std::net::TcpStream::connect(server.addr).unwrap();
+    eventually("handshake in progress", || {
+        pool.thread_states()
+            .iter()
+            .any(|t| t.state == pool_core::ThreadState::ChProcessing)
+    });
+    let t = Instant::now();
+    pool.shutdown();
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let mut buf = [0u8; 8];
+    assert_eq!(std::io::Read::read(&mut silent, &mut buf).unwrap_or(0), 0);
+}
