@@ -11,6 +11,10 @@
 //! and lands on that record, or, if it is gone, on its successor (forward) or predecessor
 //! (backward). This is the protocol the lock manager relies on: lock calls happen under the
 //! leaf latch; a transaction that must wait saves, releases everything, waits, restores.
+//!
+//! Rule for callers: while a cursor holds a latch, do not start another operation on the same
+//! tree from the same thread (latches are not re-entrant; a second descent could wait on the
+//! cursor's own leaf). Save first, or finish with the record.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;

@@ -100,7 +100,21 @@ proptest! {
             match op {
                 Op::Insert(key, v) => {
                     let fresh = !m.contains_key(&key);
-                    prop_assert_eq!(insert(&t, key, v), fresh);
+                    let mut successor = None;
+                    let done = t.insert_checked(
+                        Rec { key: k(key), val: v },
+                        0,
+                        |s| {
+                            successor = Some(s.map(|r| n(&r.key)));
+                            Ok(())
+                        },
+                        |_, _| Err(()),
+                    );
+                    prop_assert_eq!(done.is_ok(), fresh);
+                    if fresh {
+                        // The hook saw the model's successor (None = supremum).
+                        prop_assert_eq!(successor, Some(m.range(key + 1..).next().map(|(k, _)| *k)));
+                    }
                     m.entry(key).or_insert(v);
                 }
                 Op::Remove(key) => {

@@ -194,6 +194,21 @@ impl<R: Record> BTree<R> {
         trx_id: u64,
         on_equal: impl FnOnce(&mut R, R) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.insert_checked(rec, trx_id, |_| Ok(()), on_equal)
+    }
+
+    /// [`BTree::insert_with`] with a hook for the lock manager: when no equal key exists,
+    /// `check(successor)` runs under the latch of the leaf the record goes to (and, if the
+    /// successor is on a later leaf, that leaf's shared latch), just before the insert, with
+    /// the first record after the new key (None: the supremum of the index). An error
+    /// aborts the insert (e.g. the gap is locked: the caller releases, waits, retries).
+    pub fn insert_checked<E>(
+        &self,
+        rec: R,
+        trx_id: u64,
+        check: impl FnOnce(Option<&R>) -> Result<(), E>,
+        on_equal: impl FnOnce(&mut R, R) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut leaf = self.descend(rec.key(), Route::AfterEqual, true, None);
         let data = leaf.data_mut().expect("write latch");
         data.max_trx_id = data.max_trx_id.max(trx_id);
@@ -202,12 +217,35 @@ impl<R: Record> BTree<R> {
             Err(pos) => pos,
         };
         if data.records.len() < self.capacity.leaf {
+            self.with_successor(data, pos, check)?;
             data.records.insert(pos, rec);
             data.modify_count += 1;
             return Ok(());
         }
         drop(leaf);
-        self.insert_pessimistic(rec, trx_id, on_equal)
+        self.insert_pessimistic(rec, trx_id, check, on_equal)
+    }
+
+    /// Calls `f` with the first record at or after slot `pos` of `leaf`, following the leaf
+    /// chain (shared latches, left to right) past empty leaves.
+    fn with_successor<T>(
+        &self,
+        leaf: &PageData<R>,
+        pos: usize,
+        f: impl FnOnce(Option<&R>) -> T,
+    ) -> T {
+        if let Some(r) = leaf.records.get(pos) {
+            return f(Some(r));
+        }
+        let mut next = leaf.next.clone();
+        while let Some(page) = next {
+            let g = Page::read(page, self.waits());
+            if let Some(r) = g.records.first() {
+                return f(Some(r));
+            }
+            next = g.next.clone();
+        }
+        f(None)
     }
 
     fn is_safe(&self, page: &PageData<R>) -> bool {
@@ -222,6 +260,7 @@ impl<R: Record> BTree<R> {
         &self,
         rec: R,
         trx_id: u64,
+        check: impl FnOnce(Option<&R>) -> Result<(), E>,
         on_equal: impl FnOnce(&mut R, R) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut path: Vec<WriteGuard<R>> = vec![Page::write(self.root.clone(), self.waits())];
@@ -243,6 +282,7 @@ impl<R: Record> BTree<R> {
             Ok(i) => return on_equal(&mut leaf.records[i], rec),
             Err(pos) => pos,
         };
+        self.with_successor(leaf, pos, check)?;
         leaf.modify_count += 1;
         if leaf.records.len() < self.capacity.leaf {
             leaf.records.insert(pos, rec);
