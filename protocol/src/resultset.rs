@@ -111,6 +111,34 @@ impl RowWriter<'_> {
         });
     }
 
+    /// Writes a binary-protocol row whose cells the caller encodes, for servers that keep
+    /// their own value type: `is_null(i)` marks NULL cells (set in the bitmap, not encoded),
+    /// `cell(i, out)` appends the encoding of non-NULL cell `i` (as [`BinaryValue::encode`]
+    /// would for the column's type). Nothing is allocated per cell.
+    pub fn binary_row_with(
+        &mut self,
+        is_null: impl Fn(usize) -> bool,
+        mut cell: impl FnMut(usize, &mut Vec<u8>),
+    ) {
+        let n = self.num_columns;
+        write_packet_with(self.out, self.seq, |o| {
+            o.push(0x00);
+            let bitmap_at = o.len();
+            o.resize(bitmap_at + (n + 7 + 2) / 8, 0);
+            for i in 0..n {
+                if is_null(i) {
+                    let bit = i + 2;
+                    o[bitmap_at + bit / 8] |= 1 << (bit % 8);
+                }
+            }
+            for i in 0..n {
+                if !is_null(i) {
+                    cell(i, o);
+                }
+            }
+        });
+    }
+
     /// The number of columns this result set was started with.
     pub fn num_columns(&self) -> usize {
         self.num_columns

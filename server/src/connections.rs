@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -70,9 +70,11 @@ pub struct ConnInfo {
     pub killed: AtomicU8,
     command: AtomicU8,
     /// The statement being run (processlist Info).
-    pub info: Mutex<Option<String>>,
+    info: Mutex<Vec<u8>>,
     /// When the current command started.
-    pub since: Mutex<Instant>,
+    since_us: AtomicU64,
+    /// When the connection was accepted (the origin of `since_us`).
+    created: Instant,
     /// Whether a statement is executing now (`Threads_running`).
     pub running: AtomicBool,
     /// The session's status counters.
@@ -98,8 +100,9 @@ impl ConnInfo {
             fd,
             killed: AtomicU8::new(KILL_NONE),
             command: AtomicU8::new(ConnCommand::Connect as u8),
-            info: Mutex::new(None),
-            since: Mutex::new(Instant::now()),
+            info: Mutex::new(Vec::new()),
+            since_us: AtomicU64::new(0),
+            created: Instant::now(),
             running: AtomicBool::new(false),
             counters: SessionCounters::default(),
         }
@@ -114,11 +117,30 @@ impl ConnInfo {
     pub fn begin(&self, cmd: ConnCommand, info: Option<&[u8]>) {
         self.command.store(cmd as u8, Ordering::Relaxed);
         self.running.store(true, Ordering::Relaxed);
-        *self.since.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        self.mark_state_change();
         if let Some(text) = info {
-            *self.info.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some(String::from_utf8_lossy(&text[..text.len().min(1024)]).into_owned());
+            // The buffer is reused from statement to statement: no allocation once warm.
+            let mut buf = self.info.lock().unwrap_or_else(|e| e.into_inner());
+            buf.clear();
+            buf.extend_from_slice(&text[..text.len().min(1024)]);
         }
+    }
+
+    fn mark_state_change(&self) {
+        let us = self.created.elapsed().as_micros() as u64;
+        self.since_us.store(us, Ordering::Relaxed);
+    }
+
+    /// Seconds in the current command or idle state (processlist Time).
+    pub fn seconds_in_state(&self) -> u64 {
+        let now = self.created.elapsed().as_micros() as u64;
+        now.saturating_sub(self.since_us.load(Ordering::Relaxed)) / 1_000_000
+    }
+
+    /// The statement being run (processlist Info), if any.
+    pub fn info_text(&self) -> Option<String> {
+        let buf = self.info.lock().unwrap_or_else(|e| e.into_inner());
+        (!buf.is_empty()).then(|| String::from_utf8_lossy(&buf).into_owned())
     }
 
     /// Marks the end of a command: the connection sleeps.
@@ -126,11 +148,8 @@ impl ConnInfo {
         self.command
             .store(ConnCommand::Sleep as u8, Ordering::Relaxed);
         self.running.store(false, Ordering::Relaxed);
-        *self.since.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-        let mut info = self.info.lock().unwrap_or_else(|e| e.into_inner());
-        if info.is_some() {
-            *info = None;
-        }
+        self.mark_state_change();
+        self.info.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// Requests a kill and unblocks the connection's socket for KILL CONNECTION.

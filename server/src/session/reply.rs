@@ -50,8 +50,21 @@ pub fn text_cell(v: &Value, buf: &mut Vec<u8>) {
     }
 }
 
-/// A value in the binary protocol for a column of type `ty`.
-pub fn binary_value(v: &Value, ty: ColumnType) -> BinaryValue {
+/// Appends the binary-protocol encoding of a non-NULL value for a column of type `ty`
+/// (strings are copied straight from the value; nothing is allocated).
+pub fn binary_cell(v: &Value, ty: ColumnType, out: &mut Vec<u8>) {
+    match v {
+        Value::Bytes(b) => protocol::lenenc::put_lenenc_bytes(out, b),
+        Value::Decimal(d) => {
+            let text = d.to_string();
+            protocol::lenenc::put_lenenc_bytes(out, text.as_bytes());
+        }
+        other => binary_value(other, ty).encode(ty, out),
+    }
+}
+
+/// A non-string value in the binary protocol for a column of type `ty`.
+fn binary_value(v: &Value, ty: ColumnType) -> BinaryValue {
     match v {
         Value::Null => BinaryValue::Null,
         Value::Int(i) => BinaryValue::Int(*i),
@@ -104,12 +117,10 @@ pub fn write_rows(
     let mut bounds: Vec<Option<(usize, usize)>> = Vec::with_capacity(rs.columns.len());
     for row in &rs.rows {
         if binary {
-            let values: Vec<BinaryValue> = row
-                .iter()
-                .zip(&rs.columns)
-                .map(|(v, c)| binary_value(v, c.column_type))
-                .collect();
-            w.binary_row(&values, &rs.columns);
+            w.binary_row_with(
+                |i| row[i].is_null(),
+                |i, o| binary_cell(&row[i], rs.columns[i].column_type, o),
+            );
         } else {
             cells.clear();
             bounds.clear();

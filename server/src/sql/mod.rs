@@ -120,6 +120,9 @@ pub fn execute(st: &mut SessionState, p: &PreparedStmt, params: &[Value]) -> Sql
             "Incorrect arguments to mysqld_stmt_execute",
         ));
     }
-    st.warnings.clear();
+    // Every statement but SHOW WARNINGS/ERRORS starts a new diagnostics area, as in MySQL.
+    if !matches!(p.plan, Plan::Show(show::ShowPlan::Warnings { .. })) {
+        st.warnings.clear();
+    }
     plan::execute(st, &p.plan, params)
 }

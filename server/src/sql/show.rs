@@ -228,7 +228,7 @@ pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResu
                     if !all && login.user != st.user {
                         return None;
                     }
-                    let info = c.info.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    let info = c.info_text();
                     let info = info.map(|i| {
                         if *full {
                             i
@@ -236,12 +236,7 @@ pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResu
                             i.chars().take(100).collect()
                         }
                     });
-                    let secs = c
-                        .since
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .elapsed()
-                        .as_secs();
+                    let secs = c.seconds_in_state();
                     Some(vec![
                         Value::UInt(u64::from(c.id)),
                         Value::str(if login.user.is_empty() {
