@@ -496,3 +496,80 @@ fn concurrent_writers_keep_indexes_consistent() {
             > 10
     );
 }
+
+/// The queue schema v2 shape: `PRIMARY KEY (status, run_at, id), KEY idx_id (id)`. A claim
+/// scan is an equality prefix on `status` in (run_at, id) order; finishing a job changes a
+/// primary-key column (delete-mark + insert in both indexes).
+#[test]
+fn composite_primary_key_queue_shape() {
+    let tiny = ColumnType::Integer {
+        kind: IntKind::Tiny,
+        unsigned: false,
+    };
+    let big = ColumnType::Integer {
+        kind: IntKind::Big,
+        unsigned: true,
+    };
+    let def = TableDef::new(
+        "q_v2",
+        vec![
+            Column::new("id", big).not_null().auto_increment(),
+            Column::new("status", tiny)
+                .not_null()
+                .default_value(Value::Int(0)),
+            Column::new("run_at", ColumnType::DateTime { fsp: 0 }).not_null(),
+        ],
+        vec![
+            IndexDef::new("PRIMARY", IndexKind::Primary, vec![1, 2, 0]),
+            IndexDef::new("idx_id", IndexKind::NonUnique, vec![0]),
+        ],
+    )
+    .unwrap();
+    let t = Table::new(def, PageCapacity { leaf: 4, inner: 4 });
+    let at = |sec: u8| Value::str(&format!("2026-01-01 00:00:{sec:02}"));
+    for i in 0..40u8 {
+        // Ids ascend while run_at descends within each status, so the orders differ.
+        let row = vec![Value::Null, Value::Int(i64::from(i % 2)), at(59 - i)];
+        t.insert(row, &InsertOptions::default()).unwrap();
+    }
+    let ready = KeyRange::prefix(t.encode_search_key(0, &[Value::Int(0)]).unwrap());
+    let claim: Vec<Vec<Value>> = t
+        .scan(0, ready.clone(), Direction::Forward)
+        .take(10)
+        .map(|i| i.row.unwrap())
+        .collect();
+    let ids: Vec<Value> = claim.iter().map(|r| r[0].clone()).collect();
+    let want: Vec<Value> = (0..10u64).map(|j| Value::UInt(39 - 2 * j)).collect();
+    assert_eq!(
+        ids, want,
+        "status=0 in run_at order: the newest ids have the earliest run_at"
+    );
+    // Finish job 39: status 0 -> 2 moves it to another part of the clustered index.
+    let pk39 = t.primary_key_of(&claim[0]).unwrap();
+    let mut done = claim[0].clone();
+    done[1] = Value::Int(2);
+    let UpdateOutcome::Updated { primary_key } =
+        t.update(&pk39, done, WriteStamp::default()).unwrap()
+    else {
+        panic!("not updated")
+    };
+    assert_ne!(primary_key, pk39);
+    assert_eq!(t.scan(0, ready, Direction::Forward).count(), 19);
+    // idx_id finds the row's new clustered key.
+    let by_id = KeyRange::prefix(t.encode_search_key(1, &[Value::UInt(39)]).unwrap());
+    let found: Vec<Vec<u8>> = t
+        .scan(1, by_id, Direction::Forward)
+        .map(|i| i.primary_key().to_vec())
+        .collect();
+    assert_eq!(found, vec![primary_key.clone()]);
+    assert_eq!(t.get(&primary_key).unwrap()[1], Value::Int(2));
+    // Id 39 was row i = 38, so its run_at is second 59 - 38.
+    let run_at = ColumnType::DateTime { fsp: 0 }
+        .coerce(at(21), "run_at")
+        .unwrap();
+    assert_eq!(
+        t.decode_index_key(0, &primary_key),
+        vec![Value::Int(2), run_at, Value::UInt(39)]
+    );
+    assert_eq!(t.row_count(), 40);
+}
