@@ -1,12 +1,13 @@
 //! The in-memory engine: catalog, page-latched B+tree indexes, records and cursors.
 //!
-//! Layering (each module only uses the ones above it):
-//! `error` → `types` (column types, coercion) → `key` (memcomparable keys) → `row` (compact
-//! row bytes) → `catalog` definitions → `latch` → `index` (pages, B+tree) → `cursor`
-//! (positioning, save/restore) → `table` (a catalog entry and its indexes) → `catalog`
-//! registry of databases and tables.
+//! Layering (each module only uses the ones before it): `error` → `types` (column types) →
+//! `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row` (compact row
+//! bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) → `cursor`
+//! (positioning, save/restore) → `scan` and `table` (a definition and its indexes) →
+//! `catalog` (the registry of databases and tables).
 
 pub mod catalog;
+pub mod coerce;
 pub mod cursor;
 pub mod error;
 pub mod index;
@@ -14,6 +15,7 @@ pub mod key;
 pub mod latch;
 pub mod row;
 pub mod scan;
+pub mod schema;
 pub mod table;
 pub mod types;
 

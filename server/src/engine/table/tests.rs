@@ -7,10 +7,10 @@ use std::ops::Bound;
 use proptest::prelude::*;
 
 use super::*;
-use crate::engine::catalog::{Column, IndexKind};
 use crate::engine::cursor::Direction;
 use crate::engine::scan::KeyRange;
-use crate::engine::types::IntKind;
+use crate::engine::schema::{Column, IndexDef, IndexKind, TableDef};
+use crate::engine::types::{ColumnType, IntKind};
 
 const INT: ColumnType = ColumnType::Integer {
     kind: IntKind::Int,

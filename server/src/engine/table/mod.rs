@@ -1,0 +1,369 @@
+//! A table: its definition, the clustered index holding the rows and one B+tree per secondary
+//! index, kept consistent by every write: each live row has exactly one non-delete-marked
+//! entry (its secondary key columns ++ primary key) in every secondary index.
+//!
+//! Write order, chosen so that a failing statement leaves no trace: coerce → duplicate checks
+//! on UNIQUE secondaries → clustered write (whose own duplicate check may still fail, before
+//! anything else changed) → secondary writes (which cannot fail). Checks and inserts on a
+//! UNIQUE secondary index are serialised by that index's mutex (an equal prefix may span
+//! leaves); the row locks of the transactions issue replace that. Primary-key uniqueness is
+//! decided under the leaf latch. No MVCC here: a delete-marked record is dead, and an insert
+//! of an equal key reuses it in place, clearing the mark.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use crate::engine::schema::{IndexDef, TableDef};
+use std::ops::Bound;
+
+use crate::engine::cursor::{Direction, LatchMode, SearchMode};
+use crate::engine::error::EngineError;
+use crate::engine::index::{BTree, ClusteredRec, IndexStats, PageCapacity, Record, SecondaryRec};
+use crate::engine::key::{self, KeyColumn};
+use crate::engine::row::RowCodec;
+use crate::engine::scan::KeyRange;
+use crate::value::Value;
+
+/// Bytes of the hidden row id (DB_ROW_ID).
+pub const ROW_ID_LEN: usize = 6;
+
+/// The transaction metadata a write stamps on clustered records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteStamp {
+    /// The writing transaction (DB_TRX_ID).
+    pub trx_id: u64,
+    /// Its undo pointer for the previous version (DB_ROLL_PTR).
+    pub roll_ptr: u64,
+}
+
+/// Options of an insert.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InsertOptions {
+    /// Transaction metadata for the new records.
+    pub stamp: WriteStamp,
+    /// `sql_mode` has NO_AUTO_VALUE_ON_ZERO: only NULL generates an AUTO_INCREMENT value.
+    pub no_auto_value_on_zero: bool,
+}
+
+/// What an insert did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InsertOutcome {
+    /// The new row's clustered key.
+    pub primary_key: Vec<u8>,
+    /// The AUTO_INCREMENT value generated for this row (for LAST_INSERT_ID), if any.
+    pub generated_auto_increment: Option<u64>,
+}
+
+/// What an update did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpdateOutcome {
+    /// No live row has that key.
+    NotFound,
+    /// The new row equals the old one (matched, not changed).
+    Unchanged,
+    /// Changed; the row's clustered key now (different if a primary-key column changed).
+    Updated {
+        /// The clustered key after the update.
+        primary_key: Vec<u8>,
+    },
+}
+
+/// A clustered record decoded, with its metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordVersion {
+    /// The row.
+    pub row: Vec<Value>,
+    /// DB_TRX_ID.
+    pub trx_id: u64,
+    /// DB_ROLL_PTR.
+    pub roll_ptr: u64,
+    /// Delete-marked.
+    pub delete_mark: bool,
+}
+
+/// One secondary index of a table.
+#[derive(Debug)]
+pub(crate) struct Secondary {
+    pub(crate) tree: BTree<SecondaryRec>,
+    /// The key columns of the secondary part.
+    cols: Vec<KeyColumn>,
+    /// `cols` followed by the clustered key columns: the whole record key.
+    full_cols: Vec<KeyColumn>,
+    columns: Vec<usize>,
+    unique: bool,
+    unique_lock: Mutex<()>,
+}
+
+/// A table: definition, clustered index and secondary indexes.
+#[derive(Debug)]
+pub struct Table {
+    def: TableDef,
+    codec: RowCodec,
+    pk_cols: Vec<KeyColumn>,
+    pub(crate) clustered: BTree<ClusteredRec>,
+    pub(crate) secondaries: Vec<Secondary>,
+    next_auto_increment: AtomicU64,
+    next_row_id: AtomicU64,
+    rows: AtomicI64,
+}
+
+impl Table {
+    /// An empty table.
+    pub fn new(def: TableDef, capacity: PageCapacity) -> Table {
+        let cols_of = |ix: &IndexDef| {
+            ix.columns
+                .iter()
+                .map(|&c| def.columns()[c].key_column())
+                .collect::<Vec<_>>()
+        };
+        let pk_cols = cols_of(def.clustered());
+        let secondaries = def.indexes()[1..]
+            .iter()
+            .map(|ix| Secondary {
+                tree: BTree::new(capacity),
+                cols: cols_of(ix),
+                full_cols: cols_of(ix)
+                    .into_iter()
+                    .chain(pk_cols.iter().copied())
+                    .collect(),
+                columns: ix.columns.clone(),
+                unique: ix.is_unique(),
+                unique_lock: Mutex::new(()),
+            })
+            .collect();
+        Table {
+            codec: def.row_codec(),
+            pk_cols,
+            clustered: BTree::new(capacity),
+            secondaries,
+            next_auto_increment: AtomicU64::new(1),
+            next_row_id: AtomicU64::new(1),
+            rows: AtomicI64::new(0),
+            def,
+        }
+    }
+
+    /// Table name.
+    pub fn name(&self) -> &str {
+        self.def.name()
+    }
+
+    /// The definition.
+    pub fn def(&self) -> &TableDef {
+        &self.def
+    }
+
+    /// Number of indexes; index 0 is the clustered index, `1..` the secondaries in
+    /// [`TableDef::indexes`] order.
+    pub fn index_count(&self) -> usize {
+        1 + self.secondaries.len()
+    }
+
+    /// Counters of index `index` (`page_latch_waits` etc.).
+    pub fn index_stats(&self, index: usize) -> &IndexStats {
+        match index {
+            0 => self.clustered.stats(),
+            i => self.secondaries[i - 1].tree.stats(),
+        }
+    }
+
+    /// Live rows.
+    pub fn row_count(&self) -> u64 {
+        self.rows.load(Relaxed).max(0) as u64
+    }
+
+    /// The next AUTO_INCREMENT value (`SHOW CREATE TABLE`, `information_schema.TABLES`).
+    pub fn auto_increment_value(&self) -> u64 {
+        self.next_auto_increment.load(Relaxed)
+    }
+
+    /// Sets the next AUTO_INCREMENT value (`AUTO_INCREMENT = n` table option), never below
+    /// a value already used.
+    pub fn set_auto_increment(&self, next: u64) {
+        self.next_auto_increment.fetch_max(next.max(1), Relaxed);
+    }
+
+    /// The row codec.
+    pub fn codec(&self) -> &RowCodec {
+        &self.codec
+    }
+
+    /// The key-encoding columns of an index, in key order (for a secondary index: its own
+    /// columns then the clustered key's; the hidden row id has no key columns).
+    pub fn key_columns(&self, index: usize) -> &[KeyColumn] {
+        match index {
+            0 => &self.pk_cols,
+            i => &self.secondaries[i - 1].full_cols,
+        }
+    }
+
+    /// The clustered index (for cursors of the lock manager and purge).
+    pub fn clustered_index(&self) -> &BTree<ClusteredRec> {
+        &self.clustered
+    }
+
+    /// Secondary index `index` (>= 1, in [`TableDef::indexes`] order).
+    pub fn secondary_index(&self, index: usize) -> &BTree<SecondaryRec> {
+        &self.secondaries[index - 1].tree
+    }
+
+    /// Encodes search values for a prefix of an index's key columns (see
+    /// [`Table::key_columns`]); each value is coerced to its column type first, so a value
+    /// the column cannot hold is an error (the SQL layer decides what that means for its
+    /// predicate).
+    pub fn encode_search_key(
+        &self,
+        index: usize,
+        values: &[Value],
+    ) -> Result<Vec<u8>, EngineError> {
+        let cols = self.key_columns(index);
+        let mut out = Vec::with_capacity(16);
+        for (kc, v) in cols.iter().zip(values) {
+            let v = kc.ty.coerce(v.clone(), "key")?;
+            key::encode(*kc, &v, &mut out);
+        }
+        Ok(out)
+    }
+
+    /// Decodes an index key into column values (the hidden row id as an unsigned integer);
+    /// for `LOCK_DATA` and error messages.
+    pub fn decode_index_key(&self, index: usize, key: &[u8]) -> Vec<Value> {
+        let cols = self.key_columns(index);
+        let used = key::prefix_len(cols, key);
+        let mut values = key::decode_key(cols, key);
+        if self.def.has_hidden_primary() && key.len() >= used + ROW_ID_LEN {
+            let mut id = [0u8; 8];
+            id[2..].copy_from_slice(&key[used..used + ROW_ID_LEN]);
+            values.push(Value::UInt(u64::from_be_bytes(id)));
+        }
+        values
+    }
+
+    /// The clustered key of a (coerced) row; None for a hidden-row-id table.
+    pub fn primary_key_of(&self, row: &[Value]) -> Option<Vec<u8>> {
+        if self.def.has_hidden_primary() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(8);
+        for (kc, &c) in self.pk_cols.iter().zip(&self.def.clustered().columns) {
+            key::encode(*kc, &row[c], &mut out);
+        }
+        Some(out)
+    }
+
+    /// The live row with clustered key `pk`.
+    pub fn get(&self, pk: &[u8]) -> Option<Vec<Value>> {
+        self.clustered
+            .get(pk, |r| (!r.delete_mark).then(|| self.codec.decode(&r.row)))
+            .flatten()
+    }
+
+    /// Some columns of the live row with clustered key `pk`.
+    pub fn get_columns(&self, pk: &[u8], columns: &[usize]) -> Option<Vec<Value>> {
+        self.clustered
+            .get(pk, |r| {
+                (!r.delete_mark).then(|| self.codec.decode_columns(&r.row, columns))
+            })
+            .flatten()
+    }
+
+    /// The clustered record with key `pk`, delete-marked or not, with its metadata.
+    pub fn get_record(&self, pk: &[u8]) -> Option<RecordVersion> {
+        self.clustered.get(pk, |r| RecordVersion {
+            row: self.codec.decode(&r.row),
+            trx_id: r.trx_id,
+            roll_ptr: r.roll_ptr,
+            delete_mark: r.delete_mark,
+        })
+    }
+
+    /// A copy of this table under a new definition with the same columns (CREATE/DROP
+    /// INDEX): every live row re-inserted with its DB_TRX_ID, the AUTO_INCREMENT counter kept.
+    /// Errors as insert (a new UNIQUE index over duplicate values: 1062). Callers exclude DML
+    /// on the table meanwhile (MySQL's exclusive metadata lock).
+    pub fn rebuilt(&self, def: TableDef) -> Result<Table, EngineError> {
+        let table = Table::new(def, self.clustered.capacity());
+        for item in self.scan(0, KeyRange::all(), Direction::Forward) {
+            let stamp = WriteStamp {
+                trx_id: item.trx_id,
+                roll_ptr: 0,
+            };
+            let row = item.row.expect("clustered scans return rows");
+            table.insert(
+                row,
+                &InsertOptions {
+                    stamp,
+                    no_auto_value_on_zero: true,
+                },
+            )?;
+        }
+        table
+            .next_auto_increment
+            .fetch_max(self.auto_increment_value(), Relaxed);
+        Ok(table)
+    }
+
+    /// Counts live records of index `index` in `range`, stopping at `limit` (for the
+    /// planner's row estimates).
+    pub fn count_range(&self, index: usize, range: KeyRange, limit: u64) -> u64 {
+        fn count<R: Record>(
+            tree: &BTree<R>,
+            range: &KeyRange,
+            limit: u64,
+            live: impl Fn(&R) -> bool,
+        ) -> u64 {
+            let mut cur = tree.cursor(LatchMode::Read);
+            let mut on = match &range.lower {
+                Bound::Included(k) => cur.search(k, SearchMode::Ge),
+                Bound::Excluded(k) => cur.search(k, SearchMode::Gt),
+                Bound::Unbounded => cur.first(),
+            };
+            let mut n = 0;
+            while on && n < limit {
+                let rec = cur.record().expect("on record");
+                if !range.below_upper(rec.key()) {
+                    break;
+                }
+                n += u64::from(live(rec));
+                on = cur.move_next();
+            }
+            n
+        }
+        match index {
+            0 => count(&self.clustered, &range, limit, |r| !r.delete_mark),
+            i => count(&self.secondaries[i - 1].tree, &range, limit, |r| {
+                !r.delete_mark
+            }),
+        }
+    }
+
+    /// Removes every row and resets the AUTO_INCREMENT counter (TRUNCATE TABLE).
+    pub fn truncate(&self) {
+        let _unique = self.lock_unique(|_| true);
+        self.clustered.truncate();
+        for s in &self.secondaries {
+            s.tree.truncate();
+        }
+        self.rows.store(0, Relaxed);
+        self.next_auto_increment.store(1, Relaxed);
+        self.next_row_id.store(1, Relaxed);
+    }
+}
+
+/// A value as MySQL prints it in a duplicate-key message.
+pub fn display_value(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Double(d) => d.to_string(),
+        Value::Decimal(d) => d.to_string(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::DateTime(dt) => dt.to_string(),
+    }
+}
+
+mod write;
+
+#[cfg(test)]
+mod tests;
