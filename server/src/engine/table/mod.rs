@@ -54,6 +54,18 @@ pub struct InsertOutcome {
     pub generated_auto_increment: Option<u64>,
 }
 
+/// What an insert's check hook sees, under the latch of the leaf the new entry goes into
+/// (see [`Table::insert_checked`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InsertProbe<'a> {
+    /// The index (0 = clustered).
+    pub index: usize,
+    /// The new entry's key.
+    pub key: &'a [u8],
+    /// The key of the record after it, delete-marked or not; None for the supremum.
+    pub successor: Option<&'a [u8]>,
+}
+
 /// What an update did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UpdateOutcome {

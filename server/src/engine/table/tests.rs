@@ -573,3 +573,84 @@ fn composite_primary_key_queue_shape() {
     );
     assert_eq!(t.row_count(), 40);
 }
+
+/// (index, key, delete mark, row) of every record.
+type Snapshot = Vec<(usize, Vec<u8>, bool, Option<Vec<Value>>)>;
+
+/// Everything of a table an insert could touch: all records of all indexes, delete-marked
+/// ones included, with their marks.
+fn snapshot(t: &Table) -> Snapshot {
+    (0..t.index_count())
+        .flat_map(|i| {
+            t.scan(i, KeyRange::all(), Direction::Forward)
+                .include_delete_marked(true)
+                .map(move |it| (i, it.key, it.delete_mark, it.row))
+        })
+        .collect()
+}
+
+/// The insert hook sees, per index, the new key and its successor (None = supremum); a
+/// failing hook leaves no trace, also when the insert was reusing a delete-marked record.
+#[test]
+fn insert_check_sees_successors_and_failure_leaves_no_trace() {
+    let t = table();
+    let opts = InsertOptions::default();
+    let r = |id: i64, k: Option<i64>, u: Option<i64>| to_values(id, &(k, u, String::new()));
+    t.insert(r(10, Some(1), Some(1)), &opts).unwrap();
+    t.insert(r(20, Some(3), Some(2)), &opts).unwrap();
+    let mut seen: Vec<(usize, Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+    t.insert_checked(r(15, Some(2), None), &opts, |p| {
+        seen.push((p.index, p.key.to_vec(), p.successor.map(<[u8]>::to_vec)));
+        Ok::<(), EngineError>(())
+    })
+    .unwrap();
+    let sec = |index: usize, v: Option<i64>, id: i64| {
+        let mut k = t
+            .encode_search_key(index, &[v.map_or(Value::Null, Value::Int)])
+            .unwrap();
+        k.extend_from_slice(&pk(&t, id));
+        k
+    };
+    assert_eq!(
+        seen,
+        vec![
+            (0, pk(&t, 15), Some(pk(&t, 20))),
+            (1, sec(1, Some(2), 15), Some(sec(1, Some(3), 20))),
+            (2, sec(2, None, 15), Some(sec(2, Some(1), 10))),
+        ]
+    );
+    // A check with no successor reports the supremum.
+    let mut last = None;
+    t.insert_checked(r(30, Some(9), Some(9)), &opts, |p| {
+        last = Some(p.successor.is_none());
+        Ok::<(), EngineError>(())
+    })
+    .unwrap();
+    assert_eq!(last, Some(true));
+
+    let before = snapshot(&t);
+    let refuse_on = |index: usize| {
+        move |p: InsertProbe<'_>| {
+            if p.index == index {
+                Err(EngineError::AutoIncrementExhausted)
+            } else {
+                Ok(())
+            }
+        }
+    };
+    assert!(t
+        .insert_checked(r(16, Some(2), Some(7)), &opts, refuse_on(2))
+        .is_err());
+    assert_eq!(snapshot(&t), before);
+    assert_eq!(t.row_count(), 4);
+    // Re-insert over a delete-marked row (reusing its clustered and k_idx records), refused
+    // at u_idx: the old clustered record and the k_idx mark come back.
+    assert!(t.delete(&pk(&t, 20), WriteStamp::default()));
+    let before = snapshot(&t);
+    assert!(t
+        .insert_checked(r(20, Some(3), Some(5)), &opts, refuse_on(2))
+        .is_err());
+    assert_eq!(snapshot(&t), before);
+    assert!(t.get(&pk(&t, 20)).is_none());
+    assert_eq!(t.row_count(), 3);
+}

@@ -5,12 +5,12 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::MutexGuard;
 
 use super::{
-    display_value, InsertOptions, InsertOutcome, Secondary, Table, UpdateOutcome, WriteStamp,
-    ROW_ID_LEN,
+    display_value, InsertOptions, InsertOutcome, InsertProbe, Secondary, Table, UpdateOutcome,
+    WriteStamp, ROW_ID_LEN,
 };
 use crate::engine::cursor::{LatchMode, SearchMode};
 use crate::engine::error::EngineError;
-use crate::engine::index::{ClusteredRec, SecondaryRec};
+use crate::engine::index::{ClusteredRec, Record, SecondaryRec};
 use crate::engine::key;
 use crate::engine::schema::IndexDef;
 use crate::engine::types::ColumnType;
@@ -159,13 +159,29 @@ impl Table {
     /// Inserts a full row (one value per column, e.g. from [`TableDef::fill_row`]) into every
     /// index. Errors: coercion (1264/1406/1366/1292), NULL in NOT NULL (1048), duplicate
     /// PRIMARY or UNIQUE key (1062), AUTO_INCREMENT exhausted (1467).
+    ///
+    /// [`TableDef::fill_row`]: crate::engine::schema::TableDef::fill_row
     pub fn insert(
+        &self,
+        row: Vec<Value>,
+        opts: &InsertOptions,
+    ) -> Result<InsertOutcome, EngineError> {
+        self.insert_checked(row, opts, |_| Ok(()))
+    }
+
+    /// [`Table::insert`] with a hook for the lock manager's gap check: for each index, when a
+    /// new record is created (not when a delete-marked equal record is reused), `check` runs
+    /// under that leaf's latch with the new key and its successor (None: the supremum). If
+    /// `check` fails, everything this insert did is undone before the error returns, and no
+    /// latch is held then, so the caller may wait and retry. (The UNIQUE-index mutex of the
+    /// module docs is held while `check` runs; a check must not block.)
+    pub fn insert_checked<E: From<EngineError>>(
         &self,
         mut row: Vec<Value>,
         opts: &InsertOptions,
-    ) -> Result<InsertOutcome, EngineError> {
-        let ai_col = self.def.auto_increment_column();
-        if let Some(c) = ai_col {
+        mut check: impl FnMut(InsertProbe<'_>) -> Result<(), E>,
+    ) -> Result<InsertOutcome, E> {
+        if let Some(c) = self.def.auto_increment_column() {
             // Coerce the AUTO_INCREMENT column first, so that '0' and 0.0 count as zero.
             if !row[c].is_null() {
                 let col = &self.def.columns()[c];
@@ -187,7 +203,7 @@ impl Table {
         let _unique = self.lock_unique(|_| true);
         if !_unique.is_empty() && self.get(&pk).is_some() {
             // MySQL reports a duplicate PRIMARY KEY before a duplicate UNIQUE key.
-            return Err(self.duplicate(self.def.clustered(), &row));
+            return Err(self.duplicate(self.def.clustered(), &row).into());
         }
         self.check_unique(&row, None, &all)?;
         let rec = ClusteredRec {
@@ -197,23 +213,90 @@ impl Table {
             roll_ptr: opts.stamp.roll_ptr,
             delete_mark: false,
         };
-        self.clustered
-            .insert_with(rec, opts.stamp.trx_id, |existing, new| {
+        let mut replaced: Option<ClusteredRec> = None;
+        self.clustered.insert_checked(
+            rec,
+            opts.stamp.trx_id,
+            |succ| {
+                check(InsertProbe {
+                    index: 0,
+                    key: &pk,
+                    successor: succ.map(|r| r.key()),
+                })
+            },
+            |existing, new| {
                 if existing.delete_mark {
-                    *existing = new;
+                    replaced = Some(std::mem::replace(existing, new));
                     Ok(())
                 } else {
-                    Err(self.duplicate(self.def.clustered(), &row))
+                    Err(self.duplicate(self.def.clustered(), &row).into())
                 }
-            })?;
-        for s in &self.secondaries {
-            self.insert_secondary(s, self.secondary_prefix(s, &row), &pk, opts.stamp.trx_id);
+            },
+        )?;
+        let mut done: Vec<(usize, Vec<u8>, bool)> = Vec::with_capacity(self.secondaries.len());
+        for (i, s) in self.secondaries.iter().enumerate() {
+            let mut key = self.secondary_prefix(s, &row);
+            let pk_offset = key.len() as u32;
+            key.extend_from_slice(&pk);
+            let rec = SecondaryRec {
+                key: key.as_slice().into(),
+                pk_offset,
+                delete_mark: false,
+            };
+            let mut reused = false;
+            let inserted = s.tree.insert_checked(
+                rec,
+                opts.stamp.trx_id,
+                |succ| {
+                    check(InsertProbe {
+                        index: i + 1,
+                        key: &key,
+                        successor: succ.map(|r| r.key()),
+                    })
+                },
+                |existing, _| {
+                    existing.delete_mark = false; // re-insert of an equal key clears the mark
+                    reused = true;
+                    Ok(())
+                },
+            );
+            if let Err(e) = inserted {
+                self.undo_insert(&pk, replaced, &done);
+                return Err(e);
+            }
+            done.push((i, key, reused));
         }
         self.rows.fetch_add(1, Relaxed);
         Ok(InsertOutcome {
             primary_key: pk,
             generated_auto_increment: generated,
         })
+    }
+
+    /// Takes back a partial insert: secondary entries (removed, or re-marked if they were
+    /// reused) and the clustered record (removed, or the replaced delete-marked one put back).
+    fn undo_insert(
+        &self,
+        pk: &[u8],
+        replaced: Option<ClusteredRec>,
+        done: &[(usize, Vec<u8>, bool)],
+    ) {
+        for (i, key, reused) in done.iter().rev() {
+            let tree = &self.secondaries[*i].tree;
+            if *reused {
+                tree.modify(key, |r, _| r.delete_mark = true);
+            } else {
+                tree.remove_if(key, |_| true);
+            }
+        }
+        match replaced {
+            Some(old) => {
+                self.clustered.modify(pk, |r, _| *r = old);
+            }
+            None => {
+                self.clustered.remove_if(pk, |_| true);
+            }
+        }
     }
 
     /// Replaces the live row with clustered key `pk` by `new_row` (a full row). Secondary
