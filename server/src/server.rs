@@ -350,7 +350,7 @@ impl Server {
             ),
         ];
         rows.extend(gauges.into_iter().map(|(k, v)| (k.to_string(), v)));
-        rows.sort_by(|a, b| a.0.to_ascii_lowercase().cmp(&b.0.to_ascii_lowercase()));
+        rows.sort_by_key(|r| r.0.to_ascii_lowercase());
         rows
     }
 

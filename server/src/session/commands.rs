@@ -5,7 +5,7 @@ use protocol::{Command, OkPacket, ProtocolError};
 
 use crate::connections::ConnCommand;
 use crate::error::{ErrorCode, SqlError};
-use crate::session::reply::{write_ok, write_output};
+use crate::session::reply::write_ok;
 use crate::session::{statements, ClientSession};
 use crate::sql;
 use crate::vars::Counter;
@@ -51,25 +51,7 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
             for (i, r) in results.into_iter().enumerate() {
                 s.st.count(Counter::Queries);
                 match r {
-                    Ok(o) => {
-                        if let sql::Output::Ok { last_insert_id, .. } = &o {
-                            if *last_insert_id != 0 {
-                                s.st.last_insert_id = *last_insert_id;
-                            }
-                        }
-                        let warnings = s.st.warnings.len().min(u16::MAX as usize) as u16;
-                        let status = s.st.status_flags();
-                        write_output(
-                            &mut s.out,
-                            &mut s.seq,
-                            caps,
-                            &o,
-                            false,
-                            status,
-                            warnings,
-                            i + 1 < n,
-                        );
-                    }
+                    Ok(o) => s.write_result(&o, false, i + 1 < n),
                     Err(e) => s.write_err(&e),
                 }
             }

@@ -95,6 +95,31 @@ impl ClientSession {
         self.st.conn.counters.add(Counter::BytesReceived, n);
     }
 
+    /// Writes a statement's result with the session's status flags and warning count
+    /// (`more`: another result of the same COM_QUERY follows), and records the id it
+    /// generated for `LAST_INSERT_ID()`.
+    fn write_result(&mut self, o: &crate::sql::Output, binary: bool, more: bool) {
+        if let crate::sql::Output::Ok { last_insert_id, .. } = o {
+            if *last_insert_id != 0 {
+                self.st.last_insert_id = *last_insert_id;
+            }
+        }
+        let warnings = self.st.warnings.len().min(u16::MAX as usize) as u16;
+        let mut status = self.st.status_flags();
+        if more {
+            status |= protocol::StatusFlags::MORE_RESULTS_EXISTS;
+        }
+        reply::write_output(
+            &mut self.out,
+            &mut self.seq,
+            self.st.caps,
+            o,
+            binary,
+            status,
+            warnings,
+        );
+    }
+
     /// Writes an ERR packet with the current sequence id.
     fn write_err(&mut self, e: &SqlError) {
         reply::write_err(&mut self.out, &mut self.seq, e);

@@ -139,20 +139,17 @@ pub fn write_rows(
     w.finish(status, warnings);
 }
 
-/// Writes one statement's output; `more` sets SERVER_MORE_RESULTS_EXISTS.
+/// Writes one statement's output (`status` carries SERVER_MORE_RESULTS_EXISTS when another
+/// result follows).
 pub fn write_output(
     out: &mut Vec<u8>,
     seq: &mut u8,
     caps: Capabilities,
     o: &Output,
     binary: bool,
-    mut status: StatusFlags,
+    status: StatusFlags,
     warnings: u16,
-    more: bool,
 ) {
-    if more {
-        status |= StatusFlags::MORE_RESULTS_EXISTS;
-    }
     match o {
         Output::Ok {
             affected_rows,

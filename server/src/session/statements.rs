@@ -10,7 +10,7 @@ use protocol::{BinaryValue, ColumnType};
 use crate::connections::ConnCommand;
 use crate::error::{ErrorCode, SqlError};
 use crate::session::commands::ok;
-use crate::session::reply::{param_definitions, write_output};
+use crate::session::reply::param_definitions;
 use crate::session::state::SessionStmt;
 use crate::session::ClientSession;
 use crate::sql;
@@ -175,18 +175,7 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
     };
     s.st.statements.insert(ex.stmt_id, entry);
     match result {
-        Ok(o) => {
-            if let sql::Output::Ok { last_insert_id, .. } = &o {
-                if *last_insert_id != 0 {
-                    s.st.last_insert_id = *last_insert_id;
-                }
-            }
-            let warnings = s.st.warnings.len().min(u16::MAX as usize) as u16;
-            let status = s.st.status_flags();
-            write_output(
-                &mut s.out, &mut s.seq, s.st.caps, &o, true, status, warnings, false,
-            );
-        }
+        Ok(o) => s.write_result(&o, true, false),
         Err(e) => s.write_err(&e),
     }
     s.st.conn.end();

@@ -73,7 +73,7 @@ pub fn parse_decimal(s: &str) -> Option<Decimal> {
 
 /// Decodes a hex literal body (`X'4142'` → "AB").
 pub fn unhex(h: &str) -> Option<Vec<u8>> {
-    if h.len() % 2 != 0 {
+    if !h.len().is_multiple_of(2) {
         return None;
     }
     (0..h.len())
@@ -403,10 +403,10 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
                     if let (Value::UInt(_) | Value::Int(_), Value::UInt(_) | Value::Int(_), 0) =
                         (a, b, d.scale)
                     {
-                        return Ok(i64::try_from(d.unscaled)
+                        return i64::try_from(d.unscaled)
                             .map(Value::Int)
                             .or_else(|_| u64::try_from(d.unscaled).map(Value::UInt))
-                            .map_err(|_| out_of_range("arithmetic"))?);
+                            .map_err(|_| out_of_range("arithmetic"));
                     }
                     return Ok(Value::Decimal(d));
                 }

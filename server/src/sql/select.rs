@@ -77,12 +77,11 @@ pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
         let rest = sql.get(b..)?;
         let trimmed = rest.trim_start();
         let skipped = rest.len() - trimmed.len();
-        if open > close && trimmed.starts_with(')') {
-            b += skipped + 1;
-        } else if open == close
+        let closes_call = open > close && trimmed.starts_with(')');
+        let opens_args = open == close
             && trimmed.starts_with('(')
-            && text.ends_with(|c: char| c.is_alphanumeric() || c == '_')
-        {
+            && text.ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        if closes_call || opens_args {
             b += skipped + 1;
         } else {
             break;
@@ -176,7 +175,7 @@ pub fn plan(st: &SessionState, q: &ast::Query, sql: &str) -> SqlResult<PreparedS
 fn static_sample(e: &BoundExpr) -> Option<Value> {
     match e {
         BoundExpr::Literal(v) => Some(v.clone()),
-        BoundExpr::Binary(op, ..) if matches!(op, crate::sql::expr::BinOp::Div) => {
+        BoundExpr::Binary(crate::sql::expr::BinOp::Div, ..) => {
             Some(Value::Decimal(crate::value::Decimal {
                 unscaled: 0,
                 scale: 4,
