@@ -118,6 +118,34 @@ pub enum ErrorCode {
     ClientInteractionTimeout = 4031,
     /// ER_UNKNOWN_ERROR.
     Unknown = 1105,
+    /// ER_DUP_FIELDNAME: two columns with one name.
+    DupFieldName = 1060,
+    /// ER_MULTIPLE_PRI_KEY.
+    MultiplePriKey = 1068,
+    /// ER_WRONG_AUTO_KEY.
+    WrongAutoKey = 1075,
+    /// ER_NO_DEFAULT_FOR_FIELD: a NOT NULL column without default was not given.
+    NoDefaultForField = 1364,
+    /// ER_TRUNCATED_WRONG_VALUE_FOR_FIELD: not a number of the column's kind.
+    TruncatedWrongValueForField = 1366,
+    /// ER_AUTOINC_READ_FAILED: AUTO_INCREMENT exhausted.
+    AutoincReadFailed = 1467,
+    /// ER_WRONG_VALUE_COUNT_ON_ROW.
+    WrongValueCountOnRow = 1136,
+    /// ER_NONUNIQ_TABLE: a table alias used twice.
+    NonUniqTable = 1066,
+    /// ER_NON_UNIQ_ERROR: an ambiguous column name.
+    NonUniqField = 1052,
+    /// ER_KEY_DOES_NOT_EXITS: an index hint or DROP INDEX names no index.
+    KeyDoesNotExist = 1176,
+    /// ER_CANT_DROP_FIELD_OR_KEY.
+    CantDropFieldOrKey = 1091,
+    /// ER_INVALID_GROUP_FUNC_USE.
+    InvalidGroupFuncUse = 1111,
+    /// ER_KEY_COLUMN_DOES_NOT_EXITS.
+    KeyColumnDoesNotExist = 1072,
+    /// ER_INVALID_DEFAULT.
+    InvalidDefault = 1067,
 }
 
 impl ErrorCode {
@@ -148,16 +176,26 @@ impl ErrorCode {
             | SpDoesNotExist
             | WrongParamcountToNativeFct
             | DupKeyName
+            | MultiplePriKey
+            | WrongAutoKey
+            | NonUniqTable
+            | KeyDoesNotExist
+            | CantDropFieldOrKey
+            | DupFieldName
+            | InvalidDefault
+            | KeyColumnDoesNotExist
             | UnknownCharacterSet => match self {
                 TableExists => "42S01",
                 BadTable | NoSuchTable => "42S02",
                 BadField => "42S22",
+                DupFieldName => "42S21",
                 _ => "42000",
             },
             AccessDenied => "28000",
             NoDb => "3D000",
             UnknownCommand | NetPacketTooLarge | NetReadError | NetReadInterrupted => "08S01",
-            BadNull | DupEntry => "23000",
+            BadNull | DupEntry | NonUniqField => "23000",
+            WrongValueCountOnRow => "21S01",
             WarnDataOutOfRange | DataOutOfRange => "22003",
             DataTooLong => "22001",
             TruncatedWrongValue => "22007",

@@ -10,6 +10,7 @@ pub mod config;
 pub mod connections;
 pub mod engine;
 pub mod error;
+pub mod exec;
 pub mod listener;
 pub mod log;
 pub mod server;

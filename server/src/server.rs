@@ -1,9 +1,8 @@
 //! The server-wide state every session shares: variables, accounts, databases, connections
 //! and the status counters that are not per session.
 
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
 
 use pool_core::{ConnectionHandler, HandlerStats, ThreadPerConnection, ThreadPool};
 use std::time::Instant;
@@ -56,8 +55,8 @@ pub struct Server {
     pub vars: Registry,
     /// Accounts and privileges.
     pub accounts: Accounts,
-    /// User databases (the system ones are in [`SYSTEM_DATABASES`]).
-    pub databases: RwLock<BTreeSet<String>>,
+    /// User databases and their tables (the system ones are in [`SYSTEM_DATABASES`]).
+    pub catalog: crate::exec::SharedCatalog,
     /// Live connections.
     pub connections: Connections,
     /// Counters of closed sessions and server-level events.
@@ -214,21 +213,10 @@ impl Server {
             tp_high_priority: vars.lookup("thread_pool_high_priority_connection"),
         };
         // thread_pool_max_transactions_limit defaults to MIN(32 x size, 512) of the size in force.
-        if pool
-            && !cfg
-                .settings
-                .iter()
-                .any(|s| s.name == "thread_pool_max_transactions_limit")
-        {
-            let size = vars
-                .global_by_name("thread_pool_size")
-                .as_int()
-                .clamp(1, 512) as u32;
+        if pool && !cfg.settings.iter().any(|s| s.name == "thread_pool_max_transactions_limit") {
+            let size = vars.global_by_name("thread_pool_size").as_int().clamp(1, 512) as u32;
             let limit = pool_core::config::default_max_transactions_limit(size);
-            vars.set_global_unchecked(
-                id("thread_pool_max_transactions_limit")?,
-                VarValue::Int(i64::from(limit)),
-            );
+            vars.set_global_unchecked(id("thread_pool_max_transactions_limit")?, VarValue::Int(i64::from(limit)));
         }
         // thread_cache_size autosizes to 8 + max_connections / 100 (at most 100) unless set.
         if !cfg.settings.iter().any(|s| s.name == "thread_cache_size") {
@@ -241,7 +229,7 @@ impl Server {
         Ok(Arc::new(Server {
             vars,
             accounts: Accounts::with_root(),
-            databases: RwLock::new(BTreeSet::new()),
+            catalog: crate::exec::SharedCatalog::default(),
             connections: Connections::default(),
             retired: RetiredCounters::default(),
             handler: OnceLock::new(),
@@ -278,23 +266,13 @@ impl Server {
     pub fn database_exists(&self, name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
         SYSTEM_DATABASES.contains(&lower.as_str())
-            || self
-                .databases
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .contains(name)
+            || self.catalog.engine.database(name).is_ok()
     }
 
     /// Every database name, system ones included, sorted.
     pub fn database_names(&self) -> Vec<String> {
         let mut v: Vec<String> = SYSTEM_DATABASES.iter().map(|s| s.to_string()).collect();
-        v.extend(
-            self.databases
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .cloned(),
-        );
+        v.extend(self.catalog.engine.database_names());
         v.sort();
         v
     }

@@ -122,11 +122,28 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
         }
         Command::FieldList { table, .. } => {
             let t = String::from_utf8_lossy(table).into_owned();
-            let db = s.st.db.clone().unwrap_or_default();
-            s.write_err(&SqlError::new(
-                ErrorCode::NoSuchTable,
-                format!("Table '{db}.{t}' doesn't exist"),
-            ));
+            match crate::exec::show::field_list(&s.st, &t) {
+                Ok(defs) => {
+                    for d in &defs {
+                        protocol::packet::write_packet_with(&mut s.out, &mut s.seq, |o| {
+                            d.encode(o);
+                            o.push(0xfb); // no default value
+                        });
+                    }
+                    let eof = protocol::EofPacket {
+                        warnings: 0,
+                        status: s.st.status_flags(),
+                    };
+                    if caps.contains(protocol::Capabilities::DEPRECATE_EOF) {
+                        ok(s);
+                    } else {
+                        protocol::packet::write_packet_with(&mut s.out, &mut s.seq, |o| {
+                            eof.encode(o)
+                        });
+                    }
+                }
+                Err(e) => s.write_err(&e),
+            }
         }
         Command::ChangeUser(_) => {
             s.write_err(&SqlError::unsupported("COM_CHANGE_USER"));

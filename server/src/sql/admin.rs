@@ -49,11 +49,7 @@ pub fn create_database(
             format!("Can't create database '{name}'; database exists"),
         ));
     }
-    st.server
-        .databases
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(name.to_string());
+    st.server.catalog.create_database(name)?;
     Ok(Output::affected(1))
 }
 
@@ -69,12 +65,7 @@ pub fn drop_database(st: &mut SessionState, name: &str, if_exists: bool) -> SqlR
             ),
         ));
     }
-    let removed = st
-        .server
-        .databases
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(name);
+    let removed = st.server.catalog.drop_database(name);
     if !removed {
         if if_exists {
             st.warn(

@@ -49,7 +49,10 @@ pub fn parse_error(sql: &str, e: &ParserError) -> SqlError {
 
 /// Parses one or more statements (`;`-separated).
 fn parse(sql: &str) -> SqlResult<Vec<sqlparser::ast::Statement>> {
-    Parser::parse_sql(&MySqlDialect {}, sql).map_err(|e| parse_error(sql, &e))
+    Parser::parse_sql(&MySqlDialect {}, sql).or_else(|e| {
+        let rewritten = crate::exec::rewrite_lock_in_share_mode(sql).ok_or_else(|| parse_error(sql, &e))?;
+        Parser::parse_sql(&MySqlDialect {}, &rewritten).map_err(|_| parse_error(sql, &e))
+    })
 }
 
 /// Plans the text of one statement (hand-parsed forms first, then sqlparser).

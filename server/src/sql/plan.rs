@@ -98,6 +98,8 @@ pub enum Plan {
     FlushStatus,
     /// Other FLUSH forms and `ANALYZE TABLE`-like maintenance that has nothing to do in memory.
     NoOp(&'static str),
+    /// A statement on tables, planned by the table executor.
+    Table(Box<crate::exec::TablePlan>),
 }
 
 impl Plan {
@@ -228,8 +230,8 @@ pub fn plan(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedSt
 
 /// Plans a statement that reads or changes tables (DDL, DML, SELECT with FROM, EXPLAIN,
 /// SHOW TABLES/CREATE TABLE/COLUMNS). This is the seam where the table executor plugs in.
-pub fn table_statement(st: &SessionState, _s: &Statement, _sql: &str) -> SqlResult<PreparedStmt> {
-    Err(no_tables(st))
+pub fn table_statement(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
+    crate::exec::plan(st, s, sql)
 }
 
 /// The error for statements on tables while tpbed has no row store.
@@ -293,5 +295,6 @@ pub fn execute(st: &mut SessionState, plan: &Plan, params: &[Value]) -> SqlResul
             Ok(Output::ok())
         }
         Plan::NoOp(_) => Ok(Output::ok()),
+        Plan::Table(t) => crate::exec::execute(st, t, params),
     }
 }

@@ -1,0 +1,355 @@
+//! Aggregates: COUNT/SUM/MIN/MAX/AVG accumulators with MySQL's result types (SUM and AVG of
+//! exact numbers are DECIMAL, AVG adds 4 digits of scale), and the rewrite that turns a
+//! select list into expressions over the aggregate row (one slot per aggregate and per bare
+//! column, the latter keeping the group's first value).
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{self, Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
+
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::exec::scope::Scope;
+use crate::sql::eval::{compare, to_f64};
+use crate::sql::expr::{Binder, BoundExpr, Resolver};
+use crate::value::{Decimal, Value};
+use crate::vars::Registry;
+
+/// An aggregate function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    /// COUNT(expr) / COUNT(*) (arg None).
+    Count,
+    /// SUM.
+    Sum,
+    /// AVG.
+    Avg,
+    /// MIN.
+    Min,
+    /// MAX.
+    Max,
+    /// A bare column in an aggregated select: the group's first value.
+    First,
+}
+
+/// One slot of the aggregate row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggSlot {
+    /// Function.
+    pub func: AggFunc,
+    /// Argument over the source row (None for COUNT(*)).
+    pub arg: Option<BoundExpr>,
+    /// DISTINCT.
+    pub distinct: bool,
+}
+
+/// Running state of one slot.
+#[derive(Debug, Clone)]
+pub struct Acc {
+    count: u64,
+    sum_exact: Option<Decimal>,
+    sum_float: f64,
+    float: bool,
+    best: Value,
+    seen: Vec<Value>,
+    first: bool,
+}
+
+impl Acc {
+    /// A fresh accumulator.
+    pub fn new() -> Acc {
+        Acc {
+            count: 0,
+            sum_exact: Some(Decimal {
+                unscaled: 0,
+                scale: 0,
+            }),
+            sum_float: 0.0,
+            float: false,
+            best: Value::Null,
+            seen: Vec::new(),
+            first: true,
+        }
+    }
+
+    /// Adds one input value.
+    pub fn add(&mut self, slot: &AggSlot, v: Value) {
+        if slot.func == AggFunc::First {
+            if self.first {
+                self.best = v;
+                self.first = false;
+            }
+            return;
+        }
+        if slot.arg.is_some() && v.is_null() {
+            return;
+        }
+        if slot.distinct {
+            if self
+                .seen
+                .iter()
+                .any(|s| compare(s, &v) == Some(Ordering::Equal))
+            {
+                return;
+            }
+            self.seen.push(v.clone());
+        }
+        self.count += 1;
+        match slot.func {
+            AggFunc::Count | AggFunc::First => {}
+            AggFunc::Sum | AggFunc::Avg => {
+                let exact = match &v {
+                    Value::Int(i) => Some(Decimal {
+                        unscaled: i128::from(*i),
+                        scale: 0,
+                    }),
+                    Value::UInt(u) => Some(Decimal {
+                        unscaled: i128::from(*u),
+                        scale: 0,
+                    }),
+                    Value::Decimal(d) => Some(*d),
+                    _ => None,
+                };
+                match (exact, self.sum_exact) {
+                    (Some(d), Some(s)) if !self.float => self.sum_exact = add_dec(s, d),
+                    _ => self.float = true,
+                }
+                self.sum_float += to_f64(&v).unwrap_or(0.0);
+            }
+            AggFunc::Min | AggFunc::Max => {
+                let better = self.best.is_null()
+                    || match compare(&v, &self.best) {
+                        Some(Ordering::Less) => slot.func == AggFunc::Min,
+                        Some(Ordering::Greater) => slot.func == AggFunc::Max,
+                        _ => false,
+                    };
+                if better {
+                    self.best = v;
+                }
+            }
+        }
+    }
+
+    /// The slot's result.
+    pub fn finish(&self, slot: &AggSlot) -> Value {
+        match slot.func {
+            AggFunc::Count => Value::Int(self.count as i64),
+            AggFunc::First | AggFunc::Min | AggFunc::Max => self.best.clone(),
+            _ if self.count == 0 => Value::Null,
+            AggFunc::Sum => match (self.float, self.sum_exact) {
+                (false, Some(d)) => Value::Decimal(d),
+                _ => Value::Double(self.sum_float),
+            },
+            AggFunc::Avg => match (self.float, self.sum_exact) {
+                (false, Some(d)) => {
+                    let scale = d.scale + 4;
+                    let num = d.unscaled * 10i128.pow(4) * 10;
+                    let q = num / i128::from(self.count);
+                    let rounded = (q + q.signum() * 5) / 10;
+                    Value::Decimal(Decimal {
+                        unscaled: rounded,
+                        scale,
+                    })
+                }
+                _ => Value::Double(self.sum_float / self.count as f64),
+            },
+        }
+    }
+}
+
+impl Default for Acc {
+    fn default() -> Self {
+        Acc::new()
+    }
+}
+
+fn add_dec(a: Decimal, b: Decimal) -> Option<Decimal> {
+    let s = a.scale.max(b.scale);
+    let x = a
+        .unscaled
+        .checked_mul(10i128.checked_pow(u32::from(s - a.scale))?)?;
+    let y = b
+        .unscaled
+        .checked_mul(10i128.checked_pow(u32::from(s - b.scale))?)?;
+    Some(Decimal {
+        unscaled: x.checked_add(y)?,
+        scale: s,
+    })
+}
+
+/// The aggregate a function call names, if it is one.
+pub fn agg_func(f: &ast::Function) -> Option<AggFunc> {
+    let name = f.name.to_string().to_ascii_lowercase();
+    Some(match name.as_str() {
+        "count" => AggFunc::Count,
+        "sum" => AggFunc::Sum,
+        "avg" => AggFunc::Avg,
+        "min" => AggFunc::Min,
+        "max" => AggFunc::Max,
+        _ => return None,
+    })
+}
+
+/// Whether an expression contains an aggregate call.
+pub fn has_aggregate(e: &Expr) -> bool {
+    let mut found = false;
+    let _ = ast::visit_expressions(e, |x| {
+        if let Expr::Function(f) = x {
+            if agg_func(f).is_some() {
+                found = true;
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    found
+}
+
+/// Binds expressions of an aggregated SELECT: aggregate arguments and bare columns bind
+/// against the source scope and become slots; the expression itself reads the slot row.
+#[derive(Debug)]
+pub struct AggBinder<'s, 'r> {
+    /// The sources.
+    pub scope: &'s Scope<'r>,
+    /// Slots registered so far.
+    pub slots: RefCell<Vec<AggSlot>>,
+}
+
+impl Resolver for AggBinder<'_, '_> {
+    fn column(&self, qualifier: Option<&str>, name: &str) -> SqlResult<usize> {
+        if qualifier == Some("\0agg") {
+            return name
+                .parse()
+                .map_err(|_| SqlError::new(ErrorCode::Unknown, "bad aggregate slot"));
+        }
+        let base = self.scope.column(qualifier, name)?;
+        let slot = AggSlot {
+            func: AggFunc::First,
+            arg: Some(BoundExpr::Column(base)),
+            distinct: false,
+        };
+        let mut slots = self.slots.borrow_mut();
+        if let Some(i) = slots.iter().position(|s| *s == slot) {
+            return Ok(i);
+        }
+        slots.push(slot);
+        Ok(slots.len() - 1)
+    }
+
+    fn registry(&self) -> &Registry {
+        self.scope.registry()
+    }
+}
+
+impl AggBinder<'_, '_> {
+    /// Binds `e` over the slot row; `params` is the statement's running `?` count.
+    pub fn bind(&self, e: &Expr, params: &mut usize) -> SqlResult<BoundExpr> {
+        let mut rewritten = e.clone();
+        let mut failure = None;
+        let _ = ast::visit_expressions_mut(&mut rewritten, |x| {
+            let Expr::Function(f) = x else {
+                return ControlFlow::Continue(());
+            };
+            let Some(func) = agg_func(f) else {
+                return ControlFlow::Continue(());
+            };
+            match self.slot_for(func, f, params) {
+                Ok(i) => {
+                    *x = Expr::CompoundIdentifier(vec![
+                        ast::Ident::new("\0agg"),
+                        ast::Ident::new(i.to_string()),
+                    ]);
+                    ControlFlow::Continue(())
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let mut b = Binder::new(self);
+        b.params = *params;
+        let out = b.bind(&rewritten)?;
+        *params = b.params;
+        Ok(out)
+    }
+
+    fn slot_for(&self, func: AggFunc, f: &ast::Function, params: &mut usize) -> SqlResult<usize> {
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(SqlError::parse(&f.to_string()));
+        };
+        let distinct = matches!(
+            list.duplicate_treatment,
+            Some(ast::DuplicateTreatment::Distinct)
+        );
+        let arg = match list.args.as_slice() {
+            [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if func == AggFunc::Count => None,
+            [FunctionArg::Unnamed(FunctionArgExpr::Expr(e))] => {
+                if has_aggregate(e) {
+                    return Err(SqlError::new(
+                        ErrorCode::InvalidGroupFuncUse,
+                        "Invalid use of group function",
+                    ));
+                }
+                let mut b = Binder::new(self.scope);
+                b.params = *params;
+                let bound = b.bind(e)?;
+                *params = b.params;
+                Some(bound)
+            }
+            _ => return Err(SqlError::parse(&f.to_string())),
+        };
+        let slot = AggSlot {
+            func,
+            arg,
+            distinct,
+        };
+        let mut slots = self.slots.borrow_mut();
+        slots.push(slot);
+        Ok(slots.len() - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sum_and_avg_are_decimal() {
+        let slot = AggSlot {
+            func: AggFunc::Avg,
+            arg: Some(BoundExpr::Column(0)),
+            distinct: false,
+        };
+        let mut a = Acc::new();
+        for v in [1, 2, 2] {
+            a.add(&slot, Value::Int(v));
+        }
+        assert_eq!(
+            a.finish(&slot).clone(),
+            Value::Decimal(Decimal {
+                unscaled: 16667,
+                scale: 4
+            })
+        );
+        let sum = AggSlot {
+            func: AggFunc::Sum,
+            ..slot.clone()
+        };
+        let mut s = Acc::new();
+        s.add(&sum, Value::Int(5));
+        s.add(&sum, Value::Null);
+        assert_eq!(
+            s.finish(&sum),
+            Value::Decimal(Decimal {
+                unscaled: 5,
+                scale: 0
+            })
+        );
+        assert_eq!(Acc::new().finish(&sum), Value::Null);
+    }
+}

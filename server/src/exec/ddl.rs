@@ -1,0 +1,420 @@
+//! DDL: CREATE TABLE as sysbench and dumps write it (table options such as ENGINE, DEFAULT
+//! CHARSET, COMMENT and AUTO_INCREMENT are accepted; only AUTO_INCREMENT has an effect),
+//! CREATE/DROP INDEX (the table is rebuilt under the new definition and swapped in),
+//! DROP TABLE [IF EXISTS], TRUNCATE and ANALYZE TABLE.
+
+use sqlparser::ast::{self, ColumnOption, Expr, Statement, TableConstraint};
+
+use crate::engine::{Column, ColumnDefault, IndexDef, IndexKind, TableDef};
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::exec::coltypes::column_type;
+use crate::exec::errors::{engine_error, no_such_table};
+use crate::exec::query::table_name;
+use crate::exec::{Body, Planner};
+use crate::session::state::SessionState;
+use crate::sql::output::{Output, ResultSet};
+use crate::value::Value;
+use crate::vars::Counter;
+
+/// A planned CREATE TABLE.
+#[derive(Debug, Clone)]
+pub struct CreateTable {
+    /// Database.
+    pub db: String,
+    /// The validated definition.
+    pub def: TableDef,
+    /// IF NOT EXISTS.
+    pub if_not_exists: bool,
+    /// `AUTO_INCREMENT = n` table option.
+    pub auto_increment: Option<u64>,
+}
+
+/// A planned CREATE INDEX.
+#[derive(Debug, Clone)]
+pub struct CreateIndex {
+    /// Database.
+    pub db: String,
+    /// Table.
+    pub table: String,
+    /// The new index.
+    pub index: IndexDef,
+}
+
+/// A planned DROP TABLE.
+#[derive(Debug, Clone)]
+pub struct DropTables {
+    /// (database, table) pairs.
+    pub names: Vec<(String, String)>,
+    /// IF EXISTS.
+    pub if_exists: bool,
+}
+
+/// A planned DROP INDEX.
+#[derive(Debug, Clone)]
+pub struct DropIndex {
+    /// Database.
+    pub db: String,
+    /// Table.
+    pub table: String,
+    /// Index name.
+    pub index: String,
+}
+
+fn ident(i: &ast::Ident) -> String {
+    i.value.clone()
+}
+
+fn index_columns(def_cols: &[Column], cols: &[ast::IndexColumn]) -> SqlResult<Vec<usize>> {
+    cols.iter()
+        .map(|c| {
+            let name = match &c.column.expr {
+                Expr::Identifier(i) => i.value.clone(),
+                Expr::Function(f) => f.name.to_string(), // `col(10)`: a prefix of the column
+                other => other.to_string(),
+            };
+            def_cols
+                .iter()
+                .position(|x| x.name.eq_ignore_ascii_case(&name))
+                .ok_or_else(|| {
+                    SqlError::new(
+                        ErrorCode::KeyColumnDoesNotExist,
+                        format!("Key column '{name}' doesn't exist in table"),
+                    )
+                })
+        })
+        .collect()
+}
+
+fn free_name(indexes: &[IndexDef], base: &str) -> String {
+    let taken = |n: &str| indexes.iter().any(|i| i.name.eq_ignore_ascii_case(n));
+    if !taken(base) {
+        return base.to_string();
+    }
+    (2..)
+        .map(|i| format!("{base}_{i}"))
+        .find(|n| !taken(n))
+        .unwrap_or_default()
+}
+
+fn default_value(p: &Planner<'_>, col: &Column, e: &Expr) -> SqlResult<ColumnDefault> {
+    let invalid = || {
+        SqlError::new(
+            ErrorCode::InvalidDefault,
+            format!("Invalid default value for '{}'", col.name),
+        )
+    };
+    if let Expr::Function(f) = e {
+        let n = f.name.to_string().to_ascii_lowercase();
+        if matches!(
+            n.as_str(),
+            "now" | "current_timestamp" | "localtimestamp" | "localtime"
+        ) {
+            return Ok(ColumnDefault::CurrentTimestamp);
+        }
+    }
+    if let Expr::Identifier(i) = e {
+        if i.value.eq_ignore_ascii_case("current_timestamp") {
+            return Ok(ColumnDefault::CurrentTimestamp);
+        }
+    }
+    let scope = crate::exec::scope::Scope::new(&p.st.server.vars);
+    let bound = crate::sql::expr::Binder::new(&scope)
+        .bind(e)
+        .map_err(|_| invalid())?;
+    let v = crate::sql::eval::eval(&bound, &crate::sql::env::StmtEnv::new(p.st, &[]))?;
+    if v.is_null() {
+        return if col.nullable {
+            Ok(ColumnDefault::Value(Value::Null))
+        } else {
+            Err(invalid())
+        };
+    }
+    col.ty
+        .coerce(v, &col.name)
+        .map(ColumnDefault::Value)
+        .map_err(|_| invalid())
+}
+
+/// Plans CREATE TABLE.
+pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult<Body> {
+    if c.query.is_some() || c.like.is_some() || c.clone.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE ... SELECT / LIKE"));
+    }
+    let (db, name) = table_name(p, &c.name)?;
+    if !p.st.server.database_exists(&db) {
+        return Err(crate::sql::admin::unknown_db(&db));
+    }
+    let mut columns = Vec::new();
+    let mut indexes: Vec<IndexDef> = Vec::new();
+    let mut pending_keys: Vec<(IndexKind, Option<String>, Vec<usize>)> = Vec::new();
+    for cd in &c.columns {
+        let mut col = Column::new(&cd.name.value, column_type(&cd.data_type)?);
+        let mut default = None;
+        for o in &cd.options {
+            match &o.option {
+                ColumnOption::NotNull => col.nullable = false,
+                ColumnOption::Null => col.nullable = true,
+                ColumnOption::Default(e) => default = Some(e.clone()),
+                ColumnOption::PrimaryKey(_) => {
+                    pending_keys.push((IndexKind::Primary, None, vec![columns.len()]))
+                }
+                ColumnOption::Unique(_) => {
+                    pending_keys.push((IndexKind::Unique, None, vec![columns.len()]))
+                }
+                ColumnOption::DialectSpecific(toks)
+                    if toks
+                        .iter()
+                        .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
+                {
+                    col.auto_increment = true
+                }
+                ColumnOption::Comment(_)
+                | ColumnOption::CharacterSet(_)
+                | ColumnOption::Collation(_)
+                | ColumnOption::OnUpdate(_) => {}
+                other => return Err(SqlError::unsupported(&format!("column option {other}"))),
+            }
+        }
+        if let Some(e) = default {
+            col.default = default_value(p, &col, &e)?;
+        }
+        columns.push(col);
+    }
+    for k in &c.constraints {
+        match k {
+            TableConstraint::PrimaryKey(pk) => pending_keys.push((
+                IndexKind::Primary,
+                None,
+                index_columns(&columns, &pk.columns)?,
+            )),
+            TableConstraint::Unique(u) => pending_keys.push((
+                IndexKind::Unique,
+                u.index_name.as_ref().or(u.name.as_ref()).map(ident),
+                index_columns(&columns, &u.columns)?,
+            )),
+            TableConstraint::Index(ix) => pending_keys.push((
+                IndexKind::NonUnique,
+                ix.name.as_ref().map(ident),
+                index_columns(&columns, &ix.columns)?,
+            )),
+            TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => {}
+            other => return Err(SqlError::unsupported(&format!("constraint {other}"))),
+        }
+    }
+    for (kind, nm, cols) in pending_keys {
+        let name = match kind {
+            IndexKind::Primary => "PRIMARY".to_string(),
+            _ => nm.unwrap_or_else(|| free_name(&indexes, &columns[cols[0]].name)),
+        };
+        indexes.push(IndexDef::new(&name, kind, cols));
+    }
+    let mut auto_increment = None;
+    if let ast::CreateTableOptions::Plain(opts) | ast::CreateTableOptions::With(opts) =
+        &c.table_options
+    {
+        for o in opts {
+            if let ast::SqlOption::KeyValue { key, value } = o {
+                if key.to_string().eq_ignore_ascii_case("AUTO_INCREMENT") {
+                    auto_increment = value.to_string().parse().ok();
+                }
+            }
+        }
+    }
+    let def = TableDef::new(&name, columns, indexes).map_err(|e| engine_error(&e, 1))?;
+    Ok(Body::CreateTable(CreateTable {
+        db,
+        def,
+        if_not_exists: c.if_not_exists,
+        auto_increment,
+    }))
+}
+
+/// Executes CREATE TABLE.
+pub fn create_table(st: &mut SessionState, c: &CreateTable) -> SqlResult<Output> {
+    st.count(Counter::ComCreateTable);
+    let cat = &st.server.catalog;
+    let (t, created) = cat
+        .engine
+        .create_table(&c.db, c.def.clone(), c.if_not_exists)
+        .map_err(|e| engine_error(&e, 1))?;
+    if !created {
+        st.warnings.push(crate::session::state::Warning {
+            level: "Note",
+            code: 1050,
+            message: format!("Table '{}' already exists", c.def.name()),
+        });
+        return Ok(Output::ok());
+    }
+    if let Some(n) = c.auto_increment {
+        t.set_auto_increment(n);
+    }
+    cat.bump();
+    Ok(Output::ok())
+}
+
+/// Plans CREATE INDEX.
+pub fn plan_create_index(p: &mut Planner<'_>, c: &ast::CreateIndex) -> SqlResult<Body> {
+    let (db, table) = table_name(p, &c.table_name)?;
+    let t = p.table(&db, &table)?;
+    let cols = index_columns(t.def().columns(), &c.columns)?;
+    let name = match &c.name {
+        Some(n) => n.0.last().map(|x| x.to_string()).unwrap_or_default(),
+        None => free_name(t.def().indexes(), &t.def().columns()[cols[0]].name),
+    };
+    let kind = if c.unique {
+        IndexKind::Unique
+    } else {
+        IndexKind::NonUnique
+    };
+    Ok(Body::CreateIndex(CreateIndex {
+        db,
+        table,
+        index: IndexDef::new(&name, kind, cols),
+    }))
+}
+
+/// Executes CREATE INDEX (the engine rebuilds the table with the new index).
+pub fn create_index(st: &mut SessionState, c: &CreateIndex) -> SqlResult<Output> {
+    st.count(Counter::ComCreateIndex);
+    let cat = &st.server.catalog;
+    cat.engine
+        .create_index(&c.db, &c.table, c.index.clone())
+        .map_err(|e| engine_error(&e, 1))?;
+    cat.bump();
+    Ok(Output::Ok {
+        affected_rows: 0,
+        last_insert_id: 0,
+        info: "Records: 0  Duplicates: 0  Warnings: 0".into(),
+    })
+}
+
+/// Plans DROP TABLE / DROP INDEX.
+pub fn plan_drop(p: &mut Planner<'_>, s: &Statement) -> SqlResult<Body> {
+    let Statement::Drop {
+        object_type,
+        if_exists,
+        names,
+        table,
+        ..
+    } = s
+    else {
+        return Err(SqlError::unsupported("DROP"));
+    };
+    match object_type {
+        ast::ObjectType::Table => Ok(Body::DropTables(DropTables {
+            names: names
+                .iter()
+                .map(|n| table_name(p, n))
+                .collect::<SqlResult<_>>()?,
+            if_exists: *if_exists,
+        })),
+        _ => {
+            let Some(t) = table else {
+                return Err(SqlError::parse("DROP INDEX without ON table"));
+            };
+            let (db, table) = table_name(p, t)?;
+            p.table(&db, &table)?;
+            Ok(Body::DropIndex(DropIndex {
+                db,
+                table,
+                index: names
+                    .first()
+                    .and_then(|n| n.0.last())
+                    .map(|x| x.to_string())
+                    .unwrap_or_default(),
+            }))
+        }
+    }
+}
+
+/// Executes DROP TABLE.
+pub fn drop_tables(st: &mut SessionState, d: &DropTables) -> SqlResult<Output> {
+    st.count(Counter::ComDropTable);
+    let cat = &st.server.catalog;
+    let missing: Vec<String> = d
+        .names
+        .iter()
+        .filter(|(db, t)| cat.engine.table(db, t).is_err())
+        .map(|(db, t)| format!("{db}.{t}"))
+        .collect();
+    if !missing.is_empty() && !d.if_exists {
+        return Err(SqlError::new(
+            ErrorCode::BadTable,
+            format!("Unknown table '{}'", missing.join(",")),
+        ));
+    }
+    for (db, t) in &d.names {
+        if cat.engine.drop_table(db, t, true).unwrap_or(false) {
+            cat.bump();
+        }
+    }
+    for m in missing {
+        st.warnings.push(crate::session::state::Warning {
+            level: "Note",
+            code: 1051,
+            message: format!("Unknown table '{m}'"),
+        });
+    }
+    Ok(Output::ok())
+}
+
+/// Executes DROP INDEX.
+pub fn drop_index(st: &mut SessionState, d: &DropIndex) -> SqlResult<Output> {
+    let cat = &st.server.catalog;
+    cat.engine
+        .drop_index(&d.db, &d.table, &d.index)
+        .map_err(|e| engine_error(&e, 1))?;
+    cat.bump();
+    Ok(Output::ok())
+}
+
+/// Plans TRUNCATE TABLE.
+pub fn plan_truncate(p: &mut Planner<'_>, t: &ast::Truncate) -> SqlResult<Body> {
+    let Some(first) = t.table_names.first() else {
+        return Err(SqlError::parse("TRUNCATE"));
+    };
+    let (db, name) = table_name(p, &first.name)?;
+    Ok(Body::Truncate(p.table(&db, &name)?))
+}
+
+/// Plans ANALYZE TABLE.
+pub fn plan_analyze(p: &mut Planner<'_>, a: &ast::Analyze) -> SqlResult<Body> {
+    let Some(n) = &a.table_name else {
+        return Err(SqlError::parse("ANALYZE"));
+    };
+    Ok(Body::Analyze(vec![table_name(p, n)?]))
+}
+
+/// Executes ANALYZE TABLE: statistics are exact in memory, so every table reports OK.
+pub fn analyze(st: &mut SessionState, tables: &[(String, String)]) -> SqlResult<Output> {
+    st.count(Counter::ComAnalyze);
+    let mut rows = Vec::new();
+    for (db, t) in tables {
+        let name = Value::str(&format!("{db}.{t}"));
+        if st.server.catalog.engine.table(db, t).is_ok() {
+            rows.push(vec![
+                name,
+                Value::str("analyze"),
+                Value::str("status"),
+                Value::str("OK"),
+            ]);
+        } else {
+            rows.push(vec![
+                name.clone(),
+                Value::str("analyze"),
+                Value::str("Error"),
+                Value::str(&no_such_table(db, t).message),
+            ]);
+            rows.push(vec![
+                name,
+                Value::str("analyze"),
+                Value::str("status"),
+                Value::str("Operation failed"),
+            ]);
+        }
+    }
+    Ok(Output::Rows(ResultSet::text(
+        &["Table", "Op", "Msg_type", "Msg_text"],
+        rows,
+    )))
+}

@@ -1,0 +1,126 @@
+//! How MySQL describes a table's columns and keys in text: `SHOW CREATE TABLE`,
+//! `SHOW COLUMNS` / `DESCRIBE` and the `information_schema` rows share these spellings.
+
+use crate::engine::{Column, ColumnDefault, ColumnType, IndexKind, Table};
+use crate::value::Value;
+
+/// A column's default as SHOW COLUMNS prints it (None = NULL).
+pub fn default_text(c: &Column) -> Option<String> {
+    match &c.default {
+        ColumnDefault::None => None,
+        ColumnDefault::CurrentTimestamp => Some("CURRENT_TIMESTAMP".into()),
+        ColumnDefault::Value(Value::Null) => None,
+        ColumnDefault::Value(v) => Some(crate::engine::table::display_value(v)),
+    }
+}
+
+/// `PRI`, `UNI`, `MUL` or empty, as SHOW COLUMNS' `Key` column says.
+pub fn column_key(t: &Table, col: usize) -> &'static str {
+    let def = t.def();
+    let mut key = "";
+    for ix in def.indexes() {
+        if ix.columns.first() != Some(&col) {
+            if ix.kind == IndexKind::Primary && ix.columns.contains(&col) {
+                return "PRI";
+            }
+            continue;
+        }
+        match ix.kind {
+            IndexKind::Primary => return "PRI",
+            IndexKind::Unique if ix.columns.len() == 1 && key.is_empty() => key = "UNI",
+            IndexKind::HiddenRowId => {}
+            _ if key.is_empty() => key = "MUL",
+            _ => {}
+        }
+    }
+    key
+}
+
+/// `auto_increment`, `DEFAULT_GENERATED` or empty (SHOW COLUMNS' `Extra`).
+pub fn extra(c: &Column) -> &'static str {
+    if c.auto_increment {
+        "auto_increment"
+    } else if c.default == ColumnDefault::CurrentTimestamp {
+        "DEFAULT_GENERATED"
+    } else {
+        ""
+    }
+}
+
+/// The DATA_TYPE word of information_schema.COLUMNS.
+pub fn data_type(ty: ColumnType) -> String {
+    let full = ty.sql_name();
+    full.split(['(', ' ']).next().unwrap_or(&full).to_string()
+}
+
+fn quote_ident(s: &str) -> String {
+    format!("`{}`", s.replace('`', "``"))
+}
+
+fn quote_str(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// `SHOW CREATE TABLE` text.
+pub fn create_table_text(t: &Table) -> String {
+    let def = t.def();
+    let mut lines = Vec::new();
+    for c in def.columns() {
+        let mut l = format!("  {} {}", quote_ident(&c.name), c.ty.sql_name());
+        if c.ty.is_text() {
+            // utf8mb4 is the table default; MySQL prints no per-column charset then.
+        }
+        if !c.nullable {
+            l.push_str(" NOT NULL");
+        }
+        match &c.default {
+            ColumnDefault::Value(Value::Null) | ColumnDefault::None
+                if c.nullable && !c.auto_increment =>
+            {
+                l.push_str(" DEFAULT NULL")
+            }
+            ColumnDefault::Value(v) if !v.is_null() => {
+                l.push_str(" DEFAULT ");
+                l.push_str(&quote_str(&crate::engine::table::display_value(v)));
+            }
+            ColumnDefault::CurrentTimestamp => l.push_str(" DEFAULT CURRENT_TIMESTAMP"),
+            _ => {}
+        }
+        if c.auto_increment {
+            l.push_str(" AUTO_INCREMENT");
+        }
+        lines.push(l);
+    }
+    let cols = |ix: &crate::engine::IndexDef| {
+        ix.columns
+            .iter()
+            .map(|&i| quote_ident(&def.columns()[i].name))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    for ix in def.indexes() {
+        match ix.kind {
+            IndexKind::Primary => lines.push(format!("  PRIMARY KEY ({})", cols(ix))),
+            IndexKind::Unique => lines.push(format!(
+                "  UNIQUE KEY {} ({})",
+                quote_ident(&ix.name),
+                cols(ix)
+            )),
+            IndexKind::NonUnique => {
+                lines.push(format!("  KEY {} ({})", quote_ident(&ix.name), cols(ix)))
+            }
+            IndexKind::HiddenRowId => {}
+        }
+    }
+    let auto = match def.auto_increment_column() {
+        Some(_) if t.auto_increment_value() > 1 => {
+            format!(" AUTO_INCREMENT={}", t.auto_increment_value())
+        }
+        _ => String::new(),
+    };
+    format!(
+        "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB{auto} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci",
+        quote_ident(t.name()),
+        lines.join(",\n")
+    )
+}

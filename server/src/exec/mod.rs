@@ -1,0 +1,228 @@
+//! The table executor: plans and runs every statement that reads or changes tables (DDL,
+//! INSERT/REPLACE/UPDATE/DELETE, SELECT with FROM, EXPLAIN, SHOW TABLES/CREATE TABLE/
+//! COLUMNS) on the engine's catalog. A plan resolves tables and binds expressions once;
+//! executing it evaluates only key values and expressions. A plan remembers the DDL version
+//! it was made under and is made again from its statement when a table it uses changed.
+
+pub mod access;
+pub mod aggregate;
+pub mod coltypes;
+pub mod ddl;
+pub mod describe;
+pub mod dml;
+pub mod errors;
+pub mod explain;
+pub mod query;
+pub mod run;
+pub mod scope;
+pub mod show;
+pub mod store;
+pub mod vtables;
+
+use std::sync::Arc;
+
+use sqlparser::ast::Statement;
+
+use crate::engine::Table;
+use crate::error::{SqlError, SqlResult};
+use crate::session::state::SessionState;
+use crate::sql::output::Output;
+use crate::sql::plan::{Plan, PreparedStmt};
+use crate::value::Value;
+use crate::vars::Counter;
+
+pub use store::SharedCatalog;
+
+/// The planning context of one statement.
+#[derive(Debug)]
+pub struct Planner<'a> {
+    /// The session.
+    pub st: &'a SessionState,
+    /// The statement text (column labels are the text as typed).
+    pub sql: &'a str,
+    /// The current database.
+    pub db: Option<String>,
+    /// `?` placeholders bound so far, in order of appearance.
+    pub params: usize,
+    /// SELECTs numbered so far (EXPLAIN ids).
+    pub select_ids: usize,
+    /// Tables resolved: (database, name, table).
+    pub tables: Vec<(String, String, Arc<Table>)>,
+}
+
+/// What a table statement does.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// CREATE TABLE.
+    CreateTable(ddl::CreateTable),
+    /// CREATE INDEX.
+    CreateIndex(ddl::CreateIndex),
+    /// DROP TABLE.
+    DropTables(ddl::DropTables),
+    /// DROP INDEX.
+    DropIndex(ddl::DropIndex),
+    /// TRUNCATE TABLE.
+    Truncate(Arc<Table>),
+    /// ANALYZE TABLE.
+    Analyze(Vec<(String, String)>),
+    /// SHOW TABLES / SHOW CREATE TABLE / SHOW COLUMNS.
+    Show(show::ShowTable),
+    /// SELECT.
+    Select(query::Query),
+    /// INSERT / REPLACE.
+    Insert(dml::Insert),
+    /// UPDATE.
+    Update(dml::Update),
+    /// DELETE.
+    Delete(dml::Delete),
+    /// EXPLAIN of a SELECT/UPDATE/DELETE/INSERT.
+    Explain(Box<Body>),
+}
+
+/// A planned table statement.
+#[derive(Debug, Clone)]
+pub struct TablePlan {
+    /// What it does.
+    pub body: Body,
+    /// The statement, for re-planning after DDL.
+    pub statement: Arc<Statement>,
+    /// Its text.
+    pub sql: Arc<str>,
+    /// The DDL version the plan was made under.
+    pub version: u64,
+    /// Tables it resolved.
+    pub tables: Vec<(String, String, Arc<Table>)>,
+}
+
+/// Plans a table statement for [`crate::sql::plan::table_statement`].
+pub fn plan(st: &SessionState, stmt: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
+    let version = st.server.catalog.version();
+    let mut p = Planner {
+        st,
+        sql,
+        db: st.db.clone(),
+        params: 0,
+        select_ids: 0,
+        tables: Vec::new(),
+    };
+    let body = p.statement(stmt)?;
+    let columns = match &body {
+        Body::Select(q) => run::result_set(&q.columns, Vec::new()).columns,
+        Body::Show(s) => show::columns(s),
+        Body::Explain(_) => explain::columns(),
+        _ => Vec::new(),
+    };
+    Ok(PreparedStmt {
+        params: p.params,
+        columns,
+        plan: Plan::Table(Box::new(TablePlan {
+            body,
+            statement: Arc::new(stmt.clone()),
+            sql: Arc::from(sql),
+            version,
+            tables: p.tables,
+        })),
+    })
+}
+
+impl Planner<'_> {
+    fn statement(&mut self, stmt: &Statement) -> SqlResult<Body> {
+        match stmt {
+            Statement::Query(q) => Ok(Body::Select(self.query(q)?)),
+            Statement::CreateTable(c) => ddl::plan_create_table(self, c),
+            Statement::CreateIndex(c) => ddl::plan_create_index(self, c),
+            Statement::Drop { .. } => ddl::plan_drop(self, stmt),
+            Statement::Truncate(t) => ddl::plan_truncate(self, t),
+            Statement::Analyze(a) => ddl::plan_analyze(self, a),
+            Statement::Insert(i) => Ok(Body::Insert(self.insert(i)?)),
+            Statement::Update(u) => Ok(Body::Update(self.update(u)?)),
+            Statement::Delete(d) => Ok(Body::Delete(self.delete(d)?)),
+            Statement::ShowTables { .. }
+            | Statement::ShowCreate { .. }
+            | Statement::ShowColumns { .. }
+            | Statement::ExplainTable { .. } => Ok(Body::Show(show::plan(self, stmt)?)),
+            Statement::Explain { statement, .. } => {
+                let inner = self.statement(statement)?;
+                match inner {
+                    Body::Select(_) | Body::Update(_) | Body::Delete(_) | Body::Insert(_) => {
+                        Ok(Body::Explain(Box::new(inner)))
+                    }
+                    _ => Err(SqlError::unsupported("EXPLAIN of this statement")),
+                }
+            }
+            other => Err(SqlError::unsupported(
+                &other
+                    .to_string()
+                    .split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )),
+        }
+    }
+}
+
+/// Whether every table the plan resolved is still the catalog's.
+fn still_valid(st: &SessionState, plan: &TablePlan) -> bool {
+    let cat = &st.server.catalog;
+    plan.version == cat.version()
+        || plan.tables.iter().all(|(db, name, t)| {
+            cat.engine
+                .table(db, name)
+                .is_ok_and(|now| Arc::ptr_eq(&now, t))
+        })
+}
+
+/// Executes a table plan with parameter values.
+pub fn execute(st: &mut SessionState, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
+    if !still_valid(st, plan) {
+        let fresh = self::plan(st, &plan.statement, &plan.sql)?;
+        let Plan::Table(p) = fresh.plan else {
+            return Err(SqlError::unsupported("re-prepare"));
+        };
+        return run_body(st, &p.body, params);
+    }
+    run_body(st, &plan.body, params)
+}
+
+fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<Output> {
+    match body {
+        Body::CreateTable(c) => ddl::create_table(st, c),
+        Body::CreateIndex(c) => ddl::create_index(st, c),
+        Body::DropTables(d) => ddl::drop_tables(st, d),
+        Body::DropIndex(d) => ddl::drop_index(st, d),
+        Body::Truncate(t) => {
+            st.count(Counter::ComTruncate);
+            t.truncate();
+            Ok(Output::ok())
+        }
+        Body::Analyze(tables) => ddl::analyze(st, tables),
+        Body::Show(s) => show::execute(st, s),
+        Body::Select(q) => {
+            st.count(Counter::ComSelect);
+            let ex = run::Exec::new(st, params);
+            let rows = ex.query(q)?;
+            ex.flush();
+            Ok(Output::Rows(run::result_set(&q.columns, rows)))
+        }
+        Body::Insert(i) => dml::insert(st, i, params),
+        Body::Update(u) => dml::update(st, u, params),
+        Body::Delete(d) => dml::delete(st, d, params),
+        Body::Explain(inner) => {
+            st.count(Counter::ComExplain);
+            explain::execute(st, inner, params)
+        }
+    }
+}
+
+/// Rewrites `... LOCK IN SHARE MODE` (which sqlparser does not parse) as `... FOR SHARE`,
+/// keeping the text's length-independent meaning; None when the text has no such clause.
+pub fn rewrite_lock_in_share_mode(sql: &str) -> Option<String> {
+    let lower = sql.to_ascii_lowercase();
+    let at = lower.rfind("lock in share mode")?;
+    let mut s = String::with_capacity(sql.len());
+    s.push_str(&sql[..at]);
+    s.push_str("FOR SHARE");
+    s.push_str(&sql[at + "lock in share mode".len()..]);
+    Some(s)
+}

@@ -1,0 +1,831 @@
+//! SELECT planning over tables: FROM (base, derived and virtual tables, inner and left
+//! joins), WHERE split into conjuncts and pushed to the first join level that can evaluate
+//! them, an access path per base table, aggregation, HAVING, ORDER BY (served by the index
+//! or a filesort), DISTINCT and LIMIT.
+
+use std::sync::Arc;
+
+use protocol::{ColumnDefinition, ColumnFlags, ColumnType as Wire};
+use sqlparser::ast::{self, Expr, SelectItem, SetExpr, Spanned, TableFactor};
+
+use crate::engine::Table;
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::exec::access::{self, Access};
+use crate::exec::aggregate::{has_aggregate, AggBinder, AggFunc, AggSlot};
+use crate::exec::coltypes::{self, KeyFlags, BINARY, UTF8MB4};
+use crate::exec::errors::{no_database, no_such_table};
+use crate::exec::scope::{and_all, conjuncts, max_column, visit_columns, Scope, SourceColumn};
+use crate::exec::vtables::{self, VType, VirtualTable};
+use crate::exec::Planner;
+use crate::sql::expr::{Binder, BoundExpr};
+
+/// A locking clause (`FOR UPDATE`, `FOR SHARE`, `LOCK IN SHARE MODE`), kept for the lock
+/// manager of the transactions issue: today reads take no row locks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LockClause {
+    /// Exclusive (FOR UPDATE) rather than shared.
+    pub exclusive: bool,
+    /// NOWAIT.
+    pub nowait: bool,
+    /// SKIP LOCKED.
+    pub skip_locked: bool,
+}
+
+/// Where a source's rows come from.
+#[derive(Debug, Clone)]
+pub enum SourceKind {
+    /// A base table read through an access path.
+    Base {
+        /// The table as planned.
+        table: Arc<Table>,
+        /// How it is read.
+        access: Access,
+    },
+    /// A derived table (subquery in FROM), materialised first.
+    Derived(Box<Query>),
+    /// An introspection table.
+    Virtual(&'static dyn VirtualTable),
+}
+
+/// One source of the nested loop.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Alias (or table name).
+    pub alias: String,
+    /// Database ("" for derived tables).
+    pub db: String,
+    /// Row origin.
+    pub kind: SourceKind,
+    /// First combined-row column.
+    pub offset: usize,
+    /// Number of columns.
+    pub width: usize,
+    /// LEFT JOIN: a row of NULLs when nothing matches.
+    pub left_join: bool,
+    /// Conditions evaluated at this level that the access path does not already ensure.
+    pub filter: Option<BoundExpr>,
+    /// Every condition of this level (used when a key value could not be used exactly).
+    pub full_filter: Option<BoundExpr>,
+    /// Columns (relative to the source) the statement reads.
+    pub needed: Vec<usize>,
+}
+
+/// Aggregation: grouping expressions over the source row and the slot row's slots.
+#[derive(Debug, Clone)]
+pub struct Aggregation {
+    /// GROUP BY expressions (empty: one group).
+    pub group_by: Vec<BoundExpr>,
+    /// Slots.
+    pub slots: Vec<AggSlot>,
+}
+
+/// One result column: its label and, when known before execution, its metadata.
+#[derive(Debug, Clone)]
+pub struct OutColumn {
+    /// Label.
+    pub name: String,
+    /// Metadata (None: derived from the values at execution).
+    pub def: Option<ColumnDefinition>,
+}
+
+/// A planned SELECT over tables.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// Sources in nested-loop order.
+    pub sources: Vec<Source>,
+    /// Width of the combined row.
+    pub width: usize,
+    /// WHERE conjuncts that must wait for every source (those on LEFT-joined tables).
+    pub post_filter: Option<BoundExpr>,
+    /// GROUP BY / aggregates.
+    pub agg: Option<Aggregation>,
+    /// HAVING over the slot row.
+    pub having: Option<BoundExpr>,
+    /// Select list (over the combined row, or the slot row when aggregated).
+    pub items: Vec<BoundExpr>,
+    /// Result columns.
+    pub columns: Vec<OutColumn>,
+    /// ORDER BY keys over the same row as `items`.
+    pub order: Vec<(BoundExpr, bool)>,
+    /// ORDER BY needs a sort (the access order does not give it).
+    pub sort: bool,
+    /// DISTINCT.
+    pub distinct: bool,
+    /// LIMIT.
+    pub limit: Option<BoundExpr>,
+    /// OFFSET.
+    pub offset: Option<BoundExpr>,
+    /// FOR UPDATE / FOR SHARE.
+    pub lock: Option<LockClause>,
+    /// EXPLAIN's `id` of this SELECT.
+    pub select_id: usize,
+}
+
+fn ident_name(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Identifier(i) => Some(&i.value),
+        Expr::CompoundIdentifier(p) => p.last().map(|i| i.value.as_str()),
+        _ => None,
+    }
+}
+
+/// Splits `db.table` / `table` with the session's database.
+pub fn table_name(p: &Planner<'_>, n: &ast::ObjectName) -> SqlResult<(String, String)> {
+    let parts: Vec<String> =
+        n.0.iter()
+            .map(|x| match x {
+                ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+                other => other.to_string(),
+            })
+            .collect();
+    match parts.as_slice() {
+        [t] => Ok((p.db.clone().ok_or_else(no_database)?, t.clone())),
+        [d, t] => Ok((d.clone(), t.clone())),
+        _ => Err(SqlError::parse(&n.to_string())),
+    }
+}
+
+/// The columns a base table contributes to a scope.
+pub fn table_columns(t: &Table, db: &str, alias: &str) -> Vec<SourceColumn> {
+    let def = t.def();
+    def.columns()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut keys = KeyFlags::default();
+            for ix in def.indexes() {
+                match ix.kind {
+                    crate::engine::IndexKind::Primary if ix.columns.contains(&i) => {
+                        keys.primary = true
+                    }
+                    crate::engine::IndexKind::Unique if ix.columns.first() == Some(&i) => {
+                        keys.unique = ix.columns.len() == 1;
+                        keys.multiple |= ix.columns.len() > 1;
+                    }
+                    crate::engine::IndexKind::NonUnique if ix.columns.first() == Some(&i) => {
+                        keys.multiple = true
+                    }
+                    _ => {}
+                }
+            }
+            SourceColumn {
+                name: c.name.clone(),
+                def: coltypes::definition(db, alias, t.name(), &c.name, &c.name, c, keys),
+                ty: Some(c.ty),
+                nullable: c.nullable,
+            }
+        })
+        .collect()
+}
+
+fn virtual_columns(v: &dyn VirtualTable, db: &str, alias: &str) -> Vec<SourceColumn> {
+    v.columns()
+        .iter()
+        .map(|(name, ty)| {
+            let mut d = match ty {
+                VType::Text => {
+                    let mut d = ColumnDefinition::new(name, Wire::VarString);
+                    d.charset = UTF8MB4;
+                    d.column_length = 256 * 4;
+                    d
+                }
+                VType::UInt => {
+                    let mut d = ColumnDefinition::new(name, Wire::LongLong);
+                    d.charset = BINARY;
+                    d.column_length = 21;
+                    d.flags = ColumnFlags::UNSIGNED | ColumnFlags::NUM;
+                    d
+                }
+            };
+            d.schema = db.to_string();
+            d.table = alias.to_string();
+            d.org_table = v.name().to_string();
+            d.org_name = name.to_string();
+            SourceColumn {
+                name: name.to_string(),
+                def: d,
+                ty: None,
+                nullable: true,
+            }
+        })
+        .collect()
+}
+
+struct PendingSource {
+    alias: String,
+    db: String,
+    kind: PendingKind,
+    left_join: bool,
+    on: Vec<BoundExpr>,
+    hints: Vec<ast::TableIndexHints>,
+}
+
+enum PendingKind {
+    Base(Arc<Table>),
+    Derived(Box<Query>),
+    Virtual(&'static dyn VirtualTable),
+}
+
+/// Static metadata of an aggregate's result.
+fn agg_def(name: &str, slot: &AggSlot, scope: &Scope<'_>) -> Option<ColumnDefinition> {
+    let arg_def = || match &slot.arg {
+        Some(BoundExpr::Column(i)) => scope.locate(*i).map(|(_, c)| c.def.clone()),
+        _ => None,
+    };
+    let numeric = |ty: Wire, len: u32, decimals: u8, not_null: bool| {
+        let mut d = ColumnDefinition::new(name, ty);
+        d.charset = BINARY;
+        d.column_length = len;
+        d.decimals = decimals;
+        d.flags = ColumnFlags::BINARY | ColumnFlags::NUM;
+        if not_null {
+            d.flags |= ColumnFlags::NOT_NULL;
+        }
+        d
+    };
+    let int_arg = matches!(&slot.arg, Some(BoundExpr::Column(i))
+        if scope.locate(*i).is_some_and(|(_, c)| matches!(c.ty, Some(crate::engine::ColumnType::Integer { .. }))));
+    match slot.func {
+        AggFunc::Count => Some(numeric(Wire::LongLong, 21, 0, true)),
+        AggFunc::Sum if int_arg => Some(numeric(Wire::NewDecimal, 33, 0, false)),
+        AggFunc::Avg if int_arg => Some(numeric(Wire::NewDecimal, 14, 4, false)),
+        AggFunc::Min | AggFunc::Max | AggFunc::First => arg_def().map(|mut d| {
+            d.name = name.to_string();
+            if slot.func != AggFunc::First {
+                d.flags.remove(
+                    ColumnFlags::NOT_NULL | ColumnFlags::PRI_KEY | ColumnFlags::AUTO_INCREMENT,
+                );
+                d.org_name.clear();
+                d.org_table.clear();
+                d.table.clear();
+            }
+            d
+        }),
+        _ => None,
+    }
+}
+
+impl Planner<'_> {
+    /// Plans a SELECT (or a derived table's SELECT).
+    pub fn query(&mut self, q: &ast::Query) -> SqlResult<Query> {
+        let SetExpr::Select(s) = q.body.as_ref() else {
+            return Err(SqlError::unsupported("UNION and other set operations"));
+        };
+        if q.with.is_some() {
+            return Err(SqlError::unsupported("WITH (common table expressions)"));
+        }
+        self.select_ids += 1;
+        let select_id = self.select_ids;
+        let registry = &self.st.server.vars;
+        let mut scope = Scope::new(registry);
+        let mut pending: Vec<PendingSource> = Vec::new();
+        // FROM
+        let mut factors: Vec<(&TableFactor, bool, Option<&Expr>)> = Vec::new();
+        for twj in &s.from {
+            factors.push((&twj.relation, false, None));
+            for j in &twj.joins {
+                let (left, cons) = match &j.join_operator {
+                    ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, Some(c)),
+                    ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
+                    ast::JoinOperator::CrossJoin(_) => (false, None),
+                    other => {
+                        return Err(SqlError::unsupported(
+                            &format!("join {other:?}")
+                                .chars()
+                                .take(40)
+                                .collect::<String>(),
+                        ))
+                    }
+                };
+                let on = match cons {
+                    Some(ast::JoinConstraint::On(e)) => Some(e),
+                    Some(ast::JoinConstraint::None) | None => None,
+                    Some(_) => return Err(SqlError::unsupported("JOIN ... USING / NATURAL JOIN")),
+                };
+                factors.push((&j.relation, left, on));
+            }
+        }
+        if factors.is_empty() {
+            return Err(SqlError::new(ErrorCode::NoTablesUsed, "No tables used"));
+        }
+        let mut on_exprs: Vec<Option<&Expr>> = Vec::new();
+        for (f, left, on) in factors {
+            let (alias, db, kind, hints, cols) = match f {
+                TableFactor::Table {
+                    name,
+                    alias,
+                    index_directives: index_hints,
+                    ..
+                } => {
+                    let (db, t) = table_name(self, name)?;
+                    let a = alias.as_ref().map_or(t.clone(), |a| a.name.value.clone());
+                    if let Some(v) = vtables::lookup(&db, &t) {
+                        let cols = virtual_columns(v, &db, &a);
+                        (a, db, PendingKind::Virtual(v), Vec::new(), cols)
+                    } else {
+                        let table = self.table(&db, &t)?;
+                        let cols = table_columns(&table, &db, &a);
+                        let hints: Vec<ast::TableIndexHints> = index_hints
+                            .iter()
+                            .filter_map(|h| match h {
+                                ast::TableIndexDirective::MySql(m) => Some(m.clone()),
+                                #[allow(unreachable_patterns)]
+                                _ => None,
+                            })
+                            .collect();
+                        (a, db, PendingKind::Base(table), hints, cols)
+                    }
+                }
+                TableFactor::Derived {
+                    subquery, alias, ..
+                } => {
+                    let Some(alias) = alias else {
+                        return Err(SqlError::new(
+                            ErrorCode::Unknown,
+                            "Every derived table must have its own alias",
+                        ));
+                    };
+                    let a = alias.name.value.clone();
+                    let inner = self.query(subquery)?;
+                    let cols = inner
+                        .columns
+                        .iter()
+                        .map(|c| {
+                            let mut def = c.def.clone().unwrap_or_else(|| {
+                                let mut d = ColumnDefinition::new(&c.name, Wire::VarString);
+                                d.charset = UTF8MB4;
+                                d.column_length = 1024;
+                                d
+                            });
+                            def.table = a.clone();
+                            SourceColumn {
+                                name: c.name.clone(),
+                                def,
+                                ty: None,
+                                nullable: true,
+                            }
+                        })
+                        .collect();
+                    (
+                        a,
+                        String::new(),
+                        PendingKind::Derived(Box::new(inner)),
+                        Vec::new(),
+                        cols,
+                    )
+                }
+                other => {
+                    return Err(SqlError::unsupported(
+                        &other.to_string().chars().take(40).collect::<String>(),
+                    ))
+                }
+            };
+            scope.push(&alias, &db, cols)?;
+            pending.push(PendingSource {
+                alias: alias.clone(),
+                db: db.clone(),
+                kind,
+                left_join: left,
+                on: Vec::new(),
+                hints,
+            });
+            on_exprs.push(on);
+        }
+        let aggregated = !matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
+            || s.projection.iter().any(|i| match i {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    has_aggregate(e)
+                }
+                _ => false,
+            })
+            || s.having.as_ref().is_some_and(has_aggregate);
+        let aggb = AggBinder {
+            scope: &scope,
+            slots: Default::default(),
+        };
+        // Select list.
+        scope.in_clause("field list");
+        let mut items = Vec::new();
+        let mut columns = Vec::new();
+        let mut item_asts: Vec<Option<&Expr>> = Vec::new();
+        for item in &s.projection {
+            match item {
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                    let only = match item {
+                        SelectItem::QualifiedWildcard(
+                            ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                            _,
+                        ) => Some(n.0.last().map(|p| p.to_string()).unwrap_or_default()),
+                        _ => None,
+                    };
+                    let mut any = false;
+                    for e in &scope.entries {
+                        if only.as_ref().is_some_and(|o| *o != e.alias) {
+                            continue;
+                        }
+                        any = true;
+                        for (i, c) in e.columns.iter().enumerate() {
+                            let bound = if aggregated {
+                                aggb.bind(
+                                    &Expr::CompoundIdentifier(vec![
+                                        ast::Ident::new(&e.alias),
+                                        ast::Ident::new(&c.name),
+                                    ]),
+                                    &mut self.params,
+                                )?
+                            } else {
+                                BoundExpr::Column(e.offset + i)
+                            };
+                            items.push(bound);
+                            columns.push(OutColumn {
+                                name: c.name.clone(),
+                                def: Some(c.def.clone()),
+                            });
+                            item_asts.push(None);
+                        }
+                    }
+                    if !any {
+                        return Err(SqlError::new(
+                            ErrorCode::BadTable,
+                            format!("Unknown table '{}'", only.unwrap_or_default()),
+                        ));
+                    }
+                }
+                SelectItem::ExprWithAliases { .. } => {
+                    return Err(SqlError::unsupported("multiple aliases"))
+                }
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    let name = match item {
+                        SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+                        _ => ident_name(e)
+                            .map(str::to_string)
+                            .or_else(|| {
+                                crate::sql::select::span_text(self.sql, e.span())
+                                    .filter(|t| t.matches('(').count() == t.matches(')').count())
+                                    .map(str::to_string)
+                            })
+                            .unwrap_or_else(|| e.to_string()),
+                    };
+                    let bound = if aggregated {
+                        aggb.bind(e, &mut self.params)?
+                    } else {
+                        let mut b = Binder::new(&scope);
+                        b.params = self.params;
+                        let x = b.bind(e)?;
+                        self.params = b.params;
+                        x
+                    };
+                    items.push(bound);
+                    columns.push(OutColumn { name, def: None });
+                    item_asts.push(Some(e));
+                }
+            }
+        }
+        // WHERE and ON.
+        let mut where_parts = Vec::new();
+        let bind_base = |scope: &Scope<'_>, e: &Expr, params: &mut usize| -> SqlResult<BoundExpr> {
+            let mut b = Binder::new(scope);
+            b.params = *params;
+            let x = b.bind(e)?;
+            *params = b.params;
+            Ok(x)
+        };
+        for (i, on) in on_exprs.iter().enumerate() {
+            if let Some(e) = on {
+                scope.in_clause("on clause");
+                let x = bind_base(&scope, e, &mut self.params)?;
+                conjuncts(x, &mut pending[i].on);
+            }
+        }
+        if let Some(w) = &s.selection {
+            if has_aggregate(w) {
+                return Err(SqlError::new(
+                    ErrorCode::InvalidGroupFuncUse,
+                    "Invalid use of group function",
+                ));
+            }
+            scope.in_clause("where clause");
+            conjuncts(bind_base(&scope, w, &mut self.params)?, &mut where_parts);
+        }
+        // GROUP BY.
+        let mut group_by = Vec::new();
+        if let ast::GroupByExpr::Expressions(g, _) = &s.group_by {
+            scope.in_clause("group statement");
+            for e in g {
+                let target = match e {
+                    Expr::Value(v) => match &v.value {
+                        ast::Value::Number(n, _) => n
+                            .parse::<usize>()
+                            .ok()
+                            .and_then(|n| item_asts.get(n.wrapping_sub(1)).copied().flatten()),
+                        _ => None,
+                    },
+                    Expr::Identifier(id) => s.projection.iter().find_map(|it| match it {
+                        SelectItem::ExprWithAlias { expr, alias }
+                            if alias.value.eq_ignore_ascii_case(&id.value) =>
+                        {
+                            Some(expr)
+                        }
+                        _ => None,
+                    }),
+                    _ => None,
+                };
+                group_by.push(bind_base(&scope, target.unwrap_or(e), &mut self.params)?);
+            }
+        }
+        // HAVING.
+        scope.in_clause("having clause");
+        let having = match &s.having {
+            Some(h) if aggregated => Some(aggb.bind(h, &mut self.params)?),
+            Some(h) => Some(bind_base(&scope, h, &mut self.params)?),
+            None => None,
+        };
+        // ORDER BY.
+        scope.in_clause("order clause");
+        let mut order = Vec::new();
+        if let Some(ob) = &q.order_by {
+            if let ast::OrderByKind::Expressions(list) = &ob.kind {
+                for o in list {
+                    let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+                    let by_position = match &o.expr {
+                        Expr::Value(v) => match &v.value {
+                            ast::Value::Number(n, _) => n.parse::<usize>().ok(),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let by_alias = match &o.expr {
+                        Expr::Identifier(id) => columns
+                            .iter()
+                            .position(|c| c.name.eq_ignore_ascii_case(&id.value)),
+                        _ => None,
+                    };
+                    let key = if let Some(n) = by_position {
+                        items.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
+                            crate::exec::errors::unknown_column(&n.to_string(), "order clause")
+                        })?
+                    } else if let Some(i) = by_alias {
+                        items[i].clone()
+                    } else if aggregated {
+                        aggb.bind(&o.expr, &mut self.params)?
+                    } else {
+                        bind_base(&scope, &o.expr, &mut self.params)?
+                    };
+                    order.push((key, desc));
+                }
+            }
+        }
+        // LIMIT.
+        let (limit, offset) = match &q.limit_clause {
+            None => (None, None),
+            Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+                limit
+                    .as_ref()
+                    .map(|l| bind_base(&scope, l, &mut self.params))
+                    .transpose()?,
+                offset
+                    .as_ref()
+                    .map(|o| bind_base(&scope, &o.value, &mut self.params))
+                    .transpose()?,
+            ),
+            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+                Some(bind_base(&scope, limit, &mut self.params)?),
+                Some(bind_base(&scope, offset, &mut self.params)?),
+            ),
+        };
+        let lock = q.locks.first().map(|l| LockClause {
+            exclusive: matches!(l.lock_type, ast::LockType::Update),
+            nowait: matches!(l.nonblock, Some(ast::NonBlock::Nowait)),
+            skip_locked: matches!(l.nonblock, Some(ast::NonBlock::SkipLocked)),
+        });
+        let slots = aggb.slots.into_inner();
+        // Result metadata.
+        for (i, c) in columns.iter_mut().enumerate() {
+            if c.def.is_some() {
+                if let Some(d) = &mut c.def {
+                    d.name = c.name.clone();
+                }
+                continue;
+            }
+            c.def = match &items[i] {
+                BoundExpr::Column(x) if !aggregated => scope.locate(*x).map(|(_, sc)| {
+                    let mut d = sc.def.clone();
+                    d.name = c.name.clone();
+                    d
+                }),
+                BoundExpr::Column(x) => slots
+                    .get(*x)
+                    .and_then(|slot| agg_def(&c.name, slot, &scope)),
+                _ => None,
+            };
+        }
+        let distinct = matches!(s.distinct, Some(ast::Distinct::Distinct));
+        let order_cols: Option<Vec<(usize, bool)>> = if aggregated || distinct {
+            None
+        } else {
+            let first = &scope.entries[0];
+            order
+                .iter()
+                .map(|(e, desc)| match e {
+                    BoundExpr::Column(i)
+                        if *i >= first.offset && *i < first.offset + first.columns.len() =>
+                    {
+                        Some((*i - first.offset, *desc))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        // Conjunct placement.
+        let entries = scope.entries.clone();
+        let level_of = |e: &BoundExpr| {
+            max_column(e).map_or(0, |m| {
+                entries
+                    .iter()
+                    .position(|x| m >= x.offset && m < x.offset + x.columns.len())
+                    .unwrap_or(0)
+            })
+        };
+        let mut post = Vec::new();
+        for c in where_parts {
+            let l = level_of(&c);
+            if pending[l].left_join {
+                post.push(c);
+            } else {
+                pending[l].on.push(c);
+            }
+        }
+        let outer_name = |i: usize| {
+            scope
+                .locate(i)
+                .map(|(s, c)| {
+                    let e = &entries[s];
+                    if e.db.is_empty() {
+                        format!("{}.{}", e.alias, c.name)
+                    } else {
+                        format!("{}.{}.{}", e.db, e.alias, c.name)
+                    }
+                })
+                .unwrap_or_else(|| "func".into())
+        };
+        let limited = limit.is_some();
+        let mut sources = Vec::new();
+        let mut first_ordered = order.is_empty();
+        for (k, p) in pending.into_iter().enumerate() {
+            let e = &entries[k];
+            let full = and_all(p.on.clone());
+            let (kind, residual) = match p.kind {
+                PendingKind::Base(table) => {
+                    let allowed = allowed_indexes(&table, &p.hints)?;
+                    let forced = p
+                        .hints
+                        .iter()
+                        .any(|h| matches!(h.hint_type, ast::TableIndexHintType::Force));
+                    let ctx = access::Context {
+                        offset: e.offset,
+                        conjuncts: &p.on,
+                        order: if k == 0 { order_cols.clone() } else { None },
+                        limited,
+                        allowed,
+                        forced,
+                        outer_name: &outer_name,
+                    };
+                    let acc = access::choose(&table, &ctx);
+                    if k == 0 && acc.ordered {
+                        first_ordered = true;
+                    }
+                    let rest: Vec<BoundExpr> =
+                        p.on.iter()
+                            .enumerate()
+                            .filter(|(i, _)| !acc.consumed.contains(i))
+                            .map(|(_, c)| c.clone())
+                            .collect();
+                    (SourceKind::Base { table, access: acc }, and_all(rest))
+                }
+                PendingKind::Derived(q) => (SourceKind::Derived(q), full.clone()),
+                PendingKind::Virtual(v) => (SourceKind::Virtual(v), full.clone()),
+            };
+            sources.push(Source {
+                alias: p.alias,
+                db: p.db,
+                kind,
+                offset: e.offset,
+                width: e.columns.len(),
+                left_join: p.left_join,
+                filter: residual,
+                full_filter: full,
+                needed: Vec::new(),
+            });
+        }
+        let sort = !(order.is_empty() || first_ordered && order_cols.is_some());
+        let mut query = Query {
+            width: scope.width(),
+            sources,
+            post_filter: and_all(post),
+            agg: aggregated.then_some(Aggregation { group_by, slots }),
+            having,
+            items,
+            columns,
+            order,
+            sort,
+            distinct,
+            limit,
+            offset,
+            lock,
+            select_id,
+        };
+        compute_needed(&mut query);
+        Ok(query)
+    }
+
+    /// The table `db.name`, remembered so a prepared plan can detect DDL.
+    pub fn table(&mut self, db: &str, name: &str) -> SqlResult<Arc<Table>> {
+        let t = self
+            .st
+            .server
+            .catalog
+            .engine
+            .table(db, name)
+            .map_err(|_| no_such_table(db, name))?;
+        self.tables
+            .push((db.to_string(), name.to_string(), t.clone()));
+        Ok(t)
+    }
+}
+
+fn allowed_indexes(t: &Table, hints: &[ast::TableIndexHints]) -> SqlResult<Vec<usize>> {
+    let def = t.def();
+    let mut allowed: Vec<usize> = (0..def.indexes().len()).collect();
+    for h in hints {
+        let mut named = Vec::new();
+        for n in &h.index_names {
+            match def.index_position(&n.value) {
+                Some(i) => named.push(i),
+                None => {
+                    return Err(SqlError::new(
+                        ErrorCode::KeyDoesNotExist,
+                        format!("Key '{}' doesn't exist in table '{}'", n.value, t.name()),
+                    ))
+                }
+            }
+        }
+        match h.hint_type {
+            ast::TableIndexHintType::Use | ast::TableIndexHintType::Force => {
+                if !named.is_empty() {
+                    allowed.retain(|i| named.contains(i));
+                }
+            }
+            ast::TableIndexHintType::Ignore => allowed.retain(|i| !named.contains(i)),
+        }
+    }
+    if allowed.is_empty() {
+        allowed.push(0);
+    }
+    Ok(allowed)
+}
+
+/// Fills each source's `needed` columns from every expression that reads the combined row.
+fn compute_needed(q: &mut Query) {
+    let mut used = vec![false; q.width];
+    let mut mark = |e: &BoundExpr| {
+        visit_columns(e, &mut |i| {
+            if i < used.len() {
+                used[i] = true;
+            }
+        })
+    };
+    match &q.agg {
+        Some(a) => {
+            a.group_by.iter().for_each(&mut mark);
+            a.slots
+                .iter()
+                .filter_map(|s| s.arg.as_ref())
+                .for_each(&mut mark);
+        }
+        None => {
+            q.items.iter().for_each(&mut mark);
+            q.order.iter().for_each(|(e, _)| mark(e));
+            if let Some(h) = &q.having {
+                mark(h);
+            }
+        }
+    }
+    if let Some(f) = &q.post_filter {
+        mark(f);
+    }
+    for s in &q.sources {
+        if let Some(f) = &s.full_filter {
+            mark(f);
+        }
+        if let SourceKind::Base { access, .. } = &s.kind {
+            for spec in &access.specs {
+                spec.eq.iter().for_each(&mut mark);
+                spec.lower.iter().for_each(|(e, _)| mark(e));
+                spec.upper.iter().for_each(|(e, _)| mark(e));
+            }
+        }
+    }
+    for s in &mut q.sources {
+        s.needed = (0..s.width).filter(|&i| used[s.offset + i]).collect();
+    }
+}

@@ -1,0 +1,572 @@
+//! Executing a planned SELECT: a nested loop over the sources (each base table read through
+//! its access path, derived and virtual tables materialised first), conditions evaluated at
+//! the first level that has their columns, then aggregation, DISTINCT, sort and LIMIT. With
+//! no sort, grouping or DISTINCT the loop stops as soon as LIMIT rows are out.
+
+use std::cell::Cell;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
+
+use crate::engine::key::{self, KeyColumn};
+use crate::engine::{Direction, KeyRange, Table};
+use crate::error::SqlResult;
+use crate::exec::access::{Access, AccessType};
+use crate::exec::aggregate::Acc;
+use crate::exec::query::{OutColumn, Query, Source, SourceKind};
+use crate::session::state::SessionState;
+use crate::sql::env::StmtEnv;
+use crate::sql::eval::{compare, eval, to_i64, truth};
+use crate::sql::expr::BoundExpr;
+use crate::sql::output::{column_for, ResultSet};
+use crate::value::Value;
+use crate::vars::Counter;
+
+/// Handler-level counters of one statement, added to the session's status at the end.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Handler_read_key.
+    pub read_key: Cell<u64>,
+    /// Handler_read_first.
+    pub read_first: Cell<u64>,
+    /// Handler_read_next.
+    pub read_next: Cell<u64>,
+    /// Handler_read_prev.
+    pub read_prev: Cell<u64>,
+    /// Handler_read_rnd_next.
+    pub read_rnd_next: Cell<u64>,
+    /// Innodb_rows_read: rows the engine returned.
+    pub rows_read: Cell<u64>,
+}
+
+fn bump(c: &Cell<u64>, n: u64) {
+    c.set(c.get() + n);
+}
+
+/// The execution context of one statement.
+#[derive(Debug)]
+pub struct Exec<'a> {
+    /// The session.
+    pub st: &'a SessionState,
+    /// Parameter values.
+    pub params: &'a [Value],
+    /// Statement start (NOW()).
+    pub now: i64,
+    /// Counters.
+    pub counters: Counters,
+}
+
+/// A key bound after evaluation: None when its value was NULL (nothing matches), Some(None)
+/// when it could not be used exactly (the scan goes unbounded on that side).
+type EvaluatedBound = Option<Option<(Vec<u8>, bool)>>;
+
+/// Called for every row a base-table read produces, with the row's clustered key; false
+/// stops the read.
+pub type RowSink<'s> = dyn FnMut(&mut Vec<Value>, &[u8]) -> SqlResult<bool> + 's;
+
+/// Ranges of one scan, with whether every key value was usable as is.
+#[derive(Debug)]
+pub struct Ranges {
+    /// Key ranges in scan order (empty: nothing matches).
+    pub ranges: Vec<KeyRange>,
+    /// All key values converted exactly, so the consumed conditions hold for every row.
+    pub exact: bool,
+    /// The ranges may overlap: drop repeated rows.
+    pub dedupe: bool,
+    /// Each range is a full unique key: at most one row each.
+    pub point: bool,
+}
+
+impl<'a> Exec<'a> {
+    /// A context for a statement of `st` with `params`.
+    pub fn new(st: &'a SessionState, params: &'a [Value]) -> Exec<'a> {
+        Exec {
+            st,
+            params,
+            now: crate::sql::time::now_micros(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// The evaluation environment over `row`.
+    pub fn env<'b>(&'b self, row: &'b [Value]) -> StmtEnv<'b> {
+        StmtEnv {
+            st: self.st,
+            params: self.params,
+            row,
+            now: self.now,
+        }
+    }
+
+    /// Evaluates `e` over `row`.
+    pub fn eval(&self, e: &BoundExpr, row: &[Value]) -> SqlResult<Value> {
+        eval(e, &self.env(row))
+    }
+
+    /// Whether a condition holds over `row` (absent conditions hold).
+    pub fn holds(&self, e: Option<&BoundExpr>, row: &[Value]) -> SqlResult<bool> {
+        match e {
+            None => Ok(true),
+            Some(e) => Ok(truth(&self.eval(e, row)?) == Some(true)),
+        }
+    }
+
+    /// Adds the counters to the session's status.
+    pub fn flush(&self) {
+        let c = &self.st.conn.counters;
+        let n = &self.counters;
+        for (counter, cell) in [
+            (Counter::HandlerReadKey, &n.read_key),
+            (Counter::HandlerReadFirst, &n.read_first),
+            (Counter::HandlerReadNext, &n.read_next),
+            (Counter::HandlerReadPrev, &n.read_prev),
+            (Counter::HandlerReadRndNext, &n.read_rnd_next),
+            (Counter::InnodbRowsRead, &n.rows_read),
+        ] {
+            if cell.get() > 0 {
+                c.add(counter, cell.get());
+            }
+        }
+    }
+
+    /// Evaluates an access path's key ranges over the current combined row.
+    pub fn ranges(&self, t: &Table, access: &Access, row: &[Value]) -> SqlResult<Ranges> {
+        let cols: &[KeyColumn] = t.key_columns(access.index);
+        let unique_len = {
+            let ix = &t.def().indexes()[access.index];
+            ix.is_unique().then_some(ix.columns.len())
+        };
+        let mut out = Ranges {
+            ranges: Vec::with_capacity(access.specs.len().max(1)),
+            exact: true,
+            dedupe: false,
+            point: true,
+        };
+        if access.specs.is_empty() {
+            out.ranges.push(KeyRange::all());
+            out.point = false;
+            return Ok(out);
+        }
+        let env = self.env(row);
+        'spec: for spec in &access.specs {
+            let mut prefix = Vec::with_capacity(16);
+            for (i, e) in spec.eq.iter().enumerate() {
+                let v = eval(e, &env)?;
+                if v.is_null() {
+                    continue 'spec; // col = NULL matches nothing
+                }
+                match exact_key(cols[i], v) {
+                    Some(k) => key::encode(cols[i], &k, &mut prefix),
+                    None => return Ok(full_scan(out)),
+                }
+            }
+            let n = spec.eq.len();
+            let bound = |b: &Option<(BoundExpr, bool)>| -> SqlResult<EvaluatedBound> {
+                let Some((e, incl)) = b else {
+                    return Ok(Some(None));
+                };
+                let v = eval(e, &env)?;
+                if v.is_null() {
+                    return Ok(None);
+                }
+                Ok(Some(exact_key(cols[n], v).map(|k| {
+                    let mut p = prefix.clone();
+                    key::encode(cols[n], &k, &mut p);
+                    (p, *incl)
+                })))
+            };
+            let (Some(lo), Some(hi)) = (bound(&spec.lower)?, bound(&spec.upper)?) else {
+                continue; // a bound of NULL: nothing compares true
+            };
+            let has_range = spec.lower.is_some() || spec.upper.is_some();
+            if has_range
+                && (lo.is_none() && spec.lower.is_some() || hi.is_none() && spec.upper.is_some())
+            {
+                out.exact = false;
+            }
+            let edge = |b: Option<(Vec<u8>, bool)>| match b {
+                Some((k, true)) => Bound::Included(k),
+                Some((k, false)) => Bound::Excluded(k),
+                None if prefix.is_empty() => Bound::Unbounded,
+                None => Bound::Included(prefix.clone()),
+            };
+            out.point &= !has_range && unique_len == Some(n);
+            out.ranges.push(KeyRange {
+                lower: edge(lo),
+                upper: edge(hi),
+            });
+        }
+        if out.ranges.len() > 1 {
+            if out.ranges.iter().all(|r| r.lower == r.upper) {
+                out.ranges
+                    .sort_by(|a, b| bound_key(&a.lower).cmp(bound_key(&b.lower)));
+                out.ranges.dedup();
+            } else {
+                out.dedupe = true;
+            }
+            if access.reverse {
+                out.ranges.reverse();
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs a query; returns its result rows (one value per select item).
+    pub fn query(&self, q: &Query) -> SqlResult<Vec<Vec<Value>>> {
+        let limit = match &q.limit {
+            Some(l) => to_i64(&self.eval(l, &[])?).unwrap_or(0).max(0) as u64,
+            None => u64::MAX,
+        };
+        let offset = match &q.offset {
+            Some(o) => to_i64(&self.eval(o, &[])?).unwrap_or(0).max(0) as u64,
+            None => 0,
+        };
+        let materialized: Vec<Option<Vec<Vec<Value>>>> = q
+            .sources
+            .iter()
+            .map(|s| match &s.kind {
+                SourceKind::Derived(inner) => self.query(inner).map(Some),
+                SourceKind::Virtual(v) => Ok(Some(v.rows(&self.st.server.catalog.engine))),
+                SourceKind::Base { .. } => Ok(None),
+            })
+            .collect::<SqlResult<_>>()?;
+        let early = q.agg.is_none() && !q.distinct && !q.sort;
+        let want = offset.saturating_add(limit);
+        let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+        let mut groups: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut accs: Vec<(Vec<Acc>, ())> = Vec::new();
+        let mut keybuf = Vec::new();
+        let mut row = vec![Value::Null; q.width];
+        if limit > 0 || q.agg.is_some() {
+            let mut sink = |row: &[Value]| -> SqlResult<bool> {
+                if !self.holds(q.post_filter.as_ref(), row)? {
+                    return Ok(true);
+                }
+                match &q.agg {
+                    None => {
+                        let items = q
+                            .items
+                            .iter()
+                            .map(|e| self.eval(e, row))
+                            .collect::<SqlResult<Vec<_>>>()?;
+                        let keys = if q.sort {
+                            q.order
+                                .iter()
+                                .map(|(e, _)| self.eval(e, row))
+                                .collect::<SqlResult<Vec<_>>>()?
+                        } else {
+                            Vec::new()
+                        };
+                        out.push((items, keys));
+                        Ok(!(early && out.len() as u64 >= want))
+                    }
+                    Some(a) => {
+                        keybuf.clear();
+                        for g in &a.group_by {
+                            group_key(&self.eval(g, row)?, &mut keybuf);
+                        }
+                        let n = accs.len();
+                        let i = *groups.entry(keybuf.clone()).or_insert(n);
+                        if i == n {
+                            accs.push((vec![Acc::new(); a.slots.len()], ()));
+                        }
+                        for (slot, acc) in a.slots.iter().zip(accs[i].0.iter_mut()) {
+                            let v = match &slot.arg {
+                                Some(e) => self.eval(e, row)?,
+                                None => Value::Int(1),
+                            };
+                            acc.add(slot, v);
+                        }
+                        Ok(true)
+                    }
+                }
+            };
+            self.level(q, 0, &materialized, &mut row, &mut sink)?;
+        }
+        if let Some(a) = &q.agg {
+            if accs.is_empty() && a.group_by.is_empty() {
+                accs.push((vec![Acc::new(); a.slots.len()], ()));
+            }
+            for (g, _) in &accs {
+                let slot_row: Vec<Value> = a
+                    .slots
+                    .iter()
+                    .zip(g)
+                    .map(|(s, acc)| acc.finish(s))
+                    .collect();
+                if !self.holds(q.having.as_ref(), &slot_row)? {
+                    continue;
+                }
+                let items = q
+                    .items
+                    .iter()
+                    .map(|e| self.eval(e, &slot_row))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                let keys = q
+                    .order
+                    .iter()
+                    .map(|(e, _)| self.eval(e, &slot_row))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                out.push((items, keys));
+            }
+        }
+        if q.distinct {
+            let mut seen = HashSet::new();
+            out.retain(|(items, _)| {
+                let mut k = Vec::new();
+                items.iter().for_each(|v| group_key(v, &mut k));
+                seen.insert(k)
+            });
+        }
+        if q.sort || (q.agg.is_some() && !q.order.is_empty()) {
+            out.sort_by(|a, b| {
+                for (i, (_, desc)) in q.order.iter().enumerate() {
+                    let o = order_cmp(&a.1[i], &b.1[i]);
+                    if o != Ordering::Equal {
+                        return if *desc { o.reverse() } else { o };
+                    }
+                }
+                Ordering::Equal
+            });
+        }
+        Ok(out
+            .into_iter()
+            .skip(offset.min(usize::MAX as u64) as usize)
+            .take(limit.min(usize::MAX as u64) as usize)
+            .map(|(items, _)| items)
+            .collect())
+    }
+
+    fn level(
+        &self,
+        q: &Query,
+        k: usize,
+        materialized: &[Option<Vec<Vec<Value>>>],
+        row: &mut Vec<Value>,
+        sink: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
+    ) -> SqlResult<bool> {
+        let Some(src) = q.sources.get(k) else {
+            return sink(row);
+        };
+        let mut matched = false;
+        let mut go_on = true;
+        match &src.kind {
+            SourceKind::Base { table, access } => {
+                let r = self.ranges(table, access, row)?;
+                let filter = if r.exact {
+                    src.filter.as_ref()
+                } else {
+                    src.full_filter.as_ref()
+                };
+                let mut each = |row: &mut Vec<Value>, _pk: &[u8]| -> SqlResult<bool> {
+                    if !self.holds(filter, row)? {
+                        return Ok(true);
+                    }
+                    matched = true;
+                    self.level(q, k + 1, materialized, row, sink)
+                };
+                go_on = self.read_base(table, access, src, &r, row, &mut each)?;
+            }
+            SourceKind::Derived(_) | SourceKind::Virtual(_) => {
+                let rows = materialized[k].as_deref().unwrap_or(&[]);
+                for r in rows {
+                    row[src.offset..src.offset + src.width].clone_from_slice(&r[..src.width]);
+                    if !self.holds(src.full_filter.as_ref(), row)? {
+                        continue;
+                    }
+                    matched = true;
+                    if !self.level(q, k + 1, materialized, row, sink)? {
+                        go_on = false;
+                        break;
+                    }
+                }
+            }
+        }
+        if go_on && !matched && src.left_join {
+            for v in &mut row[src.offset..src.offset + src.width] {
+                *v = Value::Null;
+            }
+            return self.level(q, k + 1, materialized, row, sink);
+        }
+        Ok(go_on)
+    }
+
+    /// Reads the rows of a base table for the ranges `r`, writing the needed columns into
+    /// `row` and calling `each`; stops when `each` says so.
+    pub fn read_base(
+        &self,
+        table: &Table,
+        access: &Access,
+        src: &Source,
+        r: &Ranges,
+        row: &mut Vec<Value>,
+        each: &mut RowSink<'_>,
+    ) -> SqlResult<bool> {
+        // Issue 4 (row locks) hooks in here: with `q.lock` set, each record read is locked
+        // before `each` sees it (SKIP LOCKED skips, NOWAIT fails).
+        let c = &self.counters;
+        if r.point && access.index == 0 {
+            for range in &r.ranges {
+                let Bound::Included(pk) = &range.lower else {
+                    continue;
+                };
+                bump(&c.read_key, 1);
+                let Some(vals) = table.get_columns(pk, &src.needed) else {
+                    continue;
+                };
+                bump(&c.rows_read, 1);
+                for (v, &col) in vals.into_iter().zip(&src.needed) {
+                    row[src.offset + col] = v;
+                }
+                if !each(row, pk)? {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
+        }
+        let dir = if access.reverse {
+            Direction::Backward
+        } else {
+            Direction::Forward
+        };
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        let full = access.kind == AccessType::All;
+        for range in &r.ranges {
+            let mut scan = table
+                .scan(access.index, range.clone(), dir)
+                .fetch_rows(true)
+                .project(src.needed.clone());
+            let mut stop = false;
+            while let Some(mut item) = scan.next_item() {
+                if r.dedupe && !seen.insert(item.primary_key().to_vec()) {
+                    continue;
+                }
+                let Some(vals) = item.row.as_mut() else {
+                    continue;
+                };
+                bump(&c.rows_read, 1);
+                for (j, &col) in src.needed.iter().enumerate() {
+                    row[src.offset + col] = std::mem::replace(&mut vals[j], Value::Null);
+                }
+                if !each(row, item.primary_key())? {
+                    stop = true;
+                    break;
+                }
+            }
+            let s = scan.stats();
+            if full {
+                bump(&c.read_first, s.read_key);
+                bump(&c.read_rnd_next, s.read_next + 1);
+            } else {
+                bump(&c.read_key, s.read_key);
+                bump(&c.read_next, s.read_next);
+                bump(&c.read_prev, s.read_prev);
+            }
+            if stop {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn full_scan(mut out: Ranges) -> Ranges {
+    out.ranges.clear();
+    out.ranges.push(KeyRange::all());
+    out.exact = false;
+    out.dedupe = false;
+    out.point = false;
+    out
+}
+
+fn bound_key(b: &Bound<Vec<u8>>) -> &[u8] {
+    match b {
+        Bound::Included(k) | Bound::Excluded(k) => k,
+        Bound::Unbounded => &[],
+    }
+}
+
+/// The value coerced to the key column's type, if that loses nothing.
+fn exact_key(col: KeyColumn, v: Value) -> Option<Value> {
+    let coerced = col.ty.coerce(v.clone(), "key").ok()?;
+    (compare(&coerced, &v) == Some(Ordering::Equal)).then_some(coerced)
+}
+
+/// ORDER BY comparison: NULL first, then MySQL's comparison.
+pub fn order_cmp(a: &Value, b: &Value) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => compare(a, b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// Appends a grouping key for `v`: equal under MySQL's comparison gives equal bytes
+/// (numbers by value, strings case-insensitively without trailing spaces).
+pub fn group_key(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Int(i) => {
+            out.push(1);
+            out.extend_from_slice(&i128::from(*i).to_be_bytes());
+        }
+        Value::UInt(u) => {
+            out.push(1);
+            out.extend_from_slice(&i128::from(*u).to_be_bytes());
+        }
+        Value::Decimal(d) => {
+            let (mut u, mut s) = (d.unscaled, d.scale);
+            while s > 0 && u % 10 == 0 {
+                u /= 10;
+                s -= 1;
+            }
+            if s == 0 {
+                out.push(1);
+                out.extend_from_slice(&u.to_be_bytes());
+            } else {
+                out.push(2);
+                out.extend_from_slice(&u.to_be_bytes());
+                out.push(s);
+            }
+        }
+        Value::Double(d) => {
+            out.push(3);
+            out.extend_from_slice(&d.to_bits().to_be_bytes());
+        }
+        Value::Bytes(b) => {
+            out.push(4);
+            let end = b.len() - b.iter().rev().take_while(|c| **c == b' ').count();
+            out.extend_from_slice(&(end as u64).to_be_bytes());
+            out.extend(b[..end].iter().map(u8::to_ascii_lowercase));
+        }
+        Value::DateTime(dt) => {
+            out.push(5);
+            out.extend_from_slice(&key::pack_datetime(dt).to_be_bytes());
+        }
+    }
+}
+
+/// The result set of a query's rows with its column metadata (computed columns typed from
+/// their values).
+pub fn result_set(columns: &[OutColumn], rows: Vec<Vec<Value>>) -> ResultSet {
+    let defs = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match &c.def {
+            Some(d) => d.clone(),
+            None => {
+                let sample = rows.iter().map(|r| &r[i]).find(|v| !v.is_null());
+                let mut d = column_for(&c.name, sample.or(rows.first().map(|r| &r[i])));
+                if rows.iter().any(|r| r[i].is_null()) {
+                    d.flags.remove(protocol::ColumnFlags::NOT_NULL);
+                }
+                d
+            }
+        })
+        .collect();
+    ResultSet {
+        columns: defs,
+        rows,
+    }
+}

@@ -1,0 +1,239 @@
+//! SHOW TABLES, SHOW CREATE TABLE and SHOW [FULL] COLUMNS / DESCRIBE, with MySQL's column
+//! names; LIKE filters the first column.
+
+use protocol::ColumnDefinition;
+use sqlparser::ast::{self, Statement};
+
+use crate::error::{SqlError, SqlResult};
+use crate::exec::describe;
+use crate::exec::errors::no_database;
+use crate::exec::query::table_name;
+use crate::exec::Planner;
+use crate::session::state::SessionState;
+use crate::sql::eval::like;
+use crate::sql::output::{Output, ResultSet};
+use crate::value::Value;
+use crate::vars::Counter;
+
+/// A planned SHOW on tables.
+#[derive(Debug, Clone)]
+pub enum ShowTable {
+    /// SHOW [FULL] TABLES [FROM db] [LIKE pattern].
+    Tables {
+        /// Database.
+        db: String,
+        /// FULL: add `Table_type`.
+        full: bool,
+        /// LIKE pattern.
+        like: Option<String>,
+    },
+    /// SHOW CREATE TABLE.
+    Create {
+        /// Database.
+        db: String,
+        /// Table.
+        table: String,
+    },
+    /// SHOW [FULL] COLUMNS / DESCRIBE.
+    Columns {
+        /// Database.
+        db: String,
+        /// Table.
+        table: String,
+        /// FULL.
+        full: bool,
+        /// LIKE pattern.
+        like: Option<String>,
+    },
+}
+
+fn like_of(opts: &ast::ShowStatementOptions) -> SqlResult<Option<String>> {
+    match &opts.filter_position {
+        None => Ok(None),
+        Some(
+            ast::ShowStatementFilterPosition::Infix(f)
+            | ast::ShowStatementFilterPosition::Suffix(f),
+        ) => match f {
+            ast::ShowStatementFilter::Like(p) | ast::ShowStatementFilter::NoKeyword(p) => {
+                Ok(Some(p.clone()))
+            }
+            _ => Err(SqlError::unsupported("SHOW ... WHERE on tables")),
+        },
+    }
+}
+
+fn parent(opts: &ast::ShowStatementOptions) -> Option<&ast::ObjectName> {
+    opts.show_in.as_ref().and_then(|s| s.parent_name.as_ref())
+}
+
+/// Plans a SHOW on tables.
+pub fn plan(p: &mut Planner<'_>, s: &Statement) -> SqlResult<ShowTable> {
+    match s {
+        Statement::ShowTables {
+            full, show_options, ..
+        } => {
+            let db = match parent(show_options) {
+                Some(n) => n.to_string(),
+                None => p.db.clone().ok_or_else(no_database)?,
+            };
+            if !p.st.server.database_exists(&db) {
+                return Err(crate::sql::admin::unknown_db(&db));
+            }
+            Ok(ShowTable::Tables {
+                db,
+                full: *full,
+                like: like_of(show_options)?,
+            })
+        }
+        Statement::ShowCreate { obj_type, obj_name } => {
+            if !matches!(obj_type, ast::ShowCreateObject::Table) {
+                return Err(SqlError::unsupported("SHOW CREATE of this object"));
+            }
+            let (db, table) = table_name(p, obj_name)?;
+            p.table(&db, &table)?;
+            Ok(ShowTable::Create { db, table })
+        }
+        Statement::ShowColumns {
+            full, show_options, ..
+        } => {
+            let Some(n) = parent(show_options) else {
+                return Err(SqlError::parse("SHOW COLUMNS"));
+            };
+            let (db, table) = table_name(p, n)?;
+            p.table(&db, &table)?;
+            Ok(ShowTable::Columns {
+                db,
+                table,
+                full: *full,
+                like: like_of(show_options)?,
+            })
+        }
+        Statement::ExplainTable { table_name: n, .. } => {
+            let (db, table) = table_name(p, n)?;
+            p.table(&db, &table)?;
+            Ok(ShowTable::Columns {
+                db,
+                table,
+                full: false,
+                like: None,
+            })
+        }
+        _ => Err(SqlError::unsupported("SHOW")),
+    }
+}
+
+fn names(s: &ShowTable) -> Vec<String> {
+    match s {
+        ShowTable::Tables { db, full, .. } => {
+            let mut v = vec![format!("Tables_in_{db}")];
+            if *full {
+                v.push("Table_type".into());
+            }
+            v
+        }
+        ShowTable::Create { .. } => vec!["Table".into(), "Create Table".into()],
+        ShowTable::Columns { full, .. } => {
+            let mut v: Vec<String> = ["Field", "Type"].iter().map(|s| s.to_string()).collect();
+            if *full {
+                v.push("Collation".into());
+            }
+            v.extend(
+                ["Null", "Key", "Default", "Extra"]
+                    .iter()
+                    .map(|s| s.to_string()),
+            );
+            if *full {
+                v.extend(["Privileges", "Comment"].iter().map(|s| s.to_string()));
+            }
+            v
+        }
+    }
+}
+
+/// The result columns of a SHOW.
+pub fn columns(s: &ShowTable) -> Vec<ColumnDefinition> {
+    let n = names(s);
+    let refs: Vec<&str> = n.iter().map(String::as_str).collect();
+    ResultSet::text(&refs, Vec::new()).columns
+}
+
+fn keep(like_pat: &Option<String>, v: &str) -> bool {
+    like_pat
+        .as_ref()
+        .is_none_or(|p| like(v.as_bytes(), p.as_bytes(), b'\\'))
+}
+
+/// Executes a SHOW on tables.
+pub fn execute(st: &mut SessionState, s: &ShowTable) -> SqlResult<Output> {
+    let cat = &st.server.catalog;
+    let mut rows = Vec::new();
+    match s {
+        ShowTable::Tables { db, full, like: l } => {
+            st.count(Counter::ComShowTables);
+            let tables = cat
+                .engine
+                .database(db)
+                .map(|d| d.table_names())
+                .unwrap_or_default();
+            for t in tables.iter().filter(|t| keep(l, t)) {
+                let mut r = vec![Value::str(t)];
+                if *full {
+                    r.push(Value::str("BASE TABLE"));
+                }
+                rows.push(r);
+            }
+        }
+        ShowTable::Create { db, table } => {
+            st.count(Counter::ComShowCreateTable);
+            let t = cat.table(db, table)?;
+            rows.push(vec![
+                Value::str(table),
+                Value::str(&describe::create_table_text(&t)),
+            ]);
+        }
+        ShowTable::Columns {
+            db,
+            table,
+            full,
+            like: l,
+        } => {
+            st.count(Counter::ComShowFields);
+            let t = cat.table(db, table)?;
+            for (i, c) in t.def().columns().iter().enumerate() {
+                if !keep(l, &c.name) {
+                    continue;
+                }
+                let mut r = vec![Value::str(&c.name), Value::str(&c.ty.sql_name())];
+                if *full {
+                    r.push(if c.ty.is_text() {
+                        Value::str("utf8mb4_0900_ai_ci")
+                    } else {
+                        Value::Null
+                    });
+                }
+                r.push(Value::str(if c.nullable { "YES" } else { "NO" }));
+                r.push(Value::str(describe::column_key(&t, i)));
+                r.push(describe::default_text(c).map_or(Value::Null, |d| Value::str(&d)));
+                r.push(Value::str(describe::extra(c)));
+                if *full {
+                    r.push(Value::str("select,insert,update,references"));
+                    r.push(Value::str(""));
+                }
+                rows.push(r);
+            }
+        }
+    }
+    let n = names(s);
+    let refs: Vec<&str> = n.iter().map(String::as_str).collect();
+    Ok(Output::Rows(ResultSet::text(&refs, rows)))
+}
+
+/// The columns of `db.table` for COM_FIELD_LIST: (column definition of each column).
+pub fn field_list(st: &SessionState, table: &str) -> SqlResult<Vec<ColumnDefinition>> {
+    let db = st.db.clone().ok_or_else(no_database)?;
+    let t = st.server.catalog.table(&db, table)?;
+    Ok(crate::exec::query::table_columns(&t, &db, table)
+        .into_iter()
+        .map(|c| c.def)
+        .collect())
+}

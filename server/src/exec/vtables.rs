@@ -1,0 +1,310 @@
+//! Virtual tables: a schema plus a row snapshot taken when a statement reads them, so
+//! introspection tables go through the same WHERE/ORDER BY/GROUP BY/join code as ordinary
+//! tables. `information_schema.TABLES`, `COLUMNS` and `STATISTICS` live here; later
+//! introspection tables (performance_schema, INNODB_TRX...) implement the same trait.
+
+use crate::engine::{Catalog, IndexKind};
+use crate::exec::describe;
+use crate::server::SYSTEM_DATABASES;
+use crate::value::Value;
+
+/// The kind of a virtual column (decides its result metadata).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VType {
+    /// A string.
+    Text,
+    /// An unsigned integer.
+    UInt,
+}
+
+/// A table whose rows are computed when read.
+pub trait VirtualTable: Send + Sync + std::fmt::Debug {
+    /// Its name as MySQL spells it.
+    fn name(&self) -> &'static str;
+    /// Columns and their kinds.
+    fn columns(&self) -> &'static [(&'static str, VType)];
+    /// A snapshot of the rows (one value per column).
+    fn rows(&self, catalog: &Catalog) -> Vec<Vec<Value>>;
+}
+
+/// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
+pub fn lookup(db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
+    if !db.eq_ignore_ascii_case("information_schema") {
+        return None;
+    }
+    let all: [&'static dyn VirtualTable; 3] = [&Tables, &Columns, &Statistics];
+    all.into_iter()
+        .find(|t| t.name().eq_ignore_ascii_case(name))
+}
+
+fn s(v: &str) -> Value {
+    Value::str(v)
+}
+
+fn each_table(catalog: &Catalog, mut f: impl FnMut(&str, &crate::engine::Table)) {
+    for db in catalog.database_names() {
+        if let Ok(d) = catalog.database(&db) {
+            for name in d.table_names() {
+                if let Some(t) = d.table(&name) {
+                    f(&db, &t);
+                }
+            }
+        }
+    }
+}
+
+/// `information_schema.TABLES`.
+#[derive(Debug)]
+pub struct Tables;
+
+impl VirtualTable for Tables {
+    fn name(&self) -> &'static str {
+        "TABLES"
+    }
+    fn columns(&self) -> &'static [(&'static str, VType)] {
+        use VType::*;
+        &[
+            ("TABLE_CATALOG", Text),
+            ("TABLE_SCHEMA", Text),
+            ("TABLE_NAME", Text),
+            ("TABLE_TYPE", Text),
+            ("ENGINE", Text),
+            ("VERSION", UInt),
+            ("ROW_FORMAT", Text),
+            ("TABLE_ROWS", UInt),
+            ("AVG_ROW_LENGTH", UInt),
+            ("DATA_LENGTH", UInt),
+            ("MAX_DATA_LENGTH", UInt),
+            ("INDEX_LENGTH", UInt),
+            ("DATA_FREE", UInt),
+            ("AUTO_INCREMENT", UInt),
+            ("CREATE_TIME", Text),
+            ("UPDATE_TIME", Text),
+            ("CHECK_TIME", Text),
+            ("TABLE_COLLATION", Text),
+            ("CHECKSUM", UInt),
+            ("CREATE_OPTIONS", Text),
+            ("TABLE_COMMENT", Text),
+        ]
+    }
+    fn rows(&self, catalog: &Catalog) -> Vec<Vec<Value>> {
+        let mut rows = Vec::new();
+        each_table(catalog, |db, t| {
+            let n = t.row_count();
+            let auto = match t.def().auto_increment_column() {
+                Some(_) => Value::UInt(t.auto_increment_value()),
+                None => Value::Null,
+            };
+            rows.push(vec![
+                s("def"),
+                s(db),
+                s(t.name()),
+                s("BASE TABLE"),
+                s("InnoDB"),
+                Value::UInt(10),
+                s("Dynamic"),
+                Value::UInt(n),
+                Value::UInt(if n == 0 { 0 } else { 200 }),
+                Value::UInt(n * 200),
+                Value::UInt(0),
+                Value::UInt(0),
+                Value::UInt(0),
+                auto,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                s("utf8mb4_0900_ai_ci"),
+                Value::Null,
+                s(""),
+                s(""),
+            ]);
+        });
+        for db in SYSTEM_DATABASES
+            .iter()
+            .filter(|d| **d == "information_schema")
+        {
+            for t in [&Tables as &dyn VirtualTable, &Columns, &Statistics] {
+                let mut row = vec![s("def"), s(db), s(t.name()), s("SYSTEM VIEW")];
+                row.extend(std::iter::repeat_n(Value::Null, 17));
+                row[5] = Value::UInt(10);
+                row[19] = s("");
+                row[20] = s("");
+                rows.push(row);
+            }
+        }
+        rows
+    }
+}
+
+/// `information_schema.COLUMNS`.
+#[derive(Debug)]
+pub struct Columns;
+
+impl VirtualTable for Columns {
+    fn name(&self) -> &'static str {
+        "COLUMNS"
+    }
+    fn columns(&self) -> &'static [(&'static str, VType)] {
+        use VType::*;
+        &[
+            ("TABLE_CATALOG", Text),
+            ("TABLE_SCHEMA", Text),
+            ("TABLE_NAME", Text),
+            ("COLUMN_NAME", Text),
+            ("ORDINAL_POSITION", UInt),
+            ("COLUMN_DEFAULT", Text),
+            ("IS_NULLABLE", Text),
+            ("DATA_TYPE", Text),
+            ("CHARACTER_MAXIMUM_LENGTH", UInt),
+            ("CHARACTER_OCTET_LENGTH", UInt),
+            ("NUMERIC_PRECISION", UInt),
+            ("NUMERIC_SCALE", UInt),
+            ("DATETIME_PRECISION", UInt),
+            ("CHARACTER_SET_NAME", Text),
+            ("COLLATION_NAME", Text),
+            ("COLUMN_TYPE", Text),
+            ("COLUMN_KEY", Text),
+            ("EXTRA", Text),
+            ("PRIVILEGES", Text),
+            ("COLUMN_COMMENT", Text),
+            ("GENERATION_EXPRESSION", Text),
+            ("SRS_ID", UInt),
+        ]
+    }
+    fn rows(&self, catalog: &Catalog) -> Vec<Vec<Value>> {
+        use crate::engine::ColumnType as T;
+        let mut rows = Vec::new();
+        each_table(catalog, |db, t| {
+            for (i, c) in t.def().columns().iter().enumerate() {
+                let (chars, octets) = match c.ty {
+                    T::Char(n) | T::VarChar(n) => {
+                        (Value::UInt(n.into()), Value::UInt(u64::from(n) * 4))
+                    }
+                    T::Binary(n) | T::VarBinary(n) | T::Text(n) | T::Blob(n) => {
+                        (Value::UInt(n.into()), Value::UInt(n.into()))
+                    }
+                    _ => (Value::Null, Value::Null),
+                };
+                let (prec, scale) = match c.ty {
+                    T::Integer { kind, unsigned } => {
+                        let digits = match kind {
+                            crate::engine::IntKind::Tiny => 3,
+                            crate::engine::IntKind::Small => 5,
+                            crate::engine::IntKind::Medium => 7,
+                            crate::engine::IntKind::Int => 10,
+                            crate::engine::IntKind::Big => 19 + u64::from(unsigned),
+                        };
+                        (Value::UInt(digits), Value::UInt(0))
+                    }
+                    T::Decimal { precision, scale } => {
+                        (Value::UInt(precision.into()), Value::UInt(scale.into()))
+                    }
+                    T::Float => (Value::UInt(12), Value::Null),
+                    T::Double => (Value::UInt(22), Value::Null),
+                    _ => (Value::Null, Value::Null),
+                };
+                let dt_prec = match c.ty {
+                    T::DateTime { fsp } | T::Timestamp { fsp } => Value::UInt(fsp.into()),
+                    _ => Value::Null,
+                };
+                let text = c.ty.is_text();
+                rows.push(vec![
+                    s("def"),
+                    s(db),
+                    s(t.name()),
+                    s(&c.name),
+                    Value::UInt(i as u64 + 1),
+                    describe::default_text(c).map_or(Value::Null, |d| s(&d)),
+                    s(if c.nullable { "YES" } else { "NO" }),
+                    s(&describe::data_type(c.ty)),
+                    chars,
+                    octets,
+                    prec,
+                    scale,
+                    dt_prec,
+                    if text { s("utf8mb4") } else { Value::Null },
+                    if text {
+                        s("utf8mb4_0900_ai_ci")
+                    } else {
+                        Value::Null
+                    },
+                    s(&c.ty.sql_name()),
+                    s(describe::column_key(t, i)),
+                    s(describe::extra(c)),
+                    s("select,insert,update,references"),
+                    s(""),
+                    s(""),
+                    Value::Null,
+                ]);
+            }
+        });
+        rows
+    }
+}
+
+/// `information_schema.STATISTICS`: one row per index column.
+#[derive(Debug)]
+pub struct Statistics;
+
+impl VirtualTable for Statistics {
+    fn name(&self) -> &'static str {
+        "STATISTICS"
+    }
+    fn columns(&self) -> &'static [(&'static str, VType)] {
+        use VType::*;
+        &[
+            ("TABLE_CATALOG", Text),
+            ("TABLE_SCHEMA", Text),
+            ("TABLE_NAME", Text),
+            ("NON_UNIQUE", UInt),
+            ("INDEX_SCHEMA", Text),
+            ("INDEX_NAME", Text),
+            ("SEQ_IN_INDEX", UInt),
+            ("COLUMN_NAME", Text),
+            ("COLLATION", Text),
+            ("CARDINALITY", UInt),
+            ("SUB_PART", UInt),
+            ("PACKED", Text),
+            ("NULLABLE", Text),
+            ("INDEX_TYPE", Text),
+            ("COMMENT", Text),
+            ("INDEX_COMMENT", Text),
+            ("IS_VISIBLE", Text),
+            ("EXPRESSION", Text),
+        ]
+    }
+    fn rows(&self, catalog: &Catalog) -> Vec<Vec<Value>> {
+        let mut rows = Vec::new();
+        each_table(catalog, |db, t| {
+            for ix in t.def().indexes() {
+                if ix.kind == IndexKind::HiddenRowId {
+                    continue;
+                }
+                for (seq, &c) in ix.columns.iter().enumerate() {
+                    let col = &t.def().columns()[c];
+                    rows.push(vec![
+                        s("def"),
+                        s(db),
+                        s(t.name()),
+                        Value::UInt(u64::from(!ix.is_unique())),
+                        s(db),
+                        s(&ix.name),
+                        Value::UInt(seq as u64 + 1),
+                        s(&col.name),
+                        s("A"),
+                        Value::UInt(t.row_count()),
+                        Value::Null,
+                        Value::Null,
+                        s(if col.nullable { "YES" } else { "" }),
+                        s("BTREE"),
+                        s(""),
+                        s(""),
+                        s("YES"),
+                        Value::Null,
+                    ]);
+                }
+            }
+        });
+        rows
+    }
+}
