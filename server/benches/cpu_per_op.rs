@@ -99,6 +99,20 @@ fn main() {
                 .count(),
         );
     });
+    measure("range_scan_100_c_pf8", 20_000, || {
+        let lo = 1 + r.below(ROWS - 100);
+        let range = KeyRange {
+            lower: Bound::Included(pk(lo)),
+            upper: Bound::Included(pk(lo + 99)),
+        };
+        black_box(
+            table
+                .scan(0, range, Direction::Forward)
+                .project(vec![2])
+                .prefetch(8)
+                .count(),
+        );
+    });
     measure("range_scan_100_row", 20_000, || {
         let lo = 1 + r.below(ROWS - 100);
         let range = KeyRange {

@@ -74,7 +74,7 @@ struct Saved<R: Record> {
     page: Arc<Page<R>>,
     modify_count: u64,
     slot: usize,
-    key: Box<[u8]>,
+    key: KeyBuf,
 }
 
 impl<R: Record> SavedPosition<R> {

@@ -2,11 +2,13 @@
 //! restores the saved cursor, moves to the next record in range, saves and releases, so the
 //! caller may evaluate, lock, wait or even write the same index between rows.
 
+use std::collections::VecDeque;
 use std::ops::Bound;
 
 use crate::engine::cursor::{Direction, LatchMode, Restored, SavedPosition, SearchMode};
 use crate::engine::index::{BTree, ClusteredRec, Record, SecondaryRec};
 use crate::engine::key::cmp_prefix;
+use crate::engine::row::RowCodec;
 use crate::engine::table::Table;
 use crate::value::Value;
 
@@ -110,11 +112,15 @@ struct IndexScan<'t, R: Record> {
 }
 
 impl<'t, R: Record> IndexScan<'t, R> {
-    fn next_with<T>(
+    /// Appends to `out` up to `max` records that `visit` accepts, under one leaf latch at a
+    /// time, then saves the position on the last one and releases the latch.
+    fn fill<T>(
         &mut self,
         stats: &mut HandlerStats,
+        max: usize,
+        out: &mut VecDeque<T>,
         mut visit: impl FnMut(&R) -> Option<T>,
-    ) -> Option<T> {
+    ) {
         let mut cur = self.tree.cursor(LatchMode::Read);
         let forward = self.dir == Direction::Forward;
         let step = |cur: &mut crate::engine::cursor::Cursor<'t, R>, stats: &mut HandlerStats| {
@@ -127,7 +133,7 @@ impl<'t, R: Record> IndexScan<'t, R> {
             }
         };
         let mut on = match std::mem::replace(&mut self.state, State::Done) {
-            State::Done => return None,
+            State::Done => return,
             State::Start => {
                 stats.read_key += 1;
                 match (forward, &self.range.lower, &self.range.upper) {
@@ -152,16 +158,18 @@ impl<'t, R: Record> IndexScan<'t, R> {
                 self.range.above_lower(rec.key())
             };
             if !in_range {
-                return None;
+                return;
             }
             stats.records_visited += 1;
-            if let Some(out) = visit(rec) {
-                self.state = State::Saved(cur.save());
-                return Some(out);
+            if let Some(item) = visit(rec) {
+                out.push_back(item);
+                if out.len() >= max {
+                    self.state = State::Saved(cur.save());
+                    return;
+                }
             }
             on = step(&mut cur, stats);
         }
-        None
     }
 }
 
@@ -177,6 +185,8 @@ pub struct TableScan<'t> {
     fetch_rows: bool,
     include_delete_marked: bool,
     projection: Option<Vec<usize>>,
+    prefetch: usize,
+    buffer: VecDeque<ScanItem>,
     stats: HandlerStats,
 }
 
@@ -213,6 +223,8 @@ impl Table {
             fetch_rows: false,
             include_delete_marked: false,
             projection: None,
+            prefetch: 1,
+            buffer: VecDeque::new(),
             stats: HandlerStats::default(),
         }
     }
@@ -237,6 +249,14 @@ impl TableScan<'_> {
         self
     }
 
+    /// Read up to `rows` records per latch hold and hand them out from a buffer (InnoDB's
+    /// row prefetch cache for plain SELECTs). Buffered rows are as of their read, so use it
+    /// only for non-locking reads that do not write the scanned table.
+    pub fn prefetch(mut self, rows: usize) -> Self {
+        self.prefetch = rows.max(1);
+        self
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> &HandlerStats {
         &self.stats
@@ -244,53 +264,63 @@ impl TableScan<'_> {
 
     /// The next record in range, or None at the end.
     pub fn next_item(&mut self) -> Option<ScanItem> {
+        if self.buffer.is_empty() {
+            self.refill();
+        }
+        let mut item = self.buffer.pop_front()?;
+        if self.fetch_rows && !self.is_clustered() {
+            // The secondary entry's latch is released: look the row up in the clustered
+            // index now.
+            self.stats.clustered_lookups += 1;
+            let codec = self.table.codec();
+            let projection = self.projection.as_deref();
+            let found = self.table.clustered_index().get(item.primary_key(), |r| {
+                (!r.delete_mark).then(|| (decode(codec, projection, &r.row), r.trx_id))
+            });
+            if let Some(Some((row, trx_id))) = found {
+                item.row = Some(row);
+                item.trx_id = trx_id;
+            }
+        }
+        Some(item)
+    }
+
+    fn is_clustered(&self) -> bool {
+        matches!(self.kind, Kind::Clustered(_))
+    }
+
+    fn refill(&mut self) {
         let include = self.include_delete_marked;
-        let table = self.table;
-        let stats = &mut self.stats;
+        let codec = self.table.codec();
         let projection = self.projection.as_deref();
-        let decode = |row: &[u8]| match projection {
-            Some(cols) => table.codec().decode_columns(row, cols),
-            None => table.codec().decode(row),
-        };
+        let (stats, max, out) = (&mut self.stats, self.prefetch, &mut self.buffer);
         match &mut self.kind {
-            Kind::Clustered(scan) => scan.next_with(stats, |r| {
-                if r.delete_mark && !include {
-                    return None;
-                }
-                Some(ScanItem {
+            Kind::Clustered(scan) => scan.fill(stats, max, out, |r| {
+                (include || !r.delete_mark).then(|| ScanItem {
                     key: r.key.to_vec(),
                     pk_offset: 0,
-                    row: Some(decode(&r.row)),
+                    row: Some(decode(codec, projection, &r.row)),
                     delete_mark: r.delete_mark,
                     trx_id: r.trx_id,
                 })
             }),
-            Kind::Secondary(scan) => {
-                let mut item = scan.next_with(stats, |r| {
-                    if r.delete_mark && !include {
-                        return None;
-                    }
-                    Some(ScanItem {
-                        key: r.key.to_vec(),
-                        pk_offset: r.pk_offset as usize,
-                        row: None,
-                        delete_mark: r.delete_mark,
-                        trx_id: 0,
-                    })
-                })?;
-                if self.fetch_rows {
-                    self.stats.clustered_lookups += 1;
-                    let found = table.clustered_index().get(item.primary_key(), |r| {
-                        (!r.delete_mark).then(|| (decode(&r.row), r.trx_id))
-                    });
-                    if let Some(Some((row, trx_id))) = found {
-                        item.row = Some(row);
-                        item.trx_id = trx_id;
-                    }
-                }
-                Some(item)
-            }
+            Kind::Secondary(scan) => scan.fill(stats, max, out, |r| {
+                (include || !r.delete_mark).then(|| ScanItem {
+                    key: r.key.to_vec(),
+                    pk_offset: r.pk_offset as usize,
+                    row: None,
+                    delete_mark: r.delete_mark,
+                    trx_id: 0,
+                })
+            }),
         }
+    }
+}
+
+fn decode(codec: &RowCodec, projection: Option<&[usize]>, row: &[u8]) -> Vec<Value> {
+    match projection {
+        Some(cols) => codec.decode_columns(row, cols),
+        None => codec.decode(row),
     }
 }
 

@@ -161,7 +161,8 @@ proptest! {
                 Op::PkRange(lo, hi, fwd) => {
                     let range = KeyRange { lower: Bound::Included(pk(&t, lo)), upper: Bound::Excluded(pk(&t, hi)) };
                     let dir = if fwd { Direction::Forward } else { Direction::Backward };
-                    let got: Vec<Vec<Value>> = t.scan(0, range, dir).map(|i| i.row.unwrap()).collect();
+                    let got: Vec<Vec<Value>> = t.scan(0, range, dir)
+                        .prefetch(3).map(|i| i.row.unwrap()).collect();
                     let mut want: Vec<Vec<Value>> = m.range(lo..hi).map(|(id, r)| to_values(*id, r)).collect();
                     if !fwd { want.reverse(); }
                     prop_assert_eq!(got, want);
@@ -177,6 +178,7 @@ proptest! {
                     let got: Vec<(Option<i64>, i64)> = t
                         .scan(1, KeyRange { lower, upper }, dir)
                         .fetch_rows(true)
+                        .prefetch(if hi % 2 == 0 { 1 } else { 5 })
                         .map(|i| {
                             let row = i.row.unwrap();
                             let k = match row[1] { Value::Int(k) => Some(k), _ => None };
@@ -463,6 +465,7 @@ fn concurrent_writers_keep_indexes_consistent() {
                 for item in t
                     .scan(1, KeyRange::all(), Direction::Forward)
                     .fetch_rows(true)
+                    .prefetch(8)
                 {
                     assert!(
                         prev.as_ref().is_none_or(|p| *p < item.key),
