@@ -10,6 +10,8 @@
 # Starts its own MariaDB (scripts/mariadb.sh) on 127.0.0.1:PORT pinned to SERVER_CPU, prepares
 # 4 x 100000 rows with tpbed-load, runs the matrix, stops the server, prints a Markdown table.
 # Client CPU = user+sys of the whole client process (/usr/bin/time), per 1,000 queries.
+# Three clients per cell, in this order: sysbench, tpbed-load --client-threads=1 (one event
+# loop), tpbed-load --client-threads=min(threads,16) ("mt", the default).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-/tmp/tpbed-load-compare}
@@ -35,8 +37,11 @@ for p in $(seq 1 "$PASSES"); do
       /usr/bin/time -f "%U %S %e" -o "$f-sysbench.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" \
         sysbench "$w" --db-driver=mysql $CONN $DATA --threads="$t" $RUNOPT --histogram=off run > "$f-sysbench.out" 2>&1
       /usr/bin/time -f "%U %S %e" -o "$f-tpbed.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" \
-        "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges > "$f-tpbed.out" 2>&1
-      echo "pass $p $w $t: sysbench $(grep -m1 'queries:' "$f-sysbench.out" | awk '{print $2, $3}') tpbed-load $(grep -m1 'queries:' "$f-tpbed.out" | awk '{print $2, $3}')" >&2
+        "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" --client-threads=1 $RUNOPT --no-gauges > "$f-tpbed.out" 2>&1
+      ct=$(( t < 16 ? t : 16 ))
+      /usr/bin/time -f "%U %S %e" -o "$f-tpbedmt.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" \
+        "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" --client-threads="$ct" $RUNOPT --no-gauges > "$f-tpbedmt.out" 2>&1
+      echo "pass $p $w $t: sysbench $(grep -m1 'queries:' "$f-sysbench.out" | awk '{print $2, $3}') tpbed-load $(grep -m1 'queries:' "$f-tpbed.out" | awk '{print $2, $3}') tpbed-load-mt $(grep -m1 'queries:' "$f-tpbedmt.out" | awk '{print $2, $3}') load $(cut -d' ' -f1 /proc/loadavg)" >&2
     done
   done
 done
@@ -53,18 +58,21 @@ def parse(path):
 def cpu(path):
     u, s, e = open(path).read().split()[-3:]
     return float(u) + float(s)
-print('| workload | threads | sysbench QPS (median) | tpbed-load QPS (median) | ratio | sysbench p95 ms | tpbed-load p95 ms | sysbench CPU s / 1k q | tpbed-load CPU s / 1k q | CPU ratio | per-pass QPS sysbench / tpbed-load |')
-print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
+tools = [('sysbench', 'sysbench'), ('tpbed', 'tpbed-load --client-threads=1'), ('tpbedmt', 'tpbed-load (default: --client-threads=min(T,16))')]
+print('| workload | threads | client | QPS (median) | QPS vs sysbench | p95 ms (median) | client CPU s / 1k queries (median) | CPU vs sysbench | QPS per pass |')
+print('|---|---:|---|---:|---:|---:|---:|---:|---|')
 for w in workloads:
     for t in threads:
-        rows = {'sysbench': [], 'tpbed': []}
+        rows = {k: [] for k, _ in tools}
         for p in range(1, passes + 1):
             for tool in rows:
                 f = f'{out}/{w}-{t}-p{p}-{tool}'
                 q, qps, p95, avg = parse(f + '.out')
                 rows[tool].append((qps, p95, cpu(f + '.time') / q * 1000))
         med = {k: [st.median(x[i] for x in v) for i in range(3)] for k, v in rows.items()}
-        s, b = med['sysbench'], med['tpbed']
-        per = ' ; '.join(f"{a[0]:.0f} / {c[0]:.0f}" for a, c in zip(rows['sysbench'], rows['tpbed']))
-        print(f"| {w} | {t} | {s[0]:.0f} | {b[0]:.0f} | {b[0]/s[0]:.3f} | {s[1]:.2f} | {b[1]:.2f} | {s[2]:.4f} | {b[2]:.4f} | {b[2]/s[2]:.2f} | {per} |")
+        s = med['sysbench']
+        for k, label in tools:
+            m = med[k]
+            per = ' / '.join(f"{x[0]:.0f}" for x in rows[k])
+            print(f"| {w} | {t} | {label} | {m[0]:.0f} | {m[0]/s[0]:.3f} | {m[1]:.2f} | {m[2]:.4f} | {m[2]/s[2]:.2f} | {per} |")
 PY

@@ -216,7 +216,7 @@ pub(crate) struct RunArgs {
     /// Ours: with --rate, open (default, latency from intended start) or closed (paced) loop.
     #[arg(long = "loop", value_enum, default_value_t = LoopMode::Open)]
     pub(crate) loop_mode: LoopMode,
-    /// Ours: client event-loop threads (default: min(--threads, available CPUs, 16)).
+    /// Ours: client event-loop threads (default: min(--threads, 16)).
     #[arg(long = "client-threads")]
     pub(crate) client_threads: Option<usize>,
     /// Ours: PID of a local server to sample OS threads and RSS from /proc.
