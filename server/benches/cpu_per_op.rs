@@ -24,6 +24,11 @@ fn thread_cpu_ns() -> u64 {
 }
 
 fn measure(name: &str, ops: u64, mut op: impl FnMut()) {
+    // `cargo bench --bench cpu_per_op -- <substring>` runs only the matching measurements.
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    if filter.is_some_and(|f| !name.contains(&f)) {
+        return;
+    }
     for _ in 0..ops / 10 {
         op(); // warm-up
     }
