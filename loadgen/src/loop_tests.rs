@@ -165,3 +165,35 @@ fn text_protocol_mode_and_read_only_mix() {
         (1400, 200, 100)
     );
 }
+
+#[test]
+fn lost_connections_reconnect_only_when_2013_is_ignored() {
+    let stub = Stub::start_with(None, Some(50));
+    let r = run(load(
+        &stub,
+        &[
+            "--threads=4",
+            "--events=1000",
+            "--time=0",
+            "--mysql-ignore-errors=1213,2013",
+        ],
+    ));
+    assert!(r.fatal.is_none(), "{:?}", r.fatal);
+    assert_eq!(r.total.c.events, 1000);
+    // every connection is dropped after 50 commands (4 prepares + 46 selects, then 49 after
+    // each reconnect's 4 prepares ... ): at least 1000 / 50 reconnects in all
+    assert!(
+        r.total.c.reconnects >= 15,
+        "reconnects {}",
+        r.total.c.reconnects
+    );
+    assert_eq!(
+        r.total.c.errors.get(&2013).copied(),
+        Some(r.total.c.reconnects)
+    );
+    let r = run(load(&stub, &["--threads=2", "--events=1000", "--time=0"]));
+    let fatal = r
+        .fatal
+        .expect("a lost connection is fatal by default, as in sysbench");
+    assert!(fatal.contains("2013"), "{fatal}");
+}

@@ -36,6 +36,12 @@ pub(crate) struct Stall {
 impl Stub {
     /// Starts a stub on an ephemeral loopback port.
     pub(crate) fn start(stall: Option<Stall>) -> Stub {
+        Stub::start_with(stall, None)
+    }
+
+    /// Like `start`; with `drop_after`, each connection is closed without a reply when its
+    /// command number `drop_after + 1` arrives (a lost connection, 2013, for the client).
+    pub(crate) fn start_with(stall: Option<Stall>, drop_after: Option<u32>) -> Stub {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind stub");
         listener
             .set_nonblocking(true)
@@ -50,7 +56,7 @@ impl Stub {
                 match listener.accept() {
                     Ok((s, _)) => {
                         let (first, ids) = (first.clone(), ids.clone());
-                        std::thread::spawn(move || serve(s, stall, &first, &ids));
+                        std::thread::spawn(move || serve(s, stall, drop_after, &first, &ids));
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(2)),
                 }
@@ -66,7 +72,14 @@ impl Drop for Stub {
     }
 }
 
-fn serve(mut s: TcpStream, stall: Option<Stall>, first: &OnceLock<Instant>, ids: &AtomicU32) {
+fn serve(
+    mut s: TcpStream,
+    stall: Option<Stall>,
+    drop_after: Option<u32>,
+    first: &OnceLock<Instant>,
+    ids: &AtomicU32,
+) {
+    let mut commands = 0u32;
     let _ = s.set_nodelay(true);
     let caps = Capabilities::SERVER_DEFAULT;
     let mut out = Vec::new();
@@ -118,6 +131,10 @@ fn serve(mut s: TcpStream, stall: Option<Stall>, first: &OnceLock<Instant>, ids:
             }
             continue;
         };
+        commands += 1;
+        if drop_after.is_some_and(|n| commands > n) {
+            return;
+        }
         let t0 = *first.get_or_init(Instant::now);
         if let Some(st) = stall {
             let (a, b) = (t0 + st.after, t0 + st.after + st.len);
