@@ -13,6 +13,7 @@ pub mod error;
 pub mod index;
 pub mod key;
 pub mod latch;
+pub mod lock;
 pub mod row;
 pub mod scan;
 pub mod schema;

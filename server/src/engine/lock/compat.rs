@@ -63,7 +63,7 @@ pub fn rec_covers(held: RecLockMode, req: RecLockMode, supremum: bool) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -102,7 +102,7 @@ mod tests {
     /// The model: S/S never waits; on the supremum only an insert intention waits, and then
     /// for any non-insert-intention lock (all of which are gap locks there); elsewhere the
     /// matrix decides.
-    fn model_wait(req: RecLockMode, held: RecLockMode, supremum: bool) -> bool {
+    pub(crate) fn model_wait(req: RecLockMode, held: RecLockMode, supremum: bool) -> bool {
         if req.strength() == Strength::S && held.strength() == Strength::S {
             return false;
         }
@@ -179,12 +179,32 @@ mod tests {
 
     #[test]
     fn cover_examples() {
-        assert!(rec_covers(RecLockMode::X, RecLockMode::S_REC_NOT_GAP, false));
+        assert!(rec_covers(
+            RecLockMode::X,
+            RecLockMode::S_REC_NOT_GAP,
+            false
+        ));
         assert!(rec_covers(RecLockMode::X, RecLockMode::X_GAP, false));
-        assert!(!rec_covers(RecLockMode::X_REC_NOT_GAP, RecLockMode::X, false));
-        assert!(!rec_covers(RecLockMode::X_GAP, RecLockMode::X_REC_NOT_GAP, false));
-        assert!(!rec_covers(RecLockMode::S, RecLockMode::X_REC_NOT_GAP, false));
+        assert!(!rec_covers(
+            RecLockMode::X_REC_NOT_GAP,
+            RecLockMode::X,
+            false
+        ));
+        assert!(!rec_covers(
+            RecLockMode::X_GAP,
+            RecLockMode::X_REC_NOT_GAP,
+            false
+        ));
+        assert!(!rec_covers(
+            RecLockMode::S,
+            RecLockMode::X_REC_NOT_GAP,
+            false
+        ));
         assert!(rec_covers(RecLockMode::X, RecLockMode::X, true));
-        assert!(!rec_covers(RecLockMode::X, RecLockMode::INSERT_INTENTION, true));
+        assert!(!rec_covers(
+            RecLockMode::X,
+            RecLockMode::INSERT_INTENTION,
+            true
+        ));
     }
 }

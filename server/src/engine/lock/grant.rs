@@ -102,7 +102,10 @@ mod tests {
         assert_eq!(c.iter().map(|c| c.pos).collect::<Vec<_>>(), vec![1, 3, 2]);
         Fcfs.order(&mut c);
         assert_eq!(c.iter().map(|c| c.pos).collect::<Vec<_>>(), vec![1, 2, 3]);
-        assert_eq!(ScheduleAlgorithm::parse("CATS"), Some(ScheduleAlgorithm::Cats));
+        assert_eq!(
+            ScheduleAlgorithm::parse("CATS"),
+            Some(ScheduleAlgorithm::Cats)
+        );
         assert_eq!(ScheduleAlgorithm::parse("vats"), None);
     }
 }

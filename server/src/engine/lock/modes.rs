@@ -216,8 +216,14 @@ mod tests {
     #[test]
     fn spelled_as_data_locks_does() {
         assert_eq!(RecLockMode::X_REC_NOT_GAP.as_str(false), "X,REC_NOT_GAP");
-        assert_eq!(RecLockMode::INSERT_INTENTION.as_str(false), "X,GAP,INSERT_INTENTION");
-        assert_eq!(RecLockMode::INSERT_INTENTION.as_str(true), "X,INSERT_INTENTION");
+        assert_eq!(
+            RecLockMode::INSERT_INTENTION.as_str(false),
+            "X,GAP,INSERT_INTENTION"
+        );
+        assert_eq!(
+            RecLockMode::INSERT_INTENTION.as_str(true),
+            "X,INSERT_INTENTION"
+        );
         assert_eq!(RecLockMode::X_GAP.as_str(true), "X");
         assert_eq!(RecLockMode::S_REC_NOT_GAP.as_str(true), "S");
         assert_eq!(TableLockMode::AutoInc.as_str(), "AUTO_INC");

@@ -58,23 +58,27 @@ impl Queue {
             .any(|g| g.trx.id == trx && !g.waiting && has_to_wait(w.mode, g.mode, sup))
     }
 
-    /// The transactions the waiting lock at `at` waits for under `policy`: owners of the
-    /// conflicting granted locks, and (when the policy lets earlier waiters block) of
-    /// conflicting waiting locks ahead of it.
-    pub(crate) fn blockers_of(&self, at: usize, policy: &dyn GrantPolicy) -> Vec<TrxId> {
+    /// The locks the waiting lock at `at` waits for under `policy`: others' conflicting
+    /// granted locks, and (when the policy lets earlier waiters block) others' conflicting
+    /// waiting locks ahead of it.
+    pub(crate) fn blocking_locks<'q>(
+        &'q self,
+        at: usize,
+        policy: &'q dyn GrantPolicy,
+    ) -> impl Iterator<Item = &'q LockEntry> + 'q {
         let sup = self.supremum();
         let w = &self.locks[at];
-        let mut out: Vec<TrxId> = self
-            .locks
-            .iter()
-            .enumerate()
-            .filter(|&(i, l)| {
-                l.trx.id != w.trx.id
-                    && (!l.waiting || (policy.earlier_waiters_block() && i < at))
-                    && has_to_wait(w.mode, l.mode, sup)
-            })
-            .map(|(_, l)| l.trx.id)
-            .collect();
+        self.locks.iter().enumerate().filter_map(move |(i, l)| {
+            (l.trx.id != w.trx.id
+                && (!l.waiting || (policy.earlier_waiters_block() && i < at))
+                && has_to_wait(w.mode, l.mode, sup))
+            .then_some(l)
+        })
+    }
+
+    /// The transactions owning [`Queue::blocking_locks`].
+    pub(crate) fn blockers_of(&self, at: usize, policy: &dyn GrantPolicy) -> Vec<TrxId> {
+        let mut out: Vec<TrxId> = self.blocking_locks(at, policy).map(|l| l.trx.id).collect();
         out.sort_unstable();
         out.dedup();
         out
@@ -92,23 +96,19 @@ impl Queue {
             .map(|(i, l)| Candidate {
                 pos: i,
                 seq: l.id,
-                weight: l.trx.schedule_weight.load(std::sync::atomic::Ordering::Relaxed),
+                weight: l
+                    .trx
+                    .schedule_weight
+                    .load(std::sync::atomic::Ordering::Relaxed),
             })
             .collect();
         if cands.is_empty() {
             return Vec::new();
         }
         policy.order(&mut cands);
-        let sup = self.supremum();
         let mut woken = Vec::new();
         for c in cands {
-            let w = &self.locks[c.pos];
-            let blocked = self.locks.iter().enumerate().any(|(i, l)| {
-                l.trx.id != w.trx.id
-                    && (!l.waiting || (policy.earlier_waiters_block() && i < c.pos))
-                    && has_to_wait(w.mode, l.mode, sup)
-            });
-            if !blocked {
+            if self.blocking_locks(c.pos, policy).next().is_none() {
                 let w = &mut self.locks[c.pos];
                 w.waiting = false;
                 woken.push((Arc::clone(&w.trx), w.id));

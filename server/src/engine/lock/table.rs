@@ -66,10 +66,6 @@ impl TargetRef<'_> {
         }
     }
 
-    pub(crate) fn is_supremum(self) -> bool {
-        matches!(self, TargetRef::Rec(_, RecKey::Supremum))
-    }
-
     /// A 64-bit hash of the target (multiply-rotate over 8-byte words, then a finaliser so
     /// both the shard choice and the map's buckets see well-mixed bits).
     pub(crate) fn hash(self) -> u64 {

@@ -28,7 +28,6 @@ pub(crate) struct WaitState {
     pub(crate) entry: u64,
     pub(crate) hash: u64,
     pub(crate) target: Target,
-    pub(crate) mode: AnyMode,
     pub(crate) started: Instant,
     pub(crate) outcome: WaitOutcome,
 }
@@ -108,6 +107,7 @@ impl TrxState {
 pub(crate) struct TrxShared {
     pub(crate) id: TrxId,
     pub(crate) thread_id: u64,
+    pub(crate) connection_id: u64,
     pub(crate) state: Mutex<TrxState>,
     pub(crate) cond: Condvar,
     pub(crate) interrupted: AtomicBool,
@@ -145,10 +145,11 @@ impl TrxShared {
 pub struct LockTrx(pub(crate) Arc<TrxShared>);
 
 impl LockTrx {
-    pub(crate) fn new(id: TrxId, thread_id: u64) -> LockTrx {
+    pub(crate) fn new(id: TrxId, thread_id: u64, connection_id: u64) -> LockTrx {
         LockTrx(Arc::new(TrxShared {
             id,
             thread_id,
+            connection_id,
             state: Mutex::new(TrxState::default()),
             cond: Condvar::new(),
             interrupted: AtomicBool::new(false),

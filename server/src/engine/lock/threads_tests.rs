@@ -1,0 +1,274 @@
+//! Multi-threaded tests: transactions on threads waiting for each other — deadlocks get
+//! exactly one victim, timeouts fire on time, NOWAIT/SKIP LOCKED never block, a waiter is
+//! granted when its blocker releases, KILL QUERY ends a wait, FCFS and CATS grant in their
+//! orders.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::tests::{at, key};
+use super::*;
+
+fn sys(schedule: ScheduleAlgorithm, deadlock_detect: bool) -> Arc<LockSys> {
+    Arc::new(LockSys::new(LockConfig {
+        shards: 16,
+        schedule,
+        deadlock_detect,
+    }))
+}
+
+fn lock_x(s: &LockSys, t: &LockTrx, k: u64) -> Result<Acquired, LockError> {
+    s.lock_rec(t, at(&key(k)), RecLockMode::X_REC_NOT_GAP, WaitPolicy::Wait)
+}
+
+/// Locks `k` X,REC_NOT_GAP, waiting up to `timeout` if needed.
+fn lock_wait(s: &LockSys, t: &LockTrx, k: u64, timeout: Duration) -> Result<(), LockError> {
+    match lock_x(s, t, k)? {
+        Acquired::Granted => Ok(()),
+        Acquired::Wait(w) => w.wait(timeout),
+        Acquired::Skipped => unreachable!("Wait policy never skips"),
+    }
+}
+
+/// Polls until `f` holds (at most 5 s).
+fn eventually(mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "condition not reached"
+        );
+        thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Runs each transaction of a cycle on its own thread: it holds key i, then wants key
+/// i+1 (mod n), and ends (releases everything) once its wait is over — or, with
+/// `end_together`, once every wait is over. Returns each one's result.
+fn cycle(
+    s: &Arc<LockSys>,
+    trxs: &[LockTrx],
+    timeout: Duration,
+    end_together: bool,
+) -> Vec<Result<(), LockError>> {
+    let barrier = Arc::new(std::sync::Barrier::new(trxs.len()));
+    let n = trxs.len() as u64;
+    for (i, t) in trxs.iter().enumerate() {
+        assert!(matches!(lock_x(s, t, i as u64), Ok(Acquired::Granted)));
+    }
+    let handles: Vec<_> = trxs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let (s, t, barrier) = (Arc::clone(s), t.clone(), Arc::clone(&barrier));
+            thread::spawn(move || {
+                let r = lock_wait(&s, &t, (i as u64 + 1) % n, timeout);
+                if end_together {
+                    barrier.wait();
+                }
+                s.release_all(&t);
+                r
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("thread"))
+        .collect()
+}
+
+#[test]
+fn two_trx_deadlock_has_exactly_one_victim_the_lighter() {
+    let s = sys(ScheduleAlgorithm::Cats, true);
+    let a = s.begin_trx(1, 101, 11);
+    let b = s.begin_trx(2, 102, 12);
+    a.set_undo_records(10);
+    let res = cycle(&s, &[a, b], Duration::from_secs(20), false);
+    assert_eq!(res[0], Ok(()), "the heavier one survives");
+    assert_eq!(res[1], Err(LockError::Deadlock));
+    assert_eq!(s.stats().deadlocks, 1);
+    let report = s.latest_deadlock().expect("report");
+    assert_eq!(report.trxs.len(), 2);
+    assert_eq!(report.trxs[report.victim].trx_id, 2);
+    let text = report.render(&super::tests::Names);
+    assert!(text.contains("LATEST DETECTED DEADLOCK"), "{text}");
+    assert!(text.contains("*** WE ROLL BACK TRANSACTION"), "{text}");
+    assert!(text.contains("lock_mode X locks rec but not gap"), "{text}");
+}
+
+#[test]
+fn three_trx_deadlock_has_exactly_one_victim() {
+    let s = sys(ScheduleAlgorithm::Cats, true);
+    let trxs: Vec<LockTrx> = (1..=3).map(|i| s.begin_trx(i, 100 + i, i)).collect();
+    let res = cycle(&s, &trxs, Duration::from_secs(20), false);
+    let victims = res
+        .iter()
+        .filter(|r| **r == Err(LockError::Deadlock))
+        .count();
+    assert_eq!(victims, 1, "{res:?}");
+    assert_eq!(res.iter().filter(|r| r.is_ok()).count(), 2, "{res:?}");
+    assert_eq!(s.stats().deadlocks, 1);
+}
+
+#[test]
+fn without_detection_a_deadlock_ends_by_timeout() {
+    let s = sys(ScheduleAlgorithm::Cats, false);
+    let trxs: Vec<LockTrx> = (1..=2).map(|i| s.begin_trx(i, 100 + i, i)).collect();
+    let res = cycle(&s, &trxs, Duration::from_millis(300), true);
+    // A timed-out transaction keeps its locks (1205 rolls back only the statement), so
+    // both time out.
+    assert_eq!(
+        res,
+        vec![Err(LockError::WaitTimeout), Err(LockError::WaitTimeout)]
+    );
+    assert_eq!(s.stats().deadlocks, 0);
+    assert_eq!(s.stats().lock_timeouts, 2);
+}
+
+#[test]
+fn timeout_fires_at_the_configured_time_and_keeps_earlier_locks() {
+    let s = sys(ScheduleAlgorithm::Cats, true);
+    let a = s.begin_trx(1, 101, 11);
+    let b = s.begin_trx(2, 102, 12);
+    assert!(matches!(lock_x(&s, &a, 1), Ok(Acquired::Granted)));
+    assert!(matches!(lock_x(&s, &b, 2), Ok(Acquired::Granted)));
+    let t = Instant::now();
+    let r = lock_wait(&s, &b, 1, Duration::from_millis(250));
+    let took = t.elapsed();
+    assert_eq!(r, Err(LockError::WaitTimeout));
+    assert!(took >= Duration::from_millis(250), "{took:?}");
+    assert!(took < Duration::from_millis(250 + 400), "{took:?}");
+    let info = s.trx_lock_info(&b);
+    assert_eq!(
+        info.rows_locked, 1,
+        "the earlier lock stays, the waiting one is gone"
+    );
+    assert!(info.requested_lock_id.is_none());
+    let st = s.stats();
+    assert_eq!(st.row_lock_waits, 1);
+    assert!(
+        st.row_lock_time_ms >= 250 && st.row_lock_time_max_ms >= 250,
+        "{st:?}"
+    );
+    assert_eq!(st.row_lock_current_waits, 0);
+    s.release_all(&a);
+    s.release_all(&b);
+}
+
+#[test]
+fn nowait_and_skip_locked_never_block() {
+    let s = sys(ScheduleAlgorithm::Cats, true);
+    let a = s.begin_trx(1, 101, 11);
+    let b = s.begin_trx(2, 102, 12);
+    for k in 0..1000 {
+        assert!(matches!(lock_x(&s, &a, k), Ok(Acquired::Granted)));
+    }
+    let t = Instant::now();
+    for k in 0..1000 {
+        let skip = s.lock_rec(&b, at(&key(k)), RecLockMode::X, WaitPolicy::SkipLocked);
+        assert!(matches!(skip, Ok(Acquired::Skipped)));
+        let no = s.lock_rec(&b, at(&key(k)), RecLockMode::X, WaitPolicy::NoWait);
+        assert_eq!(no.unwrap_err(), LockError::NoWait);
+    }
+    assert!(t.elapsed() < Duration::from_secs(1));
+    assert_eq!(s.stats().row_lock_waits, 0);
+    assert_eq!(s.trx_lock_info(&b).rows_locked, 0, "nothing enqueued");
+    s.release_all(&a);
+    s.release_all(&b);
+}
+
+#[test]
+fn waiter_is_granted_when_the_blocker_releases() {
+    let s = sys(ScheduleAlgorithm::Cats, true);
+    let a = s.begin_trx(1, 101, 11);
+    let b = s.begin_trx(2, 102, 12);
+    assert!(matches!(lock_x(&s, &a, 1), Ok(Acquired::Granted)));
+    let (s2, b2) = (Arc::clone(&s), b.clone());
+    let h = thread::spawn(move || {
+        let t = Instant::now();
+        let r = lock_wait(&s2, &b2, 1, Duration::from_secs(20));
+        (r, t.elapsed())
+    });
+    eventually(|| s.stats().row_lock_current_waits == 1);
+    thread::sleep(Duration::from_millis(50));
+    s.release_all(&a);
+    let (r, took) = h.join().expect("thread");
+    assert_eq!(r, Ok(()));
+    assert!(took >= Duration::from_millis(50));
+    assert!(s
+        .data_locks(&super::tests::Names)
+        .iter()
+        .any(|r| r.engine_transaction_id == 2 && r.lock_status == "GRANTED"));
+    s.release_all(&b);
+}
+
+#[test]
+fn kill_query_ends_a_wait() {
+    let s = sys(ScheduleAlgorithm::Cats, true);
+    let a = s.begin_trx(1, 101, 11);
+    let b = s.begin_trx(2, 102, 12);
+    assert!(matches!(lock_x(&s, &a, 1), Ok(Acquired::Granted)));
+    let (s2, b2) = (Arc::clone(&s), b.clone());
+    let h = thread::spawn(move || lock_wait(&s2, &b2, 1, Duration::from_secs(20)));
+    eventually(|| s.stats().row_lock_current_waits == 1);
+    b.interrupt();
+    assert_eq!(h.join().expect("thread"), Err(LockError::Interrupted));
+    assert!(s.data_lock_waits().is_empty());
+    b.clear_interrupt();
+    s.release_all(&a);
+    assert_eq!(lock_wait(&s, &b, 1, Duration::from_secs(1)), Ok(()));
+    s.release_all(&b);
+}
+
+/// H holds key 1. A, then B, wait for it; B also holds keys 2 and 3, which C and D wait
+/// for, so B blocks three transactions and A one. Returns who got key 1 first.
+fn first_granted(schedule: ScheduleAlgorithm) -> TrxId {
+    let s = sys(schedule, true);
+    let [h, a, b, c, d] = [1u64, 2, 3, 4, 5].map(|i| s.begin_trx(i, 100 + i, i));
+    assert!(matches!(lock_x(&s, &h, 1), Ok(Acquired::Granted)));
+    assert!(matches!(lock_x(&s, &b, 2), Ok(Acquired::Granted)));
+    assert!(matches!(lock_x(&s, &b, 3), Ok(Acquired::Granted)));
+    let (tx, rx) = mpsc::channel::<TrxId>();
+    let spawn = |t: &LockTrx, k: u64| {
+        let (s, t, tx) = (Arc::clone(&s), t.clone(), tx.clone());
+        thread::spawn(move || {
+            lock_wait(&s, &t, k, Duration::from_secs(20)).expect("granted");
+            tx.send(t.id()).expect("send");
+            thread::sleep(Duration::from_millis(20));
+            s.release_all(&t);
+        })
+    };
+    let mut hs = vec![spawn(&a, 1)];
+    eventually(|| s.stats().row_lock_current_waits == 1);
+    hs.push(spawn(&b, 1));
+    eventually(|| s.stats().row_lock_current_waits == 2);
+    hs.push(spawn(&c, 2));
+    hs.push(spawn(&d, 3));
+    // The background thread has weighed B: itself, C and D.
+    eventually(|| s.trx_lock_info(&b).schedule_weight == Some(3));
+    // Under FCFS B also waits for A (an earlier waiter blocks), so A weighs all four.
+    let a_weight = if schedule == ScheduleAlgorithm::Cats {
+        1
+    } else {
+        4
+    };
+    assert_eq!(s.trx_lock_info(&a).schedule_weight, Some(a_weight));
+    s.release_all(&h);
+    let first = rx.recv_timeout(Duration::from_secs(10)).expect("a grant");
+    for t in hs {
+        t.join().expect("thread");
+    }
+    first
+}
+
+#[test]
+fn fcfs_grants_in_arrival_order() {
+    assert_eq!(first_granted(ScheduleAlgorithm::Fcfs), 2);
+}
+
+#[test]
+fn cats_grants_the_heaviest_first() {
+    assert_eq!(first_granted(ScheduleAlgorithm::Cats), 3);
+}
