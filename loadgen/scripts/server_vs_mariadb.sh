@@ -122,6 +122,7 @@ for pass in $(seq 1 "$PASSES"); do
         sysbench "$w" $SB $(conn "$s") --threads="$t" --time="$DURATION" --report-interval=0 \
           --percentile=95 --histogram=off --db-ps-mode=auto --rand-type=uniform run > "$f" 2>&1
         c1=$(cpu_ticks "$pid")
+        log "server pid $pid cpu ticks $c0 -> $c1"
         q=$(awk '/queries:/ {print $2; exit}' "$f")
         qps=$(awk -F'[(]' '/queries:/ {split($2,a," "); print a[1]; exit}' "$f")
         avg=$(awk '/avg:/ {print $2; exit}' "$f")

@@ -60,6 +60,15 @@ fn bounds(series: &[Series], log: bool, pick: impl Fn(&(f64, f64)) -> f64) -> (f
     }
 }
 
+/// A tick label: integers without decimals, small values with up to two.
+fn short(v: f64) -> String {
+    if v.abs() >= 10.0 || v.fract().abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 /// Draws `series` into an SVG file at `path`.
 pub(crate) fn line_chart(path: &Path, chart: &Chart<'_>, series: &[Series]) -> Result<(), String> {
     let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
@@ -78,6 +87,11 @@ pub(crate) fn line_chart(path: &Path, chart: &Chart<'_>, series: &[Series]) -> R
             ctx.configure_mesh()
                 .x_desc(chart.x_label)
                 .y_desc(chart.y_label)
+                .x_labels(8)
+                .y_labels(8)
+                .x_label_formatter(&|v| short(*v))
+                .y_label_formatter(&|v| short(*v))
+                .light_line_style(WHITE)
                 .draw()
                 .map_err(|e| err(&e))?;
             for (i, s) in series.iter().enumerate() {
