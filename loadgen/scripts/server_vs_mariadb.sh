@@ -79,7 +79,7 @@ CREATE USER 'sbtest'@'%' IDENTIFIED VIA mysql_native_password USING PASSWORD('sb
 GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest'@'%';
 SQL
   # The process that serves (and whose CPU is counted) is the one in the pid file.
-  MDB_PID=$(cat "$base/mysqld.pid")
+  MDB_PID=$(pgrep -f -- "--defaults-file=$base/my.cnf" | head -1)
   log "mariadbd pid $MDB_PID ($(mariadbd --version | head -1))"
 }
 

@@ -253,6 +253,15 @@ pub(crate) struct RandArgs {
     pub(crate) pareto_h: f64,
 }
 
+impl SysbenchArgs {
+    /// Applies the positional script name, if given, to `workload`.
+    pub(crate) fn normalize(&mut self) {
+        if let Some(w) = self.script.take() {
+            self.workload = w;
+        }
+    }
+}
+
 impl RandArgs {
     /// The distribution parameters.
     pub(crate) fn params(&self) -> DistParams {
@@ -361,6 +370,9 @@ pub(crate) struct SysbenchArgs {
     /// sysbench script name.
     #[arg(long, value_enum, default_value_t = Workload::OltpReadOnly)]
     pub(crate) workload: Workload,
+    /// The script name as sysbench takes it (`tpbed-load run oltp_point_select`); overrides --workload.
+    #[arg(value_enum, value_name = "SCRIPT")]
+    pub(crate) script: Option<Workload>,
     /// The script's options.
     #[command(flatten)]
     pub(crate) oltp: OltpArgs,
@@ -385,7 +397,10 @@ mod tests {
 
     fn sysbench(cli: Cli) -> SysbenchArgs {
         match cli.command {
-            Command::Run(a) | Command::Prepare(a) | Command::Cleanup(a) => a,
+            Command::Run(mut a) | Command::Prepare(mut a) | Command::Cleanup(mut a) => {
+                a.normalize();
+                a
+            }
             other => panic!("not a sysbench command: {other:?}"),
         }
     }
@@ -465,6 +480,13 @@ mod tests {
         assert!(a.oltp.skip_trx);
         assert!(a.conn.ignore_errors.contains(1062));
         assert_eq!(a.conn.port, 3307);
+    }
+
+    #[test]
+    fn positional_script_name_like_sysbench() {
+        let a = sysbench(parse(&["run", "oltp_point_select", "--threads=8"]));
+        assert_eq!(a.workload, Workload::OltpPointSelect);
+        assert_eq!(a.run.threads, 8);
     }
 
     #[test]

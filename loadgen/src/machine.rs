@@ -58,10 +58,27 @@ pub(crate) fn affinity(pid: Option<u32>) -> String {
         .unwrap_or_default()
 }
 
-/// `git rev-parse --short HEAD` plus `-dirty`, of the current directory's repository.
+/// `git rev-parse --short HEAD` plus `-dirty`, of the repository holding the current directory,
+/// else of the one holding the tpbed-load executable (e.g. `target/release` inside the tree).
 pub(crate) fn git_rev() -> String {
+    let here = std::env::current_dir().ok();
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf));
+    for dir in [here, exe].into_iter().flatten() {
+        let rev = git_rev_in(&dir);
+        if rev != "unknown" {
+            return rev;
+        }
+    }
+    "unknown".into()
+}
+
+fn git_rev_in(dir: &Path) -> String {
     let run = |args: &[&str]| {
         std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
             .args(args)
             .output()
             .ok()

@@ -32,7 +32,10 @@ use clap::Parser;
 use crate::cli::{Cli, Command};
 
 fn main() {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Command::Prepare(a) | Command::Run(a) | Command::Cleanup(a) = &mut cli.command {
+        a.normalize();
+    }
     machine::raise_nofile();
     let wires = sysbench::wires();
     let result = match &cli.command {
