@@ -406,7 +406,7 @@ impl LockSys {
             for q in shard.queues() {
                 let policy: &dyn GrantPolicy = self.inner.policy_for(&q.target);
                 for (pos, w) in q.locks.iter().enumerate().filter(|(_, l)| l.waiting) {
-                    for b in q.blocking_locks(pos, policy) {
+                    for b in q.waits_for(pos, policy) {
                         rows.push(DataLockWaitRow {
                             engine: "INNODB",
                             requesting_engine_lock_id: lock_id(w, &q.target),

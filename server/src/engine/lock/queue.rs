@@ -58,27 +58,45 @@ impl Queue {
             .any(|g| g.trx.id == trx && !g.waiting && has_to_wait(w.mode, g.mode, sup))
     }
 
-    /// The locks the waiting lock at `at` waits for under `policy`: others' conflicting
-    /// granted locks, and (when the policy lets earlier waiters block) others' conflicting
-    /// waiting locks ahead of it.
-    pub(crate) fn blocking_locks<'q>(
-        &'q self,
+    /// Others' conflicting locks the waiting lock at `at` has to wait for: granted ones,
+    /// and with `waiting_ahead` also waiting ones ahead of it in the queue.
+    pub(crate) fn blocking_locks(
+        &self,
         at: usize,
-        policy: &'q dyn GrantPolicy,
-    ) -> impl Iterator<Item = &'q LockEntry> + 'q {
+        waiting_ahead: bool,
+    ) -> impl Iterator<Item = &LockEntry> + '_ {
         let sup = self.supremum();
         let w = &self.locks[at];
         self.locks.iter().enumerate().filter_map(move |(i, l)| {
             (l.trx.id != w.trx.id
-                && (!l.waiting || (policy.earlier_waiters_block() && i < at))
+                && (!l.waiting || (waiting_ahead && i < at))
                 && has_to_wait(w.mode, l.mode, sup))
             .then_some(l)
         })
     }
 
-    /// The transactions owning [`Queue::blocking_locks`].
+    /// The wait-for edges of the waiting lock at `at` (the deadlock graph, CATS weights,
+    /// `data_lock_waits`): the locks that keep it from being granted under `policy`; if none
+    /// does (it queued behind a conflicting waiter and no release has run the grant pass
+    /// since), the waiters ahead that it queued behind, as InnoDB's `blocking_trx` records.
+    pub(crate) fn waits_for(&self, at: usize, policy: &dyn GrantPolicy) -> Vec<&LockEntry> {
+        let v: Vec<&LockEntry> = self
+            .blocking_locks(at, policy.earlier_waiters_block())
+            .collect();
+        if v.is_empty() {
+            self.blocking_locks(at, true).collect()
+        } else {
+            v
+        }
+    }
+
+    /// The transactions owning [`Queue::waits_for`].
     pub(crate) fn blockers_of(&self, at: usize, policy: &dyn GrantPolicy) -> Vec<TrxId> {
-        let mut out: Vec<TrxId> = self.blocking_locks(at, policy).map(|l| l.trx.id).collect();
+        let mut out: Vec<TrxId> = self
+            .waits_for(at, policy)
+            .iter()
+            .map(|l| l.trx.id)
+            .collect();
         out.sort_unstable();
         out.dedup();
         out
@@ -108,7 +126,8 @@ impl Queue {
         policy.order(&mut cands);
         let mut woken = Vec::new();
         for c in cands {
-            if self.blocking_locks(c.pos, policy).next().is_none() {
+            let ahead = policy.earlier_waiters_block();
+            if self.blocking_locks(c.pos, ahead).next().is_none() {
                 let w = &mut self.locks[c.pos];
                 w.waiting = false;
                 woken.push((Arc::clone(&w.trx), w.id));
