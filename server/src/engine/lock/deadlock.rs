@@ -252,18 +252,20 @@ fn resolve(inner: &Inner, graph: &[Node], cycle: &[usize]) {
             waiting_for: waiting_for.clone(),
         });
     }
-    if inner.cancel_waiting(
+    // Counted and reported before the victim wakes, so whoever sees its 1213 sees both.
+    inner.cancel_waiting(
         &victim.trx,
         victim.entry,
         victim.hash,
         &victim.target,
         Some(WaitOutcome::Deadlock),
-    ) {
-        inner.stats.deadlocks.fetch_add(1, Relaxed);
-        *lock(&inner.latest_deadlock) = Some(DeadlockReport {
-            at: SystemTime::now(),
-            trxs,
-            victim: v,
-        });
-    }
+        || {
+            inner.stats.deadlocks.fetch_add(1, Relaxed);
+            *lock(&inner.latest_deadlock) = Some(DeadlockReport {
+                at: SystemTime::now(),
+                trxs,
+                victim: v,
+            });
+        },
+    );
 }

@@ -154,8 +154,9 @@ impl Inner {
         self.bg_cond.notify_one();
     }
 
-    /// Removes the waiting lock `entry` of `trx` from its queue, wakes it with `outcome`
-    /// (when given) and grants what that unblocks. Returns whether the entry was still waiting.
+    /// Removes the waiting lock `entry` of `trx` from its queue, runs `before_wake`, wakes
+    /// it with `outcome` (when given) and grants what that unblocks. Returns whether the
+    /// entry was still waiting (else nothing was done).
     pub(crate) fn cancel_waiting(
         &self,
         trx: &TrxShared,
@@ -163,6 +164,7 @@ impl Inner {
         hash: u64,
         target: &Target,
         outcome: Option<WaitOutcome>,
+        before_wake: impl FnOnce(),
     ) -> bool {
         let mut shard = self.table.shard(hash);
         let Some(q) = shard.queue(hash, target.as_ref()) else {
@@ -173,6 +175,7 @@ impl Inner {
         };
         q.locks.remove(pos);
         trx.state().remove(entry);
+        before_wake();
         if let Some(o) = outcome {
             trx.wake(entry, o);
         }
@@ -532,6 +535,8 @@ impl LockSys {
 
     /// Releases one granted record lock of exactly `mode` (READ COMMITTED's "unlock the row
     /// that did not match", InnoDB's `lock_rec_unlock`). Returns whether one was found.
+    /// As in InnoDB, the caller releases only locks this fetch newly created, and not one it
+    /// had to wait for.
     pub fn release_rec(&self, trx: &LockTrx, rec: RecAt<'_>, mode: RecLockMode) -> bool {
         let sup = rec.key == RecKey::Supremum;
         let mode = AnyMode::Rec(if sup { mode.on_supremum() } else { mode });

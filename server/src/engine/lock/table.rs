@@ -9,8 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::modes::AnyMode;
 use super::trx::TrxShared;
+use crate::engine::index::KeyBuf;
 
-/// Identifies an index for the lock manager (unique across tables; the SQL layer assigns it).
+/// Identifies an index for the lock manager: unique across all tables and never reused while
+/// a lock on it may exist (the SQL layer assigns it, e.g. from a table id and index position).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct IndexId(pub u64);
 
@@ -39,15 +41,15 @@ pub(crate) enum TargetRef<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Target {
     Table(TableId),
-    /// `None` is the supremum.
-    Rec(IndexId, Option<Box<[u8]>>),
+    /// `None` is the supremum; short keys are stored inline.
+    Rec(IndexId, Option<KeyBuf>),
 }
 
 impl Target {
     pub(crate) fn as_ref(&self) -> TargetRef<'_> {
         match self {
             Target::Table(t) => TargetRef::Table(*t),
-            Target::Rec(ix, Some(k)) => TargetRef::Rec(*ix, RecKey::User(k)),
+            Target::Rec(ix, Some(k)) => TargetRef::Rec(*ix, RecKey::User(k.as_slice())),
             Target::Rec(ix, None) => TargetRef::Rec(*ix, RecKey::Supremum),
         }
     }
@@ -61,7 +63,7 @@ impl TargetRef<'_> {
     pub(crate) fn to_owned(self) -> Target {
         match self {
             TargetRef::Table(t) => Target::Table(t),
-            TargetRef::Rec(ix, RecKey::User(k)) => Target::Rec(ix, Some(k.into())),
+            TargetRef::Rec(ix, RecKey::User(k)) => Target::Rec(ix, Some(KeyBuf::from(k))),
             TargetRef::Rec(ix, RecKey::Supremum) => Target::Rec(ix, None),
         }
     }
@@ -113,6 +115,18 @@ pub(crate) struct LockEntry {
 pub(crate) struct Queue {
     pub(crate) target: Target,
     pub(crate) locks: Vec<LockEntry>,
+    /// The next queue whose target has the same 64-bit hash (practically never).
+    next: Option<Box<Queue>>,
+}
+
+impl Queue {
+    fn new(t: TargetRef<'_>) -> Queue {
+        Queue {
+            target: t.to_owned(),
+            locks: Vec::with_capacity(1),
+            next: None,
+        }
+    }
 }
 
 /// A pass-through hasher: the key already is a well-mixed hash.
@@ -133,48 +147,76 @@ impl Hasher for IdHasher {
     }
 }
 
-/// The queues of one shard, by target hash; targets whose hashes collide share a bucket.
+/// The queues of one shard, by target hash; targets whose hashes collide are chained.
 #[derive(Debug, Default)]
 pub(crate) struct Shard {
-    map: HashMap<u64, Vec<Queue>, BuildHasherDefault<IdHasher>>,
+    map: HashMap<u64, Queue, BuildHasherDefault<IdHasher>>,
 }
 
 impl Shard {
+    /// How far down the chain of `hash` the queue of `t` is.
+    fn depth(&self, hash: u64, t: TargetRef<'_>) -> Option<usize> {
+        let head = self.map.get(&hash)?;
+        std::iter::successors(Some(head), |q| q.next.as_deref())
+            .position(|q| q.target.as_ref() == t)
+    }
+
+    fn nth_mut(&mut self, hash: u64, depth: usize) -> &mut Queue {
+        let mut q = self.map.get_mut(&hash).expect("chain head");
+        for _ in 0..depth {
+            q = q.next.as_deref_mut().expect("chain link");
+        }
+        q
+    }
+
     pub(crate) fn queue(&mut self, hash: u64, t: TargetRef<'_>) -> Option<&mut Queue> {
-        self.map
-            .get_mut(&hash)?
-            .iter_mut()
-            .find(|q| q.target.as_ref() == t)
+        let d = self.depth(hash, t)?;
+        Some(self.nth_mut(hash, d))
     }
 
     pub(crate) fn queue_or_insert(&mut self, hash: u64, t: TargetRef<'_>) -> &mut Queue {
-        let bucket = self.map.entry(hash).or_default();
-        let at = match bucket.iter().position(|q| q.target.as_ref() == t) {
-            Some(i) => i,
-            None => {
-                bucket.push(Queue {
-                    target: t.to_owned(),
-                    locks: Vec::with_capacity(2),
-                });
-                bucket.len() - 1
-            }
-        };
-        &mut bucket[at]
-    }
-
-    /// Drops the queue of `t` if it holds no lock.
-    pub(crate) fn remove_if_empty(&mut self, hash: u64, t: TargetRef<'_>) {
-        if let Some(bucket) = self.map.get_mut(&hash) {
-            bucket.retain(|q| !(q.locks.is_empty() && q.target.as_ref() == t));
-            if bucket.is_empty() {
-                self.map.remove(&hash);
+        if let Some(d) = self.depth(hash, t) {
+            return self.nth_mut(hash, d);
+        }
+        match self.map.entry(hash) {
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(Queue::new(t)),
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let mut q = o.into_mut();
+                while q.next.is_some() {
+                    q = q.next.as_deref_mut().expect("checked");
+                }
+                q.next.insert(Box::new(Queue::new(t)))
             }
         }
     }
 
+    /// Drops the queue of `t` if it holds no lock.
+    pub(crate) fn remove_if_empty(&mut self, hash: u64, t: TargetRef<'_>) {
+        let Some(d) = self.depth(hash, t) else {
+            return;
+        };
+        if d == 0 {
+            let head = self.map.get_mut(&hash).expect("chain head");
+            if head.locks.is_empty() {
+                match head.next.take() {
+                    Some(next) => *head = *next,
+                    None => {
+                        self.map.remove(&hash);
+                    }
+                }
+            }
+            return;
+        }
+        let prev = self.nth_mut(hash, d - 1);
+        let q = prev.next.take().expect("chain link");
+        prev.next = if q.locks.is_empty() { q.next } else { Some(q) };
+    }
+
     /// Every queue of the shard (for snapshots).
     pub(crate) fn queues(&self) -> impl Iterator<Item = &Queue> {
-        self.map.values().flatten()
+        self.map
+            .values()
+            .flat_map(|q| std::iter::successors(Some(q), |q| q.next.as_deref()))
     }
 }
 
@@ -217,4 +259,31 @@ impl LockTable {
 /// panic between related updates, so a poisoned guard still protects consistent data.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colliding_targets_chain() {
+        let mut sh = Shard::default();
+        let (a, b, c) = ([1u8], [2u8], [3u8]);
+        fn t(k: &[u8; 1]) -> TargetRef<'_> {
+            TargetRef::Rec(IndexId(1), RecKey::User(&k[..]))
+        }
+        // One hash for three targets.
+        for k in [&a, &b, &c] {
+            assert!(sh.queue_or_insert(7, t(k)).locks.is_empty());
+        }
+        assert_eq!(sh.queues().count(), 3);
+        assert_eq!(sh.queue(7, t(&b)).map(|q| q.target.as_ref()), Some(t(&b)));
+        sh.remove_if_empty(7, t(&b));
+        assert!(sh.queue(7, t(&b)).is_none());
+        sh.remove_if_empty(7, t(&a));
+        assert_eq!(sh.queue(7, t(&c)).map(|q| q.target.as_ref()), Some(t(&c)));
+        sh.remove_if_empty(7, t(&c));
+        assert_eq!(sh.queues().count(), 0);
+        assert_ne!(t(&a).hash(), t(&b).hash());
+    }
 }

@@ -107,7 +107,7 @@ impl LockWait {
     /// Withdraws the waiting lock; `Ok` if a grant came first.
     fn cancel(&self, err: LockError) -> Result<(), LockError> {
         let inner = &self.inner;
-        if inner.cancel_waiting(&self.trx, self.entry, self.hash, &self.target, None) {
+        if inner.cancel_waiting(&self.trx, self.entry, self.hash, &self.target, None, || ()) {
             return Err(err);
         }
         // Not waiting any more: granted, or removed as a deadlock victim.
