@@ -35,12 +35,12 @@ for p in $(seq 1 "$PASSES"); do
     for t in $THREADS; do
       f="$OUT/$w-$t-p$p"
       /usr/bin/time -f "%U %S %e" -o "$f-sysbench.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" \
-        sysbench "$w" --db-driver=mysql $CONN $DATA --threads="$t" $RUNOPT --histogram=off run > "$f-sysbench.out" 2>&1
+        sysbench "$w" --db-driver=mysql $CONN $DATA --threads="$t" $RUNOPT --histogram=off run > "$f-sysbench.out" 2>&1 || echo "sysbench failed: see $f-sysbench.out" >&2
       /usr/bin/time -f "%U %S %e" -o "$f-tpbed.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" \
-        "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" --client-threads=1 $RUNOPT --no-gauges > "$f-tpbed.out" 2>&1
+        "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" --client-threads=1 $RUNOPT --no-gauges > "$f-tpbed.out" 2>&1 || echo "tpbed-load failed: see $f-tpbed.out" >&2
       ct=$(( t < 16 ? t : 16 ))
       /usr/bin/time -f "%U %S %e" -o "$f-tpbedmt.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" \
-        "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" --client-threads="$ct" $RUNOPT --no-gauges > "$f-tpbedmt.out" 2>&1
+        "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" --client-threads="$ct" $RUNOPT --no-gauges > "$f-tpbedmt.out" 2>&1 || echo "tpbed-load failed: see $f-tpbedmt.out" >&2
       echo "pass $p $w $t: sysbench $(grep -m1 'queries:' "$f-sysbench.out" | awk '{print $2, $3}') tpbed-load $(grep -m1 'queries:' "$f-tpbed.out" | awk '{print $2, $3}') tpbed-load-mt $(grep -m1 'queries:' "$f-tpbedmt.out" | awk '{print $2, $3}') load $(cut -d' ' -f1 /proc/loadavg)" >&2
     done
   done

@@ -28,8 +28,8 @@ MARIADB_HANDLING=${MARIADB_HANDLING:-one-thread-per-connection}
 SERVERS=${SERVERS:-"tpbed mariadb"}
 OUT=${OUT:-/tmp/tpbed-vs-mariadb}
 TPBED_BIN=${TPBED_BIN:-$ROOT/target/release/tpbed-server}
-MDB_PORT=3307
-TP_PORT=3308
+MDB_PORT=${MDB_PORT:-3391}
+TP_PORT=${TP_PORT:-3392}
 
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 ulimit -n "$(ulimit -Hn)"
@@ -71,6 +71,7 @@ CNF
   MDB_PID=$!
   for _ in $(seq 1 120); do
     mariadb-admin --no-defaults -uroot --socket="$base/mysqld.sock" ping >/dev/null 2>&1 && break
+    kill -0 "$MDB_PID" 2>/dev/null || { log "mariadbd exited:"; tail -5 "$base/error.log" >&2; exit 1; }
     sleep 0.5
   done
   mariadb --no-defaults -uroot --socket="$base/mysqld.sock" <<'SQL'
@@ -122,7 +123,6 @@ for pass in $(seq 1 "$PASSES"); do
         sysbench "$w" $SB $(conn "$s") --threads="$t" --time="$DURATION" --report-interval=0 \
           --percentile=95 --histogram=off --db-ps-mode=auto --rand-type=uniform run > "$f" 2>&1
         c1=$(cpu_ticks "$pid")
-        log "server pid $pid cpu ticks $c0 -> $c1"
         q=$(awk '/queries:/ {print $2; exit}' "$f")
         qps=$(awk -F'[(]' '/queries:/ {split($2,a," "); print a[1]; exit}' "$f")
         avg=$(awk '/avg:/ {print $2; exit}' "$f")
