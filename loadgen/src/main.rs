@@ -26,6 +26,7 @@ mod stats;
 mod stub;
 mod sweep;
 mod sysbench;
+mod worker;
 
 use clap::Parser;
 
