@@ -58,8 +58,10 @@ impl OkPacket {
         if caps.contains(Capabilities::SESSION_TRACK) {
             // No session-state changes are reported, so SESSION_STATE_CHANGED never follows.
             put_lenenc_bytes(out, self.info.as_bytes());
-        } else {
-            out.extend_from_slice(self.info.as_bytes());
+        } else if !self.info.is_empty() {
+            // Documented as string<EOF>, but MySQL's net_send_ok stores it length-encoded and
+            // clients (mysql_common, libmysqlclient) parse it so.
+            put_lenenc_bytes(out, self.info.as_bytes());
         }
     }
 
@@ -90,8 +92,10 @@ impl OkPacket {
             } else {
                 r.lenenc_bytes()?
             }
+        } else if r.is_empty() {
+            &[][..]
         } else {
-            r.rest()
+            r.lenenc_bytes()?
         };
         let info = String::from_utf8_lossy(info).into_owned();
         Ok(Self {
