@@ -4,12 +4,13 @@
 //! reads exercise the planner's paths (point, primary range, secondary equality and range,
 //! IN lists, ORDER BY with and without LIMIT, aggregates).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 
 use mysql::prelude::*;
 use mysql::Conn;
 use proptest::prelude::*;
+use proptest::test_runner::TestRunner;
 use tpbed_tests::TestServer;
 
 #[derive(Debug, Clone)]
@@ -55,17 +56,6 @@ impl Model {
     fn all(&self) -> impl Iterator<Item = Row> + '_ {
         self.rows.iter().map(|(id, (k, c))| (*id, *k, c.clone()))
     }
-}
-
-fn server() -> &'static Mutex<(TestServer, Conn)> {
-    static S: std::sync::OnceLock<Mutex<(TestServer, Conn)>> = std::sync::OnceLock::new();
-    S.get_or_init(|| {
-        let srv = TestServer::start(&[]);
-        let mut c = srv.connect();
-        c.query_drop("CREATE DATABASE m").unwrap();
-        c.query_drop("USE m").unwrap();
-        Mutex::new((srv, c))
-    })
 }
 
 fn error_code<T>(r: mysql::Result<T>) -> Result<T, u16> {
@@ -252,12 +242,27 @@ fn run(c: &mut Conn, ops: &[Op], prepared: bool) {
     assert_eq!(all, m.all().collect::<Vec<_>>());
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
-
-    #[test]
-    fn random_statements_match_a_btreemap_model(ops in proptest::collection::vec(op(), 1..60), prepared in any::<bool>()) {
-        let mut guard = server().lock().unwrap_or_else(|e| e.into_inner());
-        run(&mut guard.1, &ops, prepared);
-    }
+#[test]
+fn random_statements_match_a_btreemap_model() {
+    let srv = TestServer::start(&[]);
+    let conn = RefCell::new(srv.connect());
+    conn.borrow_mut().query_drop("CREATE DATABASE m").unwrap();
+    conn.borrow_mut().query_drop("USE m").unwrap();
+    let mut runner = TestRunner::new(ProptestConfig {
+        cases: 48,
+        ..ProptestConfig::default()
+    });
+    let strategy = (proptest::collection::vec(op(), 1..60), any::<bool>());
+    runner
+        .run(&strategy, |(ops, prepared)| {
+            run(&mut conn.borrow_mut(), &ops, prepared);
+            Ok(())
+        })
+        .unwrap();
+    let inserts: (String, String) = conn
+        .borrow_mut()
+        .query_first("SHOW GLOBAL STATUS LIKE 'Com_insert'")
+        .unwrap()
+        .unwrap();
+    assert!(inserts.1.parse::<u64>().unwrap() > 100, "{inserts:?}");
 }
