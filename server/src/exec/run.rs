@@ -221,20 +221,30 @@ impl<'a> Exec<'a> {
             Some(o) => to_i64(&self.eval(o, &[])?).unwrap_or(0).max(0) as u64,
             None => 0,
         };
-        let materialized: Vec<Option<Vec<Vec<Value>>>> = q
+        let all_base = q
             .sources
             .iter()
-            .map(|s| match &s.kind {
-                SourceKind::Derived(inner) => self.query(inner).map(Some),
-                SourceKind::Virtual(v) => Ok(Some(v.rows(&self.st.server.catalog.engine))),
-                SourceKind::Base { .. } => Ok(None),
-            })
-            .collect::<SqlResult<_>>()?;
+            .all(|s| matches!(s.kind, SourceKind::Base { .. }));
+        let materialized: Vec<Option<Vec<Vec<Value>>>> = if all_base {
+            Vec::new()
+        } else {
+            q.sources
+                .iter()
+                .map(|s| match &s.kind {
+                    SourceKind::Derived(inner) => self.query(inner).map(Some),
+                    SourceKind::Virtual(v) => Ok(Some(v.rows(&self.st.server.catalog.engine))),
+                    SourceKind::Base { .. } => Ok(None),
+                })
+                .collect::<SqlResult<_>>()?
+        };
         let early = q.agg.is_none() && !q.distinct && !q.sort;
         let want = offset.saturating_add(limit);
-        let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+        let sorting = q.sort || (q.agg.is_some() && !q.order.is_empty());
+        // Result rows, and their ORDER BY keys when sorting.
+        let mut out: Vec<Vec<Value>> = Vec::new();
+        let mut keys: Vec<Vec<Value>> = Vec::new();
         let mut groups: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut accs: Vec<(Vec<Acc>, ())> = Vec::new();
+        let mut accs: Vec<Vec<Acc>> = Vec::new();
         let mut keybuf = Vec::new();
         let mut row = vec![Value::Null; q.width];
         if limit > 0 || q.agg.is_some() {
@@ -249,15 +259,15 @@ impl<'a> Exec<'a> {
                             .iter()
                             .map(|e| self.eval(e, row))
                             .collect::<SqlResult<Vec<_>>>()?;
-                        let keys = if q.sort {
-                            q.order
-                                .iter()
-                                .map(|(e, _)| self.eval(e, row))
-                                .collect::<SqlResult<Vec<_>>>()?
-                        } else {
-                            Vec::new()
-                        };
-                        out.push((items, keys));
+                        if sorting {
+                            keys.push(
+                                q.order
+                                    .iter()
+                                    .map(|(e, _)| self.eval(e, row))
+                                    .collect::<SqlResult<Vec<_>>>()?,
+                            );
+                        }
+                        out.push(items);
                         Ok(!(early && out.len() as u64 >= want))
                     }
                     Some(a) => {
@@ -268,9 +278,9 @@ impl<'a> Exec<'a> {
                         let n = accs.len();
                         let i = *groups.entry(keybuf.clone()).or_insert(n);
                         if i == n {
-                            accs.push((vec![Acc::new(); a.slots.len()], ()));
+                            accs.push(vec![Acc::new(); a.slots.len()]);
                         }
-                        for (slot, acc) in a.slots.iter().zip(accs[i].0.iter_mut()) {
+                        for (slot, acc) in a.slots.iter().zip(accs[i].iter_mut()) {
                             let v = match &slot.arg {
                                 Some(e) => self.eval(e, row)?,
                                 None => Value::Int(1),
@@ -285,9 +295,9 @@ impl<'a> Exec<'a> {
         }
         if let Some(a) = &q.agg {
             if accs.is_empty() && a.group_by.is_empty() {
-                accs.push((vec![Acc::new(); a.slots.len()], ()));
+                accs.push(vec![Acc::new(); a.slots.len()]);
             }
-            for (g, _) in &accs {
+            for g in &accs {
                 let slot_row: Vec<Value> = a
                     .slots
                     .iter()
@@ -302,26 +312,31 @@ impl<'a> Exec<'a> {
                     .iter()
                     .map(|e| self.eval(e, &slot_row))
                     .collect::<SqlResult<Vec<_>>>()?;
-                let keys = q
-                    .order
-                    .iter()
-                    .map(|(e, _)| self.eval(e, &slot_row))
-                    .collect::<SqlResult<Vec<_>>>()?;
-                out.push((items, keys));
+                if sorting {
+                    keys.push(
+                        q.order
+                            .iter()
+                            .map(|(e, _)| self.eval(e, &slot_row))
+                            .collect::<SqlResult<Vec<_>>>()?,
+                    );
+                }
+                out.push(items);
             }
         }
+        let mut order: Vec<usize> = (0..out.len()).collect();
         if q.distinct {
             let mut seen = HashSet::new();
-            out.retain(|(items, _)| {
-                let mut k = Vec::new();
-                items.iter().for_each(|v| group_key(v, &mut k));
-                seen.insert(k)
+            let mut k = Vec::new();
+            order.retain(|&i| {
+                k.clear();
+                out[i].iter().for_each(|v| group_key(v, &mut k));
+                seen.insert(k.clone())
             });
         }
-        if q.sort || (q.agg.is_some() && !q.order.is_empty()) {
-            out.sort_by(|a, b| {
+        if sorting {
+            order.sort_by(|&a, &b| {
                 for (i, (_, desc)) in q.order.iter().enumerate() {
-                    let o = order_cmp(&a.1[i], &b.1[i]);
+                    let o = order_cmp(&keys[a][i], &keys[b][i]);
                     if o != Ordering::Equal {
                         return if *desc { o.reverse() } else { o };
                     }
@@ -329,11 +344,16 @@ impl<'a> Exec<'a> {
                 Ordering::Equal
             });
         }
-        Ok(out
-            .into_iter()
-            .skip(offset.min(usize::MAX as u64) as usize)
-            .take(limit.min(usize::MAX as u64) as usize)
-            .map(|(items, _)| items)
+        let skip = offset.min(order.len() as u64) as usize;
+        let take = limit.min((order.len() - skip) as u64) as usize;
+        if !q.distinct && !sorting && skip == 0 {
+            out.truncate(take);
+            return Ok(out);
+        }
+        let mut slots: Vec<Option<Vec<Value>>> = out.into_iter().map(Some).collect();
+        Ok(order[skip..skip + take]
+            .iter()
+            .filter_map(|&i| slots[i].take())
             .collect())
     }
 
@@ -368,7 +388,10 @@ impl<'a> Exec<'a> {
                 go_on = self.read_base(table, access, src, &r, row, &mut each)?;
             }
             SourceKind::Derived(_) | SourceKind::Virtual(_) => {
-                let rows = materialized[k].as_deref().unwrap_or(&[]);
+                let rows = materialized
+                    .get(k)
+                    .and_then(|m| m.as_deref())
+                    .unwrap_or(&[]);
                 for r in rows {
                     row[src.offset..src.offset + src.width].clone_from_slice(&r[..src.width]);
                     if !self.holds(src.full_filter.as_ref(), row)? {
