@@ -5,6 +5,15 @@
 //! bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) → `cursor`
 //! (positioning, save/restore) → `scan` and `table` (a definition and its indexes) →
 //! `catalog` (the registry of databases and tables).
+//!
+//! How the SQL layer drives storage: resolve a table with [`Catalog::table`]; build rows with
+//! [`TableDef::fill_row`] and write them with [`Table::insert`] / [`Table::update`] /
+//! [`Table::delete`] (errors are [`EngineError`]s carrying MySQL's code and SQLSTATE); encode
+//! search values with [`Table::encode_search_key`] and read with [`Table::get`] or a
+//! [`Table::scan`] over a [`KeyRange`] of any index (index 0 is the clustered one). The lock
+//! manager works one level down, on [`BTree`] cursors: lock under the leaf latch,
+//! [`Cursor::save`], wait with no latch held, [`Cursor::restore`]; inserts go through
+//! [`Table::insert_checked`] so the gap check sees each new key's successor under its latch.
 
 pub mod catalog;
 pub mod coerce;
@@ -25,5 +34,7 @@ pub use cursor::{Cursor, Direction, LatchMode, Restored, SavedPosition, SearchMo
 pub use error::EngineError;
 pub use index::{BTree, ClusteredRec, IndexStats, KeyBuf, PageCapacity, Record, SecondaryRec};
 pub use scan::{HandlerStats, KeyRange, ScanItem, TableScan};
-pub use table::{InsertOptions, InsertOutcome, RecordVersion, Table, UpdateOutcome, WriteStamp};
+pub use table::{
+    InsertOptions, InsertOutcome, InsertProbe, RecordVersion, Table, UpdateOutcome, WriteStamp,
+};
 pub use types::{ColumnType, IntKind};
