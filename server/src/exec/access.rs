@@ -484,3 +484,148 @@ pub fn covering(t: &Table, index: usize, needed: &[usize]) -> bool {
     cols.extend(def.clustered().columns.iter().copied());
     needed.iter().all(|c| cols.contains(c))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Column, ColumnType, IndexDef, IntKind, PageCapacity, TableDef};
+    use crate::value::Value;
+
+    fn int() -> ColumnType {
+        ColumnType::Integer {
+            kind: IntKind::Big,
+            unsigned: true,
+        }
+    }
+
+    /// q_v1 of the queue fixture: (id, status, run_at, priority), PRIMARY (id),
+    /// idx_ready (status, run_at, id).
+    fn queue() -> Table {
+        let cols = ["id", "status", "run_at", "priority"]
+            .iter()
+            .map(|n| Column::new(n, int()).not_null())
+            .collect();
+        let def = TableDef::new(
+            "q",
+            cols,
+            vec![
+                IndexDef::new("PRIMARY", IndexKind::Primary, vec![0]),
+                IndexDef::new("idx_ready", IndexKind::NonUnique, vec![1, 2, 0]),
+            ],
+        )
+        .unwrap();
+        Table::new(def, PageCapacity::default())
+    }
+
+    fn col(i: usize) -> Box<BoundExpr> {
+        Box::new(BoundExpr::Column(i))
+    }
+
+    fn lit(v: i64) -> Box<BoundExpr> {
+        Box::new(BoundExpr::Literal(Value::Int(v)))
+    }
+
+    fn plan(
+        t: &Table,
+        conj: &[BoundExpr],
+        order: Option<Vec<(usize, bool)>>,
+        limited: bool,
+    ) -> Access {
+        let name = |i: usize| format!("c{i}");
+        choose(
+            t,
+            &Context {
+                offset: 0,
+                conjuncts: conj,
+                order,
+                limited,
+                allowed: vec![0, 1],
+                forced: false,
+                outer_name: &name,
+            },
+        )
+    }
+
+    #[test]
+    fn primary_point_is_const_and_consumed() {
+        let t = queue();
+        let a = plan(
+            &t,
+            &[BoundExpr::Binary(BinOp::Eq, col(0), lit(5))],
+            None,
+            false,
+        );
+        assert_eq!(
+            (a.kind, a.index, a.consumed.clone()),
+            (AccessType::Const, 0, vec![0])
+        );
+        assert_eq!(a.key_len, 8);
+        let p = plan(
+            &t,
+            &[BoundExpr::Binary(
+                BinOp::Eq,
+                col(0),
+                Box::new(BoundExpr::Param(0)),
+            )],
+            None,
+            false,
+        );
+        assert_eq!(p.kind, AccessType::Const, "a parameter is a constant");
+    }
+
+    #[test]
+    fn in_list_is_several_ranges() {
+        let t = queue();
+        let a = plan(
+            &t,
+            &[BoundExpr::InList(
+                col(0),
+                vec![*lit(1), *lit(2), *lit(3)],
+                false,
+            )],
+            None,
+            false,
+        );
+        assert_eq!((a.kind, a.specs.len()), (AccessType::Range, 3));
+    }
+
+    #[test]
+    fn equality_prefix_serves_order_by() {
+        let t = queue();
+        let status0 = [BoundExpr::Binary(BinOp::Eq, col(1), lit(0))];
+        let a = plan(&t, &status0, Some(vec![(2, false), (0, false)]), true);
+        assert_eq!((a.kind, a.index, a.ordered), (AccessType::Ref, 1, true));
+        let b = plan(&t, &status0, Some(vec![(3, false), (0, false)]), true);
+        assert_eq!(
+            (b.index, b.ordered),
+            (1, false),
+            "ORDER BY priority needs a filesort"
+        );
+        let c = plan(&t, &status0, Some(vec![(2, true), (0, true)]), true);
+        assert!(c.ordered && c.reverse, "DESC is a backward scan");
+    }
+
+    #[test]
+    fn range_after_prefix_and_order_only_scans() {
+        let t = queue();
+        let conj = [
+            BoundExpr::Binary(BinOp::Eq, col(1), lit(1)),
+            BoundExpr::Binary(BinOp::Gt, col(2), lit(100)),
+        ];
+        let a = plan(&t, &conj, None, false);
+        assert_eq!((a.kind, a.index, a.key_len), (AccessType::Range, 1, 16));
+        assert_eq!(a.consumed, vec![0, 1]);
+        let full = plan(&t, &[], Some(vec![(0, false)]), true);
+        assert_eq!(
+            (full.kind, full.index, full.ordered),
+            (AccessType::Index, 0, true)
+        );
+        let none = plan(
+            &t,
+            &[BoundExpr::Binary(BinOp::Eq, col(3), lit(1))],
+            None,
+            false,
+        );
+        assert_eq!(none.kind, AccessType::All);
+    }
+}

@@ -226,3 +226,16 @@ pub fn rewrite_lock_in_share_mode(sql: &str) -> Option<String> {
     s.push_str(&sql[at + "lock in share mode".len()..]);
     Some(s)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lock_in_share_mode_becomes_for_share() {
+        assert_eq!(
+            super::rewrite_lock_in_share_mode("SELECT 1 FROM t WHERE a=1 lock in share mode")
+                .as_deref(),
+            Some("SELECT 1 FROM t WHERE a=1 FOR SHARE")
+        );
+        assert_eq!(super::rewrite_lock_in_share_mode("SELECT 1"), None);
+    }
+}

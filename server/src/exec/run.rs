@@ -593,3 +593,38 @@ pub fn result_set(columns: &[OutColumn], rows: Vec<Vec<Value>>) -> ResultSet {
         rows,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Decimal;
+
+    fn key(v: &Value) -> Vec<u8> {
+        let mut k = Vec::new();
+        group_key(v, &mut k);
+        k
+    }
+
+    #[test]
+    fn group_keys_follow_mysql_equality() {
+        assert_eq!(key(&Value::Int(3)), key(&Value::UInt(3)));
+        assert_eq!(
+            key(&Value::Int(3)),
+            key(&Value::Decimal(Decimal {
+                unscaled: 300,
+                scale: 2
+            }))
+        );
+        assert_eq!(key(&Value::str("Abc  ")), key(&Value::str("aBC")));
+        assert_ne!(key(&Value::Null), key(&Value::Int(0)));
+    }
+
+    #[test]
+    fn nulls_sort_first() {
+        assert_eq!(order_cmp(&Value::Null, &Value::Int(-5)), Ordering::Less);
+        assert_eq!(
+            order_cmp(&Value::str("b"), &Value::str("A")),
+            Ordering::Greater
+        );
+    }
+}
