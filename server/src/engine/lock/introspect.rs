@@ -375,21 +375,13 @@ impl LockSys {
         }
     }
 
-    /// `FLUSH STATUS`: zeroes the cumulative counters (not the current waits).
-    pub fn flush_stats(&self) {
-        let s = &self.inner.stats;
-        s.row_lock_waits.store(0, Relaxed);
-        s.row_lock_time_us.store(0, Relaxed);
-        s.row_lock_time_max_us.store(0, Relaxed);
-    }
-
     /// Rows of `performance_schema.data_locks`.
     pub fn data_locks(&self, names: &dyn LockNames) -> Vec<DataLockRow> {
         let mut rows = Vec::new();
         for i in 0..self.inner.table.shard_count() {
             let shard = self.inner.table.shard_at(i);
             for q in shard.queues() {
-                for l in &q.locks {
+                for l in q.locks.iter() {
                     rows.push(data_lock_row(l, &q.target, names));
                 }
             }

@@ -188,7 +188,8 @@ impl Inner {
     fn release_entry(&self, h: &Held) {
         let mut shard = self.table.shard(h.hash);
         if let Some(q) = shard.queue(h.hash, h.target.as_ref()) {
-            if let Some(pos) = q.locks.iter().position(|l| l.id == h.id) {
+            let pos = q.locks.iter().position(|l| l.id == h.id);
+            if let Some(pos) = pos {
                 q.locks.remove(pos);
             }
             if q.locks.iter().any(|l| l.waiting) {
@@ -508,7 +509,7 @@ impl LockSys {
         if why == Inherit::Removal {
             let mut shard = self.inner.table.shard(fhash);
             if let Some(q) = shard.queue(fhash, ft) {
-                for l in q.locks.drain(..) {
+                for l in q.locks.take_all() {
                     l.trx.state().remove(l.id);
                     if l.waiting {
                         l.trx.wake(l.id, WaitOutcome::Granted);
