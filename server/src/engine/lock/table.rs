@@ -221,36 +221,36 @@ pub(crate) struct Shard {
 impl Shard {
     /// How far down the chain of `hash` the queue of `t` is.
     fn depth(&self, hash: u64, t: TargetRef<'_>) -> Option<usize> {
-        let head = self.map.get(&hash)?;
-        std::iter::successors(Some(head), |q| q.next.as_deref())
-            .position(|q| q.target.as_ref() == t)
+        chain_depth(self.map.get(&hash)?, t)
     }
 
     fn nth_mut(&mut self, hash: u64, depth: usize) -> &mut Queue {
-        let mut q = self.map.get_mut(&hash).expect("chain head");
-        for _ in 0..depth {
-            q = q.next.as_deref_mut().expect("chain link");
-        }
-        q
+        nth(self.map.get_mut(&hash).expect("chain head"), depth)
     }
 
+    /// The queue of `t`, found with one hash-map probe.
     pub(crate) fn queue(&mut self, hash: u64, t: TargetRef<'_>) -> Option<&mut Queue> {
-        let d = self.depth(hash, t)?;
-        Some(self.nth_mut(hash, d))
+        let head = self.map.get_mut(&hash)?;
+        let d = chain_depth(head, t)?;
+        Some(nth(head, d))
     }
 
+    /// The queue of `t`, created empty if absent, with one hash-map probe.
     pub(crate) fn queue_or_insert(&mut self, hash: u64, t: TargetRef<'_>) -> &mut Queue {
-        if let Some(d) = self.depth(hash, t) {
-            return self.nth_mut(hash, d);
-        }
         match self.map.entry(hash) {
             std::collections::hash_map::Entry::Vacant(v) => v.insert(Queue::new(t)),
             std::collections::hash_map::Entry::Occupied(o) => {
-                let mut q = o.into_mut();
-                while q.next.is_some() {
-                    q = q.next.as_deref_mut().expect("checked");
+                let head = o.into_mut();
+                match chain_depth(head, t) {
+                    Some(d) => nth(head, d),
+                    None => {
+                        let mut q = head;
+                        while q.next.is_some() {
+                            q = q.next.as_deref_mut().expect("checked");
+                        }
+                        q.next.insert(Box::new(Queue::new(t)))
+                    }
                 }
-                q.next.insert(Box::new(Queue::new(t)))
             }
         }
     }
@@ -283,6 +283,18 @@ impl Shard {
             .values()
             .flat_map(|q| std::iter::successors(Some(q), |q| q.next.as_deref()))
     }
+}
+
+fn chain_depth(head: &Queue, t: TargetRef<'_>) -> Option<usize> {
+    std::iter::successors(Some(head), |q| q.next.as_deref()).position(|q| q.target.as_ref() == t)
+}
+
+fn nth(head: &mut Queue, depth: usize) -> &mut Queue {
+    let mut q = head;
+    for _ in 0..depth {
+        q = q.next.as_deref_mut().expect("chain link");
+    }
+    q
 }
 
 /// A shard mutex on its own cache line, so neighbours do not share invalidations.
