@@ -26,6 +26,7 @@ enum Op {
     TopById { n: u8, desc: bool },
     SumRange { lo: i32, hi: i32 },
     GroupByK,
+    DistinctC { desc: bool },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -43,6 +44,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..6u8, any::<bool>()).prop_map(|(n, desc)| Op::TopById { n, desc }),
         1 => (id.clone(), id).prop_map(|(a, b)| Op::SumRange { lo: a.min(b), hi: a.max(b) }),
         1 => Just(Op::GroupByK),
+        1 => any::<bool>().prop_map(|desc| Op::DistinctC { desc }),
     ]
 }
 
@@ -221,6 +223,19 @@ fn run(c: &mut Conn, ops: &[Op], prepared: bool) {
                         .to_string()
                 });
                 assert_eq!(got, (in_range.len() as i64, sum), "{op:?}");
+            }
+            Op::DistinctC { desc } => {
+                let dir = if *desc { "DESC" } else { "ASC" };
+                let got: Vec<Option<String>> = c
+                    .query(format!("SELECT DISTINCT c FROM t ORDER BY c {dir}"))
+                    .unwrap();
+                let mut want: Vec<Option<String>> = m.all().map(|r| r.2).collect();
+                want.sort();
+                want.dedup();
+                if *desc {
+                    want.reverse();
+                }
+                assert_eq!(got, want, "{op:?}");
             }
             Op::GroupByK => {
                 let got: Vec<(i32, i64, i32)> = c

@@ -196,6 +196,8 @@ pub fn execute(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResul
                 columns: Vec::new(),
                 order: target.order.clone(),
                 sort: target.sort,
+                order_items: Vec::new(),
+                movable: Vec::new(),
                 distinct: false,
                 limit: None,
                 offset: None,

@@ -109,6 +109,13 @@ pub struct Query {
     pub order: Vec<(BoundExpr, bool)>,
     /// ORDER BY needs a sort (the access order does not give it).
     pub sort: bool,
+    /// For each ORDER BY key that is also a select item, that item (its value is not
+    /// stored twice).
+    pub order_items: Vec<Option<usize>>,
+    /// Select items that are a column of the innermost source read nowhere else: their
+    /// value is moved out of the combined row instead of copied (the next row overwrites
+    /// the slot anyway).
+    pub movable: Vec<bool>,
     /// DISTINCT.
     pub distinct: bool,
     /// LIMIT.
@@ -728,6 +735,8 @@ impl Planner<'_> {
             columns,
             order,
             sort,
+            order_items: Vec::new(),
+            movable: Vec::new(),
             distinct,
             limit,
             offset,
@@ -735,6 +744,7 @@ impl Planner<'_> {
             select_id,
         };
         compute_needed(&mut query);
+        plan_moves(&mut query);
         Ok(query)
     }
 
@@ -782,6 +792,41 @@ fn allowed_indexes(t: &Table, hints: &[ast::TableIndexHints]) -> SqlResult<Vec<u
         allowed.push(0);
     }
     Ok(allowed)
+}
+
+/// Decides which ORDER BY keys reuse a select item and which items may be moved out of the
+/// combined row (non-aggregated queries only).
+pub fn plan_moves(q: &mut Query) {
+    q.order_items = q
+        .order
+        .iter()
+        .map(|(e, _)| q.items.iter().position(|i| i == e))
+        .collect();
+    q.movable = vec![false; q.items.len()];
+    let Some(last) = q.sources.last() else { return };
+    if q.agg.is_some() || q.having.is_some() {
+        return;
+    }
+    let inner = last.offset..last.offset + last.width;
+    let mut reads = vec![0usize; q.width];
+    let mut count = |e: &BoundExpr| {
+        visit_columns(e, &mut |i| {
+            if i < reads.len() {
+                reads[i] += 1;
+            }
+        })
+    };
+    q.items.iter().for_each(&mut count);
+    for (k, (e, _)) in q.order.iter().enumerate() {
+        if q.order_items[k].is_none() {
+            count(e);
+        }
+    }
+    for (m, item) in q.movable.iter_mut().zip(&q.items) {
+        if let BoundExpr::Column(i) = item {
+            *m = inner.contains(i) && reads[*i] == 1;
+        }
+    }
 }
 
 /// Fills each source's `needed` columns from every expression that reads the combined row.

@@ -248,24 +248,30 @@ impl<'a> Exec<'a> {
         let mut keybuf = Vec::new();
         let mut row = vec![Value::Null; q.width];
         if limit > 0 || q.agg.is_some() {
-            let mut sink = |row: &[Value]| -> SqlResult<bool> {
+            let mut sink = |row: &mut [Value]| -> SqlResult<bool> {
                 if !self.holds(q.post_filter.as_ref(), row)? {
                     return Ok(true);
                 }
                 match &q.agg {
                     None => {
-                        let items = q
-                            .items
-                            .iter()
-                            .map(|e| self.eval(e, row))
-                            .collect::<SqlResult<Vec<_>>>()?;
                         if sorting {
-                            keys.push(
-                                q.order
-                                    .iter()
-                                    .map(|(e, _)| self.eval(e, row))
-                                    .collect::<SqlResult<Vec<_>>>()?,
-                            );
+                            let mut k = Vec::with_capacity(q.order.len());
+                            for (j, (e, _)) in q.order.iter().enumerate() {
+                                k.push(match q.order_items[j] {
+                                    Some(_) => Value::Null, // read from the item
+                                    None => self.eval(e, row)?,
+                                });
+                            }
+                            keys.push(k);
+                        }
+                        let mut items = Vec::with_capacity(q.items.len());
+                        for (e, &mv) in q.items.iter().zip(&q.movable) {
+                            items.push(match e {
+                                BoundExpr::Column(i) if mv => {
+                                    std::mem::replace(&mut row[*i], Value::Null)
+                                }
+                                e => self.eval(e, row)?,
+                            });
                         }
                         out.push(items);
                         Ok(!(early && out.len() as u64 >= want))
@@ -313,12 +319,14 @@ impl<'a> Exec<'a> {
                     .map(|e| self.eval(e, &slot_row))
                     .collect::<SqlResult<Vec<_>>>()?;
                 if sorting {
-                    keys.push(
-                        q.order
-                            .iter()
-                            .map(|(e, _)| self.eval(e, &slot_row))
-                            .collect::<SqlResult<Vec<_>>>()?,
-                    );
+                    let mut k = Vec::with_capacity(q.order.len());
+                    for (j, (e, _)) in q.order.iter().enumerate() {
+                        k.push(match q.order_items[j] {
+                            Some(_) => Value::Null,
+                            None => self.eval(e, &slot_row)?,
+                        });
+                    }
+                    keys.push(k);
                 }
                 out.push(items);
             }
@@ -330,13 +338,16 @@ impl<'a> Exec<'a> {
             order.retain(|&i| {
                 k.clear();
                 out[i].iter().for_each(|v| group_key(v, &mut k));
-                seen.insert(k.clone())
+                !seen.contains(&k) && seen.insert(k.clone())
             });
         }
         if sorting {
             order.sort_by(|&a, &b| {
                 for (i, (_, desc)) in q.order.iter().enumerate() {
-                    let o = order_cmp(&keys[a][i], &keys[b][i]);
+                    let o = match q.order_items[i] {
+                        Some(it) => order_cmp(&out[a][it], &out[b][it]),
+                        None => order_cmp(&keys[a][i], &keys[b][i]),
+                    };
                     if o != Ordering::Equal {
                         return if *desc { o.reverse() } else { o };
                     }
@@ -363,7 +374,7 @@ impl<'a> Exec<'a> {
         k: usize,
         materialized: &[Option<Vec<Vec<Value>>>],
         row: &mut Vec<Value>,
-        sink: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
+        sink: &mut dyn FnMut(&mut [Value]) -> SqlResult<bool>,
     ) -> SqlResult<bool> {
         let Some(src) = q.sources.get(k) else {
             return sink(row);
