@@ -139,7 +139,9 @@ fn timeout_fires_at_the_configured_time_and_keeps_earlier_locks() {
     let took = t.elapsed();
     assert_eq!(r, Err(LockError::WaitTimeout));
     assert!(took >= Duration::from_millis(250), "{took:?}");
-    assert!(took < Duration::from_millis(250 + 400), "{took:?}");
+    // Generous upper bound: CI machines are shared; the wait ends on its deadline, not by
+    // polling, so it is normally within a few ms.
+    assert!(took < Duration::from_millis(250 + 1500), "{took:?}");
     let info = s.trx_lock_info(&b);
     assert_eq!(
         info.rows_locked, 1,
