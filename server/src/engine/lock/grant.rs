@@ -80,6 +80,11 @@ impl ScheduleAlgorithm {
         }
     }
 
+    /// The variable value (`fcfs` or `cats`).
+    pub fn as_str(self) -> &'static str {
+        self.policy().name()
+    }
+
     /// Parses a variable value (`fcfs`, `cats`, any case).
     pub fn parse(s: &str) -> Option<ScheduleAlgorithm> {
         match s.to_ascii_lowercase().as_str() {
@@ -107,5 +112,7 @@ mod tests {
             Some(ScheduleAlgorithm::Cats)
         );
         assert_eq!(ScheduleAlgorithm::parse("vats"), None);
+        assert_eq!(ScheduleAlgorithm::default().as_str(), "cats");
+        assert_eq!(ScheduleAlgorithm::Fcfs.as_str(), "fcfs");
     }
 }
