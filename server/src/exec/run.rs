@@ -254,6 +254,9 @@ impl<'a> Exec<'a> {
                 }
                 match &q.agg {
                     None => {
+                        if !self.holds(q.having.as_ref(), row)? {
+                            return Ok(true);
+                        }
                         if sorting {
                             let mut k = Vec::with_capacity(q.order.len());
                             for (j, (e, _)) in q.order.iter().enumerate() {
