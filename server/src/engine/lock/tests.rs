@@ -496,3 +496,166 @@ proptest! {
         }
     }
 }
+
+#[derive(Debug, Clone)]
+enum WOp {
+    Lock { trx: usize, rec: usize, mode: usize },
+    Unlock { trx: usize, rec: usize, mode: usize },
+    Cancel { trx: usize },
+    ReleaseAll { trx: usize },
+}
+
+fn wop() -> impl Strategy<Value = WOp> {
+    prop_oneof![
+        6 => (0..3usize, 0..4usize, 0..7usize)
+            .prop_map(|(trx, rec, mode)| WOp::Lock { trx, rec, mode }),
+        2 => (0..3usize, 0..4usize, 0..7usize)
+            .prop_map(|(trx, rec, mode)| WOp::Unlock { trx, rec, mode }),
+        1 => (0..3usize).prop_map(|trx| WOp::Cancel { trx }),
+        2 => (0..3usize).prop_map(|trx| WOp::ReleaseAll { trx }),
+    ]
+}
+
+/// A lock of the waiting model, in arrival order.
+#[derive(Debug, Clone, Copy)]
+struct MLock {
+    trx: usize,
+    rec: usize,
+    mode: RecLockMode,
+    waiting: bool,
+}
+
+/// The FCFS grant pass on `rec`: each waiter, in arrival order, is granted unless a lock of
+/// another transaction that is granted, or waiting ahead of it, conflicts.
+fn model_grant(model: &mut [MLock], rec: usize) {
+    let sup = rec == 3;
+    for i in 0..model.len() {
+        if model[i].rec != rec || !model[i].waiting {
+            continue;
+        }
+        let w = model[i];
+        let blocked = model.iter().enumerate().any(|(j, e)| {
+            e.rec == rec
+                && e.trx != w.trx
+                && (!e.waiting || j < i)
+                && model_wait(w.mode, e.mode, sup)
+        });
+        if !blocked {
+            model[i].waiting = false;
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Waiting requests, cancellations and releases under FCFS against a flat model of
+    /// InnoDB's queue rules (no barging past a conflicting waiter unless the requester holds
+    /// what that waiter waits for; grants in arrival order). Deadlock detection is off, so
+    /// only the test decides when a wait ends.
+    #[test]
+    fn waiting_lock_manager_matches_model(ops in proptest::collection::vec(wop(), 1..60)) {
+        let s = LockSys::new(LockConfig {
+            shards: 8,
+            schedule: ScheduleAlgorithm::Fcfs,
+            deadlock_detect: false,
+        });
+        let keys: Vec<[u8; 8]> = (0..3).map(|i| key(10 * (i + 1))).collect();
+        let rec = |r: usize| if r == 3 { SUP } else { at(&keys[r]) };
+        let mut trxs: Vec<LockTrx> = (0..3).map(|t| s.begin_trx(t as u64 + 1, 1, 1)).collect();
+        let mut waits: Vec<Option<(LockWait, usize)>> = (0..3).map(|_| None).collect();
+        let mut model: Vec<MLock> = Vec::new();
+        for op in ops {
+            match op {
+                WOp::Lock { trx, rec: r, mode } => {
+                    if waits[trx].is_some() {
+                        continue;
+                    }
+                    let sup = r == 3;
+                    let m = RecLockMode::ALL[mode];
+                    let m = if sup { m.on_supremum() } else { m };
+                    let mine = |e: &MLock| e.trx == trx && e.rec == r && !e.waiting;
+                    let covered = model.iter().any(|e| mine(e) && model_covers(e.mode, m, sup));
+                    let blocked = model.iter().any(|e| {
+                        e.rec == r
+                            && e.trx != trx
+                            && model_wait(m, e.mode, sup)
+                            && !(e.waiting
+                                && model.iter().any(|g| mine(g) && model_wait(e.mode, g.mode, sup)))
+                    });
+                    let got = s.lock_rec(&trxs[trx], rec(r), m, WaitPolicy::Wait);
+                    match got {
+                        Ok(Acquired::Granted) => {
+                            prop_assert!(covered || !blocked);
+                            if !covered && !m.is_insert_intention() {
+                                model.push(MLock { trx, rec: r, mode: m, waiting: false });
+                            }
+                        }
+                        Ok(Acquired::Wait(w)) => {
+                            prop_assert!(!covered && blocked);
+                            model.push(MLock { trx, rec: r, mode: m, waiting: true });
+                            waits[trx] = Some((w, r));
+                        }
+                        other => prop_assert!(false, "{:?}", other),
+                    }
+                }
+                WOp::Unlock { trx, rec: r, mode } => {
+                    let sup = r == 3;
+                    let m = RecLockMode::ALL[mode];
+                    let m = if sup { m.on_supremum() } else { m };
+                    let pos = model
+                        .iter()
+                        .position(|e| e.trx == trx && e.rec == r && !e.waiting && e.mode == m);
+                    prop_assert_eq!(s.release_rec(&trxs[trx], rec(r), m), pos.is_some());
+                    if let Some(p) = pos {
+                        model.remove(p);
+                        model_grant(&mut model, r);
+                    }
+                }
+                WOp::Cancel { trx } => {
+                    if let Some((w, r)) = waits[trx].take() {
+                        drop(w);
+                        model.retain(|e| !(e.trx == trx && e.waiting));
+                        model_grant(&mut model, r);
+                    }
+                }
+                WOp::ReleaseAll { trx } => {
+                    if let Some((w, _)) = waits[trx].take() {
+                        drop(w);
+                    }
+                    s.release_all(&trxs[trx]);
+                    // Newest first, with a grant pass after each, as InnoDB's lock_release:
+                    // the order matters (a waiter granted early may block another one).
+                    while let Some(p) = model.iter().rposition(|e| e.trx == trx) {
+                        let r = model.remove(p).rec;
+                        model_grant(&mut model, r);
+                    }
+                    trxs[trx] = s.begin_trx(trx as u64 + 1, 1, 1);
+                }
+            }
+            // Waits the model has granted end at once.
+            for t in 0..3 {
+                let granted = waits[t].is_some()
+                    && !model.iter().any(|e| e.trx == t && e.waiting);
+                if granted {
+                    let (w, _) = waits[t].take().expect("a wait");
+                    prop_assert_eq!(w.wait(std::time::Duration::ZERO), Ok(()));
+                }
+            }
+            let mut want: Vec<(TrxId, String, &'static str, &'static str)> = model
+                .iter()
+                .map(|e| {
+                    let data = if e.rec == 3 {
+                        SUPREMUM_LOCK_DATA.to_string()
+                    } else {
+                        (10 * (e.rec + 1)).to_string()
+                    };
+                    let status = if e.waiting { "WAITING" } else { "GRANTED" };
+                    (e.trx as u64 + 1, data, e.mode.as_str(e.rec == 3), status)
+                })
+                .collect();
+            want.sort();
+            prop_assert_eq!(rec_rows(&s), want);
+        }
+    }
+}
