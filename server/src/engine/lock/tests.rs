@@ -634,11 +634,9 @@ proptest! {
                 }
             }
             // Waits the model has granted end at once.
-            for t in 0..3 {
-                let granted = waits[t].is_some()
-                    && !model.iter().any(|e| e.trx == t && e.waiting);
-                if granted {
-                    let (w, _) = waits[t].take().expect("a wait");
+            for (t, slot) in waits.iter_mut().enumerate() {
+                if slot.is_some() && !model.iter().any(|e| e.trx == t && e.waiting) {
+                    let (w, _) = slot.take().expect("a wait");
                     prop_assert_eq!(w.wait(std::time::Duration::ZERO), Ok(()));
                 }
             }
