@@ -83,7 +83,8 @@ pub struct RecAt<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Inherit {
     /// A record was inserted before `from`: it inherits `from`'s gap-type locks (GAP and
-    /// next-key; every lock on the supremum) as GAP locks, so the split gap stays locked.
+    /// next-key; every lock on the supremum), granted or waiting, as granted GAP locks, so
+    /// the split gap stays locked.
     Insert,
     /// Record `from` is removed (purge, rollback of an insert): its locks move to its
     /// successor as GAP locks, except X locks of READ COMMITTED transactions; then `from`'s
@@ -454,9 +455,10 @@ impl LockSys {
                 return;
             };
             let from_sup = from == RecKey::Supremum;
+            // Waiting locks too, as InnoDB's `lock_rec_inherit_to_gap*` walk every lock on the
+            // record: a gap lock never waits, so the heir's is granted at once.
             q.locks
                 .iter()
-                .filter(|l| !l.waiting)
                 .filter_map(|l| match l.mode {
                     AnyMode::Rec(m) if !m.is_insert_intention() => {
                         let ok = match why {

@@ -276,6 +276,38 @@ fn gap_inheritance_on_insert_and_removal() {
 }
 
 #[test]
+fn a_waiting_next_key_lock_is_inherited_as_a_granted_gap() {
+    let s = sys();
+    let a = s.begin_trx(1, 101, 11);
+    let b = s.begin_trx(2, 102, 12);
+    let (k15, k20) = (key(15), key(20));
+    granted(s.lock_rec(&a, at(&k20), RecLockMode::X_REC_NOT_GAP, WaitPolicy::Wait));
+    let w = match s.lock_rec(&b, at(&k20), RecLockMode::X, WaitPolicy::Wait) {
+        Ok(Acquired::Wait(w)) => w,
+        r => panic!("{r:?}"),
+    };
+    s.inherit_gap_locks(
+        IndexId(1),
+        RecKey::User(&k20),
+        RecKey::User(&k15),
+        7,
+        Inherit::Insert,
+    );
+    assert_eq!(
+        rec_rows(&s),
+        vec![
+            (1, "20".into(), "X,REC_NOT_GAP", "GRANTED"),
+            (2, "15".into(), "X,GAP", "GRANTED"),
+            (2, "20".into(), "X", "WAITING"),
+        ]
+    );
+    drop(w);
+    s.release_all(&a);
+    s.release_all(&b);
+    assert!(rec_rows(&s).is_empty());
+}
+
+#[test]
 fn release_rec_and_counts() {
     let s = sys();
     let a = s.begin_trx(1, 101, 11);
