@@ -325,3 +325,26 @@ fn status_counters_follow_handler_reads() {
     assert_eq!(get("Innodb_rows_updated"), Some(1));
     assert!(get("Innodb_rows_read").unwrap() >= 5);
 }
+
+#[test]
+fn insert_default_keyword_and_insert_select() {
+    let (_srv, mut c) = setup();
+    c.query_drop(
+        "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 7, c VARCHAR(3) DEFAULT 'x')",
+    )
+    .unwrap();
+    c.query_drop("INSERT INTO t VALUES (DEFAULT, DEFAULT, DEFAULT), (5, 1, 'y')")
+        .unwrap();
+    c.query_drop("INSERT INTO t (k) SELECT k + 1 FROM t WHERE id = 5")
+        .unwrap();
+    let rows: Vec<(i32, i32, String)> = c.query("SELECT * FROM t").unwrap();
+    assert_eq!(
+        rows,
+        vec![(1, 7, "x".into()), (5, 1, "y".into()), (6, 2, "x".into())]
+    );
+    let n: i64 = c
+        .query_first("SELECT COUNT(*) FROM t HAVING COUNT(*) > 2")
+        .unwrap()
+        .unwrap();
+    assert_eq!(n, 3);
+}

@@ -25,8 +25,8 @@ use crate::vars::Counter;
 /// Where INSERT rows come from.
 #[derive(Debug, Clone)]
 pub enum InsertSource {
-    /// VALUES rows of expressions.
-    Values(Vec<Vec<BoundExpr>>),
+    /// VALUES rows of expressions (None: the DEFAULT keyword).
+    Values(Vec<Vec<Option<BoundExpr>>>),
     /// INSERT ... SELECT.
     Select(Box<Query>),
 }
@@ -159,9 +159,9 @@ impl Planner<'_> {
                                 Expr::Identifier(id)
                                     if id.value.eq_ignore_ascii_case("default") =>
                                 {
-                                    Ok(BoundExpr::Literal(Value::Null))
+                                    Ok(None)
                                 }
-                                e => self.bind_with(&empty, e),
+                                e => self.bind_with(&empty, e).map(Some),
                             })
                             .collect::<SqlResult<Vec<_>>>()?;
                         rows.push(row);
@@ -178,7 +178,7 @@ impl Planner<'_> {
                         return Err(SqlError::parse("SET (a, b) = ..."));
                     };
                     columns.push(column_pos(&table, n)?);
-                    row.push(self.bind_with(&empty, &a.value)?);
+                    row.push(Some(self.bind_with(&empty, &a.value)?));
                 }
                 InsertSource::Values(vec![row])
             }
@@ -525,16 +525,20 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
     };
     let ex = Exec::new(st, params);
     let now = crate::sql::time::datetime_from_micros(ex.now);
-    let input: Vec<Vec<Value>> = match &i.source {
+    let input: Vec<Vec<Option<Value>>> = match &i.source {
         InsertSource::Values(rows) => rows
             .iter()
             .map(|r| {
                 r.iter()
-                    .map(|e| ex.eval(e, &[]))
+                    .map(|e| e.as_ref().map(|e| ex.eval(e, &[])).transpose())
                     .collect::<SqlResult<Vec<_>>>()
             })
             .collect::<SqlResult<_>>()?,
-        InsertSource::Select(q) => ex.query(q)?,
+        InsertSource::Select(q) => ex
+            .query(q)?
+            .into_iter()
+            .map(|r| r.into_iter().map(Some).collect())
+            .collect(),
     };
     ex.flush();
     let t = &i.table;
@@ -544,7 +548,13 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
     let mut warnings = Vec::new();
     for (n, values) in input.into_iter().enumerate() {
         let rowno = n as u64 + 1;
-        let given: Vec<(usize, Value)> = i.columns.iter().copied().zip(values).collect();
+        let given: Vec<(usize, Value)> = i
+            .columns
+            .iter()
+            .copied()
+            .zip(values)
+            .filter_map(|(c, v)| v.map(|v| (c, v)))
+            .collect();
         let full = t
             .def()
             .fill_row(given, now)
