@@ -32,6 +32,7 @@
 mod compat;
 mod deadlock;
 mod grant;
+mod inherit;
 mod introspect;
 mod modes;
 mod queue;
@@ -47,12 +48,13 @@ mod threads_tests;
 
 pub use compat::{rec_covers, rec_has_to_wait, table_compatible};
 pub use grant::{Candidate, Cats, Fcfs, GrantPolicy, ScheduleAlgorithm};
+pub use inherit::Inherit;
 pub use introspect::{
     lock_data_text, DataLockRow, DataLockWaitRow, DeadlockReport, DeadlockTrx, LockDesc, LockNames,
     LockObject, LockStats, TrxLockInfo, SUPREMUM_LOCK_DATA,
 };
 pub use modes::{GapKind, RecLockMode, Strength, TableLockMode};
-pub use sys::{Acquired, Inherit, LockConfig, LockSys, RecAt, WaitPolicy, DEFAULT_SHARDS};
+pub use sys::{Acquired, LockConfig, LockSys, RecAt, WaitPolicy, DEFAULT_SHARDS};
 pub use table::{IndexId, RecKey, TableId};
 pub use trx::{LockTrx, TrxId};
 pub use wait::LockWait;
