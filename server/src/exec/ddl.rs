@@ -9,7 +9,7 @@ use crate::engine::{Column, ColumnDefault, IndexDef, IndexKind, TableDef};
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::coltypes::column_type;
 use crate::exec::errors::{engine_error, no_such_table};
-use crate::exec::query::table_name;
+use crate::exec::sources::table_name;
 use crate::exec::{Body, Planner};
 use crate::session::state::SessionState;
 use crate::sql::output::{Output, ResultSet};

@@ -12,10 +12,12 @@ pub mod describe;
 pub mod dml;
 pub mod errors;
 pub mod explain;
+pub mod insert;
 pub mod query;
 pub mod run;
 pub mod scope;
 pub mod show;
+pub mod sources;
 pub mod store;
 pub mod vtables;
 
@@ -70,7 +72,7 @@ pub enum Body {
     /// SELECT.
     Select(query::Query),
     /// INSERT / REPLACE.
-    Insert(dml::Insert),
+    Insert(insert::Insert),
     /// UPDATE.
     Update(dml::Update),
     /// DELETE.
@@ -205,7 +207,7 @@ fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<O
             ex.flush();
             Ok(Output::Rows(run::result_set(&q.columns, rows)))
         }
-        Body::Insert(i) => dml::insert(st, i, params),
+        Body::Insert(i) => insert::insert(st, i, params),
         Body::Update(u) => dml::update(st, u, params),
         Body::Delete(d) => dml::delete(st, d, params),
         Body::Explain(inner) => {

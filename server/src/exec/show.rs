@@ -7,7 +7,7 @@ use sqlparser::ast::{self, Statement};
 use crate::error::{SqlError, SqlResult};
 use crate::exec::describe;
 use crate::exec::errors::no_database;
-use crate::exec::query::table_name;
+use crate::exec::sources::table_name;
 use crate::exec::Planner;
 use crate::session::state::SessionState;
 use crate::sql::eval::like;
@@ -232,7 +232,7 @@ pub fn execute(st: &mut SessionState, s: &ShowTable) -> SqlResult<Output> {
 pub fn field_list(st: &SessionState, table: &str) -> SqlResult<Vec<ColumnDefinition>> {
     let db = st.db.clone().ok_or_else(no_database)?;
     let t = st.server.catalog.table(&db, table)?;
-    Ok(crate::exec::query::table_columns(&t, &db, table)
+    Ok(crate::exec::sources::table_columns(&t, &db, table)
         .into_iter()
         .map(|c| c.def)
         .collect())

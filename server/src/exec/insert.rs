@@ -1,0 +1,324 @@
+//! INSERT (multi-row, column lists, DEFAULT, IGNORE, ON DUPLICATE KEY UPDATE, INSERT ...
+//! SELECT) and REPLACE, with MySQL's affected rows (1 per insert, 2 per duplicate-key
+//! update or replace), info text and first generated AUTO_INCREMENT value.
+
+use std::sync::Arc;
+
+use sqlparser::ast::{self, Expr};
+
+use crate::engine::{EngineError, InsertOptions, Table, UpdateOutcome, WriteStamp};
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::exec::dml::{column_pos, info, warn};
+use crate::exec::errors::engine_error;
+use crate::exec::query::Query;
+use crate::exec::run::Exec;
+use crate::exec::scope::Scope;
+use crate::exec::sources::{table_columns, table_name};
+use crate::exec::Planner;
+use crate::session::state::SessionState;
+use crate::sql::expr::BoundExpr;
+use crate::sql::output::Output;
+use crate::value::Value;
+use crate::vars::Counter;
+
+/// Where INSERT rows come from.
+#[derive(Debug, Clone)]
+pub enum InsertSource {
+    /// VALUES rows of expressions (None: the DEFAULT keyword).
+    Values(Vec<Vec<Option<BoundExpr>>>),
+    /// INSERT ... SELECT.
+    Select(Box<Query>),
+}
+
+/// A planned INSERT or REPLACE.
+#[derive(Debug, Clone)]
+pub struct Insert {
+    /// Target table.
+    pub table: Arc<Table>,
+    /// Target columns, in the order values are given.
+    pub columns: Vec<usize>,
+    /// Rows.
+    pub source: InsertSource,
+    /// INSERT IGNORE.
+    pub ignore: bool,
+    /// REPLACE.
+    pub replace: bool,
+    /// ON DUPLICATE KEY UPDATE assignments over (existing row ++ new row).
+    pub on_duplicate: Vec<(usize, BoundExpr)>,
+}
+
+/// Rewrites `VALUES(col)` as a reference to the new row's column.
+fn rewrite_values(e: &Expr) -> Expr {
+    let mut e = e.clone();
+    let _ = ast::visit_expressions_mut(&mut e, |x| {
+        if let Expr::Function(f) = x {
+            if f.name.to_string().eq_ignore_ascii_case("values") {
+                if let ast::FunctionArguments::List(l) = &f.args {
+                    if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                        Expr::Identifier(c),
+                    ))] = l.args.as_slice()
+                    {
+                        *x = Expr::CompoundIdentifier(vec![ast::Ident::new("\0new"), c.clone()]);
+                    }
+                }
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    e
+}
+
+impl Planner<'_> {
+    /// Plans INSERT / REPLACE.
+    pub fn insert(&mut self, i: &ast::Insert) -> SqlResult<Insert> {
+        let ast::TableObject::TableName(name) = &i.table else {
+            return Err(SqlError::unsupported("INSERT INTO TABLE FUNCTION"));
+        };
+        let (db, tname) = table_name(self, name)?;
+        let table = self.table(&db, &tname)?;
+        let ncols = table.def().columns().len();
+        let mut columns: Vec<usize> = i
+            .columns
+            .iter()
+            .map(|c| column_pos(&table, c))
+            .collect::<SqlResult<_>>()?;
+        let registry = &self.st.server.vars;
+        let mut scope = Scope::new(registry);
+        scope.push(&tname, &db, table_columns(&table, &db, &tname))?;
+        let source = match i.source.as_deref() {
+            Some(q) => match q.body.as_ref() {
+                ast::SetExpr::Values(v) => {
+                    let empty = Scope::new(registry);
+                    let mut rows = Vec::new();
+                    for r in &v.rows {
+                        let row = r
+                            .iter()
+                            .map(|e| match e {
+                                Expr::Identifier(id)
+                                    if id.value.eq_ignore_ascii_case("default") =>
+                                {
+                                    Ok(None)
+                                }
+                                e => self.bind_with(&empty, e).map(Some),
+                            })
+                            .collect::<SqlResult<Vec<_>>>()?;
+                        rows.push(row);
+                    }
+                    InsertSource::Values(rows)
+                }
+                _ => InsertSource::Select(Box::new(self.query(q)?)),
+            },
+            None if !i.assignments.is_empty() => {
+                let empty = Scope::new(registry);
+                let mut row = Vec::new();
+                for a in &i.assignments {
+                    let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                        return Err(SqlError::parse("SET (a, b) = ..."));
+                    };
+                    columns.push(column_pos(&table, n)?);
+                    row.push(Some(self.bind_with(&empty, &a.value)?));
+                }
+                InsertSource::Values(vec![row])
+            }
+            None => return Err(SqlError::parse("INSERT without values")),
+        };
+        if columns.is_empty() {
+            columns = (0..ncols).collect();
+        }
+        let given = match &source {
+            InsertSource::Values(rows) => rows.first().map_or(columns.len(), Vec::len),
+            InsertSource::Select(q) => q.items.len(),
+        };
+        let bad_row = match &source {
+            InsertSource::Values(rows) => rows.iter().position(|r| r.len() != columns.len()),
+            InsertSource::Select(_) => (given != columns.len()).then_some(0),
+        };
+        if let Some(r) = bad_row {
+            return Err(SqlError::new(
+                ErrorCode::WrongValueCountOnRow,
+                format!("Column count doesn't match value count at row {}", r + 1),
+            ));
+        }
+        let mut on_duplicate = Vec::new();
+        if let Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) = &i.on {
+            scope.extra_offset = Some(ncols);
+            scope.in_clause("field list");
+            for a in assignments {
+                let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                    return Err(SqlError::parse("SET (a, b) = ..."));
+                };
+                let col = column_pos(&table, n)?;
+                let e = self.bind_with(&scope, &rewrite_values(&a.value))?;
+                on_duplicate.push((col, e));
+            }
+        }
+        Ok(Insert {
+            table,
+            columns,
+            source,
+            ignore: i.ignore,
+            replace: i.replace_into,
+            on_duplicate,
+        })
+    }
+}
+
+/// The clustered key of the live row holding the duplicate that `err` reports for `row`.
+fn conflicting_row(t: &Table, err: &EngineError, row: &[Value]) -> Option<Vec<u8>> {
+    let EngineError::DuplicateKey { key, .. } = err else {
+        return None;
+    };
+    let index_name = key.rsplit('.').next()?;
+    let index = t.def().index_position(index_name)?;
+    let coerced = t.def().coerce_row(row.to_vec()).ok()?;
+    if index == 0 {
+        return t.primary_key_of(&coerced);
+    }
+    let vals: Vec<Value> = t.def().indexes()[index]
+        .columns
+        .iter()
+        .map(|&c| coerced[c].clone())
+        .collect();
+    let prefix = t.encode_search_key(index, &vals).ok()?;
+    let item = t
+        .scan(
+            index,
+            crate::engine::KeyRange::prefix(prefix),
+            crate::engine::Direction::Forward,
+        )
+        .next()?;
+    Some(item.primary_key().to_vec())
+}
+
+/// Executes INSERT / REPLACE.
+pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<Output> {
+    st.count(if i.replace {
+        Counter::ComReplace
+    } else {
+        Counter::ComInsert
+    });
+    let no_zero = st.sql_mode_has("NO_AUTO_VALUE_ON_ZERO");
+    let opts = InsertOptions {
+        no_auto_value_on_zero: no_zero,
+        ..InsertOptions::default()
+    };
+    let ex = Exec::new(st, params);
+    let now = crate::sql::time::datetime_from_micros(ex.now);
+    let input: Vec<Vec<Option<Value>>> = match &i.source {
+        InsertSource::Values(rows) => rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|e| e.as_ref().map(|e| ex.eval(e, &[])).transpose())
+                    .collect::<SqlResult<Vec<_>>>()
+            })
+            .collect::<SqlResult<_>>()?,
+        InsertSource::Select(q) => ex
+            .query(q)?
+            .into_iter()
+            .map(|r| r.into_iter().map(Some).collect())
+            .collect(),
+    };
+    ex.flush();
+    let t = &i.table;
+    let ncols = t.def().columns().len();
+    let (mut affected, mut inserted, mut updated, mut dups) = (0u64, 0u64, 0u64, 0u64);
+    let mut first_id = 0u64;
+    let mut warnings = Vec::new();
+    for (n, values) in input.into_iter().enumerate() {
+        let rowno = n as u64 + 1;
+        let given: Vec<(usize, Value)> = i
+            .columns
+            .iter()
+            .copied()
+            .zip(values)
+            .filter_map(|(c, v)| v.map(|v| (c, v)))
+            .collect();
+        let full = t
+            .def()
+            .fill_row(given, now)
+            .map_err(|e| engine_error(&e, rowno))?;
+        let mut attempt = full.clone();
+        loop {
+            match t.insert(attempt.clone(), &opts) {
+                Ok(out) => {
+                    if let (Some(id), 0) = (out.generated_auto_increment, first_id) {
+                        first_id = id;
+                    }
+                    affected += 1;
+                    inserted += 1;
+                    break;
+                }
+                Err(e @ EngineError::DuplicateKey { .. })
+                    if i.replace || !i.on_duplicate.is_empty() =>
+                {
+                    let Some(pk) = conflicting_row(t, &e, &attempt) else {
+                        return Err(engine_error(&e, rowno));
+                    };
+                    if i.replace {
+                        if t.delete(&pk, WriteStamp::default()) {
+                            affected += 1;
+                            dups += 1;
+                        }
+                        attempt = full.clone();
+                        continue;
+                    }
+                    let Some(old) = t.get(&pk) else { continue };
+                    let mut env_row = old.clone();
+                    env_row.extend(attempt.iter().cloned());
+                    let mut new = old;
+                    for (col, e) in &i.on_duplicate {
+                        let v = ex.eval(e, &env_row)?;
+                        new[*col] = v.clone();
+                        env_row[*col] = v;
+                    }
+                    dups += 1;
+                    match t.update(&pk, new, WriteStamp::default()) {
+                        Ok(UpdateOutcome::Updated { .. }) => {
+                            affected += 2;
+                            updated += 1;
+                        }
+                        Ok(_) => {}
+                        Err(e) => return Err(engine_error(&e, rowno)),
+                    }
+                    break;
+                }
+                Err(e) if i.ignore => {
+                    if matches!(e, EngineError::DuplicateKey { .. }) {
+                        dups += 1;
+                    }
+                    warnings.push((e.code(), e.message(rowno)));
+                    break;
+                }
+                Err(e) => {
+                    let c = &st.conn.counters;
+                    c.add(Counter::HandlerWrite, inserted);
+                    c.add(Counter::InnodbRowsInserted, inserted);
+                    return Err(engine_error(&e, rowno));
+                }
+            }
+        }
+        let _ = ncols;
+    }
+    let c = &st.conn.counters;
+    c.add(Counter::HandlerWrite, inserted);
+    c.add(Counter::InnodbRowsInserted, inserted);
+    c.add(Counter::HandlerUpdate, updated);
+    c.add(Counter::InnodbRowsUpdated, updated);
+    for (code, m) in warnings {
+        warn(st, code, m);
+    }
+    let records = match &i.source {
+        InsertSource::Values(rows) => rows.len(),
+        InsertSource::Select(_) => affected as usize,
+    };
+    let text = if records > 1 || matches!(i.source, InsertSource::Select(_)) {
+        format!(
+            "Records: {records}  Duplicates: {dups}  Warnings: {}",
+            st.warnings.len()
+        )
+    } else {
+        String::new()
+    };
+    Ok(info(st, affected, text, first_id))
+}
