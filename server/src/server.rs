@@ -213,10 +213,21 @@ impl Server {
             tp_high_priority: vars.lookup("thread_pool_high_priority_connection"),
         };
         // thread_pool_max_transactions_limit defaults to MIN(32 x size, 512) of the size in force.
-        if pool && !cfg.settings.iter().any(|s| s.name == "thread_pool_max_transactions_limit") {
-            let size = vars.global_by_name("thread_pool_size").as_int().clamp(1, 512) as u32;
+        if pool
+            && !cfg
+                .settings
+                .iter()
+                .any(|s| s.name == "thread_pool_max_transactions_limit")
+        {
+            let size = vars
+                .global_by_name("thread_pool_size")
+                .as_int()
+                .clamp(1, 512) as u32;
             let limit = pool_core::config::default_max_transactions_limit(size);
-            vars.set_global_unchecked(id("thread_pool_max_transactions_limit")?, VarValue::Int(i64::from(limit)));
+            vars.set_global_unchecked(
+                id("thread_pool_max_transactions_limit")?,
+                VarValue::Int(i64::from(limit)),
+            );
         }
         // thread_cache_size autosizes to 8 + max_connections / 100 (at most 100) unless set.
         if !cfg.settings.iter().any(|s| s.name == "thread_cache_size") {
@@ -265,8 +276,7 @@ impl Server {
     /// Whether database `name` exists (system databases included).
     pub fn database_exists(&self, name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
-        SYSTEM_DATABASES.contains(&lower.as_str())
-            || self.catalog.engine.database(name).is_ok()
+        SYSTEM_DATABASES.contains(&lower.as_str()) || self.catalog.engine.database(name).is_ok()
     }
 
     /// Every database name, system ones included, sorted.

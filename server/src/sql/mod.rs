@@ -50,7 +50,8 @@ pub fn parse_error(sql: &str, e: &ParserError) -> SqlError {
 /// Parses one or more statements (`;`-separated).
 fn parse(sql: &str) -> SqlResult<Vec<sqlparser::ast::Statement>> {
     Parser::parse_sql(&MySqlDialect {}, sql).or_else(|e| {
-        let rewritten = crate::exec::rewrite_lock_in_share_mode(sql).ok_or_else(|| parse_error(sql, &e))?;
+        let rewritten =
+            crate::exec::rewrite_lock_in_share_mode(sql).ok_or_else(|| parse_error(sql, &e))?;
         Parser::parse_sql(&MySqlDialect {}, &rewritten).map_err(|_| parse_error(sql, &e))
     })
 }
