@@ -33,13 +33,19 @@ fn code<T: std::fmt::Debug>(r: mysql::Result<T>) -> u16 {
 #[test]
 fn pool_variables_exist_only_with_the_pool() {
     let per_conn = TestServer::start(&[]);
-    let rows: Vec<(String, String)> = per_conn
-        .connect()
-        .query("SHOW VARIABLES LIKE 'thread_pool%'")
-        .unwrap();
+    let mut pc = per_conn.connect();
+    let rows: Vec<(String, String)> = pc.query("SHOW VARIABLES LIKE 'thread_pool%'").unwrap();
     assert!(
         rows.is_empty(),
         "no thread_pool variables without the pool: {rows:?}"
+    );
+    let plugin: Option<String> = pc
+        .query_first("SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'thread_pool'")
+        .unwrap();
+    assert_eq!(plugin, None);
+    assert_eq!(
+        code(pc.query_drop("SELECT * FROM performance_schema.tp_thread_group_state")),
+        1146
     );
     let pool = TestServer::start(&["--thread-handling=pool-of-threads", "--thread-pool-size=2"]);
     let mut c = pool.connect();
@@ -68,6 +74,18 @@ fn pool_variables_exist_only_with_the_pool() {
         .unwrap()
         .unwrap();
     assert_eq!(v, 10);
+    let plugin: Option<String> = c
+        .query_first("SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'thread_pool'")
+        .unwrap();
+    assert_eq!(plugin.as_deref(), Some("ACTIVE"));
+    let groups: Vec<(u64, u64)> = c
+        .query("SELECT TP_GROUP_ID, STALL_LIMIT FROM performance_schema.tp_thread_group_state ORDER BY TP_GROUP_ID")
+        .unwrap();
+    assert_eq!(
+        groups,
+        vec![(0, 10), (1, 10), (2, 10)],
+        "two groups and the Admin group last"
+    );
     let ours: Vec<(String, String)> = c.query("SHOW VARIABLES LIKE 'tpbed_thread_pool%'").unwrap();
     assert_eq!(ours.len(), 3, "ours are named tpbed_*: {ours:?}");
 }
@@ -125,6 +143,15 @@ fn stall_rule(poller: &str) {
         .min()
         .unwrap();
     eprintln!("{poller}: behind a CPU-bound statement {cpu:?}, behind SLEEP {sleep:?}");
+    let (stalled, sleeps): (u64, u64) = srv
+        .connect()
+        .query_first(
+            "SELECT STALLED_QUERIES_EXECUTED, SLEEP_WAITS FROM performance_schema.tp_thread_group_stats WHERE TP_GROUP_ID = 0",
+        )
+        .unwrap()
+        .unwrap();
+    assert!(stalled >= 3, "STALLED_QUERIES_EXECUTED rose: {stalled}");
+    assert!(sleeps >= 3, "SLEEP_WAITS rose: {sleeps}");
     // The stall limit is 60 ms from the statement's start; the probe arrives 10 ms in, so it
     // waits about 50 ms for the stall checker to mark the group stalled, plus at most a
     // checker period (10 ms) and scheduling.

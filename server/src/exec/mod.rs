@@ -13,6 +13,7 @@ pub mod dml;
 pub mod errors;
 pub mod explain;
 pub mod insert;
+pub mod pool_tables;
 pub mod query;
 pub mod run;
 pub mod scope;

@@ -209,7 +209,7 @@ impl Planner<'_> {
                 } => {
                     let (db, t) = table_name(self, name)?;
                     let a = alias.as_ref().map_or(t.clone(), |a| a.name.value.clone());
-                    if let Some(v) = vtables::lookup(&db, &t) {
+                    if let Some(v) = vtables::lookup(&self.st.server, &db, &t) {
                         let cols = virtual_columns(v, &db, &a);
                         (a, db, PendingKind::Virtual(v), Vec::new(), cols)
                     } else {

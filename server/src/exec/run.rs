@@ -232,7 +232,7 @@ impl<'a> Exec<'a> {
                 .iter()
                 .map(|s| match &s.kind {
                     SourceKind::Derived(inner) => self.query(inner).map(Some),
-                    SourceKind::Virtual(v) => Ok(Some(v.rows(&self.st.server.catalog.engine))),
+                    SourceKind::Virtual(v) => Ok(Some(v.rows(&self.st.server))),
                     SourceKind::Base { .. } => Ok(None),
                 })
                 .collect::<SqlResult<_>>()?

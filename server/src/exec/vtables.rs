@@ -5,7 +5,7 @@
 
 use crate::engine::{Catalog, IndexKind};
 use crate::exec::describe;
-use crate::server::SYSTEM_DATABASES;
+use crate::server::{Server, ThreadHandling, SYSTEM_DATABASES};
 use crate::value::Value;
 
 /// The kind of a virtual column (decides its result metadata).
@@ -24,16 +24,28 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
     /// Columns and their kinds.
     fn columns(&self) -> &'static [(&'static str, VType)];
     /// A snapshot of the rows (one value per column).
-    fn rows(&self, catalog: &Catalog) -> Vec<Vec<Value>>;
+    fn rows(&self, server: &Server) -> Vec<Vec<Value>>;
 }
 
 /// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
-pub fn lookup(db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
-    if !db.eq_ignore_ascii_case("information_schema") {
+pub fn lookup(server: &Server, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
+    let all: &[&'static dyn VirtualTable] = if db.eq_ignore_ascii_case("information_schema") {
+        &[
+            &Tables,
+            &Columns,
+            &Statistics,
+            &crate::exec::pool_tables::Plugins,
+        ]
+    } else if db.eq_ignore_ascii_case("performance_schema")
+        && server.thread_handling == ThreadHandling::Pool
+    {
+        // As with MySQL's plugin, the tp_* tables exist only while the pool is loaded.
+        crate::exec::pool_tables::PERFORMANCE_SCHEMA
+    } else {
         return None;
-    }
-    let all: [&'static dyn VirtualTable; 3] = [&Tables, &Columns, &Statistics];
-    all.into_iter()
+    };
+    all.iter()
+        .copied()
         .find(|t| t.name().eq_ignore_ascii_case(name))
 }
 
@@ -87,7 +99,8 @@ impl VirtualTable for Tables {
             ("TABLE_COMMENT", Text),
         ]
     }
-    fn rows(&self, catalog: &Catalog) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+        let catalog = &server.catalog.engine;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
             let n = t.row_count();
@@ -171,7 +184,8 @@ impl VirtualTable for Columns {
             ("SRS_ID", UInt),
         ]
     }
-    fn rows(&self, catalog: &Catalog) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+        let catalog = &server.catalog.engine;
         use crate::engine::ColumnType as T;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
@@ -273,7 +287,8 @@ impl VirtualTable for Statistics {
             ("EXPRESSION", Text),
         ]
     }
-    fn rows(&self, catalog: &Catalog) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+        let catalog = &server.catalog.engine;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
             for ix in t.def().indexes() {
