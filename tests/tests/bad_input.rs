@@ -259,3 +259,50 @@ fn ends_with_ping_ok(bytes: &[u8]) -> bool {
     }
     at == bytes.len() && matches!(last, Some((1, p)) if p.first() == Some(&0))
 }
+
+/// libmariadb answers with `dummy_fallback_auth` and an empty response when it fails to load
+/// a client plugin (it does under concurrent connects, as sysbench's do): the server must ask
+/// for the account's plugin with an auth switch instead of checking the empty response.
+#[test]
+fn an_unknown_client_plugin_gets_an_auth_switch() {
+    use protocol::handshake::{AuthSwitchRequest, HandshakeResponse, HandshakeV10};
+    let srv = TestServer::start(&[]);
+    srv.connect()
+        .query_drop("CREATE USER 'fb'@'%' IDENTIFIED WITH mysql_native_password BY 'pw'")
+        .unwrap();
+    let mut s = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = [0u8; 1024];
+    let n = s.read(&mut buf).unwrap();
+    let greeting = HandshakeV10::decode(first_payload(&buf[..n])).unwrap();
+    let resp = HandshakeResponse {
+        capabilities: protocol::Capabilities::CLIENT_DEFAULT,
+        max_packet: 1 << 24,
+        charset: 45,
+        username: "fb".into(),
+        auth_response: Vec::new(),
+        database: None,
+        auth_plugin_name: Some("dummy_fallback_auth".into()),
+        connect_attrs: Vec::new(),
+    };
+    let mut out = Vec::new();
+    let mut payload = Vec::new();
+    resp.encode(&mut payload);
+    write_packet(&mut out, &mut 1, &payload);
+    s.write_all(&out).unwrap();
+    let n = s.read(&mut buf).unwrap();
+    let switch =
+        AuthSwitchRequest::decode(first_payload(&buf[..n])).expect("an auth switch, not 1045");
+    assert_eq!(switch.plugin, "mysql_native_password");
+    let nonce = &switch.data[..20];
+    assert_eq!(nonce, &greeting.auth_plugin_data[..]);
+    let mut out = Vec::new();
+    write_packet(
+        &mut out,
+        &mut 3,
+        &protocol::auth::native_password_scramble(b"pw", nonce),
+    );
+    s.write_all(&out).unwrap();
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(first_payload(&buf[..n])[0], 0x00, "OK after the switch");
+}

@@ -178,13 +178,16 @@ pub fn run(s: &mut ClientSession) -> Outcome {
         let e = denied(&resp.username);
         return deny(s, e, &format!("unknown user '{}'", resp.username));
     };
-    let client_plugin = resp
-        .auth_plugin_name
-        .as_deref()
-        .and_then(AuthPlugin::from_name)
-        .unwrap_or(AuthPlugin::Native);
+    // The plugin the client answered with: none named means the pre-plugin native method; a
+    // name we do not know (libmariadb sends `dummy_fallback_auth` with an empty response when
+    // it fails to load a client plugin, which happens under concurrent connects) is no
+    // answer at all. Anything but the account's plugin gets an auth switch, as in MySQL.
+    let client_plugin = match resp.auth_plugin_name.as_deref() {
+        None => Some(AuthPlugin::Native),
+        Some(name) => AuthPlugin::from_name(name),
+    };
     let mut response = resp.auth_response.clone();
-    if client_plugin != acct.plugin {
+    if client_plugin != Some(acct.plugin) {
         let switch = AuthSwitchRequest {
             plugin: acct.plugin.name().to_string(),
             data: s.nonce.to_vec(),
