@@ -99,18 +99,7 @@ impl Acc {
         match slot.func {
             AggFunc::Count | AggFunc::First => {}
             AggFunc::Sum | AggFunc::Avg => {
-                let exact = match &v {
-                    Value::Int(i) => Some(Decimal {
-                        unscaled: i128::from(*i),
-                        scale: 0,
-                    }),
-                    Value::UInt(u) => Some(Decimal {
-                        unscaled: i128::from(*u),
-                        scale: 0,
-                    }),
-                    Value::Decimal(d) => Some(*d),
-                    _ => None,
-                };
+                let exact = crate::sql::eval::decimal_of(&v);
                 match (exact, self.sum_exact) {
                     (Some(d), Some(s)) if !self.float => self.sum_exact = add_dec(s, d),
                     _ => self.float = true,

@@ -281,7 +281,8 @@ pub fn like(text: &[u8], pat: &[u8], esc: u8) -> bool {
     go(text, pat, esc)
 }
 
-fn decimal_of(v: &Value) -> Option<Decimal> {
+/// An exact decimal of an integer or decimal value (None for doubles, strings, NULL).
+pub fn decimal_of(v: &Value) -> Option<Decimal> {
     match v {
         Value::Int(i) => Some(Decimal {
             unscaled: i128::from(*i),

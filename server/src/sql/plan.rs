@@ -4,7 +4,7 @@
 use sqlparser::ast::{self, Statement};
 
 use crate::accounts::{AuthPlugin, Privilege};
-use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::error::{SqlError, SqlResult};
 use crate::session::state::SessionState;
 use crate::sql::admin;
 use crate::sql::expr::BoundExpr;
@@ -232,14 +232,6 @@ pub fn plan(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedSt
 /// SHOW TABLES/CREATE TABLE/COLUMNS). This is the seam where the table executor plugs in.
 pub fn table_statement(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
     crate::exec::plan(st, s, sql)
-}
-
-/// The error for statements on tables while tpbed has no row store.
-pub fn no_tables(st: &SessionState) -> SqlError {
-    match &st.db {
-        None => SqlError::new(ErrorCode::NoDb, "No database selected"),
-        Some(_) => SqlError::unsupported("tables (the row store is not built yet)"),
-    }
 }
 
 /// Executes a plan.
