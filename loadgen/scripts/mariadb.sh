@@ -6,7 +6,8 @@
 #   mariadb.sh stop  [BASE]
 #
 # start: fresh datadir under BASE, user/db sbtest (password sbtest), prints the PID.
-# CPUS (optional) is a taskset CPU list the server is pinned to; env NICE (default 0) its nice value.
+# CPUS (optional) is a taskset CPU list the server is pinned to; env NICE (default 0) its nice value,
+# env BUFFER_POOL (default 1G) innodb_buffer_pool_size, env MAX_CONNECTIONS (default 12000).
 set -eu
 cmd=${1:-}; BASE=${2:-/tmp/tpbed-load-mdb}; PORT=${3:-3307}; MODE=${4:-one-thread-per-connection}; CPUS=${5:-}
 case "$cmd" in
@@ -21,8 +22,8 @@ pid-file=$BASE/mysqld.pid
 log-error=$BASE/error.log
 port=$PORT
 bind-address=127.0.0.1
-innodb_buffer_pool_size=1G
-max_connections=12000
+innodb_buffer_pool_size=${BUFFER_POOL:-1G}
+max_connections=${MAX_CONNECTIONS:-12000}
 max_prepared_stmt_count=1048576
 open_files_limit=100000
 thread_handling=$MODE

@@ -40,47 +40,14 @@ HZ=$(getconf CLK_TCK)
 MDB_PID=""; TP_PID=""
 cleanup() {
   [ -n "$TP_PID" ] && kill "$TP_PID" 2>/dev/null
-  if [ -n "$MDB_PID" ]; then
-    mariadb-admin --no-defaults -uroot --socket="$OUT/mdb/mysqld.sock" shutdown >/dev/null 2>&1 || kill "$MDB_PID"
-    while kill -0 "$MDB_PID" 2>/dev/null; do sleep 0.2; done
-  fi
+  [ -n "$MDB_PID" ] && "$HERE/mariadb.sh" stop "$OUT/mdb"
 }
 trap cleanup EXIT
 
 start_mariadb() {
-  local base=$OUT/mdb
-  rm -rf "$base"; mkdir -p "$base"; chown mysql:mysql "$base" 2>/dev/null
-  cat > "$base/my.cnf" <<CNF
-[mariadbd]
-user=mysql
-datadir=$base/data
-socket=$base/mysqld.sock
-pid-file=$base/mysqld.pid
-log-error=$base/error.log
-port=$MDB_PORT
-bind-address=127.0.0.1
-innodb_buffer_pool_size=2G
-max_connections=4000
-max_prepared_stmt_count=1048576
-thread_handling=$MARIADB_HANDLING
-skip-log-bin
-CNF
-  mariadb-install-db --no-defaults --user=mysql --datadir="$base/data" \
-    --auth-root-authentication-method=socket --skip-test-db > "$base/install.log" 2>&1 || { log "install-db failed"; exit 1; }
-  mariadbd --defaults-file="$base/my.cnf" >> "$base/stdout.log" 2>&1 &
-  MDB_PID=$!
-  for _ in $(seq 1 120); do
-    mariadb-admin --no-defaults -uroot --socket="$base/mysqld.sock" ping >/dev/null 2>&1 && break
-    kill -0 "$MDB_PID" 2>/dev/null || { log "mariadbd exited:"; tail -5 "$base/error.log" >&2; exit 1; }
-    sleep 0.5
-  done
-  mariadb --no-defaults -uroot --socket="$base/mysqld.sock" <<'SQL'
-CREATE DATABASE sbtest;
-CREATE USER 'sbtest'@'%' IDENTIFIED VIA mysql_native_password USING PASSWORD('sbtest');
-GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest'@'%';
-SQL
-  # The process that serves (and whose CPU is counted) is the one in the pid file.
-  MDB_PID=$(pgrep -f -- "--defaults-file=$base/my.cnf" | head -1)
+  # The settings of shared/tools/mariadb_bench.sh's baseline: 2G buffer pool, 4000 connections.
+  MDB_PID=$(BUFFER_POOL=2G MAX_CONNECTIONS=4000 "$HERE/mariadb.sh" start "$OUT/mdb" "$MDB_PORT" "$MARIADB_HANDLING") \
+    || { log "mariadbd did not start"; exit 1; }
   log "mariadbd pid $MDB_PID ($(mariadbd --version | head -1))"
 }
 
