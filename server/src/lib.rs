@@ -17,5 +17,6 @@ pub mod server;
 pub mod session;
 pub mod sql;
 pub mod thread_pool;
+pub mod trx;
 pub mod value;
 pub mod vars;

@@ -75,6 +75,8 @@ pub struct Server {
     pub started: Instant,
     /// Ids of hot variables, looked up once.
     pub ids: HotVars,
+    /// Transactions, purge and the lock system.
+    pub trx: Arc<crate::trx::TrxSys>,
 }
 
 /// Registry ids of variables read on every connection or command.
@@ -104,6 +106,12 @@ pub struct HotVars {
     pub sql_select_limit: VarId,
     /// `thread_pool_high_priority_connection` (only with the pool).
     pub tp_high_priority: Option<VarId>,
+    /// `innodb_lock_wait_timeout`.
+    pub lock_wait_timeout: VarId,
+    /// `transaction_isolation`.
+    pub transaction_isolation: VarId,
+    /// `transaction_read_only`.
+    pub transaction_read_only: VarId,
 }
 
 impl Server {
@@ -211,7 +219,27 @@ impl Server {
             sql_mode: id("sql_mode")?,
             sql_select_limit: id("sql_select_limit")?,
             tp_high_priority: vars.lookup("thread_pool_high_priority_connection"),
+            lock_wait_timeout: id("innodb_lock_wait_timeout")?,
+            transaction_isolation: id("transaction_isolation")?,
+            transaction_read_only: id("transaction_read_only")?,
         };
+        let trx = crate::trx::TrxSys::new(crate::engine::lock::LockConfig {
+            shards: vars.global_by_name("tpbed_lock_sys_shards").as_int().max(1) as usize,
+            schedule: crate::engine::lock::ScheduleAlgorithm::parse(
+                vars.global_by_name("innodb_lock_schedule_algorithm")
+                    .as_str(),
+            )
+            .unwrap_or(crate::engine::lock::ScheduleAlgorithm::Cats),
+            deadlock_detect: vars.global_by_name("innodb_deadlock_detect").as_bool(),
+        });
+        for name in [
+            "innodb_purge_batch_size",
+            "innodb_max_purge_lag",
+            "innodb_max_purge_lag_delay",
+        ] {
+            crate::trx::apply_global(&trx, name, &vars.global_by_name(name));
+        }
+        trx.start_purge();
         // thread_pool_max_transactions_limit defaults to MIN(32 x size, 512) of the size in force.
         if pool
             && !cfg
@@ -254,6 +282,7 @@ impl Server {
             },
             started: Instant::now(),
             ids,
+            trx,
         }))
     }
 
@@ -267,6 +296,7 @@ impl Server {
             Some(Handler::Pool(p)) if name.starts_with("thread_pool_") => {
                 crate::thread_pool::set_global(p, name, &v)?;
             }
+            _ if name.starts_with("innodb_") => crate::trx::apply_global(&self.trx, name, &v),
             _ => {}
         }
         self.vars.set_global_unchecked(id, v);
@@ -338,6 +368,18 @@ impl Server {
             ),
         ];
         rows.extend(gauges.into_iter().map(|(k, v)| (k.to_string(), v)));
+        let l = self.trx.locks.stats();
+        for (k, v) in [
+            ("Innodb_row_lock_waits", l.row_lock_waits),
+            ("Innodb_row_lock_time", l.row_lock_time_ms),
+            ("Innodb_row_lock_time_avg", l.row_lock_time_avg_ms),
+            ("Innodb_row_lock_time_max", l.row_lock_time_max_ms),
+            ("Innodb_row_lock_current_waits", l.row_lock_current_waits),
+            ("Innodb_deadlocks", l.deadlocks),
+            ("Innodb_history_list_length", self.trx.history_len()),
+        ] {
+            rows.push((k.to_string(), v.to_string()));
+        }
         rows.sort_by_key(|r| r.0.to_ascii_lowercase());
         rows
     }

@@ -23,6 +23,7 @@ pub mod index;
 pub mod key;
 pub mod latch;
 pub mod lock;
+pub mod mvcc;
 pub mod row;
 pub mod scan;
 pub mod schema;
@@ -33,8 +34,10 @@ pub use catalog::{Catalog, Column, ColumnDefault, Database, IndexDef, IndexKind,
 pub use cursor::{Cursor, Direction, LatchMode, Restored, SavedPosition, SearchMode};
 pub use error::EngineError;
 pub use index::{BTree, ClusteredRec, IndexStats, KeyBuf, PageCapacity, Record, SecondaryRec};
+pub use mvcc::{ReadView, Version, VersionStore};
 pub use scan::{HandlerStats, KeyRange, ScanItem, TableScan};
 pub use table::{
-    InsertOptions, InsertOutcome, InsertProbe, RecordVersion, Table, UpdateOutcome, WriteStamp,
+    Change, Existing, InsertOptions, InsertOutcome, InsertProbe, RecordVersion, RemovedHook,
+    SecChange, SecOp, Table, UpdateOutcome, WriteStamp,
 };
 pub use types::{ColumnType, IntKind};

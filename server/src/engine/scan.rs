@@ -8,6 +8,7 @@ use std::ops::Bound;
 use crate::engine::cursor::{Direction, LatchMode, Restored, SavedPosition, SearchMode};
 use crate::engine::index::{BTree, ClusteredRec, Record, SecondaryRec};
 use crate::engine::key::cmp_prefix;
+use crate::engine::mvcc::{ReadView, VersionStore};
 use crate::engine::row::RowCodec;
 use crate::engine::table::Table;
 use crate::value::Value;
@@ -39,7 +40,7 @@ impl KeyRange {
         }
     }
 
-    fn above_lower(&self, key: &[u8]) -> bool {
+    pub(crate) fn above_lower(&self, key: &[u8]) -> bool {
         match &self.lower {
             Bound::Unbounded => true,
             Bound::Included(b) => cmp_prefix(key, b).is_ge(),
@@ -181,6 +182,8 @@ enum Kind<'t> {
 /// A scan of one index of a table over a key range, in either direction.
 pub struct TableScan<'t> {
     table: &'t Table,
+    index: usize,
+    view: Option<(&'t ReadView, u64)>,
     kind: Kind<'t>,
     fetch_rows: bool,
     include_delete_marked: bool,
@@ -219,6 +222,8 @@ impl Table {
         };
         TableScan {
             table: self,
+            index,
+            view: None,
             kind,
             fetch_rows: false,
             include_delete_marked: false,
@@ -230,7 +235,15 @@ impl Table {
     }
 }
 
-impl TableScan<'_> {
+impl<'t> TableScan<'t> {
+    /// Read as of a consistent-read view: each row as the version `view` sees (for the
+    /// reader whose transaction id is `me`, 0 if none), skipping rows it does not see; a
+    /// secondary entry is returned only if the visible version of its row has that entry.
+    pub fn read_view(mut self, view: &'t ReadView, me: u64) -> Self {
+        self.view = Some((view, me));
+        self
+    }
+
     /// Also look up the row of each secondary entry in the clustered index.
     pub fn fetch_rows(mut self, yes: bool) -> Self {
         self.fetch_rows = yes;
@@ -268,6 +281,24 @@ impl TableScan<'_> {
             self.refill();
         }
         let mut item = self.buffer.pop_front()?;
+        if let (Some((view, me)), false) = (self.view, self.is_clustered()) {
+            self.stats.clustered_lookups += 1;
+            match self.visible_row_of_entry(&item, view, me) {
+                Some((row, trx_id)) => {
+                    item.row = self.fetch_rows.then_some(row);
+                    item.trx_id = trx_id;
+                    item.delete_mark = false;
+                }
+                None => {
+                    item.row = None;
+                    item.delete_mark = true;
+                    if !self.include_delete_marked {
+                        return self.next_item();
+                    }
+                }
+            }
+            return Some(item);
+        }
         if self.fetch_rows && !self.is_clustered() {
             // The secondary entry's latch is released: look the row up in the clustered
             // index now.
@@ -285,27 +316,73 @@ impl TableScan<'_> {
         Some(item)
     }
 
+    /// The row (projected) and DB_TRX_ID of the version of `item`'s row that `view` sees, if
+    /// that version exists, is not deleted and has `item`'s secondary key.
+    fn visible_row_of_entry(
+        &self,
+        item: &ScanItem,
+        view: &ReadView,
+        me: u64,
+    ) -> Option<(Vec<Value>, u64)> {
+        let t = self.table;
+        let codec = t.codec();
+        let projection = self.projection.as_deref();
+        let versions: &VersionStore = t.versions();
+        t.clustered_index()
+            .get(item.primary_key(), |r| {
+                let (bytes, trx_id, deleted, latest) = match view.visible_version(r, me, versions) {
+                    Err(()) => return None,
+                    Ok(None) => (r.row.clone(), r.trx_id, r.delete_mark, true),
+                    Ok(Some(v)) => (v.row, v.trx_id, v.delete_mark, false),
+                };
+                if deleted {
+                    return None;
+                }
+                // A live entry belongs to the latest version; otherwise compare keys.
+                if !(latest && !item.delete_mark)
+                    && t.secondary_key_of(self.index, &bytes, item.primary_key()) != item.key
+                {
+                    return None;
+                }
+                Some((decode(codec, projection, &bytes), trx_id))
+            })
+            .flatten()
+    }
+
     fn is_clustered(&self) -> bool {
         matches!(self.kind, Kind::Clustered(_))
     }
 
     fn refill(&mut self) {
         let include = self.include_delete_marked;
+        let view = self.view;
+        let versions = self.table.versions();
         let codec = self.table.codec();
         let projection = self.projection.as_deref();
         let (stats, max, out) = (&mut self.stats, self.prefetch, &mut self.buffer);
         match &mut self.kind {
             Kind::Clustered(scan) => scan.fill(stats, max, out, |r| {
-                (include || !r.delete_mark).then(|| ScanItem {
+                let older = match view {
+                    None => None,
+                    Some((v, me)) => match v.visible_version(r, me, versions) {
+                        Err(()) => return None,
+                        Ok(older) => older,
+                    },
+                };
+                let (bytes, trx_id, deleted) = match &older {
+                    Some(v) => (&v.row, v.trx_id, v.delete_mark),
+                    None => (&r.row, r.trx_id, r.delete_mark),
+                };
+                (include || !deleted).then(|| ScanItem {
                     key: r.key.to_vec(),
                     pk_offset: 0,
-                    row: Some(decode(codec, projection, &r.row)),
-                    delete_mark: r.delete_mark,
-                    trx_id: r.trx_id,
+                    row: Some(decode(codec, projection, bytes)),
+                    delete_mark: deleted,
+                    trx_id,
                 })
             }),
             Kind::Secondary(scan) => scan.fill(stats, max, out, |r| {
-                (include || !r.delete_mark).then(|| ScanItem {
+                (include || view.is_some() || !r.delete_mark).then(|| ScanItem {
                     key: r.key.to_vec(),
                     pk_offset: r.pk_offset as usize,
                     row: None,

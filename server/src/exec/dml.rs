@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self, Expr};
 
-use crate::engine::{Table, UpdateOutcome, WriteStamp};
+use crate::engine::lock::WaitPolicy;
+use crate::engine::{Table, UpdateOutcome};
 use crate::error::{SqlError, SqlResult};
 use crate::exec::access::{self, Access};
 use crate::exec::errors::engine_error;
 use crate::exec::query::{Source, SourceKind};
-use crate::exec::run::{order_cmp, Exec};
+use crate::exec::run::{order_cmp, Exec, Flow, ReadLock};
 use crate::exec::scope::{and_all, conjuncts, Scope};
 use crate::exec::sources::{table_columns, table_name};
 use crate::exec::Planner;
@@ -232,11 +233,16 @@ fn matching(ex: &Exec<'_>, t: &Target) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> 
     };
     let mut out = Vec::new();
     if limit > 0 {
-        let mut each = |row: &mut Vec<Value>, pk: &[u8]| -> SqlResult<bool> {
-            if ex.holds(filter, row)? {
-                out.push((pk.to_vec(), row.clone()));
+        let mut each = |row: &mut Vec<Value>, pk: &[u8]| -> SqlResult<Flow> {
+            if !ex.holds(filter, row)? {
+                return Ok(Flow::Rejected);
             }
-            Ok(t.sort || out.len() < limit)
+            out.push((pk.to_vec(), row.clone()));
+            Ok(if t.sort || out.len() < limit {
+                Flow::Next
+            } else {
+                Flow::Stop
+            })
         };
         ex.read_base(table, acc, &t.source, &r, &mut row, &mut each)?;
     }
@@ -287,11 +293,20 @@ pub(crate) fn info(st: &SessionState, affected: u64, info: String, last_insert_i
     }
 }
 
+/// UPDATE and DELETE read with exclusive locks (semi-consistently under READ COMMITTED).
+const WRITE_LOCK: ReadLock = ReadLock {
+    mode: crate::trx::ScanLockMode::Exclusive,
+    policy: WaitPolicy::Wait,
+    update: true,
+};
+
 /// Executes UPDATE.
 pub fn update(st: &mut SessionState, u: &Update, params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComUpdate);
-    let ex = Exec::new(st, params);
+    let mut ex = Exec::new(st, params);
+    ex.lock = Some(WRITE_LOCK);
     let rows = matching(&ex, &u.target)?;
+    let sys = &st.server.trx;
     let table = u.target.table();
     let (mut matched, mut changed) = (0u64, 0u64);
     for (n, (pk, old)) in rows.iter().enumerate() {
@@ -300,7 +315,12 @@ pub fn update(st: &mut SessionState, u: &Update, params: &[Value]) -> SqlResult<
         for (col, e) in &u.assignments {
             new[*col] = ex.eval(e, &new)?;
         }
-        match table.update(pk, new, WriteStamp::default()) {
+        let done = {
+            let mut t = st.trx.borrow_mut();
+            let trx = t.as_mut().expect("a table statement runs in a transaction");
+            crate::trx::update_row(sys, trx, table, pk, new)
+        };
+        match done {
             Ok(UpdateOutcome::Updated { .. }) => changed += 1,
             Ok(UpdateOutcome::Unchanged) => {}
             Ok(UpdateOutcome::NotFound) => matched -= 1,
@@ -328,16 +348,20 @@ pub fn update(st: &mut SessionState, u: &Update, params: &[Value]) -> SqlResult<
 /// Executes DELETE.
 pub fn delete(st: &mut SessionState, d: &Delete, params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComDelete);
-    let ex = Exec::new(st, params);
+    let mut ex = Exec::new(st, params);
+    ex.lock = Some(WRITE_LOCK);
     let rows = matching(&ex, &d.target)?;
     ex.flush();
     let table = d.target.table();
     let mut deleted = 0;
+    let mut t = st.trx.borrow_mut();
+    let trx = t.as_mut().expect("a table statement runs in a transaction");
     for (pk, _) in &rows {
-        if table.delete(pk, WriteStamp::default()) {
+        if crate::trx::delete_row(&st.server.trx, trx, table, pk) {
             deleted += 1;
         }
     }
+    drop(t);
     let c = &st.conn.counters;
     c.add(Counter::HandlerDelete, deleted);
     c.add(Counter::InnodbRowsDeleted, deleted);

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self, Expr};
 
-use crate::engine::{EngineError, InsertOptions, Table, UpdateOutcome, WriteStamp};
+use crate::engine::lock::Strength;
+use crate::engine::{EngineError, InsertOptions, Table, UpdateOutcome};
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::dml::{column_pos, info, warn};
 use crate::exec::errors::engine_error;
@@ -18,6 +19,8 @@ use crate::exec::Planner;
 use crate::session::state::SessionState;
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::Output;
+use crate::sql::transaction::{lock_error, lock_wait_timeout};
+use crate::trx::{DupLock, WriteError};
 use crate::value::Value;
 use crate::vars::Counter;
 
@@ -202,8 +205,29 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
         no_auto_value_on_zero: no_zero,
         ..InsertOptions::default()
     };
-    let ex = Exec::new(st, params);
+    let mut ex = Exec::new(st, params);
+    if matches!(i.source, InsertSource::Select(_))
+        && st
+            .trx
+            .borrow()
+            .as_ref()
+            .is_some_and(|t| t.isolation.gap_locks())
+    {
+        // INSERT ... SELECT reads its source with shared next-key locks under RR.
+        ex.lock = Some(crate::exec::run::ReadLock {
+            mode: crate::trx::ScanLockMode::Shared,
+            policy: crate::engine::lock::WaitPolicy::Wait,
+            update: false,
+        });
+    }
     let now = crate::sql::time::datetime_from_micros(ex.now);
+    let sys = &st.server.trx;
+    let timeout = lock_wait_timeout(st);
+    let dup = if i.replace || !i.on_duplicate.is_empty() {
+        DupLock::Exclusive
+    } else {
+        DupLock::Shared
+    };
     let input: Vec<Vec<Option<Value>>> = match &i.source {
         InsertSource::Values(rows) => rows
             .iter()
@@ -240,7 +264,19 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
             .map_err(|e| engine_error(&e, rowno))?;
         let mut attempt = full.clone();
         loop {
-            match t.insert(attempt.clone(), &opts) {
+            let res = {
+                let mut tb = st.trx.borrow_mut();
+                let trx = tb
+                    .as_mut()
+                    .expect("a table statement runs in a transaction");
+                crate::trx::insert_row(sys, trx, t, attempt.clone(), &opts, dup, timeout)
+            };
+            let res = match res {
+                Ok(o) => Ok(o),
+                Err(WriteError::Engine(e)) => Err(e),
+                Err(WriteError::Lock(e)) => return Err(lock_error(e)),
+            };
+            match res {
                 Ok(out) => {
                     if let (Some(id), 0) = (out.generated_auto_increment, first_id) {
                         first_id = id;
@@ -255,13 +291,21 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
                     let Some(pk) = conflicting_row(t, &e, &attempt) else {
                         return Err(engine_error(&e, rowno));
                     };
-                    if i.replace {
-                        if t.delete(&pk, WriteStamp::default()) {
-                            affected += 1;
-                            dups += 1;
+                    {
+                        let mut tb = st.trx.borrow_mut();
+                        let trx = tb
+                            .as_mut()
+                            .expect("a table statement runs in a transaction");
+                        crate::trx::lock_row(sys, trx, t, &pk, Strength::X, timeout)
+                            .map_err(lock_error)?;
+                        if i.replace {
+                            if crate::trx::delete_row(sys, trx, t, &pk) {
+                                affected += 1;
+                                dups += 1;
+                            }
+                            attempt = full.clone();
+                            continue;
                         }
-                        attempt = full.clone();
-                        continue;
                     }
                     let Some(old) = t.get(&pk) else { continue };
                     let mut env_row = old.clone();
@@ -273,7 +317,14 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
                         env_row[*col] = v;
                     }
                     dups += 1;
-                    match t.update(&pk, new, WriteStamp::default()) {
+                    let done = {
+                        let mut tb = st.trx.borrow_mut();
+                        let trx = tb
+                            .as_mut()
+                            .expect("a table statement runs in a transaction");
+                        crate::trx::update_row(sys, trx, t, &pk, new)
+                    };
+                    match done {
                         Ok(UpdateOutcome::Updated { .. }) => {
                             affected += 2;
                             updated += 1;

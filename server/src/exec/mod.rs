@@ -82,6 +82,30 @@ pub enum Body {
     Explain(Box<Body>),
 }
 
+impl Body {
+    /// Whether the statement runs inside a transaction: Some(writes) for SELECT, DML and
+    /// EXPLAIN (EXPLAIN reads no rows but is harmless there), None for DDL and SHOW.
+    pub fn transactional(&self) -> Option<bool> {
+        match self {
+            Body::Select(_) | Body::Explain(_) => Some(false),
+            Body::Insert(_) | Body::Update(_) | Body::Delete(_) => Some(true),
+            _ => None,
+        }
+    }
+
+    /// DDL commits the open transaction first, as in MySQL.
+    pub fn commits_implicitly(&self) -> bool {
+        matches!(
+            self,
+            Body::CreateTable(_)
+                | Body::CreateIndex(_)
+                | Body::DropTables(_)
+                | Body::DropIndex(_)
+                | Body::Truncate(_)
+        )
+    }
+}
+
 /// A planned table statement.
 #[derive(Debug, Clone)]
 pub struct TablePlan {
@@ -203,7 +227,8 @@ fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<O
         Body::Show(s) => show::execute(st, s),
         Body::Select(q) => {
             st.count(Counter::ComSelect);
-            let ex = run::Exec::new(st, params);
+            let mut ex = run::Exec::new(st, params);
+            ex.lock = select_lock(st, q);
             let rows = ex.query(q)?;
             ex.flush();
             Ok(Output::Rows(run::result_set(&q.columns, rows)))
@@ -214,6 +239,42 @@ fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<O
         Body::Explain(inner) => {
             st.count(Counter::ComExplain);
             explain::execute(st, inner, params)
+        }
+    }
+}
+
+/// How a SELECT's base-table reads lock: its FOR UPDATE / FOR SHARE clause, or, under
+/// SERIALIZABLE with autocommit off, a shared lock on every plain SELECT.
+fn select_lock(st: &SessionState, q: &query::Query) -> Option<run::ReadLock> {
+    use crate::engine::lock::WaitPolicy;
+    use crate::trx::ScanLockMode;
+    match &q.lock {
+        Some(l) => Some(run::ReadLock {
+            mode: if l.exclusive {
+                ScanLockMode::Exclusive
+            } else {
+                ScanLockMode::Shared
+            },
+            policy: if l.nowait {
+                WaitPolicy::NoWait
+            } else if l.skip_locked {
+                WaitPolicy::SkipLocked
+            } else {
+                WaitPolicy::Wait
+            },
+            update: false,
+        }),
+        None => {
+            let serializable = st
+                .trx
+                .borrow()
+                .as_ref()
+                .is_some_and(|t| t.isolation == crate::trx::Isolation::Serializable);
+            (serializable && !st.autocommit()).then_some(run::ReadLock {
+                mode: ScanLockMode::Shared,
+                policy: WaitPolicy::Wait,
+                update: false,
+            })
         }
     }
 }

@@ -3,13 +3,14 @@
 //! the first level that has their columns, then aggregation, DISTINCT, sort and LIMIT. With
 //! no sort, grouping or DISTINCT the loop stops as soon as LIMIT rows are out.
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 
 use crate::engine::key::{self, KeyColumn};
-use crate::engine::{Direction, KeyRange, Table};
+use crate::engine::lock::WaitPolicy;
+use crate::engine::{Direction, KeyRange, ReadView, Table};
 use crate::error::SqlResult;
 use crate::exec::access::{Access, AccessType};
 use crate::exec::aggregate::Acc;
@@ -19,6 +20,8 @@ use crate::sql::env::StmtEnv;
 use crate::sql::eval::{compare, eval, to_i64, truth};
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::{column_for, ResultSet};
+use crate::sql::transaction::{lock_error, lock_wait_timeout};
+use crate::trx::{LockingScan, ScanLockMode, ScanOptions};
 use crate::value::Value;
 use crate::vars::Counter;
 
@@ -54,6 +57,33 @@ pub struct Exec<'a> {
     pub now: i64,
     /// Counters.
     pub counters: Counters,
+    /// Base-table reads lock rows this way (None: consistent reads).
+    pub lock: Option<ReadLock>,
+    /// The consistent-read view and the reader's transaction id (None: read the latest
+    /// versions, READ UNCOMMITTED), fetched at the first consistent read.
+    view: OnceCell<Option<(ReadView, u64)>>,
+}
+
+/// How a statement's base-table reads lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLock {
+    /// S or X.
+    pub mode: ScanLockMode,
+    /// Wait, NOWAIT or SKIP LOCKED.
+    pub policy: WaitPolicy,
+    /// UPDATE/DELETE: semi-consistent reads under READ COMMITTED.
+    pub update: bool,
+}
+
+/// What a row sink says after a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// The row matched; go on.
+    Next,
+    /// The row did not match its conditions (READ COMMITTED unlocks it); go on.
+    Rejected,
+    /// Stop reading.
+    Stop,
 }
 
 /// A key bound after evaluation: None when its value was NULL (nothing matches), Some(None)
@@ -62,7 +92,7 @@ type EvaluatedBound = Option<Option<(Vec<u8>, bool)>>;
 
 /// Called for every row a base-table read produces, with the row's clustered key; false
 /// stops the read.
-pub type RowSink<'s> = dyn FnMut(&mut Vec<Value>, &[u8]) -> SqlResult<bool> + 's;
+pub type RowSink<'s> = dyn FnMut(&mut Vec<Value>, &[u8]) -> SqlResult<Flow> + 's;
 
 /// Ranges of one scan, with whether every key value was usable as is.
 #[derive(Debug)]
@@ -85,7 +115,25 @@ impl<'a> Exec<'a> {
             params,
             now: crate::sql::time::now_micros(),
             counters: Counters::default(),
+            lock: None,
+            view: OnceCell::new(),
         }
+    }
+
+    /// The statement's consistent-read view (made at the transaction's first consistent read
+    /// under REPEATABLE READ, per statement under READ COMMITTED).
+    fn read_view(&self) -> Option<&(ReadView, u64)> {
+        self.view
+            .get_or_init(|| {
+                let mut t = self.st.trx.borrow_mut();
+                let trx = t.as_mut()?;
+                if trx.isolation == crate::trx::Isolation::ReadUncommitted {
+                    return None;
+                }
+                let me = trx.id();
+                Some((self.st.server.trx.view(trx).clone(), me))
+            })
+            .as_ref()
     }
 
     /// The evaluation environment over `row`.
@@ -392,12 +440,16 @@ impl<'a> Exec<'a> {
                 } else {
                     src.full_filter.as_ref()
                 };
-                let mut each = |row: &mut Vec<Value>, _pk: &[u8]| -> SqlResult<bool> {
+                let mut each = |row: &mut Vec<Value>, _pk: &[u8]| -> SqlResult<Flow> {
                     if !self.holds(filter, row)? {
-                        return Ok(true);
+                        return Ok(Flow::Rejected);
                     }
                     matched = true;
-                    self.level(q, k + 1, materialized, row, sink)
+                    Ok(if self.level(q, k + 1, materialized, row, sink)? {
+                        Flow::Next
+                    } else {
+                        Flow::Stop
+                    })
                 };
                 go_on = self.read_base(table, access, src, &r, row, &mut each)?;
             }
@@ -439,23 +491,29 @@ impl<'a> Exec<'a> {
         row: &mut Vec<Value>,
         each: &mut RowSink<'_>,
     ) -> SqlResult<bool> {
-        // Issue 4 (row locks) hooks in here: with `q.lock` set, each record read is locked
-        // before `each` sees it (SKIP LOCKED skips, NOWAIT fails).
+        if let Some(lock) = self.lock {
+            return self.read_base_locking(table, access, src, r, row, each, lock);
+        }
         let c = &self.counters;
+        let view = self.read_view();
         if r.point && access.index == 0 {
             for range in &r.ranges {
                 let Bound::Included(pk) = &range.lower else {
                     continue;
                 };
                 bump(&c.read_key, 1);
-                let Some(vals) = table.get_columns(pk, &src.needed) else {
+                let got = match view {
+                    Some((v, me)) => table.get_visible(pk, &src.needed, v, *me),
+                    None => table.get_columns(pk, &src.needed),
+                };
+                let Some(vals) = got else {
                     continue;
                 };
                 bump(&c.rows_read, 1);
                 for (v, &col) in vals.into_iter().zip(&src.needed) {
                     row[src.offset + col] = v;
                 }
-                if !each(row, pk)? {
+                if each(row, pk)? == Flow::Stop {
                     return Ok(false);
                 }
             }
@@ -473,6 +531,9 @@ impl<'a> Exec<'a> {
                 .scan(access.index, range.clone(), dir)
                 .fetch_rows(true)
                 .project(src.needed.clone());
+            if let Some((v, me)) = view {
+                scan = scan.read_view(v, *me);
+            }
             let mut stop = false;
             while let Some(mut item) = scan.next_item() {
                 if r.dedupe && !seen.insert(item.primary_key().to_vec()) {
@@ -485,7 +546,7 @@ impl<'a> Exec<'a> {
                 for (j, &col) in src.needed.iter().enumerate() {
                     row[src.offset + col] = std::mem::replace(&mut vals[j], Value::Null);
                 }
-                if !each(row, item.primary_key())? {
+                if each(row, item.primary_key())? == Flow::Stop {
                     stop = true;
                     break;
                 }
@@ -504,6 +565,128 @@ impl<'a> Exec<'a> {
             }
         }
         Ok(true)
+    }
+}
+
+impl Exec<'_> {
+    /// [`Exec::read_base`] for locking reads: IS/IX on the table, then a [`LockingScan`] per
+    /// range; READ COMMITTED releases rows the conditions reject, and a semi-consistent row
+    /// that matches is locked (waiting) and read again.
+    #[allow(clippy::too_many_arguments)]
+    fn read_base_locking(
+        &self,
+        table: &Table,
+        access: &Access,
+        src: &Source,
+        r: &Ranges,
+        row: &mut Vec<Value>,
+        each: &mut RowSink<'_>,
+        lock: ReadLock,
+    ) -> SqlResult<bool> {
+        let sys = &self.st.server.trx;
+        let timeout = lock_wait_timeout(self.st);
+        let (lt, gaps) = {
+            let mut t = self.st.trx.borrow_mut();
+            let trx = t.as_mut().expect("a table statement runs in a transaction");
+            let mode = match lock.mode {
+                ScanLockMode::Shared => crate::engine::lock::TableLockMode::IS,
+                ScanLockMode::Exclusive => crate::engine::lock::TableLockMode::IX,
+            };
+            sys.lock_table(trx, table, mode, timeout)
+                .map_err(lock_error)?;
+            let lt = trx
+                .lock_handle()
+                .cloned()
+                .expect("read-write after a table lock");
+            (lt, trx.isolation.gap_locks())
+        };
+        let opts = ScanOptions {
+            mode: lock.mode,
+            policy: lock.policy,
+            gaps,
+            unique_point: r.point,
+            covering_shared: false,
+            semi_consistent: lock.update && !gaps && access.index == 0 && !r.point,
+            timeout,
+        };
+        let filter = if r.exact {
+            src.filter.as_ref()
+        } else {
+            src.full_filter.as_ref()
+        };
+        let c = &self.counters;
+        let dir = if access.reverse {
+            Direction::Backward
+        } else {
+            Direction::Forward
+        };
+        let full = access.kind == AccessType::All;
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        for range in &r.ranges {
+            let mut scan = LockingScan::new(
+                sys,
+                lt.clone(),
+                table,
+                access.index,
+                range.clone(),
+                dir,
+                opts,
+                src.needed.clone(),
+            );
+            let mut stop = false;
+            loop {
+                let fetched = scan.next().map_err(lock_error);
+                let fetched = match fetched {
+                    Ok(Some(f)) => f,
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.count_locking(&scan, full);
+                        return Err(e);
+                    }
+                };
+                if r.dedupe && !seen.insert(fetched.pk.clone()) {
+                    continue;
+                }
+                for (j, &col) in src.needed.iter().enumerate() {
+                    row[src.offset + col] = fetched.row[j].clone();
+                }
+                if fetched.semi {
+                    if self.holds(filter, row)? {
+                        scan.lock_semi_row();
+                    }
+                    continue;
+                }
+                bump(&c.rows_read, 1);
+                match each(row, &fetched.pk)? {
+                    Flow::Next => {}
+                    Flow::Rejected => {
+                        if !gaps {
+                            scan.unlock_row();
+                        }
+                    }
+                    Flow::Stop => {
+                        stop = true;
+                        break;
+                    }
+                }
+            }
+            self.count_locking(&scan, full);
+            if stop {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn count_locking(&self, scan: &LockingScan<'_>, full: bool) {
+        let c = &self.counters;
+        if full {
+            bump(&c.read_first, scan.read_key);
+            bump(&c.read_rnd_next, scan.read_next + 1);
+        } else {
+            bump(&c.read_key, scan.read_key);
+            bump(&c.read_next, scan.read_next);
+        }
     }
 }
 

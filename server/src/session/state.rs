@@ -72,6 +72,20 @@ pub struct SessionState {
     pub user_vars: HashMap<String, crate::value::Value>,
     /// Characteristics `SET TRANSACTION` (no scope) gave the next transaction only.
     pub next_transaction: Vec<(crate::vars::VarId, VarValue)>,
+    /// The current transaction (begun by BEGIN, or by a statement; ended by COMMIT,
+    /// ROLLBACK, autocommit at statement end, or the connection closing).
+    pub trx: std::cell::RefCell<Option<crate::trx::Trx>>,
+    /// Savepoints of the current transaction: (name, undo-log position).
+    pub savepoints: Vec<(String, usize)>,
+}
+
+impl Drop for SessionState {
+    /// A closing connection rolls its transaction back and releases every lock.
+    fn drop(&mut self) {
+        if let Some(trx) = self.trx.get_mut().take() {
+            self.server.trx.rollback(trx);
+        }
+    }
 }
 
 impl SessionState {
@@ -96,6 +110,8 @@ impl SessionState {
             multi_statements: false,
             user_vars: HashMap::new(),
             next_transaction: Vec::new(),
+            trx: std::cell::RefCell::new(None),
+            savepoints: Vec::new(),
         }
     }
 
@@ -162,6 +178,10 @@ impl SessionState {
         self.close_all_statements();
         self.vars = self.server.vars.session_copy();
         self.last_insert_id = 0;
+        if let Some(trx) = self.trx.get_mut().take() {
+            self.server.trx.rollback(trx);
+        }
+        self.savepoints.clear();
         self.in_transaction = false;
         self.warnings.clear();
         self.user_vars.clear();

@@ -134,7 +134,7 @@ pub fn try_plan(st: &SessionState, sql: &str) -> SqlResult<Option<PreparedStmt>>
         .take(12)
         .collect::<String>()
         .to_ascii_uppercase();
-    let interesting = ["CREATE", "DROP", "GRANT", "SET", "DO"]
+    let interesting = ["CREATE", "DROP", "GRANT", "SET", "DO", "START"]
         .iter()
         .any(|k| head.starts_with(k));
     if !interesting {
@@ -176,6 +176,29 @@ pub fn try_plan(st: &SessionState, sql: &str) -> SqlResult<Option<PreparedStmt>>
             return set_transaction(&mut t, scope).map(Some);
         }
         return Ok(None);
+    }
+    t.i = 0;
+    if t.eat_seq(&["START", "TRANSACTION"]) {
+        // sqlparser does not know WITH CONSISTENT SNAPSHOT.
+        let (mut read_only, mut snapshot) = (None, false);
+        while !t.done() {
+            if t.eat_seq(&["WITH", "CONSISTENT", "SNAPSHOT"]) {
+                snapshot = true;
+            } else if t.eat_seq(&["READ", "ONLY"]) {
+                read_only = Some(true);
+            } else if t.eat_seq(&["READ", "WRITE"]) {
+                read_only = Some(false);
+            } else {
+                return Err(t.err());
+            }
+            if matches!(t.peek(), Some(Token::Comma)) {
+                t.i += 1;
+            }
+        }
+        return Ok(Some(stmt(Plan::Begin {
+            read_only,
+            snapshot,
+        })));
     }
     t.i = 0;
     if t.eat("DO") {

@@ -15,6 +15,7 @@ pub mod select;
 pub mod set;
 pub mod show;
 pub mod time;
+pub mod transaction;
 
 pub use output::{Output, ResultSet};
 pub use plan::{Plan, PreparedStmt};

@@ -12,6 +12,7 @@ use crate::sql::output::Output;
 use crate::sql::select::{self, SelectPlan};
 use crate::sql::set::{self, SetItem, TxScope};
 use crate::sql::show::{self, ShowPlan};
+use crate::sql::transaction;
 use crate::value::Value;
 
 /// A planned statement.
@@ -87,13 +88,21 @@ pub enum Plan {
     },
     /// `BEGIN` / `START TRANSACTION`.
     Begin {
-        /// READ ONLY.
-        read_only: bool,
+        /// READ ONLY (Some(true)) or READ WRITE (Some(false)); None: `transaction_read_only`.
+        read_only: Option<bool>,
+        /// WITH CONSISTENT SNAPSHOT.
+        snapshot: bool,
     },
     /// `COMMIT`.
     Commit,
     /// `ROLLBACK`.
     Rollback,
+    /// `SAVEPOINT name`.
+    Savepoint(String),
+    /// `ROLLBACK TO [SAVEPOINT] name`.
+    RollbackTo(String),
+    /// `RELEASE SAVEPOINT name`.
+    ReleaseSavepoint(String),
     /// `FLUSH STATUS`.
     FlushStatus,
     /// Other FLUSH forms and `ANALYZE TABLE`-like maintenance that has nothing to do in memory.
@@ -192,17 +201,27 @@ pub fn plan(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedSt
             query: matches!(modifier, Some(ast::KillType::Query)),
         }),
         Statement::StartTransaction { modes, .. } => simple(Plan::Begin {
-            read_only: modes.iter().any(|m| {
-                matches!(
-                    m,
-                    ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly)
-                )
+            read_only: modes.iter().find_map(|m| match m {
+                ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => {
+                    Some(true)
+                }
+                ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => {
+                    Some(false)
+                }
+                _ => None,
             }),
+            snapshot: false,
         }),
         Statement::Commit { .. } => simple(Plan::Commit),
         Statement::Rollback {
             savepoint: None, ..
         } => simple(Plan::Rollback),
+        Statement::Rollback {
+            savepoint: Some(name),
+            ..
+        } => simple(Plan::RollbackTo(name.value.clone())),
+        Statement::Savepoint { name } => simple(Plan::Savepoint(name.value.clone())),
+        Statement::ReleaseSavepoint { name } => simple(Plan::ReleaseSavepoint(name.value.clone())),
         Statement::Flush { object_type, .. } => match object_type {
             ast::FlushType::Status => simple(Plan::FlushStatus),
             _ => simple(Plan::NoOp("FLUSH")),
@@ -266,27 +285,48 @@ pub fn execute(st: &mut SessionState, plan: &Plan, params: &[Value]) -> SqlResul
         Plan::DropUser { users, if_exists } => admin::drop_users(st, users, *if_exists),
         Plan::Grant { privileges, users } => admin::grant(st, privileges, users),
         Plan::Kill { id, query } => admin::kill(st, id, *query, params),
-        Plan::Begin { .. } => {
+        Plan::Begin {
+            read_only,
+            snapshot,
+        } => {
             st.count(crate::vars::Counter::ComBegin);
-            st.in_transaction = true;
-            Ok(Output::ok())
+            Ok(transaction::begin(st, *read_only, *snapshot))
         }
         Plan::Commit => {
             st.count(crate::vars::Counter::ComCommit);
-            st.in_transaction = false;
+            transaction::commit(st);
             Ok(Output::ok())
         }
         Plan::Rollback => {
             st.count(crate::vars::Counter::ComRollback);
-            st.in_transaction = false;
+            transaction::rollback(st);
             Ok(Output::ok())
         }
+        Plan::Savepoint(name) => {
+            st.count(crate::vars::Counter::ComSavepoint);
+            Ok(transaction::savepoint(st, name))
+        }
+        Plan::RollbackTo(name) => {
+            st.count(crate::vars::Counter::ComRollback);
+            transaction::rollback_to(st, name)
+        }
+        Plan::ReleaseSavepoint(name) => transaction::release(st, name),
         Plan::FlushStatus => {
             st.count(crate::vars::Counter::ComFlush);
             st.server.flush_status(&st.conn);
             Ok(Output::ok())
         }
         Plan::NoOp(_) => Ok(Output::ok()),
-        Plan::Table(t) => crate::exec::execute(st, t, params),
+        Plan::Table(t) => match t.body.transactional() {
+            None => {
+                if t.body.commits_implicitly() {
+                    transaction::commit(st);
+                }
+                crate::exec::execute(st, t, params)
+            }
+            Some(writes) => {
+                transaction::statement(st, writes, |st| crate::exec::execute(st, t, params))
+            }
+        },
     }
 }

@@ -302,6 +302,48 @@ pub fn definitions() -> Vec<VarDef> {
             i(134_217_728),
         ),
         var("datadir", Global, VarType::Str, s("(in memory)")).read_only(),
+        // Transactions, locks and purge (server/src/trx).
+        var(
+            "innodb_lock_wait_timeout",
+            Both,
+            int(1, 1_073_741_824),
+            i(50),
+        ),
+        var(
+            "innodb_rollback_on_timeout",
+            Global,
+            VarType::Bool,
+            b(false),
+        )
+        .read_only(),
+        var("innodb_deadlock_detect", Global, VarType::Bool, b(true)),
+        // Ours in MySQL 8.0 (MariaDB <= 10.5 had it): CATS is what 8.0.20+ always does.
+        var(
+            "innodb_lock_schedule_algorithm",
+            Global,
+            VarType::Enum(&["fcfs", "cats"]),
+            s("cats"),
+        ),
+        var(
+            "innodb_print_all_deadlocks",
+            Global,
+            VarType::Bool,
+            b(false),
+        ),
+        var("innodb_table_locks", Both, VarType::Bool, b(true)),
+        var("innodb_autoinc_lock_mode", Global, int(0, 2), i(2)).read_only(),
+        // Accepted; one purge coordinator thread does the work in tpbed.
+        var("innodb_purge_threads", Global, int(1, 32), i(4)).read_only(),
+        var("innodb_purge_batch_size", Global, int(1, 5000), i(300)),
+        var("innodb_max_purge_lag", Global, int(0, U32), i(0)),
+        var(
+            "innodb_max_purge_lag_delay",
+            Global,
+            int(0, 10_000_000),
+            i(0),
+        ),
+        // Ours: lock-table shards (InnoDB 8.0 has 512 page shards).
+        var("tpbed_lock_sys_shards", Global, int(1, 65_536), i(512)).read_only(),
     ];
     list.into_iter().map(|b| b.def).collect()
 }

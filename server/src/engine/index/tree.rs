@@ -184,6 +184,27 @@ impl<R: Record> BTree<R> {
         Some(data.records.remove(i))
     }
 
+    /// [`BTree::remove_if`] that, once the record is removed and still under the leaf latch,
+    /// calls `after` with the record now after the removed key (None: the supremum), for the
+    /// lock manager's gap-lock inheritance.
+    pub fn remove_reporting(
+        &self,
+        key: &[u8],
+        pred: impl FnOnce(&R) -> bool,
+        after: impl FnOnce(Option<&R>),
+    ) -> Option<R> {
+        let mut leaf = self.descend(key, Route::AfterEqual, true, None);
+        let data = leaf.data_mut().expect("write latch");
+        let i = data.records.binary_search_by(|r| r.key().cmp(key)).ok()?;
+        if !pred(&data.records[i]) {
+            return None;
+        }
+        data.modify_count += 1;
+        let rec = data.records.remove(i);
+        self.with_successor(data, i, after);
+        Some(rec)
+    }
+
     /// Inserts `rec`. If a record with an equal key exists (delete-marked or not),
     /// `on_equal(existing, rec)` decides under the leaf latch: it may overwrite the existing
     /// record in place (e.g. clear a delete mark) and return Ok, or refuse with an error.

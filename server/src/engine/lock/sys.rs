@@ -278,6 +278,19 @@ impl LockSys {
         mode: RecLockMode,
         policy: WaitPolicy,
     ) -> Result<Acquired, LockError> {
+        self.lock_rec_new(trx, rec, mode, policy).map(|(a, _)| a)
+    }
+
+    /// [`LockSys::lock_rec`] that also says whether this call created the lock (false: a
+    /// lock the transaction already held covers the request), so READ COMMITTED releases
+    /// only locks the current fetch took.
+    pub fn lock_rec_new(
+        &self,
+        trx: &LockTrx,
+        rec: RecAt<'_>,
+        mode: RecLockMode,
+        policy: WaitPolicy,
+    ) -> Result<(Acquired, bool), LockError> {
         let sup = rec.key == RecKey::Supremum;
         let mode = if sup { mode.on_supremum() } else { mode };
         self.request(
@@ -304,6 +317,7 @@ impl LockSys {
             0,
             WaitPolicy::Wait,
         )
+        .map(|(a, _)| a)
     }
 
     fn request(
@@ -313,24 +327,24 @@ impl LockSys {
         mode: AnyMode,
         page: u64,
         policy: WaitPolicy,
-    ) -> Result<Acquired, LockError> {
+    ) -> Result<(Acquired, bool), LockError> {
         let me = &trx.0;
         let hash = t.hash();
         let mut shard = self.inner.table.shard(hash);
         let q = shard.queue_or_insert(hash, t);
         if q.covered(me.id, mode) {
-            return Ok(Acquired::Granted);
+            return Ok((Acquired::Granted, false));
         }
         let blocked = q.first_blocker(me.id, mode).is_some();
         let insert_intention = matches!(mode, AnyMode::Rec(m) if m.is_insert_intention());
         if !blocked && insert_intention {
             shard.remove_if_empty(hash, t);
-            return Ok(Acquired::Granted);
+            return Ok((Acquired::Granted, false));
         }
         if blocked {
             match policy {
                 WaitPolicy::NoWait => return Err(LockError::NoWait),
-                WaitPolicy::SkipLocked => return Ok(Acquired::Skipped),
+                WaitPolicy::SkipLocked => return Ok((Acquired::Skipped, false)),
                 WaitPolicy::Wait => {}
             }
         }
@@ -356,7 +370,7 @@ impl LockSys {
             page,
         });
         if !blocked {
-            return Ok(Acquired::Granted);
+            return Ok((Acquired::Granted, true));
         }
         debug_assert!(
             st.wait.is_none(),
@@ -373,13 +387,16 @@ impl LockSys {
         drop(shard);
         lock(&self.inner.waiters).insert(me.id, Arc::clone(me));
         self.inner.wake_bg();
-        Ok(Acquired::Wait(LockWait::new(
-            Arc::clone(&self.inner),
-            Arc::clone(me),
-            id,
-            hash,
-            target,
-        )))
+        Ok((
+            Acquired::Wait(LockWait::new(
+                Arc::clone(&self.inner),
+                Arc::clone(me),
+                id,
+                hash,
+                target,
+            )),
+            false,
+        ))
     }
 
     /// Releases every lock of the transaction and unregisters it (commit, rollback, or a

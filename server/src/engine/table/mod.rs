@@ -20,6 +20,7 @@ use crate::engine::cursor::{Direction, LatchMode, SearchMode};
 use crate::engine::error::EngineError;
 use crate::engine::index::{BTree, ClusteredRec, IndexStats, PageCapacity, Record, SecondaryRec};
 use crate::engine::key::{self, KeyColumn};
+use crate::engine::mvcc::VersionStore;
 use crate::engine::row::RowCodec;
 use crate::engine::scan::KeyRange;
 use crate::value::Value;
@@ -27,13 +28,70 @@ use crate::value::Value;
 /// Bytes of the hidden row id (DB_ROW_ID).
 pub const ROW_ID_LEN: usize = 6;
 
-/// The transaction metadata a write stamps on clustered records.
+/// The transaction metadata a write stamps on clustered records (the roll pointer to the
+/// previous version is the table's to assign).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriteStamp {
     /// The writing transaction (DB_TRX_ID).
     pub trx_id: u64,
-    /// Its undo pointer for the previous version (DB_ROLL_PTR).
-    pub roll_ptr: u64,
+}
+
+/// What a write did to one secondary entry, so rollback can invert it and purge finish it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecOp {
+    /// A new entry was created.
+    Inserted,
+    /// An equal delete-marked entry had its mark cleared.
+    Unmarked,
+    /// A live entry was delete-marked.
+    Marked,
+}
+
+/// One secondary-index entry a write touched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecChange {
+    /// The index (>= 1).
+    pub index: usize,
+    /// The entry's whole key (secondary part ++ primary key).
+    pub key: Vec<u8>,
+    /// What was done.
+    pub op: SecOp,
+}
+
+/// One logged change of a write to a clustered record and the secondary entries that went
+/// with it: a transaction's undo log is a list of these (rollback applies them in reverse;
+/// purge finishes them after commit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The clustered key.
+    pub pk: Vec<u8>,
+    /// Roll pointer of the version the write replaced (0 when it created the record).
+    pub prior: u64,
+    /// The write created the clustered record (a fresh insert).
+    pub created: bool,
+    /// Secondary entries touched, in order.
+    pub secondary: Vec<SecChange>,
+}
+
+impl Change {
+    /// A fresh insert: the only kind of change that leaves nothing for purge (InnoDB's
+    /// insert undo, discarded at commit).
+    pub fn is_insert(&self) -> bool {
+        self.created && self.secondary.iter().all(|s| s.op == SecOp::Inserted)
+    }
+}
+
+/// Called for each record physically removed by rollback or purge, under its leaf latch:
+/// (index, removed key, successor key or None for the supremum).
+pub type RemovedHook<'a> = dyn FnMut(usize, &[u8], Option<&[u8]>) + 'a;
+
+/// The equal clustered record an insert found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Existing {
+    /// Its DB_TRX_ID.
+    pub trx_id: u64,
+    /// Delete-marked (the insert overwrites it) or live (a duplicate).
+    pub delete_mark: bool,
 }
 
 /// Options of an insert.
@@ -64,6 +122,8 @@ pub struct InsertProbe<'a> {
     pub key: &'a [u8],
     /// The key of the record after it, delete-marked or not; None for the supremum.
     pub successor: Option<&'a [u8]>,
+    /// The equal clustered record, when one exists (a duplicate check, not a gap check).
+    pub existing: Option<Existing>,
 }
 
 /// What an update did.
@@ -109,6 +169,7 @@ pub(crate) struct Secondary {
 /// A table: definition, clustered index and secondary indexes.
 #[derive(Debug)]
 pub struct Table {
+    id: u64,
     def: TableDef,
     codec: RowCodec,
     pk_cols: Vec<KeyColumn>,
@@ -117,6 +178,8 @@ pub struct Table {
     next_auto_increment: AtomicU64,
     next_row_id: AtomicU64,
     rows: AtomicI64,
+    /// Old versions of this table's clustered records (see [`crate::engine::mvcc`]).
+    pub(crate) versions: VersionStore,
 }
 
 impl Table {
@@ -143,7 +206,9 @@ impl Table {
                 unique_lock: Mutex::new(()),
             })
             .collect();
+        static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(1);
         Table {
+            id: NEXT_TABLE_ID.fetch_add(1, Relaxed),
             codec: def.row_codec(),
             pk_cols,
             clustered: BTree::new(capacity),
@@ -151,8 +216,15 @@ impl Table {
             next_auto_increment: AtomicU64::new(1),
             next_row_id: AtomicU64::new(1),
             rows: AtomicI64::new(0),
+            versions: VersionStore::default(),
             def,
         }
+    }
+
+    /// A process-unique id of this table object (a rebuilt table gets a new one): the lock
+    /// system's table and index ids derive from it.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Table name.
@@ -209,6 +281,11 @@ impl Table {
         }
     }
 
+    /// Old versions of the clustered records (consistent reads follow roll pointers here).
+    pub fn versions(&self) -> &VersionStore {
+        &self.versions
+    }
+
     /// The clustered index (for cursors of the lock manager and purge).
     pub fn clustered_index(&self) -> &BTree<ClusteredRec> {
         &self.clustered
@@ -249,6 +326,37 @@ impl Table {
             values.push(Value::UInt(u64::from_be_bytes(id)));
         }
         values
+    }
+
+    /// The whole key of secondary index `index` (>= 1) for the row encoded in `row` with
+    /// clustered key `pk`.
+    pub(crate) fn secondary_key_of(&self, index: usize, row: &[u8], pk: &[u8]) -> Vec<u8> {
+        let s = &self.secondaries[index - 1];
+        let vals = self.codec.decode_columns(row, &s.columns);
+        let mut k = Vec::with_capacity(16 + pk.len());
+        for (kc, v) in s.cols.iter().zip(&vals) {
+            key::encode(*kc, v, &mut k);
+        }
+        k.extend_from_slice(pk);
+        k
+    }
+
+    /// The live row version `view` sees with clustered key `pk` (some columns), for a
+    /// consistent point read.
+    pub fn get_visible(
+        &self,
+        pk: &[u8],
+        columns: &[usize],
+        view: &crate::engine::mvcc::ReadView,
+        me: u64,
+    ) -> Option<Vec<Value>> {
+        self.clustered
+            .get(pk, |r| match view.visible_version(r, me, &self.versions) {
+                Err(()) => None,
+                Ok(None) => (!r.delete_mark).then(|| self.codec.decode_columns(&r.row, columns)),
+                Ok(Some(v)) => (!v.delete_mark).then(|| self.codec.decode_columns(&v.row, columns)),
+            })
+            .flatten()
     }
 
     /// The clustered key of a (coerced) row; None for a hidden-row-id table.
@@ -298,7 +406,6 @@ impl Table {
         for item in self.scan(0, KeyRange::all(), Direction::Forward) {
             let stamp = WriteStamp {
                 trx_id: item.trx_id,
-                roll_ptr: 0,
             };
             let row = item.row.expect("clustered scans return rows");
             table.insert(

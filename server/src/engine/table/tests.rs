@@ -122,7 +122,7 @@ proptest! {
     fn table_matches_model(ops in proptest::collection::vec(op(), 1..250)) {
         let t = table();
         let mut m: BTreeMap<i64, Row> = BTreeMap::new();
-        let stamp = WriteStamp { trx_id: 9, roll_ptr: 1 };
+        let stamp = WriteStamp { trx_id: 9 };
         for op in ops {
             match op {
                 Op::Insert(id, r) => {
@@ -137,7 +137,7 @@ proptest! {
                     }
                 }
                 Op::Update(id, new_id, r) => {
-                    let got = t.update(&pk(&t, id), to_values(new_id, &r), stamp);
+                    let got = t.update(&pk(&t, id), to_values(new_id, &r), stamp, &mut Vec::new());
                     match m.get(&id) {
                         None => prop_assert_eq!(got, Ok(UpdateOutcome::NotFound)),
                         Some(old) if new_id == id && *old == r => prop_assert_eq!(got, Ok(UpdateOutcome::Unchanged)),
@@ -150,7 +150,7 @@ proptest! {
                         }
                     }
                 }
-                Op::Delete(id) => prop_assert_eq!(t.delete(&pk(&t, id), stamp), m.remove(&id).is_some()),
+                Op::Delete(id) => prop_assert_eq!(t.delete(&pk(&t, id), stamp, &mut Vec::new()), m.remove(&id).is_some()),
                 Op::Purge(id) => {
                     let purged = t.purge(&pk(&t, id));
                     prop_assert!(!(purged && m.contains_key(&id)), "purged a live row");
@@ -335,23 +335,18 @@ fn strict_mode_errors() {
 fn delete_marked_records_and_purge() {
     let t = table();
     let opts = InsertOptions {
-        stamp: WriteStamp {
-            trx_id: 5,
-            roll_ptr: 0,
-        },
+        stamp: WriteStamp { trx_id: 5 },
         ..Default::default()
     };
     let r = |k: i64| vec![Value::Int(1), Value::Int(k), Value::Null, Value::str("x")];
     let p = t.insert(r(3), &opts).unwrap().primary_key;
-    assert!(t.delete(
-        &p,
-        WriteStamp {
-            trx_id: 6,
-            roll_ptr: 7
-        }
-    ));
+    assert!(t.delete(&p, WriteStamp { trx_id: 6 }, &mut Vec::new()));
     let v = t.get_record(&p).unwrap();
-    assert_eq!((v.delete_mark, v.trx_id, v.roll_ptr), (true, 6, 7));
+    assert_eq!((v.delete_mark, v.trx_id), (true, 6));
+    assert_ne!(
+        v.roll_ptr, 0,
+        "the delete keeps the live version for consistent reads"
+    );
     let all: Vec<bool> = t
         .scan(1, KeyRange::all(), Direction::Forward)
         .include_delete_marked(true)
@@ -367,7 +362,8 @@ fn delete_marked_records_and_purge() {
         .collect();
     assert_eq!(all, vec![false]);
     // Changing k leaves a delete-marked old entry for purge.
-    t.update(&p, r(4), WriteStamp::default()).unwrap();
+    t.update(&p, r(4), WriteStamp::default(), &mut Vec::new())
+        .unwrap();
     let marked: Vec<Vec<u8>> = t
         .scan(1, KeyRange::all(), Direction::Forward)
         .include_delete_marked(true)
@@ -377,7 +373,7 @@ fn delete_marked_records_and_purge() {
     assert_eq!(marked.len(), 1);
     assert!(t.purge_secondary(1, &marked[0]));
     assert!(!t.purge(&p), "a live row is not purged");
-    assert!(t.delete(&p, WriteStamp::default()));
+    assert!(t.delete(&p, WriteStamp::default(), &mut Vec::new()));
     assert!(t.purge(&p));
     assert_eq!(
         t.scan(1, KeyRange::all(), Direction::Forward)
@@ -411,7 +407,6 @@ fn concurrent_writers_keep_indexes_consistent() {
                 };
                 let stamp = WriteStamp {
                     trx_id: th as u64 + 1,
-                    roll_ptr: 0,
                 };
                 for _ in 0..6000 {
                     let id = th * 1000 + rnd(300);
@@ -439,14 +434,14 @@ fn concurrent_writers_keep_indexes_consistent() {
                             };
                             let r = (r.0, Some(new_id * 10), r.2);
                             if let Ok(UpdateOutcome::Updated { .. }) =
-                                t.update(&pk(&t, id), to_values(new_id, &r), stamp)
+                                t.update(&pk(&t, id), to_values(new_id, &r), stamp, &mut Vec::new())
                             {
                                 m.remove(&id);
                                 m.insert(new_id, r);
                             }
                         }
                         _ => {
-                            if t.delete(&pk(&t, id), stamp) {
+                            if t.delete(&pk(&t, id), stamp, &mut Vec::new()) {
                                 m.remove(&id);
                             }
                         }
@@ -551,8 +546,9 @@ fn composite_primary_key_queue_shape() {
     let pk39 = t.primary_key_of(&claim[0]).unwrap();
     let mut done = claim[0].clone();
     done[1] = Value::Int(2);
-    let UpdateOutcome::Updated { primary_key } =
-        t.update(&pk39, done, WriteStamp::default()).unwrap()
+    let UpdateOutcome::Updated { primary_key } = t
+        .update(&pk39, done, WriteStamp::default(), &mut Vec::new())
+        .unwrap()
     else {
         panic!("not updated")
     };
@@ -602,10 +598,15 @@ fn insert_check_sees_successors_and_failure_leaves_no_trace() {
     t.insert(r(10, Some(1), Some(1)), &opts).unwrap();
     t.insert(r(20, Some(3), Some(2)), &opts).unwrap();
     let mut seen: Vec<(usize, Vec<u8>, Option<Vec<u8>>)> = Vec::new();
-    t.insert_checked(r(15, Some(2), None), &opts, |p| {
-        seen.push((p.index, p.key.to_vec(), p.successor.map(<[u8]>::to_vec)));
-        Ok::<(), EngineError>(())
-    })
+    t.insert_checked(
+        r(15, Some(2), None),
+        &opts,
+        |p| {
+            seen.push((p.index, p.key.to_vec(), p.successor.map(<[u8]>::to_vec)));
+            Ok::<(), EngineError>(())
+        },
+        &mut Vec::new(),
+    )
     .unwrap();
     let sec = |index: usize, v: Option<i64>, id: i64| {
         let mut k = t
@@ -624,10 +625,17 @@ fn insert_check_sees_successors_and_failure_leaves_no_trace() {
     );
     // A check with no successor reports the supremum.
     let mut last = None;
-    t.insert_checked(r(30, Some(9), Some(9)), &opts, |p| {
-        last = Some(p.successor.is_none());
-        Ok::<(), EngineError>(())
-    })
+    t.insert_checked(
+        r(30, Some(9), Some(9)),
+        &opts,
+        |p| {
+            if p.existing.is_none() {
+                last = Some(p.successor.is_none());
+            }
+            Ok::<(), EngineError>(())
+        },
+        &mut Vec::new(),
+    )
     .unwrap();
     assert_eq!(last, Some(true));
 
@@ -642,16 +650,26 @@ fn insert_check_sees_successors_and_failure_leaves_no_trace() {
         }
     };
     assert!(t
-        .insert_checked(r(16, Some(2), Some(7)), &opts, refuse_on(2))
+        .insert_checked(
+            r(16, Some(2), Some(7)),
+            &opts,
+            refuse_on(2),
+            &mut Vec::new()
+        )
         .is_err());
     assert_eq!(snapshot(&t), before);
     assert_eq!(t.row_count(), 4);
     // Re-insert over a delete-marked row (reusing its clustered and k_idx records), refused
     // at u_idx: the old clustered record and the k_idx mark come back.
-    assert!(t.delete(&pk(&t, 20), WriteStamp::default()));
+    assert!(t.delete(&pk(&t, 20), WriteStamp::default(), &mut Vec::new()));
     let before = snapshot(&t);
     assert!(t
-        .insert_checked(r(20, Some(3), Some(5)), &opts, refuse_on(2))
+        .insert_checked(
+            r(20, Some(3), Some(5)),
+            &opts,
+            refuse_on(2),
+            &mut Vec::new()
+        )
         .is_err());
     assert_eq!(snapshot(&t), before);
     assert!(t.get(&pk(&t, 20)).is_none());

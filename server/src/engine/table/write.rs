@@ -5,13 +5,14 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::MutexGuard;
 
 use super::{
-    display_value, InsertOptions, InsertOutcome, InsertProbe, Secondary, Table, UpdateOutcome,
-    WriteStamp, ROW_ID_LEN,
+    display_value, Change, Existing, InsertOptions, InsertOutcome, InsertProbe, RemovedHook,
+    SecChange, SecOp, Secondary, Table, UpdateOutcome, WriteStamp, ROW_ID_LEN,
 };
 use crate::engine::cursor::{LatchMode, SearchMode};
 use crate::engine::error::EngineError;
 use crate::engine::index::{ClusteredRec, Record, SecondaryRec};
 use crate::engine::key;
+use crate::engine::mvcc::Version;
 use crate::engine::schema::IndexDef;
 use crate::engine::types::ColumnType;
 use crate::value::Value;
@@ -131,29 +132,61 @@ impl Table {
         Ok(())
     }
 
-    fn insert_secondary(&self, s: &Secondary, prefix: Vec<u8>, pk: &[u8], trx_id: u64) {
+    /// Inserts the secondary entry `prefix ++ pk`, or clears the delete mark of an equal
+    /// entry in place; logs which of the two happened.
+    fn insert_secondary(
+        &self,
+        i: usize,
+        prefix: Vec<u8>,
+        pk: &[u8],
+        trx_id: u64,
+        sec: &mut Vec<SecChange>,
+    ) {
+        let s = &self.secondaries[i];
         let pk_offset = prefix.len() as u32;
         let mut k = prefix;
         k.extend_from_slice(pk);
         let rec = SecondaryRec {
-            key: k.into(),
+            key: k.as_slice().into(),
             pk_offset,
             delete_mark: false,
         };
+        let mut op = SecOp::Inserted;
         let reused: Result<(), ()> = s.tree.insert_with(rec, trx_id, |existing, _| {
             existing.delete_mark = false; // re-insert of an equal key clears the mark in place
+            op = SecOp::Unmarked;
             Ok(())
         });
         debug_assert!(reused.is_ok());
+        sec.push(SecChange {
+            index: i + 1,
+            key: k,
+            op,
+        });
     }
 
-    fn mark_secondary(&self, s: &Secondary, prefix: &[u8], pk: &[u8], trx_id: u64) {
+    /// Delete-marks the secondary entry `prefix ++ pk` and logs it.
+    fn mark_secondary(
+        &self,
+        i: usize,
+        prefix: &[u8],
+        pk: &[u8],
+        trx_id: u64,
+        sec: &mut Vec<SecChange>,
+    ) {
         let mut k = prefix.to_vec();
         k.extend_from_slice(pk);
-        s.tree.modify(&k, |rec, max_trx_id| {
-            rec.delete_mark = true;
+        let marked = self.secondaries[i].tree.modify(&k, |rec, max_trx_id| {
             *max_trx_id = (*max_trx_id).max(trx_id);
+            !std::mem::replace(&mut rec.delete_mark, true)
         });
+        if marked == Some(true) {
+            sec.push(SecChange {
+                index: i + 1,
+                key: k,
+                op: SecOp::Marked,
+            });
+        }
     }
 
     /// Inserts a full row (one value per column, e.g. from [`TableDef::fill_row`]) into every
@@ -166,21 +199,27 @@ impl Table {
         row: Vec<Value>,
         opts: &InsertOptions,
     ) -> Result<InsertOutcome, EngineError> {
-        self.insert_checked(row, opts, |_| Ok(()))
+        self.insert_checked(row, opts, |_| Ok(()), &mut Vec::new())
     }
 
-    /// [`Table::insert`] with a hook for the lock manager's gap check: for each index, when a
-    /// new record is created (not when a delete-marked equal record is reused), `check` runs
-    /// under that leaf's latch with the new key and its successor (None: the supremum). If
-    /// `check` fails, everything this insert did is undone before the error returns, and no
-    /// latch is held then, so the caller may wait and retry. (The UNIQUE-index mutex of the
-    /// module docs is held while `check` runs; a check must not block.)
+    /// [`Table::insert`] with a hook for the lock manager, logging what it changed into
+    /// `log` (for rollback and purge). For each index, `check` runs under the latch of the
+    /// leaf the new entry goes into: with the new key and its successor (None: the supremum)
+    /// when a record is created, or with the equal clustered record (`existing`) when one
+    /// exists (a duplicate check: live means 1062 after the check passes, delete-marked means
+    /// it is overwritten in place). If `check` fails, everything this insert did is undone
+    /// before the error returns, and no latch is held then, so the caller may wait and retry.
+    /// (The UNIQUE-index mutex of the module docs is held while `check` runs; a check must
+    /// not block.)
     pub fn insert_checked<E: From<EngineError>>(
         &self,
         mut row: Vec<Value>,
         opts: &InsertOptions,
-        mut check: impl FnMut(InsertProbe<'_>) -> Result<(), E>,
+        check: impl FnMut(InsertProbe<'_>) -> Result<(), E>,
+        log: &mut Vec<Change>,
     ) -> Result<InsertOutcome, E> {
+        let check = std::cell::RefCell::new(check);
+        let check = |p: InsertProbe<'_>| (check.borrow_mut())(p);
         if let Some(c) = self.def.auto_increment_column() {
             // Coerce the AUTO_INCREMENT column first, so that '0' and 0.0 count as zero.
             if !row[c].is_null() {
@@ -206,34 +245,48 @@ impl Table {
             return Err(self.duplicate(self.def.clustered(), &row).into());
         }
         self.check_unique(&row, None, &all)?;
+        let trx_id = opts.stamp.trx_id;
         let rec = ClusteredRec {
             key: pk.as_slice().into(),
             row: self.codec.encode(&row),
-            trx_id: opts.stamp.trx_id,
-            roll_ptr: opts.stamp.roll_ptr,
+            trx_id,
+            roll_ptr: 0,
             delete_mark: false,
         };
-        let mut replaced: Option<ClusteredRec> = None;
+        // The roll pointer of the delete-marked record this insert overwrote, if any.
+        let mut prior: Option<u64> = None;
         self.clustered.insert_checked(
             rec,
-            opts.stamp.trx_id,
+            trx_id,
             |succ| {
                 check(InsertProbe {
                     index: 0,
                     key: &pk,
                     successor: succ.map(|r| r.key()),
+                    existing: None,
                 })
             },
-            |existing, new| {
-                if existing.delete_mark {
-                    replaced = Some(std::mem::replace(existing, new));
-                    Ok(())
-                } else {
-                    Err(self.duplicate(self.def.clustered(), &row).into())
+            |existing, mut new| {
+                check(InsertProbe {
+                    index: 0,
+                    key: &pk,
+                    successor: None,
+                    existing: Some(Existing {
+                        trx_id: existing.trx_id,
+                        delete_mark: existing.delete_mark,
+                    }),
+                })?;
+                if !existing.delete_mark {
+                    return Err(self.duplicate(self.def.clustered(), &row).into());
                 }
+                let ptr = self.versions.put(Version::of(existing));
+                new.roll_ptr = ptr;
+                *existing = new;
+                prior = Some(ptr);
+                Ok(())
             },
         )?;
-        let mut done: Vec<(usize, Vec<u8>, bool)> = Vec::with_capacity(self.secondaries.len());
+        let mut sec: Vec<SecChange> = Vec::with_capacity(self.secondaries.len());
         for (i, s) in self.secondaries.iter().enumerate() {
             let mut key = self.secondary_prefix(s, &row);
             let pk_offset = key.len() as u32;
@@ -243,70 +296,64 @@ impl Table {
                 pk_offset,
                 delete_mark: false,
             };
-            let mut reused = false;
+            let mut op = SecOp::Inserted;
             let inserted = s.tree.insert_checked(
                 rec,
-                opts.stamp.trx_id,
+                trx_id,
                 |succ| {
                     check(InsertProbe {
                         index: i + 1,
                         key: &key,
                         successor: succ.map(|r| r.key()),
+                        existing: None,
                     })
                 },
                 |existing, _| {
                     existing.delete_mark = false; // re-insert of an equal key clears the mark
-                    reused = true;
+                    op = SecOp::Unmarked;
                     Ok(())
                 },
             );
             if let Err(e) = inserted {
-                self.undo_insert(&pk, replaced, &done);
+                let change = Change {
+                    pk: pk.clone(),
+                    prior: prior.unwrap_or(0),
+                    created: prior.is_none(),
+                    secondary: sec,
+                };
+                // The clustered record is live now; rollback uncounts what it removes.
+                self.rows.fetch_add(1, Relaxed);
+                self.rollback(&change);
                 return Err(e);
             }
-            done.push((i, key, reused));
+            sec.push(SecChange {
+                index: i + 1,
+                key,
+                op,
+            });
         }
         self.rows.fetch_add(1, Relaxed);
+        log.push(Change {
+            pk: pk.clone(),
+            prior: prior.unwrap_or(0),
+            created: prior.is_none(),
+            secondary: sec,
+        });
         Ok(InsertOutcome {
             primary_key: pk,
             generated_auto_increment: generated,
         })
     }
 
-    /// Takes back a partial insert: secondary entries (removed, or re-marked if they were
-    /// reused) and the clustered record (removed, or the replaced delete-marked one put back).
-    fn undo_insert(
-        &self,
-        pk: &[u8],
-        replaced: Option<ClusteredRec>,
-        done: &[(usize, Vec<u8>, bool)],
-    ) {
-        for (i, key, reused) in done.iter().rev() {
-            let tree = &self.secondaries[*i].tree;
-            if *reused {
-                tree.modify(key, |r, _| r.delete_mark = true);
-            } else {
-                tree.remove_if(key, |_| true);
-            }
-        }
-        match replaced {
-            Some(old) => {
-                self.clustered.modify(pk, |r, _| *r = old);
-            }
-            None => {
-                self.clustered.remove_if(pk, |_| true);
-            }
-        }
-    }
-
-    /// Replaces the live row with clustered key `pk` by `new_row` (a full row). Secondary
-    /// entries whose columns changed are delete-marked and re-inserted; a changed primary key
-    /// is delete-mark + insert in the clustered index and every secondary.
+    /// Replaces the live row with clustered key `pk` by `new_row` (a full row), logging the
+    /// change. Secondary entries whose columns changed are delete-marked and re-inserted; a
+    /// changed primary key is delete-mark + insert in the clustered index and every secondary.
     pub fn update(
         &self,
         pk: &[u8],
         new_row: Vec<Value>,
         stamp: WriteStamp,
+        log: &mut Vec<Change>,
     ) -> Result<UpdateOutcome, EngineError> {
         let new_row = self.def.coerce_row(new_row)?;
         let Some(old_row) = self.get(pk) else {
@@ -336,82 +383,272 @@ impl Table {
             return Err(self.duplicate(self.def.clustered(), &new_row));
         }
         self.check_unique(&new_row, Some(pk), &changed)?;
-        let bytes = self.codec.encode(&new_row);
+        let mut bytes = Some(self.codec.encode(&new_row));
+        let trx_id = stamp.trx_id;
         let mut old_prefixes = old_prefixes;
+        let mut sec_old = Vec::new();
+        let mut sec_new = Vec::new();
+        let mut new_prior: Option<u64> = None;
         if pk_changed {
             let rec = ClusteredRec {
                 key: new_pk.as_slice().into(),
-                row: bytes,
-                trx_id: stamp.trx_id,
-                roll_ptr: stamp.roll_ptr,
+                row: bytes.take().expect("unused"),
+                trx_id,
+                roll_ptr: 0,
                 delete_mark: false,
             };
             self.clustered
-                .insert_with(rec, stamp.trx_id, |existing, new| {
+                .insert_with(rec, trx_id, |existing, mut new| {
                     if existing.delete_mark {
+                        let ptr = self.versions.put(Version::of(existing));
+                        new.roll_ptr = ptr;
                         *existing = new;
+                        new_prior = Some(ptr);
                         Ok(())
                     } else {
                         Err(self.duplicate(self.def.clustered(), &new_row))
                     }
                 })?;
-            self.clustered.modify(pk, |rec, _| {
+        }
+        let old_prior = self.clustered.modify(pk, |rec, _| {
+            let ptr = self.versions.put(Version::of(rec));
+            rec.trx_id = trx_id;
+            rec.roll_ptr = ptr;
+            if pk_changed {
                 rec.delete_mark = true;
-                rec.trx_id = stamp.trx_id;
-                rec.roll_ptr = stamp.roll_ptr;
-            });
-        } else {
-            let actual_old = self.clustered.modify(pk, |rec, _| {
-                rec.trx_id = stamp.trx_id;
-                rec.roll_ptr = stamp.roll_ptr;
-                std::mem::replace(&mut rec.row, bytes)
-            });
+                (ptr, None)
+            } else {
+                let new = bytes.take().expect("unused");
+                (ptr, Some(std::mem::replace(&mut rec.row, new)))
+            }
+        });
+        let Some((old_ptr, replaced)) = old_prior else {
+            return Ok(UpdateOutcome::NotFound);
+        };
+        if let Some(actual) = replaced {
             // Without row locks a concurrent writer may have changed the row since it was
             // read: maintain the secondaries from what was actually replaced.
-            if let Some(actual) = actual_old {
-                let actual = self.codec.decode(&actual);
-                if actual != old_row {
-                    old_prefixes = self
-                        .secondaries
-                        .iter()
-                        .map(|s| self.secondary_prefix(s, &actual))
-                        .collect();
-                }
+            let actual = self.codec.decode(&actual);
+            if actual != old_row {
+                old_prefixes = self
+                    .secondaries
+                    .iter()
+                    .map(|s| self.secondary_prefix(s, &actual))
+                    .collect();
             }
         }
-        for (i, s) in self.secondaries.iter().enumerate() {
+        for i in 0..self.secondaries.len() {
             if pk_changed || old_prefixes[i] != new_prefixes[i] {
-                self.mark_secondary(s, &old_prefixes[i], pk, stamp.trx_id);
-                self.insert_secondary(s, new_prefixes[i].clone(), &new_pk, stamp.trx_id);
+                self.mark_secondary(i, &old_prefixes[i], pk, trx_id, &mut sec_old);
+                self.insert_secondary(i, new_prefixes[i].clone(), &new_pk, trx_id, &mut sec_new);
             }
+        }
+        if pk_changed {
+            log.push(Change {
+                pk: pk.to_vec(),
+                prior: old_ptr,
+                created: false,
+                secondary: sec_old,
+            });
+            log.push(Change {
+                pk: new_pk.clone(),
+                prior: new_prior.unwrap_or(0),
+                created: new_prior.is_none(),
+                secondary: sec_new,
+            });
+        } else {
+            sec_old.extend(sec_new);
+            log.push(Change {
+                pk: pk.to_vec(),
+                prior: old_ptr,
+                created: false,
+                secondary: sec_old,
+            });
         }
         Ok(UpdateOutcome::Updated {
             primary_key: new_pk,
         })
     }
 
-    /// Delete-marks the live row with clustered key `pk` and its secondary entries; false
-    /// if there is none.
-    pub fn delete(&self, pk: &[u8], stamp: WriteStamp) -> bool {
+    /// Delete-marks the live row with clustered key `pk` and its secondary entries, logging
+    /// the change; false if there is none.
+    pub fn delete(&self, pk: &[u8], stamp: WriteStamp, log: &mut Vec<Change>) -> bool {
         let old = self.clustered.modify(pk, |rec, _| {
             if rec.delete_mark {
                 return None;
             }
+            let ptr = self.versions.put(Version::of(rec));
             rec.delete_mark = true;
             rec.trx_id = stamp.trx_id;
-            rec.roll_ptr = stamp.roll_ptr;
-            Some(self.codec.decode(&rec.row))
+            rec.roll_ptr = ptr;
+            Some((ptr, self.codec.decode(&rec.row)))
         });
-        let Some(Some(row)) = old else { return false };
-        for s in &self.secondaries {
-            self.mark_secondary(s, &self.secondary_prefix(s, &row), pk, stamp.trx_id);
+        let Some(Some((ptr, row))) = old else {
+            return false;
+        };
+        let mut sec = Vec::new();
+        for (i, s) in self.secondaries.iter().enumerate() {
+            self.mark_secondary(
+                i,
+                &self.secondary_prefix(s, &row),
+                pk,
+                stamp.trx_id,
+                &mut sec,
+            );
         }
         self.rows.fetch_sub(1, Relaxed);
+        log.push(Change {
+            pk: pk.to_vec(),
+            prior: ptr,
+            created: false,
+            secondary: sec,
+        });
         true
     }
 
-    /// Purge: physically removes the delete-marked clustered record `pk` and the
-    /// delete-marked secondary entries of its row; false if `pk` is absent or live.
+    /// Undoes one logged change of a transaction that still holds the row (rollback):
+    /// secondary operations in reverse, then the clustered record back to its prior version
+    /// (or removed, if the change created it). Removed keys are reported to `removed`
+    /// (index, key) under their leaf latch with their successor, for gap-lock inheritance.
+    pub fn rollback(&self, change: &Change) {
+        self.rollback_with(change, &mut |_, _, _| {});
+    }
+
+    /// [`Table::rollback`] reporting each physically removed record as (index, key,
+    /// successor key or None for the supremum), under its leaf latch.
+    pub fn rollback_with(&self, change: &Change, removed: &mut RemovedHook<'_>) {
+        for sc in change.secondary.iter().rev() {
+            let tree = &self.secondaries[sc.index - 1].tree;
+            match sc.op {
+                SecOp::Inserted => {
+                    tree.remove_reporting(
+                        &sc.key,
+                        |_| true,
+                        |succ| removed(sc.index, &sc.key, succ.map(|r| r.key())),
+                    );
+                }
+                SecOp::Unmarked => {
+                    tree.modify(&sc.key, |r, _| r.delete_mark = true);
+                }
+                SecOp::Marked => {
+                    tree.modify(&sc.key, |r, _| r.delete_mark = false);
+                }
+            }
+        }
+        let was_live = self
+            .clustered
+            .get(&change.pk, |r| !r.delete_mark)
+            .unwrap_or(false);
+        let now_live = if change.created {
+            self.clustered.remove_reporting(
+                &change.pk,
+                |_| true,
+                |succ| removed(0, &change.pk, succ.map(|r| r.key())),
+            );
+            false
+        } else {
+            let Some(v) = self.versions.get(change.prior) else {
+                debug_assert!(false, "the prior version of an uncommitted change is kept");
+                return;
+            };
+            let live = !v.delete_mark;
+            self.clustered.modify(&change.pk, |r, _| {
+                r.row = v.row;
+                r.trx_id = v.trx_id;
+                r.roll_ptr = v.roll_ptr;
+                r.delete_mark = v.delete_mark;
+                // Under the write latch: no reader is walking this record's chain now.
+                self.versions.free(change.prior);
+            });
+            live
+        };
+        match (was_live, now_live) {
+            (true, false) => {
+                self.rows.fetch_sub(1, Relaxed);
+            }
+            (false, true) => {
+                self.rows.fetch_add(1, Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    /// Purge of one committed change by transaction `trx_id`, once every read view sees
+    /// that transaction: frees the version it replaced, removes the clustered record if
+    /// the change left it delete-marked and nobody wrote it since (with its delete-marked
+    /// secondary entries), and removes secondary entries it delete-marked that no
+    /// remaining version of the row needs. Removed records are reported as by
+    /// [`Table::rollback_with`]. Returns the number of records removed.
+    pub fn purge_change(&self, change: &Change, trx_id: u64, removed: &mut RemovedHook<'_>) -> u64 {
+        self.versions.free(change.prior);
+        let mut n = 0;
+        let gone = self.clustered.remove_reporting(
+            &change.pk,
+            |r| r.delete_mark && r.trx_id == trx_id,
+            |succ| removed(0, &change.pk, succ.map(|r| r.key())),
+        );
+        if let Some(rec) = gone {
+            n += 1;
+            let row = self.codec.decode(&rec.row);
+            for (i, s) in self.secondaries.iter().enumerate() {
+                let mut k = self.secondary_prefix(s, &row);
+                k.extend_from_slice(&change.pk);
+                n += self.purge_secondary_entry(i + 1, &k, removed);
+            }
+        }
+        for sc in &change.secondary {
+            if sc.op == SecOp::Marked && !self.version_needs(sc.index, &sc.key, &change.pk) {
+                n += self.purge_secondary_entry(sc.index, &sc.key, removed);
+            }
+        }
+        n
+    }
+
+    fn purge_secondary_entry(
+        &self,
+        index: usize,
+        key: &[u8],
+        removed: &mut RemovedHook<'_>,
+    ) -> u64 {
+        self.secondaries[index - 1]
+            .tree
+            .remove_reporting(
+                key,
+                |r| r.delete_mark,
+                |succ| removed(index, key, succ.map(|r| r.key())),
+            )
+            .map_or(0, |_| 1)
+    }
+
+    /// Whether a live (not delete-marked) version of row `pk` still reachable through its
+    /// roll pointers has secondary entry `key` in index `index` (InnoDB's "may an old
+    /// version still need this entry").
+    fn version_needs(&self, index: usize, key: &[u8], pk: &[u8]) -> bool {
+        let s = &self.secondaries[index - 1];
+        let Some(first) = self.clustered.get(pk, Version::of) else {
+            return false;
+        };
+        let mut v = Some(first);
+        while let Some(ver) = v {
+            if !ver.delete_mark {
+                let cols = self.codec.decode_columns(&ver.row, &s.columns);
+                let mut k = Vec::with_capacity(key.len());
+                for (kc, val) in s.cols.iter().zip(&cols) {
+                    key::encode(*kc, val, &mut k);
+                }
+                k.extend_from_slice(pk);
+                if k == key {
+                    return true;
+                }
+            }
+            v = self.versions.get(ver.roll_ptr);
+        }
+        false
+    }
+
+    /// Purge without a transaction's log: physically removes the delete-marked clustered
+    /// record `pk` and the delete-marked secondary entries of its row; false if `pk` is
+    /// absent or live.
     pub fn purge(&self, pk: &[u8]) -> bool {
         let Some(rec) = self.clustered.remove_if(pk, |r| r.delete_mark) else {
             return false;

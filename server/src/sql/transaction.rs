@@ -1,0 +1,194 @@
+//! Transaction boundaries as MySQL draws them: BEGIN/START TRANSACTION, COMMIT, ROLLBACK,
+//! savepoints, autocommit (each statement its own transaction), statement atomicity (a
+//! failed statement undoes only itself; a deadlock victim's whole transaction rolls back)
+//! and implicit commit before DDL.
+
+use std::time::Duration;
+
+use crate::engine::lock::LockError;
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::session::state::SessionState;
+use crate::sql::output::Output;
+use crate::trx::{Isolation, Trx};
+use crate::vars::VarValue;
+
+/// The SQL error of a lock error.
+pub fn lock_error(e: LockError) -> SqlError {
+    let code = match e {
+        LockError::WaitTimeout => ErrorCode::LockWaitTimeout,
+        LockError::Deadlock => ErrorCode::LockDeadlock,
+        LockError::NoWait => ErrorCode::LockNowait,
+        LockError::Interrupted => ErrorCode::QueryInterrupted,
+    };
+    SqlError::new(code, e.message())
+}
+
+/// `innodb_lock_wait_timeout` of the session.
+pub fn lock_wait_timeout(st: &SessionState) -> Duration {
+    Duration::from_secs(st.var_int(st.server.ids.lock_wait_timeout).max(1) as u64)
+}
+
+/// The characteristics the next transaction starts with: session values, overridden once by
+/// `SET TRANSACTION` without a scope.
+fn characteristics(st: &mut SessionState) -> (Isolation, bool) {
+    let ids = &st.server.ids;
+    let mut iso = st.vars.get(ids.transaction_isolation).as_str().to_string();
+    let mut ro = st.vars.get(ids.transaction_read_only).as_bool();
+    for (id, v) in st.next_transaction.drain(..) {
+        if id == ids.transaction_isolation {
+            iso = v.as_str().to_string();
+        } else if id == ids.transaction_read_only {
+            ro = matches!(v, VarValue::Bool(true)) || v.as_bool();
+        }
+    }
+    (Isolation::parse(&iso), ro)
+}
+
+fn start(st: &mut SessionState, read_only: Option<bool>) -> Trx {
+    let (iso, ro) = characteristics(st);
+    let conn = u64::from(st.conn.id);
+    st.server.trx.begin(
+        iso,
+        read_only.unwrap_or(ro),
+        conn,
+        crate::trx::thread_id_of(conn),
+    )
+}
+
+/// Makes sure a transaction is open for the statement about to run.
+fn ensure(st: &mut SessionState) {
+    if st.trx.get_mut().is_none() {
+        let t = start(st, None);
+        *st.trx.get_mut() = Some(t);
+    }
+}
+
+/// COMMIT of the open transaction (if any).
+pub fn commit(st: &mut SessionState) {
+    st.savepoints.clear();
+    st.in_transaction = false;
+    if let Some(trx) = st.trx.get_mut().take() {
+        st.server.trx.commit(trx);
+    }
+}
+
+/// ROLLBACK of the open transaction (if any).
+pub fn rollback(st: &mut SessionState) {
+    st.savepoints.clear();
+    st.in_transaction = false;
+    if let Some(trx) = st.trx.get_mut().take() {
+        st.server.trx.rollback(trx);
+    }
+}
+
+/// BEGIN / START TRANSACTION [READ ONLY|READ WRITE] [WITH CONSISTENT SNAPSHOT]: commits an
+/// open transaction first, as MySQL does.
+pub fn begin(st: &mut SessionState, read_only: Option<bool>, snapshot: bool) -> Output {
+    commit(st);
+    let mut t = start(st, read_only);
+    if snapshot && t.isolation.gap_locks() {
+        st.server.trx.view(&mut t);
+    }
+    *st.trx.get_mut() = Some(t);
+    st.in_transaction = true;
+    Output::ok()
+}
+
+/// `SAVEPOINT name` (replacing one of the same name).
+pub fn savepoint(st: &mut SessionState, name: &str) -> Output {
+    ensure(st);
+    if !st.in_transaction && !st.autocommit() {
+        st.in_transaction = true;
+    }
+    let pos = st.trx.get_mut().as_ref().map_or(0, Trx::savepoint);
+    st.savepoints.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+    if st.in_transaction {
+        st.savepoints.push((name.to_string(), pos));
+    }
+    Output::ok()
+}
+
+fn find(st: &SessionState, name: &str) -> SqlResult<usize> {
+    st.savepoints
+        .iter()
+        .position(|(n, _)| n.eq_ignore_ascii_case(name))
+        .ok_or_else(|| {
+            SqlError::new(
+                ErrorCode::SpDoesNotExist,
+                format!("SAVEPOINT {name} does not exist"),
+            )
+        })
+}
+
+/// `ROLLBACK TO [SAVEPOINT] name`: undoes what followed it; it and earlier ones stay (locks
+/// taken since stay too, as in InnoDB).
+pub fn rollback_to(st: &mut SessionState, name: &str) -> SqlResult<Output> {
+    let i = find(st, name)?;
+    let pos = st.savepoints[i].1;
+    st.savepoints.truncate(i + 1);
+    let server = std::sync::Arc::clone(&st.server);
+    if let Some(trx) = st.trx.get_mut().as_mut() {
+        server.trx.undo_to(trx, pos);
+    }
+    Ok(Output::ok())
+}
+
+/// `RELEASE SAVEPOINT name`: forgets it and later ones.
+pub fn release(st: &mut SessionState, name: &str) -> SqlResult<Output> {
+    let i = find(st, name)?;
+    st.savepoints.truncate(i);
+    Ok(Output::ok())
+}
+
+/// Runs a statement that reads or writes tables inside the session's transaction: with
+/// autocommit and no open transaction it is a transaction of its own; a failure undoes the
+/// statement only (a deadlock, or a timeout with `innodb_rollback_on_timeout`, the whole
+/// transaction).
+pub fn statement(
+    st: &mut SessionState,
+    writes: bool,
+    run: impl FnOnce(&mut SessionState) -> SqlResult<Output>,
+) -> SqlResult<Output> {
+    let single = !st.in_transaction && st.autocommit();
+    ensure(st);
+    if !single {
+        st.in_transaction = true;
+    }
+    let (sp, lock) = {
+        let t = st.trx.get_mut().as_ref().expect("ensured");
+        (t.savepoint(), t.lock_handle().cloned())
+    };
+    if let Some(l) = &lock {
+        l.clear_interrupt();
+    }
+    if writes {
+        if let Some(d) = st.server.trx.purge_lag_delay() {
+            std::thread::sleep(d);
+        }
+    }
+    let r = run(st);
+    let server = std::sync::Arc::clone(&st.server);
+    match &r {
+        Ok(_) if single => commit(st),
+        Ok(_) => {
+            if let Some(t) = st.trx.get_mut().as_mut() {
+                server.trx.end_statement(t);
+            }
+        }
+        Err(e) => {
+            let whole = e.code == ErrorCode::LockDeadlock
+                || (e.code == ErrorCode::LockWaitTimeout
+                    && server
+                        .vars
+                        .global_by_name("innodb_rollback_on_timeout")
+                        .as_bool());
+            if whole || single {
+                rollback(st);
+            } else if let Some(t) = st.trx.get_mut().as_mut() {
+                server.trx.undo_to(t, sp);
+                server.trx.end_statement(t);
+            }
+        }
+    }
+    r
+}

@@ -1,0 +1,217 @@
+//! Transactional writes: INSERT with its insert-intention and duplicate-check locks, and
+//! UPDATE/DELETE of rows the statement has locked, each change logged for undo and purge.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{index_id, rec_key, Trx, TrxSys};
+use crate::engine::cursor::{LatchMode, SearchMode};
+use crate::engine::lock::{
+    Acquired, GapKind, Inherit, LockError, LockWait, RecAt, RecKey, RecLockMode, Strength,
+    TableLockMode, WaitPolicy,
+};
+use crate::engine::{EngineError, InsertOptions, InsertOutcome, Table, UpdateOutcome, WriteStamp};
+use crate::value::Value;
+
+/// The lock an INSERT takes on a duplicate it finds: S for INSERT, X for REPLACE and
+/// ON DUPLICATE KEY UPDATE (which go on to change that row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DupLock {
+    /// `S,REC_NOT_GAP`.
+    Shared,
+    /// `X,REC_NOT_GAP`.
+    Exclusive,
+}
+
+/// Why a transactional write failed.
+#[derive(Debug)]
+pub enum WriteError {
+    /// An engine error (duplicate key, coercion, ...).
+    Engine(EngineError),
+    /// A lock error (timeout, deadlock, interrupted).
+    Lock(LockError),
+}
+
+impl From<LockError> for WriteError {
+    fn from(e: LockError) -> WriteError {
+        WriteError::Lock(e)
+    }
+}
+
+enum Abort {
+    Engine(EngineError),
+    Wait,
+    Lock(LockError),
+}
+
+impl From<EngineError> for Abort {
+    fn from(e: EngineError) -> Abort {
+        Abort::Engine(e)
+    }
+}
+
+fn wait(w: LockWait, timeout: Duration) -> Result<(), LockError> {
+    let _g = pool_core::wait::begin(pool_core::wait::WaitKind::RowLock);
+    w.wait(timeout)
+}
+
+/// Inserts `row` for `trx`: IX on the table, then per index an insert-intention check on the
+/// successor (waiting while another transaction's gap or next-key lock covers the gap) and
+/// the inheritance of gap locks by the new record; a duplicate clustered key is locked
+/// (`dup`) before it is reported, waiting for its writer if that one is still active.
+pub fn insert_row(
+    sys: &TrxSys,
+    trx: &mut Trx,
+    table: &Arc<Table>,
+    row: Vec<Value>,
+    opts: &InsertOptions,
+    dup: DupLock,
+    timeout: Duration,
+) -> Result<InsertOutcome, WriteError> {
+    sys.lock_table(trx, table, TableLockMode::IX, timeout)?;
+    let info = sys.make_read_write(trx);
+    let me = info.id;
+    let lt = info.lock.clone();
+    let opts = InsertOptions {
+        stamp: WriteStamp { trx_id: me },
+        ..*opts
+    };
+    let strength = match dup {
+        DupLock::Shared => Strength::S,
+        DupLock::Exclusive => Strength::X,
+    };
+    loop {
+        let mut pending: Option<LockWait> = None;
+        let mut log = Vec::new();
+        let r = table.insert_checked(
+            row.clone(),
+            &opts,
+            |probe| {
+                let index = index_id(table, probe.index);
+                let got = match probe.existing {
+                    Some(ex) => {
+                        let rec = RecAt {
+                            index,
+                            key: RecKey::User(probe.key),
+                            page: 0,
+                        };
+                        if ex.trx_id != me && sys.is_active(ex.trx_id) {
+                            sys.locks.convert_implicit(ex.trx_id, rec);
+                        }
+                        let mode = RecLockMode::new(strength, GapKind::RecNotGap);
+                        sys.locks.lock_rec(&lt, rec, mode, WaitPolicy::Wait)
+                    }
+                    None => {
+                        let succ = RecAt {
+                            index,
+                            key: rec_key(probe.successor),
+                            page: 0,
+                        };
+                        let got = sys.locks.lock_rec(
+                            &lt,
+                            succ,
+                            RecLockMode::INSERT_INTENTION,
+                            WaitPolicy::Wait,
+                        );
+                        if matches!(got, Ok(Acquired::Granted)) {
+                            sys.locks.inherit_gap_locks(
+                                index,
+                                rec_key(probe.successor),
+                                RecKey::User(probe.key),
+                                0,
+                                Inherit::Insert,
+                            );
+                        }
+                        got
+                    }
+                };
+                match got {
+                    Ok(Acquired::Wait(w)) => {
+                        pending = Some(w);
+                        Err(Abort::Wait)
+                    }
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(Abort::Lock(e)),
+                }
+            },
+            &mut log,
+        );
+        match r {
+            Ok(out) => {
+                trx.log(table, log);
+                return Ok(out);
+            }
+            Err(Abort::Engine(e)) => return Err(WriteError::Engine(e)),
+            Err(Abort::Lock(e)) => return Err(WriteError::Lock(e)),
+            Err(Abort::Wait) => {
+                let w = pending.take().expect("a wait was requested");
+                wait(w, timeout)?;
+            }
+        }
+    }
+}
+
+/// Locks the clustered record `pk` (record only) for `trx`, converting its writer's implicit
+/// lock and waiting as needed (REPLACE and ON DUPLICATE KEY UPDATE on the conflicting row).
+pub fn lock_row(
+    sys: &TrxSys,
+    trx: &mut Trx,
+    table: &Arc<Table>,
+    pk: &[u8],
+    strength: Strength,
+    timeout: Duration,
+) -> Result<(), LockError> {
+    sys.lock_table(trx, table, TableLockMode::IX, timeout)?;
+    let info = sys.make_read_write(trx);
+    loop {
+        let got = {
+            let mut cur = table.clustered_index().cursor(LatchMode::Read);
+            if !(cur.search(pk, SearchMode::Ge) && cur.record().is_some_and(|r| *r.key == *pk)) {
+                return Ok(());
+            }
+            let rec = cur.record().expect("on record");
+            let at = RecAt {
+                index: index_id(table, 0),
+                key: RecKey::User(pk),
+                page: cur.page_id().unwrap_or(0),
+            };
+            if rec.trx_id != info.id && sys.is_active(rec.trx_id) {
+                sys.locks.convert_implicit(rec.trx_id, at);
+            }
+            sys.locks.lock_rec(
+                &info.lock,
+                at,
+                RecLockMode::new(strength, GapKind::RecNotGap),
+                WaitPolicy::Wait,
+            )?
+        };
+        match got {
+            Acquired::Wait(w) => wait(w, timeout)?,
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// Updates the locked row `pk` to `new_row`, logging the change.
+pub fn update_row(
+    sys: &TrxSys,
+    trx: &mut Trx,
+    table: &Arc<Table>,
+    pk: &[u8],
+    new_row: Vec<Value>,
+) -> Result<UpdateOutcome, EngineError> {
+    let info = sys.make_read_write(trx);
+    let mut log = Vec::new();
+    let out = table.update(pk, new_row, WriteStamp { trx_id: info.id }, &mut log);
+    trx.log(table, log);
+    out
+}
+
+/// Delete-marks the locked row `pk`, logging the change; false if it is not there.
+pub fn delete_row(sys: &TrxSys, trx: &mut Trx, table: &Arc<Table>, pk: &[u8]) -> bool {
+    let info = sys.make_read_write(trx);
+    let mut log = Vec::new();
+    let done = table.delete(pk, WriteStamp { trx_id: info.id }, &mut log);
+    trx.log(table, log);
+    done
+}
