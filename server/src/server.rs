@@ -384,7 +384,18 @@ impl Server {
         rows
     }
 
-    /// FLUSH STATUS, as MySQL does it: the session's counters are added to the global totals
+    /// A status counter summed over every session, live and closed (its GLOBAL value).
+    pub fn status_counter(&self, c: Counter) -> u64 {
+        self.retired.get(c)
+            + self
+                .connections
+                .snapshot()
+                .iter()
+                .map(|l| l.counters.get(c))
+                .sum::<u64>()
+    }
+
+        /// FLUSH STATUS, as MySQL does it: the session's counters are added to the global totals
     /// and reset, and `Max_used_connections` restarts from the current count.
     pub fn flush_status(&self, session: &ConnInfo) {
         self.retired.absorb(&session.counters);

@@ -12,6 +12,7 @@ pub mod describe;
 pub mod dml;
 pub mod errors;
 pub mod explain;
+pub mod innodb_tables;
 pub mod insert;
 pub mod pool_tables;
 pub mod query;

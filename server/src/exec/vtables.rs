@@ -29,18 +29,30 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
 
 /// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
 pub fn lookup(server: &Server, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
+    use crate::exec::innodb_tables as innodb;
     let all: &[&'static dyn VirtualTable] = if db.eq_ignore_ascii_case("information_schema") {
         &[
             &Tables,
             &Columns,
             &Statistics,
             &crate::exec::pool_tables::Plugins,
+            &innodb::InnodbTrx,
+            &innodb::InnodbMetrics,
         ]
-    } else if db.eq_ignore_ascii_case("performance_schema")
-        && server.thread_handling == ThreadHandling::Pool
-    {
+    } else if db.eq_ignore_ascii_case("performance_schema") {
+        let found = [
+            &innodb::DataLocks as &'static dyn VirtualTable,
+            &innodb::DataLockWaits,
+        ]
+        .into_iter()
+        .find(|t| t.name().eq_ignore_ascii_case(name));
+        if found.is_some() || server.thread_handling != ThreadHandling::Pool {
+            return found;
+        }
         // As with MySQL's plugin, the tp_* tables exist only while the pool is loaded.
         crate::exec::pool_tables::PERFORMANCE_SCHEMA
+    } else if db.eq_ignore_ascii_case("sys") {
+        &[&innodb::SysInnodbLockWaits]
     } else {
         return None;
     };

@@ -307,10 +307,13 @@ pub fn execute(st: &mut SessionState, plan: &Plan, params: &[Value]) -> SqlResul
             Ok(transaction::savepoint(st, name))
         }
         Plan::RollbackTo(name) => {
-            st.count(crate::vars::Counter::ComRollback);
+            st.count(crate::vars::Counter::ComRollbackToSavepoint);
             transaction::rollback_to(st, name)
         }
-        Plan::ReleaseSavepoint(name) => transaction::release(st, name),
+        Plan::ReleaseSavepoint(name) => {
+            st.count(crate::vars::Counter::ComReleaseSavepoint);
+            transaction::release(st, name)
+        }
         Plan::FlushStatus => {
             st.count(crate::vars::Counter::ComFlush);
             st.server.flush_status(&st.conn);

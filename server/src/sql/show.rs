@@ -49,6 +49,8 @@ pub enum ShowPlan {
         /// ERRORS only.
         errors: bool,
     },
+    /// `SHOW ENGINE INNODB STATUS`.
+    InnodbStatus,
 }
 
 /// Binds WHERE over a fixed list of column names.
@@ -140,6 +142,7 @@ pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
     let plan = match w.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["WARNINGS"] => ShowPlan::Warnings { errors: false },
         ["ERRORS"] => ShowPlan::Warnings { errors: true },
+        ["ENGINE", "INNODB", "STATUS"] => ShowPlan::InnodbStatus,
         _ => return Err(SqlError::unsupported(&format!("SHOW {}", w.join(" ")))),
     };
     Ok(PreparedStmt {
@@ -281,6 +284,14 @@ pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResu
             // SHOW WARNINGS must not clear the list it shows.
             let rs = ResultSet::text(&["Level", "Code", "Message"], rows);
             return Ok(Output::Rows(rs));
+        }
+        ShowPlan::InnodbStatus => {
+            st.count(Counter::ComShowEngineStatus);
+            let text = crate::exec::innodb_tables::innodb_status(&st.server);
+            (
+                &["Type", "Name", "Status"],
+                vec![vec![Value::str("InnoDB"), Value::str(""), Value::str(&text)]],
+            )
         }
     };
     let f = match p {

@@ -483,6 +483,11 @@ impl TrxSys {
         self.active().trxs.values().cloned().collect()
     }
 
+    /// Read views open now.
+    pub fn open_views(&self) -> u64 {
+        self.active().views.values().map(|&n| u64::from(n)).sum()
+    }
+
     /// The next transaction id to be assigned (`Trx id counter`).
     pub fn id_counter(&self) -> u64 {
         self.counter.load(Relaxed)
