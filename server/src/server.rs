@@ -395,7 +395,7 @@ impl Server {
                 .sum::<u64>()
     }
 
-        /// FLUSH STATUS, as MySQL does it: the session's counters are added to the global totals
+    /// FLUSH STATUS, as MySQL does it: the session's counters are added to the global totals
     /// and reset, and `Max_used_connections` restarts from the current count.
     pub fn flush_status(&self, session: &ConnInfo) {
         self.retired.absorb(&session.counters);

@@ -264,7 +264,10 @@ impl VirtualTable for InnodbTrx {
             .into_iter()
             .map(|r| {
                 let waiting = r.locks.requested_lock_id.is_some();
-                let modified = r.info.rows_modified.load(std::sync::atomic::Ordering::Relaxed);
+                let modified = r
+                    .info
+                    .rows_modified
+                    .load(std::sync::atomic::Ordering::Relaxed);
                 let wait_started = r
                     .locks
                     .wait_started
@@ -482,7 +485,11 @@ impl VirtualTable for SysInnodbLockWaits {
                     Value::UInt(wt.info.id),
                     s(&datetime_text(wt.info.started)),
                     Value::UInt(wt.locks.rows_locked),
-                    Value::UInt(wt.info.rows_modified.load(std::sync::atomic::Ordering::Relaxed)),
+                    Value::UInt(
+                        wt.info
+                            .rows_modified
+                            .load(std::sync::atomic::Ordering::Relaxed),
+                    ),
                     Value::UInt(wt.info.connection_id),
                     opt(wt.query.clone()),
                     s(&w.requesting_engine_lock_id),
@@ -495,7 +502,9 @@ impl VirtualTable for SysInnodbLockWaits {
                     bt.map_or(Value::Null, |b| s(&datetime_text(b.info.started))),
                     Value::UInt(bt.map_or(0, |b| b.locks.rows_locked)),
                     Value::UInt(bt.map_or(0, |b| {
-                        b.info.rows_modified.load(std::sync::atomic::Ordering::Relaxed)
+                        b.info
+                            .rows_modified
+                            .load(std::sync::atomic::Ordering::Relaxed)
                     })),
                     s(&format!("KILL QUERY {bpid}")),
                     s(&format!("KILL {bpid}")),
@@ -518,7 +527,10 @@ pub fn innodb_status(server: &Server) -> String {
     );
     let _ = writeln!(out, "=====================================");
     if let Some(d) = server.trx.locks.latest_deadlock() {
-        let _ = writeln!(out, "------------------------\nLATEST DETECTED DEADLOCK\n------------------------");
+        let _ = writeln!(
+            out,
+            "------------------------\nLATEST DETECTED DEADLOCK\n------------------------"
+        );
         out.push_str(&d.render(&Names::of(server)));
         out.push('\n');
     }

@@ -172,5 +172,7 @@ pub fn kill_id(st: &SessionState, id: i64, query: bool) -> SqlResult<()> {
         ));
     }
     target.kill(if query { KILL_QUERY } else { KILL_CONNECTION });
+    // A statement waiting for a row lock ends now with 1317.
+    st.server.trx.interrupt_connection(u64::from(target.id));
     Ok(())
 }

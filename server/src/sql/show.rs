@@ -290,7 +290,11 @@ pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResu
             let text = crate::exec::innodb_tables::innodb_status(&st.server);
             (
                 &["Type", "Name", "Status"],
-                vec![vec![Value::str("InnoDB"), Value::str(""), Value::str(&text)]],
+                vec![vec![
+                    Value::str("InnoDB"),
+                    Value::str(""),
+                    Value::str(&text),
+                ]],
             )
         }
     };

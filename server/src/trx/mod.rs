@@ -483,6 +483,15 @@ impl TrxSys {
         self.active().trxs.values().cloned().collect()
     }
 
+    /// KILL: ends the lock wait (current or next in this statement) of the transaction of
+    /// connection `connection_id`, if it has one.
+    pub fn interrupt_connection(&self, connection_id: u64) {
+        let trxs = self.active_trxs();
+        if let Some(t) = trxs.iter().find(|t| t.connection_id == connection_id) {
+            t.lock.interrupt();
+        }
+    }
+
     /// Read views open now.
     pub fn open_views(&self) -> u64 {
         self.active().views.values().map(|&n| u64::from(n)).sum()
