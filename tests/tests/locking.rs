@@ -172,7 +172,7 @@ fn a_filesort_claim_locks_every_qualifying_row() {
         .unwrap();
     assert_eq!(
         gap,
-        vec![("X,GAP".to_string(), "1, 1000, 1000, 1000".to_string())]
+        vec![("X,GAP".to_string(), "1, 1000, 1000".to_string())]
     );
     w.query_drop("ROLLBACK").unwrap();
     w.query_drop("SET SESSION transaction_isolation = 'READ-COMMITTED'")

@@ -277,11 +277,14 @@ impl<'t> TableScan<'t> {
 
     /// The next record in range, or None at the end.
     pub fn next_item(&mut self) -> Option<ScanItem> {
-        if self.buffer.is_empty() {
-            self.refill();
-        }
-        let mut item = self.buffer.pop_front()?;
-        if let (Some((view, me)), false) = (self.view, self.is_clustered()) {
+        loop {
+            if self.buffer.is_empty() {
+                self.refill();
+            }
+            let mut item = self.buffer.pop_front()?;
+            let Some((view, me)) = self.view.filter(|_| !self.is_clustered()) else {
+                return Some(self.fetch_latest(item));
+            };
             self.stats.clustered_lookups += 1;
             match self.visible_row_of_entry(&item, view, me) {
                 Some((row, trx_id)) => {
@@ -293,12 +296,16 @@ impl<'t> TableScan<'t> {
                     item.row = None;
                     item.delete_mark = true;
                     if !self.include_delete_marked {
-                        return self.next_item();
+                        continue; // the view does not see this entry's row
                     }
                 }
             }
             return Some(item);
         }
+    }
+
+    /// Fills a secondary entry's row from the latest clustered version (with `fetch_rows`).
+    fn fetch_latest(&mut self, mut item: ScanItem) -> ScanItem {
         if self.fetch_rows && !self.is_clustered() {
             // The secondary entry's latch is released: look the row up in the clustered
             // index now.
@@ -313,7 +320,7 @@ impl<'t> TableScan<'t> {
                 item.trx_id = trx_id;
             }
         }
-        Some(item)
+        item
     }
 
     /// The row (projected) and DB_TRX_ID of the version of `item`'s row that `view` sees, if

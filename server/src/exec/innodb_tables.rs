@@ -72,7 +72,26 @@ impl LockNames for Names {
         match self.find(index.0 / 1024) {
             Some((_, t)) => {
                 let i = (index.0 % 1024) as usize;
-                lock_data_text(&t.decode_index_key(i, key), t.def().has_hidden_primary())
+                let mut values = t.decode_index_key(i, key);
+                let def = t.def();
+                if i > 0 && !def.has_hidden_primary() {
+                    // InnoDB stores only the primary-key columns a secondary key lacks.
+                    let own = &def.indexes()[i].columns;
+                    let n = own.len();
+                    let keep: Vec<bool> = def
+                        .clustered()
+                        .columns
+                        .iter()
+                        .map(|c| !own.contains(c))
+                        .collect();
+                    let mut k = keep.iter();
+                    let mut j = 0;
+                    values.retain(|_| {
+                        j += 1;
+                        j <= n || *k.next().unwrap_or(&true)
+                    });
+                }
+                lock_data_text(&values, def.has_hidden_primary())
             }
             None => String::new(),
         }
@@ -527,10 +546,6 @@ pub fn innodb_status(server: &Server) -> String {
     );
     let _ = writeln!(out, "=====================================");
     if let Some(d) = server.trx.locks.latest_deadlock() {
-        let _ = writeln!(
-            out,
-            "------------------------\nLATEST DETECTED DEADLOCK\n------------------------"
-        );
         out.push_str(&d.render(&Names::of(server)));
         out.push('\n');
     }

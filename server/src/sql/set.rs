@@ -300,7 +300,7 @@ pub fn apply(st: &mut SessionState, id: VarId, global: bool, v: VarValue) -> Sql
     }
     if id == st.server.ids.autocommit && v.as_bool() && !st.autocommit() {
         // Turning autocommit on commits the open transaction, as MySQL does.
-        st.in_transaction = false;
+        crate::sql::transaction::commit(st);
     }
     st.vars.set(id, v);
     Ok(())

@@ -1,0 +1,186 @@
+//! sysbench 1.0's write scripts at 64 threads in both ps modes against the real binary, and
+//! the same runs against a private MariaDB on the same machine: tpbed must finish every run
+//! with no fatal error, report the 1213/1205 errors sysbench ignores (its default
+//! `--mysql-ignore-errors`), and ignore no more of them than MariaDB does on the same run.
+//! The MariaDB half needs `mariadbd` (installed by `.ci/run`); without it only tpbed runs,
+//! unless TPBED_REQUIRE_TOOLS=1 makes that a failure.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Command;
+
+use mysql::prelude::*;
+use tpbed_tests::{has_program, require_tool, TestServer};
+
+const WRITES: &[&str] = &[
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "oltp_delete",
+];
+
+struct Run {
+    ignored: u64,
+    queries: u64,
+}
+
+fn sysbench(port: u16, user: &str, password: &str, script: &str, args: &[String]) -> String {
+    let out = Command::new("sysbench")
+        .arg(script)
+        .args([
+            "--mysql-host=127.0.0.1".to_string(),
+            format!("--mysql-port={port}"),
+            format!("--mysql-user={user}"),
+            format!("--mysql-password={password}"),
+            "--mysql-db=sbtest".to_string(),
+            "--tables=4".to_string(),
+            "--table-size=1000".to_string(),
+        ])
+        .args(args)
+        .output()
+        .expect("run sysbench");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fatal: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("fatal") || l.contains("failed") || l.starts_with("error")
+        })
+        .collect();
+    assert!(
+        out.status.success() && fatal.is_empty(),
+        "sysbench {script} {args:?} on port {port} failed:\n{text}"
+    );
+    text
+}
+
+fn counted(text: &str, what: &str) -> u64 {
+    text.lines()
+        .find(|l| l.trim_start().starts_with(what))
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(if what == "ignored errors:" { 2 } else { 1 })
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn run_script(port: u16, user: &str, password: &str, script: &str, mode: &str) -> Run {
+    sysbench(
+        port,
+        user,
+        password,
+        script,
+        &["prepare".into(), "--threads=4".into()],
+    );
+    let text = sysbench(
+        port,
+        user,
+        password,
+        script,
+        &[
+            "run".into(),
+            "--threads=64".into(),
+            "--time=4".into(),
+            format!("--db-ps-mode={mode}"),
+        ],
+    );
+    sysbench(port, user, password, script, &["cleanup".into()]);
+    let run = Run {
+        ignored: counted(&text, "ignored errors:"),
+        queries: counted(&text, "queries:"),
+    };
+    assert!(run.queries > 0, "{script} {mode} ran no queries:\n{text}");
+    run
+}
+
+/// A private MariaDB started with the project's script, stopped on drop.
+struct MariaDb {
+    base: PathBuf,
+    port: u16,
+}
+
+impl MariaDb {
+    fn start() -> MariaDb {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let base = std::env::temp_dir().join(format!("tpbed-writes-mdb-{}", std::process::id()));
+        let script =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../loadgen/scripts/mariadb.sh");
+        let st = Command::new("bash")
+            .arg(&script)
+            .args(["start", base.to_str().unwrap(), &port.to_string()])
+            .env("BUFFER_POOL", "256M")
+            .env("MAX_CONNECTIONS", "500")
+            .status()
+            .expect("run mariadb.sh");
+        assert!(st.success(), "mariadb.sh start failed");
+        MariaDb { base, port }
+    }
+}
+
+impl Drop for MariaDb {
+    fn drop(&mut self) {
+        let script =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../loadgen/scripts/mariadb.sh");
+        let _ = Command::new("bash")
+            .arg(script)
+            .args(["stop", self.base.to_str().unwrap()])
+            .status();
+    }
+}
+
+#[test]
+fn write_scripts_at_64_threads_ignore_no_more_errors_than_mariadb() {
+    if !require_tool("sysbench", has_program("sysbench")) {
+        return;
+    }
+    let srv = TestServer::start(&[
+        "--max-prepared-stmt-count=1048576",
+        "--max-connections=1000",
+    ]);
+    srv.connect().query_drop("CREATE DATABASE sbtest").unwrap();
+    let mariadb = require_tool("mariadbd", has_program("mariadbd")).then(MariaDb::start);
+    let mut report = Vec::new();
+    for script in WRITES {
+        for mode in ["auto", "disable"] {
+            let ours = run_script(srv.port, "root", "", script, mode);
+            let theirs = mariadb
+                .as_ref()
+                .map(|m| run_script(m.port, "sbtest", "sbtest", script, mode));
+            report.push((script, mode, ours, theirs));
+        }
+    }
+    let mut worse = Vec::new();
+    for (script, mode, ours, theirs) in &report {
+        let line = format!(
+            "{script:<22} {mode:<8} tpbed ignored {:>6} of {:>8} queries; MariaDB {}",
+            ours.ignored,
+            ours.queries,
+            theirs.as_ref().map_or("not run".to_string(), |t| format!(
+                "ignored {:>6} of {:>8} queries",
+                t.ignored, t.queries
+            ))
+        );
+        eprintln!("{line}");
+        if let Some(t) = theirs {
+            if ours.ignored > t.ignored {
+                worse.push(line);
+            }
+        }
+    }
+    assert!(
+        worse.is_empty(),
+        "tpbed ignored more errors than MariaDB:\n{}",
+        worse.join("\n")
+    );
+}
