@@ -75,6 +75,8 @@ pub struct Server {
     pub started: Instant,
     /// Ids of hot variables, looked up once.
     pub ids: HotVars,
+    /// The redo log: every committing read-write transaction calls `redo.commit(bytes)`.
+    pub redo: crate::engine::redo::RedoLog,
 }
 
 /// Registry ids of variables read on every connection or command.
@@ -237,7 +239,9 @@ impl Server {
                 VarValue::Int((8 + mc / 100).min(100)),
             );
         }
+        let redo = crate::engine::redo::RedoLog::from_vars(&vars)?;
         Ok(Arc::new(Server {
+            redo,
             vars,
             accounts: Accounts::with_root(),
             catalog: crate::exec::SharedCatalog::default(),
@@ -269,6 +273,7 @@ impl Server {
             }
             _ => {}
         }
+        self.redo.set_global(name, &v);
         self.vars.set_global_unchecked(id, v);
         Ok(())
     }
@@ -338,6 +343,7 @@ impl Server {
             ),
         ];
         rows.extend(gauges.into_iter().map(|(k, v)| (k.to_string(), v)));
+        rows.extend(self.redo.status_rows());
         rows.sort_by_key(|r| r.0.to_ascii_lowercase());
         rows
     }

@@ -23,6 +23,7 @@ pub mod index;
 pub mod key;
 pub mod latch;
 pub mod lock;
+pub mod redo;
 pub mod row;
 pub mod scan;
 pub mod schema;
