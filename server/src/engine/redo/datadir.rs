@@ -79,7 +79,8 @@ impl DataDir {
 
     /// For an owned directory, arranges that SIGTERM or SIGINT first removes `files` (deepest
     /// first: files, then their directories) and the directory itself, then lets the signal end
-    /// the process as it would have. Only the first call in a process installs the handler.
+    /// the process as it would have (a signal that was ignored at start-up stays ignored). Only
+    /// the first call in a process installs the handler.
     pub fn remove_on_signal(&self, files: &[&Path]) {
         if !self.owned {
             return;
@@ -98,6 +99,13 @@ impl DataDir {
             // SA_RESETHAND restores the default action, so the re-raised signal ends the
             // process as it would have without the handler.
             unsafe {
+                // A signal the server was started with ignored (`nohup`, `&` in a script) stays
+                // ignored: the handler must not make it fatal.
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(sig, std::ptr::null(), &mut old);
+                if old.sa_sigaction == libc::SIG_IGN {
+                    continue;
+                }
                 let mut act: libc::sigaction = std::mem::zeroed();
                 act.sa_sigaction = on_exit_signal as extern "C" fn(libc::c_int) as usize;
                 act.sa_flags = libc::SA_RESETHAND;
