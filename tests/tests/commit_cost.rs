@@ -113,12 +113,22 @@ fn datadir_option_places_the_redo_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-// Depends on the transaction wiring: passes once every committing read-write transaction
-// calls `server.redo.commit(..)` (issue 4, Transactions). Until then no commit reaches the
-// redo log and the fsync count stays 0.
-#[test]
-fn concurrent_committers_share_fsyncs() {
-    let srv = Arc::new(TestServer::start(&["--max-connections=200"]));
+/// The pool's reported commit waits (`GROUP_COMMIT_WAITS`; 0 without the pool).
+fn group_commit_waits(c: &mut Conn, pool: bool) -> u64 {
+    if !pool {
+        return 0;
+    }
+    let per_group: Vec<u64> = c
+        .query("SELECT GROUP_COMMIT_WAITS FROM performance_schema.tp_thread_group_stats")
+        .unwrap();
+    per_group.iter().sum()
+}
+
+/// 16 connections doing autocommit INSERTs with a 2 ms emulated sync: the fsyncs, the commits
+/// and the commit waits the pool was told about.
+fn concurrent_inserts(args: &[&str]) -> (u64, u64, u64) {
+    let srv = Arc::new(TestServer::start(args));
+    let pool = args.contains(&"--thread-handling=pool-of-threads");
     let mut c = srv.connect();
     c.query_drop("CREATE DATABASE cc").unwrap();
     c.query_drop(
@@ -130,6 +140,7 @@ fn concurrent_committers_share_fsyncs() {
     const CONNS: usize = 16;
     const PER_CONN: usize = 25;
     let fsyncs_before = status(&mut c, "Innodb_os_log_fsyncs");
+    let waits_before = group_commit_waits(&mut c, pool);
     let start = Arc::new(Barrier::new(CONNS));
     let workers: Vec<_> = (0..CONNS)
         .map(|i| {
@@ -149,12 +160,37 @@ fn concurrent_committers_share_fsyncs() {
         w.join().unwrap();
     }
     let fsyncs = status(&mut c, "Innodb_os_log_fsyncs") - fsyncs_before;
+    let waits = group_commit_waits(&mut c, pool) - waits_before;
     let commits = (CONNS * PER_CONN) as u64;
     let rows: u64 = c.query_first("SELECT COUNT(*) FROM cc.t").unwrap().unwrap();
     assert_eq!(rows, commits);
-    eprintln!("{commits} autocommit INSERTs on {CONNS} connections: {fsyncs} fsyncs");
+    eprintln!("{args:?}: {commits} autocommit INSERTs on {CONNS} connections: {fsyncs} fsyncs");
+    (fsyncs, commits, waits)
+}
+
+// Depends on the transaction wiring: passes once every committing read-write transaction
+// calls `server.redo.commit(..)` (issue 4, Transactions). Until then no commit reaches the
+// redo log and the fsync count stays 0.
+#[test]
+fn concurrent_committers_share_fsyncs() {
+    let (fsyncs, commits, _) = concurrent_inserts(&[]);
     assert!(fsyncs > 0, "commits do not reach the redo log");
     assert!(fsyncs < commits, "{fsyncs} fsyncs for {commits} commits");
+}
+
+// Depends on the transaction wiring, as above. With the pool, every commit that waits for
+// the flush (leader or follower) tells the pool, which counts it as a group-commit wait and
+// may run another connection of the group meanwhile.
+#[test]
+fn concurrent_committers_share_fsyncs_in_the_pool() {
+    let (fsyncs, commits, waits) =
+        concurrent_inserts(&["--thread-handling=pool-of-threads", "--thread-pool-size=2"]);
+    assert!(fsyncs > 0, "commits do not reach the redo log");
+    assert!(fsyncs < commits, "{fsyncs} fsyncs for {commits} commits");
+    assert!(
+        waits >= commits,
+        "{waits} GROUP_COMMIT_WAITS for {commits} commits"
+    );
 }
 
 fn queue_fixture(c: &mut Conn, jobs: usize) {
