@@ -77,6 +77,8 @@ pub struct Server {
     pub ids: HotVars,
     /// Transactions, purge and the lock system.
     pub trx: Arc<crate::trx::TrxSys>,
+    /// The redo log: every committing read-write transaction calls `redo.commit(bytes)`.
+    pub redo: crate::engine::redo::RedoLog,
 }
 
 /// Registry ids of variables read on every connection or command.
@@ -265,7 +267,9 @@ impl Server {
                 VarValue::Int((8 + mc / 100).min(100)),
             );
         }
+        let redo = crate::engine::redo::RedoLog::from_vars(&vars)?;
         Ok(Arc::new(Server {
+            redo,
             vars,
             accounts: Accounts::with_root(),
             catalog: crate::exec::SharedCatalog::default(),
@@ -299,6 +303,7 @@ impl Server {
             _ if name.starts_with("innodb_") => crate::trx::apply_global(&self.trx, name, &v),
             _ => {}
         }
+        self.redo.set_global(name, &v);
         self.vars.set_global_unchecked(id, v);
         Ok(())
     }
@@ -380,6 +385,7 @@ impl Server {
         ] {
             rows.push((k.to_string(), v.to_string()));
         }
+        rows.extend(self.redo.status_rows());
         rows.sort_by_key(|r| r.0.to_ascii_lowercase());
         rows
     }

@@ -24,6 +24,7 @@ pub mod key;
 pub mod latch;
 pub mod lock;
 pub mod mvcc;
+pub mod redo;
 pub mod row;
 pub mod scan;
 pub mod schema;

@@ -63,12 +63,16 @@ fn ensure(st: &mut SessionState) {
     }
 }
 
-/// COMMIT of the open transaction (if any).
+/// COMMIT of the open transaction (if any); a transaction that wrote waits for its redo
+/// to be as durable as `innodb_flush_log_at_trx_commit` says (group commit).
 pub fn commit(st: &mut SessionState) {
     st.savepoints.clear();
     st.in_transaction = false;
     if let Some(trx) = st.trx.get_mut().take() {
-        st.server.trx.commit(trx);
+        let redo = st.server.trx.commit(trx);
+        if redo > 0 {
+            st.server.redo.commit(redo);
+        }
     }
 }
 

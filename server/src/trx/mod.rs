@@ -170,6 +170,18 @@ pub fn thread_id_of(connection_id: u64) -> u64 {
     connection_id + 47
 }
 
+/// An estimate of the redo a list of changes generates: per change a record header, the
+/// clustered key and each secondary key touched (InnoDB logs page changes; tpbed keeps no
+/// pages on disk, so only the volume is modelled).
+fn redo_bytes(undo: &[(Arc<Table>, Change)]) -> u64 {
+    undo.iter()
+        .map(|(_, c)| {
+            let sec: usize = c.secondary.iter().map(|s| s.key.len() + 12).sum();
+            (32 + c.pk.len() + sec) as u64
+        })
+        .sum()
+}
+
 /// The lock id of an index: unique per table (from the table id) and index position.
 pub fn index_id(table: &Table, index: usize) -> IndexId {
     IndexId(table.id() * 1024 + index as u64)
@@ -402,14 +414,15 @@ impl TrxSys {
     }
 
     /// Commits: assigns the commit number, hands update undo to purge, releases locks.
-    /// Returns whether the transaction had written (the caller then flushes the redo log).
-    pub fn commit(&self, mut trx: Trx) -> bool {
+    /// Returns the redo bytes the transaction generated (0: it wrote nothing), for the
+    /// caller's redo-log flush.
+    pub fn commit(&self, mut trx: Trx) -> u64 {
         self.close_view(&mut trx);
         let Some(info) = trx.info.take() else {
-            return false;
+            return 0;
         };
         info.state.store(1, Relaxed);
-        let wrote = !trx.undo.is_empty();
+        let wrote = redo_bytes(&trx.undo);
         let changes: Vec<(Arc<Table>, Change)> =
             trx.undo.drain(..).filter(|(_, c)| !c.is_insert()).collect();
         {

@@ -301,7 +301,14 @@ pub fn definitions() -> Vec<VarDef> {
             int(5_242_880, i64::MAX),
             i(134_217_728),
         ),
-        var("datadir", Global, VarType::Str, s("(in memory)")).read_only(),
+        // Set at start-up to the real path (empty: a temporary directory; engine/redo).
+        var("datadir", Global, VarType::Str, s("")).read_only(),
+        // Redo log and group commit (engine/redo).
+        var("innodb_flush_log_at_trx_commit", Global, int(0, 2), i(1)),
+        var("innodb_flush_log_at_timeout", Global, int(1, 2700), i(1)),
+        var("innodb_log_group_home_dir", Global, VarType::Str, s("./")).read_only(),
+        // Ours, not MySQL's: > 0 makes a redo sync sleep this long instead of fdatasync.
+        var("tpbed_log_fsync_us", Global, int(0, 10_000_000), i(0)),
         // Transactions, locks and purge (server/src/trx).
         var(
             "innodb_lock_wait_timeout",
