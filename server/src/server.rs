@@ -75,6 +75,8 @@ pub struct Server {
     pub started: Instant,
     /// Ids of hot variables, looked up once.
     pub ids: HotVars,
+    /// `events_statements_summary_by_digest`.
+    pub digests: crate::digest::DigestStore,
 }
 
 /// Registry ids of variables read on every connection or command.
@@ -146,6 +148,7 @@ impl Server {
         }
         let mut defs = definitions();
         defs.extend(crate::thread_pool::definitions());
+        defs.extend(crate::digest::definitions());
         let vars = Registry::new(defs, &features);
         for s in &cfg.settings {
             if matches!(
@@ -237,6 +240,7 @@ impl Server {
                 VarValue::Int((8 + mc / 100).min(100)),
             );
         }
+        let digests = crate::digest::store_from(&vars);
         Ok(Arc::new(Server {
             vars,
             accounts: Accounts::with_root(),
@@ -254,6 +258,7 @@ impl Server {
             },
             started: Instant::now(),
             ids,
+            digests,
         }))
     }
 

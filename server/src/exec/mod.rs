@@ -13,6 +13,7 @@ pub mod dml;
 pub mod errors;
 pub mod explain;
 pub mod insert;
+pub mod pfs_tables;
 pub mod pool_tables;
 pub mod query;
 pub mod run;
@@ -66,6 +67,8 @@ pub enum Body {
     DropIndex(ddl::DropIndex),
     /// TRUNCATE TABLE.
     Truncate(Arc<Table>),
+    /// TRUNCATE TABLE of a virtual table (performance_schema summaries).
+    TruncateVirtual(&'static dyn vtables::VirtualTable),
     /// ANALYZE TABLE.
     Analyze(Vec<(String, String)>),
     /// SHOW TABLES / SHOW CREATE TABLE / SHOW COLUMNS.
@@ -199,6 +202,7 @@ fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<O
             t.truncate();
             Ok(Output::ok())
         }
+        Body::TruncateVirtual(v) => pfs_tables::truncate(st, *v),
         Body::Analyze(tables) => ddl::analyze(st, tables),
         Body::Show(s) => show::execute(st, s),
         Body::Select(q) => {

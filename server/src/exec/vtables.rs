@@ -25,6 +25,11 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
     fn columns(&self) -> &'static [(&'static str, VType)];
     /// A snapshot of the rows (one value per column).
     fn rows(&self, server: &Server) -> Vec<Vec<Value>>;
+    /// `TRUNCATE TABLE`: resets what the table sums; false when the table cannot be
+    /// truncated.
+    fn truncate(&self, _server: &Server) -> bool {
+        false
+    }
 }
 
 /// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
@@ -35,10 +40,16 @@ pub fn lookup(server: &Server, db: &str, name: &str) -> Option<&'static dyn Virt
             &Columns,
             &Statistics,
             &crate::exec::pool_tables::Plugins,
+            &crate::exec::pfs_tables::Processlist,
         ]
-    } else if db.eq_ignore_ascii_case("performance_schema")
-        && server.thread_handling == ThreadHandling::Pool
-    {
+    } else if db.eq_ignore_ascii_case("performance_schema") {
+        let found = crate::exec::pfs_tables::PERFORMANCE_SCHEMA
+            .iter()
+            .copied()
+            .find(|t| t.name().eq_ignore_ascii_case(name));
+        if found.is_some() || server.thread_handling != ThreadHandling::Pool {
+            return found;
+        }
         // As with MySQL's plugin, the tp_* tables exist only while the pool is loaded.
         crate::exec::pool_tables::PERFORMANCE_SCHEMA
     } else {
