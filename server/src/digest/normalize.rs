@@ -805,3 +805,50 @@ mod tests {
         assert_eq!(one("SELECT 'unterminated"), "SELECT ...");
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::normalize;
+    use proptest::prelude::*;
+
+    fn sql_string(s: &str) -> String {
+        format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_text(s in "\\PC{0,200}") {
+            let _ = normalize(&s, 1024);
+        }
+
+        #[test]
+        fn never_panics_on_bytes(b in proptest::collection::vec(any::<u8>(), 0..300), max in 0usize..100) {
+            for d in normalize(&String::from_utf8_lossy(&b), max) {
+                prop_assert!(d.len() <= max.max(3) + 4);
+            }
+        }
+
+        #[test]
+        fn literals_do_not_change_the_digest(
+            id in any::<i64>(),
+            s in "[a-zA-Z0-9 '\\\\%_]{0,20}",
+            list in proptest::collection::vec(any::<u32>(), 2..8),
+            rows in proptest::collection::vec((any::<i32>(), "[a-z']{0,8}"), 2..6),
+            limit in any::<u16>(),
+            f in any::<f64>().prop_filter("finite", |f| f.is_finite()),
+        ) {
+            let ids: Vec<String> = list.iter().map(u32::to_string).collect();
+            let a = format!(
+                "SELECT c FROM t WHERE id = {id} AND s = {} AND x IN ({}) AND y > {f:?} LIMIT {limit}",
+                sql_string(&s),
+                ids.join(", ")
+            );
+            let b = "select c from t where id=1 and s='x' and x in (7,8) and y > 0.5 limit 1";
+            prop_assert_eq!(normalize(&a, 1024), normalize(b, 1024));
+            let vals: Vec<String> = rows.iter().map(|(n, t)| format!("({n}, {})", sql_string(t))).collect();
+            let a = format!("INSERT INTO t (a, b) VALUES {}", vals.join(", "));
+            let b = "INSERT INTO t (a, b) VALUES (1, 'x'), (2, NULL)";
+            prop_assert_eq!(normalize(&a, 1024), normalize(b, 1024));
+        }
+    }
+}
