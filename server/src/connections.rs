@@ -79,6 +79,19 @@ pub struct ConnInfo {
     pub running: AtomicBool,
     /// The session's status counters.
     pub counters: SessionCounters,
+    /// OS thread id of the thread that last ran a command for the connection
+    /// (`performance_schema.threads.THREAD_OS_ID`; 0 before the first).
+    pub os_thread: AtomicU64,
+    /// Digests of statement texts the connection ran recently.
+    pub digest_cache: crate::digest::TextCache,
+}
+
+thread_local! {
+    static OS_THREAD: u64 = {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        u64::try_from(tid).unwrap_or(0)
+    };
 }
 
 /// Who is logged in on a connection and where.
@@ -105,6 +118,8 @@ impl ConnInfo {
             created: Instant::now(),
             running: AtomicBool::new(false),
             counters: SessionCounters::default(),
+            os_thread: AtomicU64::new(0),
+            digest_cache: crate::digest::TextCache::default(),
         }
     }
 
@@ -127,6 +142,8 @@ impl ConnInfo {
     }
 
     fn mark_state_change(&self) {
+        self.os_thread
+            .store(OS_THREAD.with(|t| *t), Ordering::Relaxed);
         let us = self.created.elapsed().as_micros() as u64;
         self.since_us.store(us, Ordering::Relaxed);
     }

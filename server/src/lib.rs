@@ -8,6 +8,7 @@
 pub mod accounts;
 pub mod config;
 pub mod connections;
+pub mod digest;
 pub mod engine;
 pub mod error;
 pub mod exec;

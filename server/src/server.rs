@@ -79,6 +79,8 @@ pub struct Server {
     pub trx: Arc<crate::trx::TrxSys>,
     /// The redo log: every committing read-write transaction calls `redo.commit(bytes)`.
     pub redo: crate::engine::redo::RedoLog,
+    /// `events_statements_summary_by_digest`.
+    pub digests: crate::digest::DigestStore,
 }
 
 /// Registry ids of variables read on every connection or command.
@@ -156,6 +158,7 @@ impl Server {
         }
         let mut defs = definitions();
         defs.extend(crate::thread_pool::definitions());
+        defs.extend(crate::digest::definitions());
         let vars = Registry::new(defs, &features);
         for s in &cfg.settings {
             if matches!(
@@ -268,6 +271,7 @@ impl Server {
             );
         }
         let redo = crate::engine::redo::RedoLog::from_vars(&vars)?;
+        let digests = crate::digest::store_from(&vars);
         Ok(Arc::new(Server {
             redo,
             vars,
@@ -287,6 +291,7 @@ impl Server {
             started: Instant::now(),
             ids,
             trx,
+            digests,
         }))
     }
 

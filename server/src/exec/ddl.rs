@@ -374,6 +374,9 @@ pub fn plan_truncate(p: &mut Planner<'_>, t: &ast::Truncate) -> SqlResult<Body> 
         return Err(SqlError::parse("TRUNCATE"));
     };
     let (db, name) = table_name(p, &first.name)?;
+    if let Some(v) = crate::exec::vtables::lookup(&p.st.server, &db, &name) {
+        return Ok(Body::TruncateVirtual(v));
+    }
     Ok(Body::Truncate(p.table(&db, &name)?))
 }
 

@@ -14,6 +14,7 @@ pub mod errors;
 pub mod explain;
 pub mod innodb_tables;
 pub mod insert;
+pub mod pfs_tables;
 pub mod pool_tables;
 pub mod query;
 pub mod run;
@@ -67,6 +68,8 @@ pub enum Body {
     DropIndex(ddl::DropIndex),
     /// TRUNCATE TABLE.
     Truncate(Arc<Table>),
+    /// TRUNCATE TABLE of a virtual table (performance_schema summaries).
+    TruncateVirtual(&'static dyn vtables::VirtualTable),
     /// ANALYZE TABLE.
     Analyze(Vec<(String, String)>),
     /// SHOW TABLES / SHOW CREATE TABLE / SHOW COLUMNS.
@@ -224,6 +227,7 @@ fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<O
             t.truncate();
             Ok(Output::ok())
         }
+        Body::TruncateVirtual(v) => pfs_tables::truncate(st, *v),
         Body::Analyze(tables) => ddl::analyze(st, tables),
         Body::Show(s) => show::execute(st, s),
         Body::Select(q) => {

@@ -25,6 +25,11 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
     fn columns(&self) -> &'static [(&'static str, VType)];
     /// A snapshot of the rows (one value per column).
     fn rows(&self, server: &Server) -> Vec<Vec<Value>>;
+    /// `TRUNCATE TABLE`: resets what the table sums; false when the table cannot be
+    /// truncated.
+    fn truncate(&self, _server: &Server) -> bool {
+        false
+    }
 }
 
 /// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
@@ -38,14 +43,17 @@ pub fn lookup(server: &Server, db: &str, name: &str) -> Option<&'static dyn Virt
             &crate::exec::pool_tables::Plugins,
             &innodb::InnodbTrx,
             &innodb::InnodbMetrics,
+            &crate::exec::pfs_tables::Processlist,
         ]
     } else if db.eq_ignore_ascii_case("performance_schema") {
-        let found = [
-            &innodb::DataLocks as &'static dyn VirtualTable,
-            &innodb::DataLockWaits,
-        ]
-        .into_iter()
-        .find(|t| t.name().eq_ignore_ascii_case(name));
+        let found = crate::exec::pfs_tables::PERFORMANCE_SCHEMA
+            .iter()
+            .copied()
+            .chain([
+                &innodb::DataLocks as &'static dyn VirtualTable,
+                &innodb::DataLockWaits,
+            ])
+            .find(|t| t.name().eq_ignore_ascii_case(name));
         if found.is_some() || server.thread_handling != ThreadHandling::Pool {
             return found;
         }

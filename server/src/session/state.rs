@@ -33,6 +33,8 @@ pub struct SessionStmt {
     pub param_types: Vec<(protocol::ColumnType, bool)>,
     /// Data collected by COM_STMT_SEND_LONG_DATA, per parameter.
     pub long_data: Vec<Option<Vec<u8>>>,
+    /// Its statement digest, computed at prepare time (None with performance_schema off).
+    pub digest: Option<crate::digest::Prepared>,
 }
 
 /// Everything a session knows except its socket.

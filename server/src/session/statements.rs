@@ -59,12 +59,14 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
                 0,
             );
             let n = stmt.params;
+            let digest = crate::digest::Prepared::new(&s.st, &sql_text);
             s.st.statements.insert(
                 id,
                 SessionStmt {
                     stmt,
                     param_types: Vec::new(),
                     long_data: vec![None; n],
+                    digest,
                 },
             );
         }
@@ -143,6 +145,7 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
         s.st.conn.end();
         return;
     };
+    let probe = crate::digest::Probe::start(&s.st);
     let long: Vec<bool> = entry.long_data.iter().map(Option::is_some).collect();
     let decoded = decode_execute_params_with_long_data(
         ex.params,
@@ -173,6 +176,9 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
             format!("Incorrect arguments to mysqld_stmt_execute ({e})"),
         )),
     };
+    if let (Some(p), Some(d)) = (probe, &entry.digest) {
+        p.finish_execute(&s.st, d, &result);
+    }
     s.st.statements.insert(ex.stmt_id, entry);
     match result {
         Ok(o) => s.write_result(&o, true, false),

@@ -76,19 +76,28 @@ pub fn run_text(st: &mut SessionState, sql: &str) -> Vec<SqlResult<Output>> {
     if trimmed.is_empty() {
         return vec![Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"))];
     }
+    // Each statement is summed under its digest (events_statements_summary_by_digest).
+    let mut probe = crate::digest::TextProbe::begin(st, trimmed);
     let plans = match plan_one(st, trimmed) {
         Ok(p) => p,
-        Err(e) => return vec![Err(e)],
+        Err(e) => {
+            let r = Err(e);
+            probe.done(st, &r);
+            return vec![r];
+        }
     };
     if plans.len() > 1 && !st.multi_statements {
         // Without multi-statements MySQL parses only the first and reports the rest as a syntax
         // error; sqlparser split them, so answer as MySQL does for the whole text.
         let rest = trimmed.split_once(';').map(|(_, r)| r.trim()).unwrap_or("");
-        return vec![Err(SqlError::parse(rest))];
+        let r = Err(SqlError::parse(rest));
+        probe.done(st, &r);
+        return vec![r];
     }
     let mut out = Vec::with_capacity(plans.len());
     for p in &plans {
         let r = execute(st, p, &[]);
+        probe.done(st, &r);
         let failed = r.is_err();
         out.push(r);
         if failed {

@@ -51,7 +51,7 @@ fn start(st: &mut SessionState, read_only: Option<bool>) -> Trx {
         iso,
         read_only.unwrap_or(ro),
         conn,
-        crate::trx::thread_id_of(conn),
+        crate::exec::pfs_tables::thread_id_of(conn),
     )
 }
 

@@ -164,12 +164,6 @@ impl Trx {
     }
 }
 
-/// The `performance_schema` THREAD_ID of a connection: its processlist id plus the number of
-/// background threads MySQL numbers first, so the two differ as they do in MySQL.
-pub fn thread_id_of(connection_id: u64) -> u64 {
-    connection_id + 47
-}
-
 /// An estimate of the redo a list of changes generates: per change a record header, the
 /// clustered key and each secondary key touched (InnoDB logs page changes; tpbed keeps no
 /// pages on disk, so only the volume is modelled).

@@ -92,6 +92,7 @@ impl LockWait {
             Some(err) => self.cancel(err),
         };
         self.finish();
+        crate::digest::note_lock_wait(start.elapsed());
         if record {
             let us = start.elapsed().as_micros() as u64;
             stats.row_lock_time_us.fetch_add(us, Relaxed);
