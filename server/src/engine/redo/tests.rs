@@ -41,6 +41,7 @@ fn redo_concurrent_committers_share_emulated_fsyncs() {
     let (log, dir) = scratch_log("group-sleep", FlushAtCommit::Sync, 2000);
     commit_concurrently(&log, 16, 10, 200);
     let s = log.stats();
+    eprintln!("160 commits on 16 threads, 2 ms syncs: {} fsyncs", s.fsyncs);
     assert_eq!(s.write_requests, 160);
     assert!(s.fsyncs > 0);
     // Each 2 ms sync covers everyone who queued during the previous one.
@@ -59,10 +60,17 @@ fn redo_concurrent_committers_share_emulated_fsyncs() {
 #[test]
 fn redo_concurrent_committers_share_real_fdatasyncs() {
     let (log, dir) = scratch_log("group-real", FlushAtCommit::Sync, 0);
-    commit_concurrently(&log, 8, 10, 200);
+    let t = Instant::now();
+    commit_concurrently(&log, 16, 10, 200);
+    let took = t.elapsed();
     let s = log.stats();
-    assert_eq!(s.write_requests, 80);
-    assert!(s.fsyncs > 0 && s.fsyncs <= 80, "{s:?}");
+    eprintln!(
+        "160 commits on 16 threads with fdatasync: {} fsyncs in {took:?}",
+        s.fsyncs
+    );
+    assert_eq!(s.write_requests, 160);
+    // An fdatasync that returns at once (tmpfs) may leave nobody to share it with.
+    assert!(s.fsyncs > 0 && s.fsyncs <= 160, "{s:?}");
     assert_eq!(s.flushed_lsn, s.current_lsn);
     drop(log);
     let _ = std::fs::remove_dir_all(dir);
