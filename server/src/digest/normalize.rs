@@ -615,7 +615,7 @@ impl Normalizer {
         if w.keyword == Keyword::NoKeyword {
             return Some(Out::Name(quote(&w.value)));
         }
-        let next_tok: Option<&Token> = next.map(|t| *t);
+        let next_tok: Option<&Token> = next.copied();
         if matches!(next_tok, Some(Token::LParen)) {
             return Some(Out::Word(u));
         }

@@ -202,6 +202,9 @@ impl Stats {
     }
 }
 
+/// One key's sums merged over shards: schema, digest, sums.
+type Merged = (Option<Box<str>>, Arc<Digest>, Stats);
+
 /// One key's sums in one shard.
 #[derive(Debug)]
 struct Entry {
@@ -393,7 +396,7 @@ impl DigestStore {
 
     /// The summary rows, merged over shards, oldest FIRST_SEEN first (the overflow row last).
     pub fn rows(&self) -> Vec<DigestRow> {
-        let mut merged: KeyMap<Vec<(Option<Box<str>>, Arc<Digest>, Stats)>> = KeyMap::default();
+        let mut merged: KeyMap<Vec<Merged>> = KeyMap::default();
         let mut overflow: Option<Stats> = None;
         for s in self.shards.iter() {
             let s = lock(&s.0);
@@ -418,7 +421,7 @@ impl DigestStore {
             .flatten()
             .map(|(schema, digest, st)| self.row(schema.map(String::from), Some(digest), &st))
             .collect();
-        rows.sort_by(|a, b| a.first_seen_us.cmp(&b.first_seen_us));
+        rows.sort_by_key(|r| r.first_seen_us);
         if let Some(o) = overflow {
             rows.push(self.row(None, None, &o));
         }
