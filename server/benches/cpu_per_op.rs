@@ -66,7 +66,7 @@ fn main() {
         new[2] = pool[r.below(1024) as usize][2].clone();
         black_box(
             table
-                .update(&pk(id), new, WriteStamp::default())
+                .update(&pk(id), new, WriteStamp::default(), &mut Vec::new())
                 .expect("update"),
         );
     });
@@ -76,7 +76,7 @@ fn main() {
         new[1] = Value::Int(1 + r.below(ROWS) as i64);
         black_box(
             table
-                .update(&pk(id), new, WriteStamp::default())
+                .update(&pk(id), new, WriteStamp::default(), &mut Vec::new())
                 .expect("update"),
         );
     });

@@ -42,7 +42,7 @@ fn benches(c: &mut Criterion) {
             new[2] = pool[rng.below(1024) as usize][2].clone();
             black_box(
                 table
-                    .update(&pk(id), new, WriteStamp::default())
+                    .update(&pk(id), new, WriteStamp::default(), &mut Vec::new())
                     .expect("update"),
             )
         });
@@ -54,7 +54,7 @@ fn benches(c: &mut Criterion) {
             new[1] = Value::Int(1 + rng.below(ROWS) as i64);
             black_box(
                 table
-                    .update(&pk(id), new, WriteStamp::default())
+                    .update(&pk(id), new, WriteStamp::default(), &mut Vec::new())
                     .expect("update"),
             )
         });

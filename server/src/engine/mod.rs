@@ -35,7 +35,7 @@ pub use catalog::{Catalog, Column, ColumnDefault, Database, IndexDef, IndexKind,
 pub use cursor::{Cursor, Direction, LatchMode, Restored, SavedPosition, SearchMode};
 pub use error::EngineError;
 pub use index::{BTree, ClusteredRec, IndexStats, KeyBuf, PageCapacity, Record, SecondaryRec};
-pub use mvcc::{ReadView, Version, VersionStore};
+pub use mvcc::{ReadView, Version, VersionStore, Visible};
 pub use scan::{HandlerStats, KeyRange, ScanItem, TableScan};
 pub use table::{
     Change, Existing, InsertOptions, InsertOutcome, InsertProbe, RecordVersion, RemovedHook,

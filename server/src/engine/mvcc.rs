@@ -101,6 +101,17 @@ impl VersionStore {
     }
 }
 
+/// Which version of a record a read view sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Visible {
+    /// The record as it is.
+    Current,
+    /// An older version.
+    Older(Version),
+    /// None: the row did not exist for this view.
+    Nothing,
+}
+
 /// A consistent-read snapshot: the writes of transactions that committed before it was
 /// made, plus its creator's own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,23 +142,18 @@ impl ReadView {
         trx_id < self.low_limit_id && self.active.binary_search(&trx_id).is_err()
     }
 
-    /// The version of `rec` this view sees: `Ok(None)` when the record is the visible
-    /// version, `Ok(Some(v))` an older one, `Err(())` when no version is visible (the row did
-    /// not exist for this view). Delete marks are the caller's to check.
-    pub fn visible_version(
-        &self,
-        rec: &ClusteredRec,
-        me: u64,
-        store: &VersionStore,
-    ) -> Result<Option<Version>, ()> {
+    /// The version of `rec` this view sees. Delete marks are the caller's to check.
+    pub fn visible_version(&self, rec: &ClusteredRec, me: u64, store: &VersionStore) -> Visible {
         if self.sees(rec.trx_id, me) {
-            return Ok(None);
+            return Visible::Current;
         }
         let mut ptr = rec.roll_ptr;
         loop {
-            let v = store.get(ptr).ok_or(())?;
+            let Some(v) = store.get(ptr) else {
+                return Visible::Nothing;
+            };
             if self.sees(v.trx_id, me) {
-                return Ok(Some(v));
+                return Visible::Older(v);
             }
             ptr = v.roll_ptr;
         }
@@ -203,14 +209,14 @@ mod tests {
             delete_mark: false,
         };
         let v = view(8, 9, vec![8]);
-        assert_eq!(
-            v.visible_version(&rec, 0, &store).unwrap().unwrap().row[0],
-            1
-        );
+        let Visible::Older(old) = v.visible_version(&rec, 0, &store) else {
+            panic!("an older version is visible");
+        };
+        assert_eq!(old.row[0], 1);
         let all = view(20, 20, vec![]);
-        assert_eq!(all.visible_version(&rec, 0, &store), Ok(None));
+        assert_eq!(all.visible_version(&rec, 0, &store), Visible::Current);
         let none = view(2, 3, vec![]);
-        assert_eq!(none.visible_version(&rec, 0, &store), Err(()));
+        assert_eq!(none.visible_version(&rec, 0, &store), Visible::Nothing);
         store.free(p1);
         assert_eq!(store.len(), 1);
     }

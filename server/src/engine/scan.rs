@@ -8,7 +8,7 @@ use std::ops::Bound;
 use crate::engine::cursor::{Direction, LatchMode, Restored, SavedPosition, SearchMode};
 use crate::engine::index::{BTree, ClusteredRec, Record, SecondaryRec};
 use crate::engine::key::cmp_prefix;
-use crate::engine::mvcc::{ReadView, VersionStore};
+use crate::engine::mvcc::{ReadView, VersionStore, Visible};
 use crate::engine::row::RowCodec;
 use crate::engine::table::Table;
 use crate::value::Value;
@@ -338,15 +338,15 @@ impl<'t> TableScan<'t> {
         t.clustered_index()
             .get(item.primary_key(), |r| {
                 let (bytes, trx_id, deleted, latest) = match view.visible_version(r, me, versions) {
-                    Err(()) => return None,
-                    Ok(None) => (r.row.clone(), r.trx_id, r.delete_mark, true),
-                    Ok(Some(v)) => (v.row, v.trx_id, v.delete_mark, false),
+                    Visible::Nothing => return None,
+                    Visible::Current => (r.row.clone(), r.trx_id, r.delete_mark, true),
+                    Visible::Older(v) => (v.row, v.trx_id, v.delete_mark, false),
                 };
                 if deleted {
                     return None;
                 }
                 // A live entry belongs to the latest version; otherwise compare keys.
-                if !(latest && !item.delete_mark)
+                if (!latest || item.delete_mark)
                     && t.secondary_key_of(self.index, &bytes, item.primary_key()) != item.key
                 {
                     return None;
@@ -372,8 +372,9 @@ impl<'t> TableScan<'t> {
                 let older = match view {
                     None => None,
                     Some((v, me)) => match v.visible_version(r, me, versions) {
-                        Err(()) => return None,
-                        Ok(older) => older,
+                        Visible::Nothing => return None,
+                        Visible::Current => None,
+                        Visible::Older(old) => Some(old),
                     },
                 };
                 let (bytes, trx_id, deleted) = match &older {

@@ -635,7 +635,7 @@ impl Exec<'_> {
             );
             let mut stop = false;
             loop {
-                let fetched = scan.next().map_err(lock_error);
+                let fetched = scan.fetch().map_err(lock_error);
                 let fetched = match fetched {
                     Ok(Some(f)) => f,
                     Ok(None) => break,

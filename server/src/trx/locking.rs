@@ -289,7 +289,7 @@ impl<'t> LockingScan<'t> {
     }
 
     /// The next row, locked; None at the end of the range.
-    pub fn next(&mut self) -> Result<Option<Fetched>, LockError> {
+    pub fn fetch(&mut self) -> Result<Option<Fetched>, LockError> {
         self.fresh.clear();
         if self.index == 0 {
             self.next_clustered()

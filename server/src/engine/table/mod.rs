@@ -20,7 +20,7 @@ use crate::engine::cursor::{Direction, LatchMode, SearchMode};
 use crate::engine::error::EngineError;
 use crate::engine::index::{BTree, ClusteredRec, IndexStats, PageCapacity, Record, SecondaryRec};
 use crate::engine::key::{self, KeyColumn};
-use crate::engine::mvcc::VersionStore;
+use crate::engine::mvcc::{VersionStore, Visible};
 use crate::engine::row::RowCodec;
 use crate::engine::scan::KeyRange;
 use crate::value::Value;
@@ -352,9 +352,13 @@ impl Table {
     ) -> Option<Vec<Value>> {
         self.clustered
             .get(pk, |r| match view.visible_version(r, me, &self.versions) {
-                Err(()) => None,
-                Ok(None) => (!r.delete_mark).then(|| self.codec.decode_columns(&r.row, columns)),
-                Ok(Some(v)) => (!v.delete_mark).then(|| self.codec.decode_columns(&v.row, columns)),
+                Visible::Nothing => None,
+                Visible::Current => {
+                    (!r.delete_mark).then(|| self.codec.decode_columns(&r.row, columns))
+                }
+                Visible::Older(v) => {
+                    (!v.delete_mark).then(|| self.codec.decode_columns(&v.row, columns))
+                }
             })
             .flatten()
     }
