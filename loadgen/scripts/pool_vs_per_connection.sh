@@ -13,10 +13,12 @@
 #   EXTRA_CONFIGS [""]  more NAME=OPTIONS entries, run only at EXTRA_THREADS (used for the
 #     non-MySQL tpbed_thread_pool_pin/steal runs and their baseline)
 #   EXTRA_THREADS [1024]
+#   CLIENT [sysbench]  sysbench, or a tpbed-load binary (same options and report; its
+#     event-driven client keeps the client's own threads from competing with the server's)
 #   TPBED_BIN [target/release/tpbed-server]  OUT [/tmp/tpbed-pool-vs-conn]  BASE_PORT [3500]
 #
 # Per run it records QPS, avg/p95/p99/max latency (p99 from sysbench's --percentile=99, p95
-# from its latency histogram), the maximum of Threads_running and of the server's OS threads
+# from its latency histogram, or from tpbed-load's percentile line), the maximum of Threads_running and of the server's OS threads
 # sampled once a second, server CPU per query (utime+stime from /proc/PID/stat) and the
 # 1-minute load average before the run. results.tsv keeps every run; summary.md the medians.
 set -u
@@ -37,6 +39,7 @@ CONFIGS=${CONFIGS:-"per-conn=--thread-handling=one-thread-per-connection
 EXTRA_CONFIGS=${EXTRA_CONFIGS:-}
 EXTRA_THREADS=${EXTRA_THREADS:-1024}
 TPBED_BIN=${TPBED_BIN:-$ROOT/target/release/tpbed-server}
+CLIENT=${CLIENT:-sysbench}
 OUT=${OUT:-/tmp/tpbed-pool-vs-conn}
 BASE_PORT=${BASE_PORT:-3500}
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
@@ -78,9 +81,14 @@ for pass in $(seq 1 "$PASSES"); do
             [ -n "$n" ] && [ "$n" -gt "$maxt" ] && maxt=$n
             echo "$maxr $maxt" > "$f.running"; sleep 1; done ) &
         sampler=$!
-        sysbench "$w" --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$port --mysql-user=root --mysql-db=sbtest \
-          --tables=$TABLES --table-size=$TABLE_SIZE --threads="$t" --time="$DURATION" --report-interval=0 \
-          --percentile=99 --histogram=on --db-ps-mode=auto --rand-type=uniform run > "$f" 2>&1
+        common=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root --mysql-db=sbtest
+          --tables="$TABLES" --table-size="$TABLE_SIZE" --threads="$t" --time="$DURATION" --report-interval=0
+          --percentile=99 --db-ps-mode=auto --rand-type=uniform)
+        if [ "$(basename "$CLIENT")" = sysbench ]; then
+          "$CLIENT" "$w" --db-driver=mysql --histogram=on "${common[@]}" run > "$f" 2>&1
+        else
+          "$CLIENT" run "$w" "${common[@]}" > "$f" 2>&1
+        fi
         kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
         c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
         q=$(awk '/queries:/ {print $2; exit}' "$f")
@@ -90,7 +98,9 @@ for pass in $(seq 1 "$PASSES"); do
         errs=$(awk '/ignored errors:/ {print $3; exit}' "$f")
         p95=$(awk '/distribution/ {h = 1; next} h && /\|/ {v[n] = $1; c[n] = $NF; tot += $NF; n++}
                    h && !/\|/ && n > 0 {h = 0}
-                   END { s = 0; for (i = 0; i < n; i++) { s += c[i]; if (s >= 0.95 * tot) { print v[i]; exit } } print "nan" }' "$f")
+                   $1 == "event" && NF == 6 {ev = $3}
+                   END { s = 0; for (i = 0; i < n; i++) { s += c[i]; if (s >= 0.95 * tot) { print v[i]; exit } }
+                         if (ev != "") print ev; else print "nan" }' "$f")
         read -r run ost < "$f.running" 2>/dev/null || { run=0; ost=0; }
         cpu=$(awk -v a="$c0" -v b="$c1" -v q="${q:-0}" -v hz="$HZ" 'BEGIN { if (q > 0) printf "%.2f", (b - a) / hz * 1e6 / q; else print "nan" }')
         [ -n "$qps" ] || { qps=nan; avg=nan; p95=nan; p99=nan; max=nan; log "FAILED: $f"; }
