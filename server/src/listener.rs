@@ -27,8 +27,15 @@ pub fn raise_nofile_limit() -> u64 {
     }
 }
 
-/// Binds `bind_address:port` (port 0 picks a free one).
+/// Binds `bind_address:port` (port 0 picks a free one) and listens with a backlog of
+/// `max(back_log, max_connections)`.
+///
+/// MySQL autosizes `back_log` to `max_connections`; std's `listen(128)` is far below that, and
+/// with a full accept queue the kernel drops the client's final handshake ACK, so a burst of
+/// 1,024 connects (sysbench's thread start) left some clients waiting for the greeting until
+/// their read timeout. The kernel caps the backlog at `net.core.somaxconn`.
 pub fn bind(server: &Server) -> std::io::Result<TcpListener> {
+    use std::os::fd::AsRawFd;
     let addr = server.vars.global_by_name("bind_address");
     let port = server.vars.global_by_name("port").as_int();
     let host = match addr.as_str() {
@@ -36,7 +43,19 @@ pub fn bind(server: &Server) -> std::io::Result<TcpListener> {
         "localhost" => "127.0.0.1",
         other => other,
     };
-    TcpListener::bind((host, port as u16))
+    let listener = TcpListener::bind((host, port as u16))?;
+    let backlog = server
+        .vars
+        .global_by_name("back_log")
+        .as_int()
+        .max(server.vars.global_by_name("max_connections").as_int())
+        .clamp(1, 65_535) as libc::c_int;
+    // SAFETY: listen(2) on a socket we own; calling it again on a listening socket only
+    // changes its backlog.
+    if unsafe { libc::listen(listener.as_raw_fd(), backlog) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(listener)
 }
 
 /// Creates the connection handler the configuration asks for and records it in the server.

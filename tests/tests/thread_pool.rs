@@ -232,3 +232,100 @@ fn transaction_limit_admits_the_admin_group() {
         "the second transaction waited: {waited:?}"
     );
 }
+
+/// The io_uring poller with 1,100 connections (issue 5: sysbench's 1,024 threads did not
+/// finish connecting). Each connection logs in, runs a reported wait (`SLEEP`), which makes
+/// the pool create threads that then retire (`thread_pool_max_unused_threads=2`), and must
+/// still get its next statement answered: the kernel cancels the poll requests a retiring
+/// thread submitted, and the poller has to submit them again.
+#[test]
+fn io_uring_serves_1100_connections_after_threads_retire() {
+    use protocol::client::blocking::Conn;
+    use protocol::client::ClientConfig;
+    use std::net::TcpStream;
+    use std::sync::{Arc, Barrier};
+
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let n = 1100;
+    assert!(
+        tpbed_tests::raise_nofile_limit() >= n as u64 + 100,
+        "the test holds {n} sockets"
+    );
+    let srv = TestServer::start(&[
+        "--thread-handling=pool-of-threads",
+        "--thread-pool-size=1",
+        "--max-connections=2000",
+        "--thread-pool-max-transactions-limit=512",
+        "--thread-pool-max-unused-threads=2",
+        "--tpbed-thread-pool-poller=io-uring",
+    ]);
+    let poller: String = srv
+        .connect()
+        .query_first("SELECT @@tpbed_thread_pool_poller")
+        .unwrap()
+        .unwrap();
+    if poller != "io-uring" {
+        eprintln!("SKIPPED: io_uring is not usable here; the server fell back to {poller}");
+        return;
+    }
+    let port = srv.port;
+    let logged_in = Arc::new(Barrier::new(n));
+    let slept = Arc::new(Barrier::new(n));
+    let clients: Vec<_> = (0..n)
+        .map(|_| {
+            let (logged_in, slept) = (logged_in.clone(), slept.clone());
+            std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn(move || -> Result<(), String> {
+                    // Bounded waits everywhere: a lost connection fails instead of hanging.
+                    let login = (|| {
+                        let s =
+                            TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+                        s.set_read_timeout(Some(Duration::from_secs(30)))
+                            .map_err(|e| e.to_string())?;
+                        let mut c = Conn::connect(s, ClientConfig::new("root", ""))
+                            .map_err(|e| format!("login: {e:?}"))?;
+                        c.query("SELECT 1")
+                            .map_err(|e| format!("first SELECT 1: {e:?}"))?;
+                        Ok::<_, String>(c)
+                    })();
+                    logged_in.wait();
+                    // Every thread reaches both barriers, whatever failed before them.
+                    let slept_ok = login.and_then(|mut c| {
+                        c.query("SELECT SLEEP(0.2)")
+                            .map(|_| c)
+                            .map_err(|e| format!("SLEEP: {e:?}"))
+                    });
+                    slept.wait();
+                    let mut c = slept_ok?;
+                    // Let the threads the sleeps created go idle and retire.
+                    std::thread::sleep(Duration::from_millis(500));
+                    c.query("SELECT 1")
+                        .map(|_| ())
+                        .map_err(|e| format!("SELECT 1 after the retirements: {e:?}"))
+                })
+                .expect("spawn a client thread")
+        })
+        .collect();
+    let results: Vec<Result<(), String>> = clients.into_iter().map(|h| h.join().unwrap()).collect();
+    let failed: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    let started: u64 = srv
+        .connect()
+        .query_first("SELECT CAST(SUM(THREADS_STARTED) AS UNSIGNED) FROM performance_schema.tp_thread_group_stats")
+        .unwrap()
+        .unwrap();
+    eprintln!(
+        "io_uring, {n} connections: {} failed, {started} pool threads started",
+        failed.len()
+    );
+    assert!(
+        failed.is_empty(),
+        "{} of {n} connections failed, first: {:?}",
+        failed.len(),
+        failed.first()
+    );
+    assert!(
+        started > 10,
+        "the sleeps made the pool create (and retire) threads: {started}"
+    );
+}

@@ -39,7 +39,8 @@ impl Token {
 /// Maximum events taken per poll, as MySQL's `epoll_wait` (32).
 pub const MAX_EVENTS: usize = 32;
 
-/// One group's readiness source.
+/// One group's readiness source. A registration outlives the thread that made it: pool
+/// threads retire while the connections they armed stay armed.
 pub trait Poller: Send + Sync + 'static {
     /// Registers `fd` one-shot for input under `token`.
     fn register(&self, token: Token, fd: RawFd) -> io::Result<()>;
@@ -175,6 +176,49 @@ mod tests {
         p.poll(&mut out, true).unwrap();
         p.poll(&mut out, true).unwrap();
         assert!(out.iter().all(|x| *x != t));
+    }
+
+    /// Registers a socket from a thread that then exits, makes it readable, and checks the
+    /// poller still reports it (io_uring cancels an exited thread's requests).
+    fn outlives_registering_thread(p: std::sync::Arc<dyn Poller>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        let t = Token::new(1, 9);
+        let fd = s.as_raw_fd();
+        let p2 = p.clone();
+        std::thread::spawn(move || p2.register(t, fd).unwrap())
+            .join()
+            .unwrap();
+        // Let the kernel finish the exited thread's teardown before the data arrives.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        c.write_all(b"x").unwrap();
+        let mut out = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !out.contains(&t) && std::time::Instant::now() < deadline {
+            p.poll(&mut out, false).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(
+            out.contains(&t),
+            "a registration made by an exited thread is still reported"
+        );
+        p.deregister(t, fd).unwrap();
+    }
+
+    #[test]
+    fn epoll_outlives_registering_thread() {
+        outlives_registering_thread(std::sync::Arc::new(EpollPoller::new().unwrap()));
+    }
+
+    #[test]
+    fn uring_outlives_registering_thread() {
+        let choice = choose(PollerKind::IoUring);
+        if let Some(r) = choice.fallback_reason {
+            eprintln!("io_uring skipped: {r}");
+            return;
+        }
+        outlives_registering_thread(std::sync::Arc::new(UringPoller::new().unwrap()));
     }
 
     #[test]

@@ -3,9 +3,18 @@
 //! submitted at once (no SQPOLL). Invariant: the submission queue is touched only under `sq`
 //! and the completion queue only under `cq`, which is what the io-uring crate's `*_shared`
 //! accessors require.
+//!
+//! A request belongs to the thread whose `io_uring_enter` submitted it, and the kernel cancels
+//! a thread's requests when it exits (the completion carries `-ECANCELED`). Pool threads
+//! retire (`thread_pool_max_unused_threads`, the transaction-limit cap, idle connection
+//! handlers), so every registered token is kept in `live` with its fd until it is
+//! deregistered, and a cancelled poll of a live token is submitted again by the thread that
+//! takes the completion. Without this, the connections armed by a retired thread were never
+//! reported again (sysbench's 1,024 threads did not finish connecting).
 
 use super::{new_eventfd, shutdown_fd, signal_eventfd, Poller, Token, MAX_EVENTS};
 use io_uring::{opcode, squeue, types, IoUring};
+use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Mutex;
@@ -21,6 +30,9 @@ pub struct UringPoller {
     ring: IoUring,
     sq: Mutex<()>,
     cq: Mutex<()>,
+    /// Registered tokens and their fds, from `register` until `deregister`. Lock order:
+    /// `live` before `sq`; a poll request for a token is pushed only while `live` is held.
+    live: Mutex<HashMap<u64, RawFd>>,
     wake: OwnedFd,
 }
 
@@ -76,6 +88,7 @@ impl UringPoller {
             ring,
             sq: Mutex::new(()),
             cq: Mutex::new(()),
+            live: Mutex::new(HashMap::new()),
             wake,
         };
         p.arm_wake()?;
@@ -106,6 +119,17 @@ impl UringPoller {
         Ok(())
     }
 
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u64, RawFd>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn push_poll(&self, token: u64, fd: RawFd) -> io::Result<()> {
+        let e = opcode::PollAdd::new(types::Fd(fd), poll_flags())
+            .build()
+            .user_data(token);
+        self.push(e)
+    }
+
     /// Drains completions into `out`; returns whether the wake fd fired.
     fn poll_inner(&self, out: &mut Vec<Token>, block: bool) -> io::Result<bool> {
         if block {
@@ -117,6 +141,7 @@ impl UringPoller {
             }
         }
         let mut woken = false;
+        let mut cancelled = Vec::new();
         {
             let _cq = self.cq.lock().unwrap_or_else(|p| p.into_inner());
             // SAFETY: `cq` is held, so no other CompletionQueue exists.
@@ -125,10 +150,19 @@ impl UringPoller {
                 match cqe.user_data() {
                     WAKE => woken = true,
                     IGNORE => {}
-                    // A cancelled or failed poll reports nothing; the connection's owner
-                    // decides its fate when it next touches it.
-                    ud if cqe.result() >= 0 => out.push(Token(ud)),
-                    _ => {}
+                    ud if cqe.result() == -libc::ECANCELED => cancelled.push(ud),
+                    // Ready, or failed: either way the owner finds out by reading.
+                    ud => out.push(Token(ud)),
+                }
+            }
+        }
+        if !cancelled.is_empty() {
+            // Cancelled by deregister (no longer live: nothing to do) or by the exit of the
+            // thread that submitted it (still live: submit it again from this thread).
+            let live = self.live();
+            for ud in cancelled {
+                if let Some(&fd) = live.get(&ud) {
+                    self.push_poll(ud, fd)?;
                 }
             }
         }
@@ -147,13 +181,14 @@ impl Poller for UringPoller {
     }
 
     fn rearm(&self, token: Token, fd: RawFd) -> io::Result<()> {
-        let e = opcode::PollAdd::new(types::Fd(fd), poll_flags())
-            .build()
-            .user_data(token.0);
-        self.push(e)
+        let mut live = self.live();
+        live.insert(token.0, fd);
+        self.push_poll(token.0, fd)
     }
 
     fn deregister(&self, token: Token, _fd: RawFd) -> io::Result<()> {
+        let mut live = self.live();
+        live.remove(&token.0);
         let e = opcode::PollRemove::new(token.0).build().user_data(IGNORE);
         self.push(e)
     }
