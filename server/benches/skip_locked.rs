@@ -123,13 +123,7 @@ fn ready_range(t: &Table) -> KeyRange {
 
 /// The claim: up to `limit` rows of the ready range, locked X with `policy`. Returns the
 /// scan's (rows, visited, skipped).
-fn claim(
-    sys: &TrxSys,
-    lt: &LockTrx,
-    t: &Table,
-    policy: WaitPolicy,
-    limit: u64,
-) -> (u64, u64, u64) {
+fn claim(sys: &TrxSys, lt: &LockTrx, t: &Table, policy: WaitPolicy, limit: u64) -> (u64, u64, u64) {
     let mut scan = LockingScan::new(
         sys,
         lt.clone(),
@@ -192,7 +186,9 @@ fn uncontended(c: &mut Criterion, sys: &TrxSys, t: &Table, keys: &[Vec<u8>]) {
                 key: RecKey::User(key),
                 page: 0,
             };
-            let r = sys.locks.lock_rec(&lt, rec, RecLockMode::X, WaitPolicy::Wait);
+            let r = sys
+                .locks
+                .lock_rec(&lt, rec, RecLockMode::X, WaitPolicy::Wait);
             assert!(matches!(r, Ok(Acquired::Granted)));
             sys.locks.release_all(&lt);
         });
@@ -209,7 +205,9 @@ fn uncontended(c: &mut Criterion, sys: &TrxSys, t: &Table, keys: &[Vec<u8>]) {
                 key: RecKey::User(key),
                 page: 0,
             };
-            let r = sys.locks.lock_rec(&lt, rec, RecLockMode::X, WaitPolicy::Wait);
+            let r = sys
+                .locks
+                .lock_rec(&lt, rec, RecLockMode::X, WaitPolicy::Wait);
             assert!(matches!(r, Ok(Acquired::Granted)));
             black_box(sys.commit(trx));
         });

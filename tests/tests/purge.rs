@@ -74,9 +74,10 @@ fn session_status(c: &mut Conn, name: &str) -> u64 {
 }
 
 fn prefill(c: &mut Conn, n: usize) {
+    let t = Instant::now();
     let mut run_at = {
-        let max: Option<u64> = c.query_first("SELECT MAX(run_at) FROM q_v1").unwrap();
-        max.unwrap_or(1_000)
+        let max: Option<Option<u64>> = c.query_first("SELECT MAX(run_at) FROM q_v1").unwrap();
+        max.flatten().unwrap_or(1_000)
     };
     for chunk in (0..n).collect::<Vec<_>>().chunks(500) {
         let rows: Vec<String> = chunk
@@ -92,6 +93,7 @@ fn prefill(c: &mut Conn, n: usize) {
         ))
         .unwrap();
     }
+    eprintln!("prefill of {n} jobs: {:.2?}", t.elapsed());
 }
 
 /// What a claim loop measured.
@@ -103,6 +105,8 @@ struct Run {
     walked: Vec<u64>,
     /// (claims done, trx_rseg_history_len), every tenth of the run.
     history: Vec<(usize, u64)>,
+    /// Time of each part of the loop: claim SELECT, claim UPDATE + COMMIT, DELETE + COMMIT.
+    parts: [Duration; 3],
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -143,11 +147,13 @@ impl Run {
         let (w0, w1) = self.walked();
         eprintln!(
             "{name}: {} claims; claim p50 first/last tenth {:.0}/{:.0} us; records walked \
-             {w0:.0}/{w1:.0}; history length {:?}",
+             {w0:.0}/{w1:.0}; history length {:?}; time in claim SELECT / UPDATE+COMMIT / \
+             DELETE+COMMIT {:.2?}",
             self.claim_us.len(),
             l0,
             l1,
-            self.history
+            self.history,
+            self.parts
         );
     }
 }
@@ -171,25 +177,26 @@ fn claim_loop(c: &mut Conn, admin: &mut Conn, jobs: usize) -> Run {
             ))
             .unwrap();
         run.claim_us.push(t.elapsed().as_secs_f64() * 1e6);
+        run.parts[0] += t.elapsed();
         run.walked
             .push(session_status(c, "Handler_read_next") - before);
         assert_eq!(ids.len(), BATCH, "claim {i}: queue ran dry");
-        let list = ids
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
+        let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+        let t = Instant::now();
         c.query_drop(format!(
             "UPDATE q_v1 SET status = 1, owner = 'w', lease_until = {i} WHERE id IN ({list})"
         ))
         .unwrap();
         assert_eq!(c.affected_rows(), BATCH as u64);
         c.query_drop("COMMIT").unwrap();
+        run.parts[1] += t.elapsed();
+        let t = Instant::now();
         c.query_drop("BEGIN").unwrap();
         c.query_drop(format!("DELETE FROM q_v1 WHERE id IN ({list})"))
             .unwrap();
         assert_eq!(c.affected_rows(), BATCH as u64);
         c.query_drop("COMMIT").unwrap();
+        run.parts[2] += t.elapsed();
     }
     run.history.push((claims, history_len(admin)));
     run
@@ -224,8 +231,10 @@ fn assert_flat(run: &Run, name: &str) {
         "{name}: history length grew to {max_hist} ({:?})",
         run.history
     );
+    // Purge may lag behind by some claims on a loaded machine; held back, the last tenth walks
+    // ~0.9 * JOBS records.
     assert!(
-        w1 <= w0 + 100.0,
+        w1 <= w0 + 0.1 * JOBS as f64,
         "{name}: records walked per claim grew from {w0} to {w1}"
     );
     // Latency is noisy on a shared machine: flat means well under the held-back growth.
@@ -311,7 +320,7 @@ fn an_idle_repeatable_read_transaction_holds_back_purge_until_it_commits() {
     idle.query_drop("COMMIT").unwrap();
     let trajectory = wait_for_purge(&mut admin, 5, Duration::from_secs(30));
     eprintln!("after COMMIT of the idle transaction, history length (ms, len): {trajectory:?}");
-    assert!(trajectory.len() >= 1 && trajectory[0].1 <= hist_end);
+    assert!(!trajectory.is_empty() && trajectory[0].1 <= hist_end);
     let after = claim_loop(&mut c, &mut admin, after_jobs);
     after.print("after the idle transaction committed");
     let (a0, a1) = after.walked();
