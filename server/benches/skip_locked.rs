@@ -33,9 +33,7 @@ use tpbed_server::engine::{
     Column, ColumnType, Direction, IndexDef, IndexKind, InsertOptions, IntKind, KeyRange,
     PageCapacity, Table, TableDef,
 };
-use tpbed_server::trx::{
-    index_id, thread_id_of, Isolation, LockingScan, ScanLockMode, ScanOptions, Trx, TrxSys,
-};
+use tpbed_server::trx::{index_id, Isolation, LockingScan, ScanLockMode, ScanOptions, Trx, TrxSys};
 use tpbed_server::value::Value;
 
 /// The claim's LIMIT.
@@ -99,7 +97,8 @@ fn fill(t: &Table, rows: u64) {
 }
 
 fn begin(sys: &TrxSys, conn: u64) -> (Trx, LockTrx) {
-    let mut trx = sys.begin(Isolation::RepeatableRead, false, conn, thread_id_of(conn));
+    // performance_schema thread ids are the connection id plus 47 (as trx::thread_id_of had it).
+    let mut trx = sys.begin(Isolation::RepeatableRead, false, conn, conn + 47);
     let info = sys.make_read_write(&mut trx);
     (trx, info.lock.clone())
 }
