@@ -51,6 +51,7 @@ impl LockSys {
         let id = self.inner.next_id.fetch_add(1, Relaxed);
         q.locks.push(LockEntry {
             id,
+            trx_id: h.id,
             trx: Arc::clone(&h),
             mode,
             waiting: false,
@@ -121,6 +122,7 @@ impl LockSys {
                 let id = self.inner.next_id.fetch_add(1, Relaxed);
                 q.locks.push(LockEntry {
                     id,
+                    trx_id: trx.id,
                     trx: Arc::clone(&trx),
                     mode: m,
                     waiting: false,

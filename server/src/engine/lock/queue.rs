@@ -29,7 +29,7 @@ impl Queue {
     pub(crate) fn covered(&self, trx: TrxId, mode: AnyMode) -> bool {
         let sup = self.supremum();
         self.locks.iter().any(|l| {
-            l.trx.id == trx
+            l.trx_id == trx
                 && !l.waiting
                 && match (l.mode, mode) {
                     (AnyMode::Rec(h), AnyMode::Rec(r)) => rec_covers(h, r, sup),
@@ -43,7 +43,7 @@ impl Queue {
     pub(crate) fn first_blocker(&self, trx: TrxId, mode: AnyMode) -> Option<&LockEntry> {
         let sup = self.supremum();
         self.locks.iter().find(|l| {
-            l.trx.id != trx
+            l.trx_id != trx
                 && has_to_wait(mode, l.mode, sup)
                 && !(l.waiting && self.holds_lock_blocking(trx, l))
         })
@@ -55,7 +55,7 @@ impl Queue {
         let sup = self.supremum();
         self.locks
             .iter()
-            .any(|g| g.trx.id == trx && !g.waiting && has_to_wait(w.mode, g.mode, sup))
+            .any(|g| g.trx_id == trx && !g.waiting && has_to_wait(w.mode, g.mode, sup))
     }
 
     /// Others' conflicting locks the waiting lock at `at` has to wait for: granted ones,
@@ -68,7 +68,7 @@ impl Queue {
         let sup = self.supremum();
         let w = &self.locks[at];
         self.locks.iter().enumerate().filter_map(move |(i, l)| {
-            (l.trx.id != w.trx.id
+            (l.trx_id != w.trx_id
                 && (!l.waiting || (waiting_ahead && i < at))
                 && has_to_wait(w.mode, l.mode, sup))
             .then_some(l)
@@ -95,7 +95,7 @@ impl Queue {
         let mut out: Vec<TrxId> = self
             .waits_for(at, policy)
             .iter()
-            .map(|l| l.trx.id)
+            .map(|l| l.trx_id)
             .collect();
         out.sort_unstable();
         out.dedup();

@@ -353,6 +353,7 @@ impl LockSys {
             && me.read_committed.load(Relaxed);
         q.locks.push(LockEntry {
             id,
+            trx_id: me.id,
             trx: Arc::clone(me),
             mode,
             waiting: blocked,
@@ -438,7 +439,7 @@ impl LockSys {
         let Some(pos) = q
             .locks
             .iter()
-            .position(|l| l.trx.id == me.id && !l.waiting && l.mode == mode)
+            .position(|l| l.trx_id == me.id && !l.waiting && l.mode == mode)
         else {
             return false;
         };

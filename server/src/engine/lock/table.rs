@@ -8,7 +8,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::modes::AnyMode;
-use super::trx::TrxShared;
+use super::trx::{TrxId, TrxShared};
 use crate::engine::index::KeyBuf;
 
 /// Identifies an index for the lock manager: unique across all tables and never reused while
@@ -100,6 +100,8 @@ impl TargetRef<'_> {
 pub(crate) struct LockEntry {
     /// Unique over the lock system's lifetime; also the order of arrival.
     pub(crate) id: u64,
+    /// The owner's id, inline: conflict checks compare it without touching the owner.
+    pub(crate) trx_id: TrxId,
     pub(crate) trx: Arc<TrxShared>,
     pub(crate) mode: AnyMode,
     pub(crate) waiting: bool,
@@ -371,6 +373,7 @@ mod tests {
         let trx = LockTrx::new(1, 1, 1);
         let entry = |id| LockEntry {
             id,
+            trx_id: trx.0.id,
             trx: Arc::clone(&trx.0),
             mode: AnyMode::Table(TableLockMode::IX),
             waiting: false,
