@@ -5,9 +5,11 @@
 #   compare_sysbench.sh [OUT_DIR]
 # Environment: PASSES [3]  DURATION [10]  THREADS ["8 64"]  WORKLOADS ["oltp_point_select oltp_read_only"]
 #   SERVER_CPU [0]  CLIENT_CPU [1]  PORT [3601]  LOAD [target/release/tpbed-load]  RATE [""]
-#   NICE [-10]: nice value of the server and of both clients (the same for all three), so that
-#   other work on a shared machine disturbs the comparison less
+#   NICE [-10]: nice value of the server and of the clients (the same for all), so that other
+#   work on a shared machine disturbs the comparison less; applied to each one's process and to
+#   its session's autogroup (/proc/self/autogroup), which is what counts between sessions
 #   LOAD_ARGS [""]: extra tpbed-load options (e.g. --client-threads=4)
+#   LOAD2 [""]: a second tpbed-load binary (e.g. an older build) run as a third client per cell
 # Starts its own MariaDB (scripts/mariadb.sh) on 127.0.0.1:PORT pinned to SERVER_CPU, prepares
 # 4 x 100000 rows with tpbed-load, runs the matrix, stops the server, prints a Markdown table.
 # Client CPU = user+sys of the whole client process (/usr/bin/time), per 1,000 queries.
@@ -26,11 +28,14 @@ PASSES=${PASSES:-3}; DURATION=${DURATION:-10}; THREADS=${THREADS:-"8 64"}
 WORKLOADS=${WORKLOADS:-"oltp_point_select oltp_read_only"}
 NICE=${NICE:--10}; export NICE
 SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}; PORT=${PORT:-3601}; RATE=${RATE:-}
-LOAD=${LOAD:-$HERE/../../target/release/tpbed-load}; LOAD_ARGS=${LOAD_ARGS:-}
+LOAD=${LOAD:-$HERE/../../target/release/tpbed-load}; LOAD_ARGS=${LOAD_ARGS:-}; LOAD2=${LOAD2:-}
 BASE=/tmp/tpbed-load-compare-mdb
 mkdir -p "$OUT"; rm -f "$OUT"/*.out "$OUT"/*.time "$OUT"/*.load
 trap '"$HERE/mariadb.sh" stop "$BASE"' EXIT
-setsid -w "$HERE/mariadb.sh" start "$BASE" "$PORT" one-thread-per-connection "$SERVER_CPU" > "$OUT/server.pid"
+in_session() { # in_session COMMAND...: run in a new session whose autogroup has nice NICE
+  setsid -w sh -c 'echo "$NICE" > /proc/self/autogroup 2>/dev/null; exec "$@"' sh "$@"
+}
+in_session "$HERE/mariadb.sh" start "$BASE" "$PORT" one-thread-per-connection "$SERVER_CPU" > "$OUT/server.pid"
 CONN="--mysql-host=127.0.0.1 --mysql-port=$PORT --mysql-user=sbtest --mysql-password=sbtest --mysql-db=sbtest"
 DATA="--tables=4 --table-size=100000"
 "$LOAD" prepare $CONN $DATA --threads=4 > "$OUT/prepare.log"
@@ -39,7 +44,7 @@ RUNOPT="--time=$DURATION --report-interval=0 --percentile=95 --db-ps-mode=auto -
 [ -n "$RATE" ] && RUNOPT="$RUNOPT --rate=$RATE"
 client() { # client FILE_PREFIX COMMAND...: one pinned client run in a session of its own
   local f=$1; shift
-  setsid -w /usr/bin/time -f "%U %S %e" -o "$f.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" "$@" > "$f.out" 2>&1 \
+  in_session /usr/bin/time -f "%U %S %e" -o "$f.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" "$@" > "$f.out" 2>&1 \
     || echo "client failed: see $f.out" >&2
   cut -d' ' -f1 /proc/loadavg > "$f.load"
 }
@@ -49,13 +54,14 @@ for p in $(seq 1 "$PASSES"); do
       f="$OUT/$w-$t-p$p"
       client "$f-sysbench" sysbench "$w" --db-driver=mysql $CONN $DATA --threads="$t" $RUNOPT --histogram=on run
       client "$f-tpbed" "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD_ARGS
+      [ -n "$LOAD2" ] && client "$f-tpbed2" "$LOAD2" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD_ARGS
       echo "pass $p $w $t: sysbench $(grep -m1 'queries:' "$f-sysbench.out" | awk '{print $2, $3}') tpbed-load $(grep -m1 'queries:' "$f-tpbed.out" | awk '{print $2, $3}') load $(cat "$f-tpbed.load")" >&2
     done
   done
 done
-python3 - "$OUT" "$PASSES" "$THREADS" "$WORKLOADS" <<'PY'
+python3 - "$OUT" "$PASSES" "$THREADS" "$WORKLOADS" "$LOAD2" <<'PY'
 import sys, re, statistics as st
-out, passes, threads, workloads = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
+out, passes, threads, workloads, load2 = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
 def p50_sysbench(t):
     # --histogram=on: "value |*** count" lines; the median is the first value whose
     # cumulative count reaches half the total
@@ -78,7 +84,7 @@ def parse(path):
 def cpu(path):
     u, s, e = open(path).read().split()[-3:]
     return float(u) + float(s)
-tools = [('sysbench', 'sysbench'), ('tpbed', 'tpbed-load')]
+tools = [('sysbench', 'sysbench'), ('tpbed', 'tpbed-load')] + ([('tpbed2', 'tpbed-load (LOAD2)')] if load2 else [])
 print('| workload | threads | client | QPS (median) | QPS vs sysbench | p50 ms | p95 ms | client CPU s / 1k queries | CPU vs sysbench | QPS per pass | load avg (median) |')
 print('|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|')
 for w in workloads:
