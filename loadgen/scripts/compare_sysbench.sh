@@ -12,7 +12,8 @@
 #   LOAD2 [""]: a second tpbed-load binary (e.g. an older build) run as a third client per cell
 # Starts its own MariaDB (scripts/mariadb.sh) on 127.0.0.1:PORT pinned to SERVER_CPU, prepares
 # 4 x 100000 rows with tpbed-load, runs the matrix, stops the server, prints a Markdown table.
-# Client CPU = user+sys of the whole client process (/usr/bin/time), per 1,000 queries.
+# Client CPU = user+sys of the whole client process (/usr/bin/time), per 1,000 queries; server
+# CPU = the server's user+sys (/proc/PID/stat) over the same client run, per 1,000 queries.
 # The server and every client run in a session of their own (setsid): with the kernel's
 # autogroup scheduling (/proc/sys/kernel/sched_autogroup_enabled) a session is one scheduling
 # group whose CPU share is split over the cores its threads run on, so a client started in the
@@ -30,7 +31,7 @@ NICE=${NICE:--10}; export NICE
 SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}; PORT=${PORT:-3601}; RATE=${RATE:-}
 LOAD=${LOAD:-$HERE/../../target/release/tpbed-load}; LOAD_ARGS=${LOAD_ARGS:-}; LOAD2=${LOAD2:-}
 BASE=/tmp/tpbed-load-compare-mdb
-mkdir -p "$OUT"; rm -f "$OUT"/*.out "$OUT"/*.time "$OUT"/*.load
+mkdir -p "$OUT"; rm -f "$OUT"/*.out "$OUT"/*.time "$OUT"/*.load "$OUT"/*.server
 trap '"$HERE/mariadb.sh" stop "$BASE"' EXIT
 in_session() { # in_session COMMAND...: run in a new session whose autogroup has nice NICE
   setsid -w sh -c 'echo "$NICE" > /proc/self/autogroup 2>/dev/null; exec "$@"' sh "$@"
@@ -42,11 +43,15 @@ DATA="--tables=4 --table-size=100000"
 sysbench oltp_read_only --db-driver=mysql $CONN $DATA prewarm > "$OUT/prewarm.log" 2>&1 || true
 RUNOPT="--time=$DURATION --report-interval=0 --percentile=95 --db-ps-mode=auto --rand-type=uniform"
 [ -n "$RATE" ] && RUNOPT="$RUNOPT --rate=$RATE"
+SERVER_PID=$(cat "$OUT/server.pid")
+server_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
 client() { # client FILE_PREFIX COMMAND...: one pinned client run in a session of its own
-  local f=$1; shift
+  local f=$1 t0; shift
+  t0=$(server_ticks)
   in_session /usr/bin/time -f "%U %S %e" -o "$f.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" "$@" > "$f.out" 2>&1 \
     || echo "client failed: see $f.out" >&2
   cut -d' ' -f1 /proc/loadavg > "$f.load"
+  echo "$(( $(server_ticks) - t0 )) $(getconf CLK_TCK)" > "$f.server"
 }
 for p in $(seq 1 "$PASSES"); do
   for w in $WORKLOADS; do
@@ -85,8 +90,8 @@ def cpu(path):
     u, s, e = open(path).read().split()[-3:]
     return float(u) + float(s)
 tools = [('sysbench', 'sysbench'), ('tpbed', 'tpbed-load')] + ([('tpbed2', 'tpbed-load (LOAD2)')] if load2 else [])
-print('| workload | threads | client | QPS (median) | QPS vs sysbench | p50 ms | p95 ms | client CPU s / 1k queries | CPU vs sysbench | QPS per pass | load avg (median) |')
-print('|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|')
+print('| workload | threads | client | QPS (median) | QPS vs sysbench | p50 ms | p95 ms | client CPU s / 1k queries | CPU vs sysbench | server CPU s / 1k queries | QPS per pass | load avg (median) |')
+print('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|')
 for w in workloads:
     for t in threads:
         rows = {k: [] for k, _ in tools}
@@ -98,14 +103,15 @@ for w in workloads:
                 except (AttributeError, FileNotFoundError, ValueError):
                     continue
                 load = float(open(f + '.load').read())
-                rows[tool].append((qps, p50, p95, cpu(f + '.time') / q * 1000, load))
+                ticks, hz = open(f + '.server').read().split()
+                rows[tool].append((qps, p50, p95, cpu(f + '.time') / q * 1000, load, int(ticks) / int(hz) / q * 1000))
         if not all(rows.values()):
             print(f'| {w} | {t} | (a client failed in every pass) |')
             continue
-        med = {k: [st.median(x[i] for x in v) for i in range(5)] for k, v in rows.items()}
+        med = {k: [st.median(x[i] for x in v) for i in range(6)] for k, v in rows.items()}
         s = med['sysbench']
         for k, label in tools:
             m = med[k]
             per = ' / '.join(f"{x[0]:.0f}" for x in rows[k])
-            print(f"| {w} | {t} | {label} | {m[0]:.0f} | {m[0]/s[0]:.3f} | {m[1]:.3f} | {m[2]:.2f} | {m[3]:.4f} | {m[3]/s[3]:.2f} | {per} | {m[4]:.1f} |")
+            print(f"| {w} | {t} | {label} | {m[0]:.0f} | {m[0]/s[0]:.3f} | {m[1]:.3f} | {m[2]:.2f} | {m[3]:.4f} | {m[3]/s[3]:.2f} | {m[5]:.4f} | {per} | {m[4]:.1f} |")
 PY
