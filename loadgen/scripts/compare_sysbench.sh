@@ -4,75 +4,114 @@
 #
 #   compare_sysbench.sh [OUT_DIR]
 # Environment: PASSES [3]  DURATION [10]  THREADS ["8 64"]  WORKLOADS ["oltp_point_select oltp_read_only"]
-#   SERVER_CPU [0]  CLIENT_CPU [1]  PORT [3317]  LOAD [target/release/tpbed-load]  RATE [""]
-#   NICE [-10]: nice value of the server and of both clients (the same for all three), so that
-#   other work on a shared machine disturbs the comparison less
+#   SERVER_CPU [0]  CLIENT_CPU [1]  PORT [3601]  LOAD [target/release/tpbed-load]  RATE [""]
+#   NICE [-10]: nice value of the server and of the clients (the same for all), so that other
+#   work on a shared machine disturbs the comparison less; applied to each one's process and to
+#   its session's autogroup (/proc/self/autogroup), which is what counts between sessions
+#   LOAD_ARGS [""]: extra tpbed-load options (e.g. --client-threads=4)
+#   LOAD2 [""]: a second tpbed-load binary (e.g. an older build) run as a third client per cell
 # Starts its own MariaDB (scripts/mariadb.sh) on 127.0.0.1:PORT pinned to SERVER_CPU, prepares
 # 4 x 100000 rows with tpbed-load, runs the matrix, stops the server, prints a Markdown table.
-# Client CPU = user+sys of the whole client process (/usr/bin/time), per 1,000 queries.
-# Three clients per cell, in this order: sysbench, tpbed-load --client-threads=1 (one event
-# loop), tpbed-load --client-threads=min(threads,16) ("mt", the default).
+# Client CPU = user+sys of the whole client process (/usr/bin/time), per 1,000 queries; server
+# CPU = the server's user+sys (/proc/PID/stat) over the same client run, per 1,000 queries.
+# The server and every client run in a session of their own (setsid): with the kernel's
+# autogroup scheduling (/proc/sys/kernel/sched_autogroup_enabled) a session is one scheduling
+# group whose CPU share is split over the cores its threads run on, so a client started in the
+# server's session gets a share proportional to its runnable threads against the server's
+# (a one-thread event loop against 64 server threads got ~12% of its core, sysbench's 64
+# threads ~70%); in sessions of their own every client gets its core on the same terms.
+# With RATE set both run at --rate=RATE and the table also gives p50 (sysbench's from its
+# --histogram, tpbed-load's from its percentile table).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-/tmp/tpbed-load-compare}
 PASSES=${PASSES:-3}; DURATION=${DURATION:-10}; THREADS=${THREADS:-"8 64"}
 WORKLOADS=${WORKLOADS:-"oltp_point_select oltp_read_only"}
 NICE=${NICE:--10}; export NICE
-SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}; PORT=${PORT:-3317}; RATE=${RATE:-}
-LOAD=${LOAD:-$HERE/../../target/release/tpbed-load}
+SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}; PORT=${PORT:-3601}; RATE=${RATE:-}
+LOAD=${LOAD:-$HERE/../../target/release/tpbed-load}; LOAD_ARGS=${LOAD_ARGS:-}; LOAD2=${LOAD2:-}
 BASE=/tmp/tpbed-load-compare-mdb
-mkdir -p "$OUT"; rm -f "$OUT"/*.out "$OUT"/*.time
+mkdir -p "$OUT"; rm -f "$OUT"/*.out "$OUT"/*.time "$OUT"/*.load "$OUT"/*.server
 trap '"$HERE/mariadb.sh" stop "$BASE"' EXIT
-"$HERE/mariadb.sh" start "$BASE" "$PORT" one-thread-per-connection "$SERVER_CPU" > "$OUT/server.pid"
+in_session() { # in_session COMMAND...: run in a new session whose autogroup has nice NICE
+  setsid -w sh -c 'echo "$NICE" > /proc/self/autogroup 2>/dev/null; exec "$@"' sh "$@"
+}
+in_session "$HERE/mariadb.sh" start "$BASE" "$PORT" one-thread-per-connection "$SERVER_CPU" > "$OUT/server.pid"
 CONN="--mysql-host=127.0.0.1 --mysql-port=$PORT --mysql-user=sbtest --mysql-password=sbtest --mysql-db=sbtest"
 DATA="--tables=4 --table-size=100000"
 "$LOAD" prepare $CONN $DATA --threads=4 > "$OUT/prepare.log"
 sysbench oltp_read_only --db-driver=mysql $CONN $DATA prewarm > "$OUT/prewarm.log" 2>&1 || true
 RUNOPT="--time=$DURATION --report-interval=0 --percentile=95 --db-ps-mode=auto --rand-type=uniform"
 [ -n "$RATE" ] && RUNOPT="$RUNOPT --rate=$RATE"
+SERVER_PID=$(cat "$OUT/server.pid")
+server_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+client() { # client FILE_PREFIX COMMAND...: one pinned client run in a session of its own
+  local f=$1 t0; shift
+  t0=$(server_ticks)
+  in_session /usr/bin/time -f "%U %S %e" -o "$f.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" "$@" > "$f.out" 2>&1 \
+    || echo "client failed: see $f.out" >&2
+  cut -d' ' -f1 /proc/loadavg > "$f.load"
+  echo "$(( $(server_ticks) - t0 )) $(getconf CLK_TCK)" > "$f.server"
+}
 for p in $(seq 1 "$PASSES"); do
   for w in $WORKLOADS; do
     for t in $THREADS; do
       f="$OUT/$w-$t-p$p"
-      /usr/bin/time -f "%U %S %e" -o "$f-sysbench.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" \
-        sysbench "$w" --db-driver=mysql $CONN $DATA --threads="$t" $RUNOPT --histogram=off run > "$f-sysbench.out" 2>&1 || echo "sysbench failed: see $f-sysbench.out" >&2
-      /usr/bin/time -f "%U %S %e" -o "$f-tpbed.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" \
-        "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" --client-threads=1 $RUNOPT --no-gauges > "$f-tpbed.out" 2>&1 || echo "tpbed-load failed: see $f-tpbed.out" >&2
-      ct=$(( t < 16 ? t : 16 ))
-      /usr/bin/time -f "%U %S %e" -o "$f-tpbedmt.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" \
-        "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" --client-threads="$ct" $RUNOPT --no-gauges > "$f-tpbedmt.out" 2>&1 || echo "tpbed-load failed: see $f-tpbedmt.out" >&2
-      echo "pass $p $w $t: sysbench $(grep -m1 'queries:' "$f-sysbench.out" | awk '{print $2, $3}') tpbed-load $(grep -m1 'queries:' "$f-tpbed.out" | awk '{print $2, $3}') tpbed-load-mt $(grep -m1 'queries:' "$f-tpbedmt.out" | awk '{print $2, $3}') load $(cut -d' ' -f1 /proc/loadavg)" >&2
+      client "$f-sysbench" sysbench "$w" --db-driver=mysql $CONN $DATA --threads="$t" $RUNOPT --histogram=on run
+      client "$f-tpbed" "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD_ARGS
+      [ -n "$LOAD2" ] && client "$f-tpbed2" "$LOAD2" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD_ARGS
+      echo "pass $p $w $t: sysbench $(grep -m1 'queries:' "$f-sysbench.out" | awk '{print $2, $3}') tpbed-load $(grep -m1 'queries:' "$f-tpbed.out" | awk '{print $2, $3}') load $(cat "$f-tpbed.load")" >&2
     done
   done
 done
-python3 - "$OUT" "$PASSES" "$THREADS" "$WORKLOADS" <<'PY'
+python3 - "$OUT" "$PASSES" "$THREADS" "$WORKLOADS" "$LOAD2" <<'PY'
 import sys, re, statistics as st
-out, passes, threads, workloads = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
+out, passes, threads, workloads, load2 = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
+def p50_sysbench(t):
+    # --histogram=on: "value |*** count" lines; the median is the first value whose
+    # cumulative count reaches half the total
+    rows = [(float(v), int(c)) for v, c in re.findall(r'^\s*([\d.]+)\s+\|\**\s+(\d+)\s*$', t, re.M)]
+    total = sum(c for _, c in rows)
+    acc = 0
+    for v, c in rows:
+        acc += c
+        if acc * 2 >= total:
+            return v
+    return float('nan')
 def parse(path):
     t = open(path).read()
     q = int(re.search(r'queries:\s+(\d+)', t).group(1))
     qps = float(re.search(r'queries:\s+\d+\s+\(([\d.]+) per sec', t).group(1))
     p95 = float(re.search(r'95th percentile:\s+([\d.]+)', t).group(1))
-    avg = float(re.search(r'avg:\s+([\d.]+)', t).group(1))
-    return q, qps, p95, avg
+    m = re.search(r'^\s+event\s+([\d.]+)\s', t, re.M)
+    p50 = float(m.group(1)) if m else p50_sysbench(t)
+    return q, qps, p50, p95
 def cpu(path):
     u, s, e = open(path).read().split()[-3:]
     return float(u) + float(s)
-tools = [('sysbench', 'sysbench'), ('tpbed', 'tpbed-load --client-threads=1'), ('tpbedmt', 'tpbed-load (default: --client-threads=min(T,16))')]
-print('| workload | threads | client | QPS (median) | QPS vs sysbench | p95 ms (median) | client CPU s / 1k queries (median) | CPU vs sysbench | QPS per pass |')
-print('|---|---:|---|---:|---:|---:|---:|---:|---|')
+tools = [('sysbench', 'sysbench'), ('tpbed', 'tpbed-load')] + ([('tpbed2', 'tpbed-load (LOAD2)')] if load2 else [])
+print('| workload | threads | client | QPS (median) | QPS vs sysbench | p50 ms | p95 ms | client CPU s / 1k queries | CPU vs sysbench | server CPU s / 1k queries | QPS per pass | load avg (median) |')
+print('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|')
 for w in workloads:
     for t in threads:
         rows = {k: [] for k, _ in tools}
         for p in range(1, passes + 1):
             for tool in rows:
                 f = f'{out}/{w}-{t}-p{p}-{tool}'
-                q, qps, p95, avg = parse(f + '.out')
-                rows[tool].append((qps, p95, cpu(f + '.time') / q * 1000))
-        med = {k: [st.median(x[i] for x in v) for i in range(3)] for k, v in rows.items()}
+                try:
+                    q, qps, p50, p95 = parse(f + '.out')
+                except (AttributeError, FileNotFoundError, ValueError):
+                    continue
+                load = float(open(f + '.load').read())
+                ticks, hz = open(f + '.server').read().split()
+                rows[tool].append((qps, p50, p95, cpu(f + '.time') / q * 1000, load, int(ticks) / int(hz) / q * 1000))
+        if not all(rows.values()):
+            print(f'| {w} | {t} | (a client failed in every pass) |')
+            continue
+        med = {k: [st.median(x[i] for x in v) for i in range(6)] for k, v in rows.items()}
         s = med['sysbench']
         for k, label in tools:
             m = med[k]
             per = ' / '.join(f"{x[0]:.0f}" for x in rows[k])
-            print(f"| {w} | {t} | {label} | {m[0]:.0f} | {m[0]/s[0]:.3f} | {m[1]:.2f} | {m[2]:.4f} | {m[2]/s[2]:.2f} | {per} |")
+            print(f"| {w} | {t} | {label} | {m[0]:.0f} | {m[0]/s[0]:.3f} | {m[1]:.3f} | {m[2]:.2f} | {m[3]:.4f} | {m[3]/s[3]:.2f} | {m[5]:.4f} | {per} | {m[4]:.1f} |")
 PY

@@ -129,6 +129,8 @@ pub(crate) struct MysqlWire {
     count: u64,
     rows: Vec<Vec<Option<String>>>,
     dead: Option<String>,
+    /// COM_STMT_EXECUTE parameters, reused from statement to statement.
+    params: Vec<BinaryValue>,
 }
 
 impl MysqlWire {
@@ -147,6 +149,7 @@ impl MysqlWire {
             count: 0,
             rows: Vec::new(),
             dead: None,
+            params: Vec::new(),
         }
     }
 
@@ -273,14 +276,12 @@ impl Wire for MysqlWire {
 
     fn execute(&mut self, stmt: u32, params: &[Param], keep_rows: bool) {
         self.keep.push_back(keep_rows);
-        let values: Vec<BinaryValue> = params
-            .iter()
-            .map(|p| match p {
-                Param::Int(v) => BinaryValue::Int(*v),
-                Param::Str(s) => BinaryValue::Bytes(s.as_bytes().to_vec()),
-            })
-            .collect();
-        self.c.execute(stmt, &values);
+        self.params.clear();
+        self.params.extend(params.iter().map(|p| match p {
+            Param::Int(v) => BinaryValue::Int(*v),
+            Param::Str(s) => BinaryValue::Bytes(s.as_bytes().to_vec()),
+        }));
+        self.c.execute(stmt, &self.params);
     }
 
     fn close_stmt(&mut self, stmt: u32) {

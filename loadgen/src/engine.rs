@@ -47,9 +47,9 @@ pub(crate) struct EngineConfig {
 /// Per-thread state shared with the reporting thread.
 #[derive(Debug, Default)]
 pub(crate) struct Shard {
-    /// Whole measured window.
+    /// Whole measured window up to the last interval the reporter took.
     pub(crate) total: Acc,
-    /// Since the last interval sample.
+    /// Since the last interval sample (the client thread records only here).
     pub(crate) interval: Acc,
     /// Open-loop backlog right now.
     pub(crate) queue: usize,

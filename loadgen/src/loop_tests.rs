@@ -88,17 +88,20 @@ fn open_loop_sees_the_stall_closed_loop_hides_it() {
     ]));
     let (o, c) = (run_on_stub(stall, open), run_on_stub(stall, closed));
     let (o, c) = (o.join().expect("open run"), c.join().expect("closed run"));
+    let (op99, cp99) = (o.lat().p99, c.lat().p99);
+    eprintln!(
+        "open-loop {:.0} TPS, p99 {op99:.1} ms (max {:.1}); closed-loop {:.0} TPS, p50 {:.2} ms, p99 {cp99:.2} ms (max {:.1})",
+        o.tps(),
+        o.lat().max,
+        c.tps(),
+        c.lat().p50,
+        c.lat().max
+    );
     for r in [&o, &c] {
         assert!(r.fatal.is_none(), "{:?}", r.fatal);
         let tps = r.tps();
         assert!((1700.0..2300.0).contains(&tps), "rate not kept: {tps}");
     }
-    let (op99, cp99) = (o.lat().p99, c.lat().p99);
-    eprintln!(
-        "open-loop p99 {op99:.1} ms (max {:.1}), closed-loop p99 {cp99:.2} ms (max {:.1})",
-        o.lat().max,
-        c.lat().max
-    );
     assert!(op99 >= 500.0, "open-loop p99 {op99} ms");
     assert!(cp99 < 50.0, "closed-loop p99 {cp99} ms");
     assert!(o.latency_basis().contains("intended start"));

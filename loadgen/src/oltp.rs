@@ -137,6 +137,16 @@ fn statement_plan(cfg: &OltpConfig) -> Vec<(Option<Kind>, u32, String)> {
     plan
 }
 
+/// Index of (kind, table) in `OltpScript::slots`: table statements by kind, then BEGIN/COMMIT
+/// and the select_random_* statements (kind `None`, told apart by `table`).
+fn slot_key(kind: Option<Kind>, table: u32, tables: u32) -> usize {
+    let per_kind = tables as usize + 1;
+    match kind {
+        Some(k) => k as usize * per_kind + table as usize,
+        None => (Kind::Insert as usize + 1) * per_kind + table as usize,
+    }
+}
+
 /// One connection's instance of a sysbench script.
 #[derive(Debug)]
 pub(crate) struct OltpScript {
@@ -144,6 +154,8 @@ pub(crate) struct OltpScript {
     dist: Dist,
     conn: usize,
     plan: Vec<(Option<Kind>, u32, String)>,
+    /// Plan position by `slot_key(kind, table)` (usize::MAX: not planned).
+    slots: Vec<usize>,
     pending: VecDeque<Op>,
     bulk: String,
     bulk_id: u64,
@@ -153,6 +165,16 @@ impl OltpScript {
     /// The script of connection number `conn`.
     pub(crate) fn new(cfg: Arc<OltpConfig>, conn: usize, seed: u64) -> Self {
         let plan = statement_plan(&cfg);
+        let mut slots = Vec::new();
+        for (pos, (k, t, _)) in plan.iter().enumerate() {
+            let key = slot_key(*k, *t, cfg.opt.tables);
+            if slots.len() <= key {
+                slots.resize(key + 1, usize::MAX);
+            }
+            if slots[key] == usize::MAX {
+                slots[key] = pos;
+            }
+        }
         let dist = Dist::new(
             cfg.dist,
             seed ^ (conn as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -162,6 +184,7 @@ impl OltpScript {
             dist,
             conn,
             plan,
+            slots,
             pending: VecDeque::new(),
             bulk: String::new(),
             bulk_id: 0,
@@ -169,10 +192,10 @@ impl OltpScript {
     }
 
     fn slot(&self, kind: Option<Kind>, table: u32) -> usize {
-        self.plan
-            .iter()
-            .position(|(k, t, _)| *k == kind && *t == table)
-            .unwrap_or_else(|| panic!("statement {kind:?} on table {table} was not planned"))
+        match self.slots.get(slot_key(kind, table, self.cfg.opt.tables)) {
+            Some(&pos) if pos != usize::MAX => pos,
+            _ => panic!("statement {kind:?} on table {table} was not planned"),
+        }
     }
 
     fn table(&mut self) -> u32 {
@@ -206,7 +229,8 @@ impl OltpScript {
     }
 
     fn writes(&mut self) {
-        let o = self.cfg.opt.clone();
+        let cfg = self.cfg.clone();
+        let o = &cfg.opt;
         let t = self.table();
         for _ in 0..o.index_updates {
             let id = self.id();
@@ -243,7 +267,8 @@ impl OltpScript {
     }
 
     fn ranges(&mut self) {
-        let o = self.cfg.opt.clone();
+        let cfg = self.cfg.clone();
+        let o = &cfg.opt;
         if o.range_selects {
             self.range(Kind::SimpleRange, o.simple_ranges);
             self.range(Kind::SumRange, o.sum_ranges);
@@ -274,7 +299,8 @@ impl Script for OltpScript {
 
     fn begin_event(&mut self) {
         self.pending.clear();
-        let o = self.cfg.opt.clone();
+        let cfg = self.cfg.clone();
+        let o = &cfg.opt;
         let trx = !o.skip_trx;
         match self.cfg.workload {
             Workload::OltpPointSelect => self.point_selects(1),

@@ -129,6 +129,7 @@ fn collect_interval(shared: &Shared) -> (Acc, usize, usize, usize) {
     for s in &shared.shards {
         let mut sh = s.lock().expect("shard");
         let taken = std::mem::take(&mut sh.interval);
+        sh.total.add(&taken);
         acc.add(&taken);
         queue += sh.queue;
         busy += sh.busy;
@@ -140,7 +141,10 @@ fn collect_interval(shared: &Shared) -> (Acc, usize, usize, usize) {
 fn collect_total(shared: &Shared) -> Acc {
     let mut acc = Acc::default();
     for s in &shared.shards {
-        acc.add(&s.lock().expect("shard").total);
+        let sh = s.lock().expect("shard");
+        // what the client threads recorded after the last interval was taken counts too
+        acc.add(&sh.total);
+        acc.add(&sh.interval);
     }
     acc
 }

@@ -111,6 +111,11 @@ pub(crate) struct Worker {
     buf: Vec<u8>,
     window: Option<(Instant, Option<Instant>)>,
     ending: bool,
+    /// The time of the last clock read (a read returning bytes, a timer pass, a start): replies
+    /// and the statements sent in answer to them share it, one clock read per reply.
+    clock: Instant,
+    /// epoll_wait's output buffer, reused.
+    events: Vec<nix::sys::epoll::EpollEvent>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -192,6 +197,8 @@ impl Worker {
             buf: vec![0u8; 256 * 1024],
             window: None,
             ending: false,
+            clock: now,
+            events: vec![EpollEvent::empty(); 256],
         }
     }
 
@@ -225,6 +232,7 @@ impl Worker {
             if self.conns[i].phase != Phase::Idle || !self.conns[i].active {
                 continue;
             }
+            self.clock = Instant::now();
             match (self.cfg.rate > 0.0, self.cfg.loop_mode) {
                 (false, _) => self.start_event(i, start),
                 (true, LoopMode::Open) => self.idle.push(i),
@@ -348,6 +356,7 @@ impl Worker {
 
     fn became_ready(&mut self, i: usize) {
         let now = Instant::now();
+        self.clock = now;
         let c = &mut self.conns[i];
         c.phase = Phase::Idle;
         if !c.ever_ready {
@@ -370,6 +379,7 @@ impl Worker {
     // ---- scheduling ----------------------------------------------------------------
 
     fn arrivals(&mut self, now: Instant) {
+        self.clock = now;
         let rate = self.thread_rate();
         while let Some(at) = self.next_arrival {
             if at > now {
@@ -390,6 +400,7 @@ impl Worker {
     }
 
     fn fire_timers(&mut self, now: Instant) {
+        self.clock = now;
         while let Some(std::cmp::Reverse((t, i, gen))) = self.timers.peek().copied() {
             if t > now {
                 break;
@@ -421,7 +432,7 @@ impl Worker {
             self.conns[i].phase = Phase::Idle;
             return;
         }
-        let now = Instant::now();
+        let now = self.clock;
         let c = &mut self.conns[i];
         c.intended = if self.cfg.loop_mode == LoopMode::Open {
             intended
@@ -438,7 +449,7 @@ impl Worker {
 
     /// What happens after connection `i` finished an event.
     fn after_event(&mut self, i: usize) {
-        let now = Instant::now();
+        let now = self.clock;
         self.conns[i].phase = Phase::Idle;
         if self.ending || self.stopped() {
             return;
@@ -455,13 +466,15 @@ impl Worker {
             LoopMode::Closed => {
                 let rate = self.cfg.rate / self.cfg.connections.max(1) as f64;
                 let slot = self.conns[i].next_slot + self.gap(rate);
-                // a missed slot is skipped, not queued: that is the closed loop's omission
-                let at = slot.max(now);
-                self.conns[i].next_slot = at;
-                if at <= now {
+                // Late by less than a mean gap (a slow wake-up, a slow reply): start now but
+                // keep the schedule, so jitter does not lower the rate. Later than that, the
+                // missed slots are skipped, not queued: that is the closed loop's omission.
+                let late = now.saturating_duration_since(slot).as_secs_f64();
+                self.conns[i].next_slot = if late > 1.0 / rate { now } else { slot };
+                if slot <= now {
                     self.start_event(i, now);
                 } else {
-                    self.pace(i, at);
+                    self.pace(i, slot);
                 }
             }
         }
@@ -515,7 +528,7 @@ impl Worker {
     }
 
     fn finish_event(&mut self, i: usize) {
-        let now = Instant::now();
+        let now = self.clock;
         let counts = std::mem::take(&mut self.conns[i].counts);
         if !self.measured(self.conns[i].intended, now) {
             return;
@@ -543,7 +556,7 @@ impl Worker {
             },
         }
         c.phase = Phase::Busy;
-        c.stmt_start = Instant::now();
+        c.stmt_start = self.clock;
         self.flush(i);
     }
 
@@ -585,7 +598,7 @@ impl Worker {
                 other => self.fatal_conn(i, format!("unexpected reply to prepare: {other:?}")),
             },
             Phase::Busy => {
-                let now = Instant::now();
+                let now = self.clock;
                 let kind = Kind::of(&reply);
                 if let Some(k) = kind {
                     self.conns[i].counts[k as usize] += 1;

@@ -10,13 +10,12 @@ use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollEvent, EpollFlags, EpollTimeout};
 
 use super::{token, Phase, Rec, Worker};
-use crate::engine::Shard;
 use crate::stats::record;
 
 impl Worker {
     pub(super) fn poll(&mut self, until: Option<Instant>) {
-        let mut events = [EpollEvent::empty(); 256];
         let timeout = until.map(|u| u.saturating_duration_since(Instant::now()));
+        let mut events = std::mem::take(&mut self.events);
         let n = match wait(&self.epoll, &mut events, timeout) {
             Ok(n) => n,
             Err(Errno::EINTR) => 0,
@@ -36,6 +35,7 @@ impl Worker {
             }
             self.on_io(idx, ev.events());
         }
+        self.events = events;
         self.pump_connects();
         self.flush_recs();
     }
@@ -77,6 +77,7 @@ impl Worker {
             match sock.read(&mut self.buf) {
                 Ok(0) => return self.lost(i, "server closed the connection".into()),
                 Ok(n) => {
+                    self.clock = Instant::now();
                     let data = &self.buf[..n];
                     if let Err(e) = self.conns[i].wire.feed(data) {
                         return self.fatal_conn(i, format!("protocol error: {e}"));
@@ -140,31 +141,28 @@ impl Worker {
         if self.recs.is_empty() {
             return;
         }
-        let Shard {
-            total, interval, ..
-        } = &mut *sh;
+        // only the interval: the reporter moves each interval into the total when it takes it
+        let acc = &mut sh.interval;
         for r in self.recs.drain(..) {
-            for acc in [&mut *total, &mut *interval] {
-                match r {
-                    Rec::StmtLat(ns) => record(&mut acc.stmt, ns),
-                    Rec::Counts([r, w, o]) => {
-                        acc.c.reads += r;
-                        acc.c.writes += w;
-                        acc.c.others += o;
-                    }
-                    Rec::Event { lat, service } => {
-                        acc.c.events += 1;
-                        record(&mut acc.lat, lat);
-                        record(&mut acc.service, service);
-                    }
-                    Rec::Error(code, ignored) => {
-                        *acc.c.errors.entry(code).or_default() += 1;
-                        if ignored {
-                            acc.c.ignored += 1;
-                        }
-                    }
-                    Rec::Reconnect => acc.c.reconnects += 1,
+            match r {
+                Rec::StmtLat(ns) => record(&mut acc.stmt, ns),
+                Rec::Counts([r, w, o]) => {
+                    acc.c.reads += r;
+                    acc.c.writes += w;
+                    acc.c.others += o;
                 }
+                Rec::Event { lat, service } => {
+                    acc.c.events += 1;
+                    record(&mut acc.lat, lat);
+                    record(&mut acc.service, service);
+                }
+                Rec::Error(code, ignored) => {
+                    *acc.c.errors.entry(code).or_default() += 1;
+                    if ignored {
+                        acc.c.ignored += 1;
+                    }
+                }
+                Rec::Reconnect => acc.c.reconnects += 1,
             }
         }
     }

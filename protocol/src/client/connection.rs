@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::replies::{on_reply, Expect, Pending, PrepareStage, ResultStage};
+use super::replies::{on_reply, ColumnCache, Expect, Pending, PrepareStage, ResultStage};
 use super::{ClientConfig, ClientEvent};
 use crate::auth::{caching_sha2_scramble, native_password_scramble};
 use crate::caps::{Capabilities, StatusFlags};
@@ -89,6 +89,9 @@ pub struct ClientConnection {
     stmt_types: HashMap<u32, Vec<(ColumnType, bool)>>,
     /// COM_QUIT was issued: no further commands are accepted.
     quit_sent: bool,
+    /// Result columns per statement, when MariaDB's MARIADB_CLIENT_CACHE_METADATA was
+    /// negotiated (the server then skips unchanged metadata in execute results).
+    column_cache: Option<ColumnCache>,
     connection_id: u32,
     server_version: String,
     status: StatusFlags,
@@ -109,6 +112,7 @@ impl ClientConnection {
             pending: VecDeque::new(),
             stmt_types: HashMap::new(),
             quit_sent: false,
+            column_cache: None,
             connection_id: 0,
             server_version: String::new(),
             status: StatusFlags::empty(),
@@ -206,6 +210,15 @@ impl ClientConnection {
     // ----- commands -----
 
     fn send(&mut self, expect: Option<Expect>, f: impl FnOnce(&mut Vec<u8>)) {
+        self.send_for(None, expect, f);
+    }
+
+    fn send_for(
+        &mut self,
+        stmt: Option<u32>,
+        expect: Option<Expect>,
+        f: impl FnOnce(&mut Vec<u8>),
+    ) {
         if self.quit_sent {
             return;
         }
@@ -217,7 +230,7 @@ impl ClientConnection {
         let mut seq = 0;
         write_packet_with(buf, &mut seq, f);
         if let Some(expect) = expect {
-            self.pending.push_back(Pending { expect, seq });
+            self.pending.push_back(Pending { expect, seq, stmt });
         }
     }
 
@@ -263,7 +276,8 @@ impl ClientConnection {
                 params.iter().map(BinaryValue::natural_type).collect(),
             );
         }
-        self.send(
+        self.send_for(
+            Some(stmt_id),
             Some(Expect::Results {
                 binary: true,
                 stage: ResultStage::Start,
@@ -281,6 +295,9 @@ impl ClientConnection {
     /// Sends COM_STMT_CLOSE (no reply).
     pub fn close_stmt(&mut self, stmt_id: u32) {
         self.stmt_types.remove(&stmt_id);
+        if let Some(c) = self.column_cache.as_mut() {
+            c.remove(&stmt_id);
+        }
         self.send(None, |o| {
             o.push(code::STMT_CLOSE);
             put_u32(o, stmt_id);
@@ -312,6 +329,9 @@ impl ClientConnection {
     /// OK or an error.
     pub fn reset_connection(&mut self) {
         self.stmt_types.clear();
+        if let Some(c) = self.column_cache.as_mut() {
+            c.clear();
+        }
         self.send(Some(Expect::Ok), |o| o.push(code::RESET_CONNECTION));
     }
 
@@ -391,7 +411,8 @@ impl ClientConnection {
                 };
                 check_seq(p.seq, seq)?;
                 p.seq = seq.wrapping_add(fragment_count(payload.len()) as u8);
-                let (event, done) = on_reply(p, caps, payload, &mut self.out)?;
+                let (event, done) =
+                    on_reply(p, caps, payload, &mut self.out, self.column_cache.as_mut())?;
                 if done {
                     self.pending.pop_front();
                     self.close_if_quit_done();
@@ -412,6 +433,15 @@ impl ClientConnection {
             return Ok(Some(ClientEvent::AuthFailed(ErrPacket::decode(payload)?)));
         }
         let hello = HandshakeV10::decode(payload)?;
+        // A MariaDB server (no CLIENT_MYSQL, i.e. LONG_PASSWORD, in its greeting) puts extended
+        // capabilities in the last 4 of the 10 reserved bytes; the client answers in the last 4
+        // of its 23 filler bytes. Only MARIADB_CLIENT_CACHE_METADATA is asked for.
+        let mariadb_ext = if hello.capabilities.contains(Capabilities::LONG_PASSWORD) {
+            0
+        } else {
+            mariadb_extended_caps(payload)
+        };
+        let cache_metadata = mariadb_ext & MARIADB_CACHE_METADATA != 0;
         if !hello.capabilities.contains(Capabilities::PROTOCOL_41) {
             return Err(ProtocolError::Unsupported(
                 "server without the 4.1 protocol",
@@ -441,7 +471,17 @@ impl ClientConnection {
             connect_attrs: self.config.connect_attrs.clone(),
         };
         let mut seq = 1;
-        write_packet_with(&mut self.out, &mut seq, |o| resp.encode(o));
+        write_packet_with(&mut self.out, &mut seq, |o| {
+            let at = o.len();
+            resp.encode(o);
+            if cache_metadata {
+                // capabilities (4), max packet (4), charset (1), then 23 filler bytes
+                if let Some(ext) = o.get_mut(at + 28..at + 32) {
+                    ext.copy_from_slice(&MARIADB_CACHE_METADATA.to_le_bytes());
+                }
+            }
+        });
+        self.column_cache = cache_metadata.then(ColumnCache::new);
         self.phase = Phase::Auth { plugin, seq };
         Ok(None)
     }
@@ -497,6 +537,22 @@ impl ClientConnection {
     }
 }
 
+/// MARIADB_CLIENT_CACHE_METADATA (bit 36 of the capabilities, bit 4 of MariaDB's extension).
+const MARIADB_CACHE_METADATA: u32 = 1 << 4;
+
+/// MariaDB's extended capabilities from a greeting: protocol version (1), the version string
+/// and its NUL, connection id (4), auth data (8), filler (1), capabilities (2), charset (1),
+/// status (2), capabilities (2), auth data length (1), 6 reserved bytes, then these 4.
+fn mariadb_extended_caps(greeting: &[u8]) -> u32 {
+    let Some(nul) = greeting.iter().skip(1).position(|&b| b == 0) else {
+        return 0;
+    };
+    let at = 1 + nul + 1 + 4 + 8 + 1 + 2 + 1 + 2 + 2 + 1 + 6;
+    greeting
+        .get(at..at + 4)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
 fn check_seq(expected: u8, got: u8) -> Result<(), ProtocolError> {
     if expected == got {
         Ok(())
@@ -510,5 +566,83 @@ fn event_status(ev: &ClientEvent) -> Option<StatusFlags> {
         ClientEvent::Ok(ok) => Some(ok.status),
         ClientEvent::ResultDone { status, .. } => Some(*status),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::column::ColumnDefinition;
+    use crate::reply::EofPacket;
+    use crate::resultset::write_prepare_ok;
+
+    /// A MariaDB-style greeting (no CLIENT_MYSQL bit) offering MARIADB_CLIENT_CACHE_METADATA.
+    fn mariadb_greeting() -> Vec<u8> {
+        let hello = HandshakeV10 {
+            server_version: "10.11.19-MariaDB".into(),
+            connection_id: 9,
+            auth_plugin_data: *b"abcdefghijklmnopqrst",
+            capabilities: Capabilities::SERVER_DEFAULT
+                .difference(Capabilities::LONG_PASSWORD)
+                .difference(Capabilities::DEPRECATE_EOF),
+            charset: 45,
+            status: StatusFlags::AUTOCOMMIT,
+            auth_plugin_name: NATIVE_PASSWORD.into(),
+        };
+        let mut payload = Vec::new();
+        hello.encode(&mut payload);
+        let at = 1 + hello.server_version.len() + 1 + 4 + 8 + 1 + 2 + 1 + 2 + 2 + 1 + 6;
+        payload[at..at + 4].copy_from_slice(&MARIADB_CACHE_METADATA.to_le_bytes());
+        let mut wire = Vec::new();
+        write_packet(&mut wire, &mut 0, &payload);
+        wire
+    }
+
+    fn events(c: &mut ClientConnection, wire: &[u8]) -> Vec<ClientEvent> {
+        c.feed(wire);
+        std::iter::from_fn(|| c.poll_event())
+            .map(|e| e.expect("well-formed reply"))
+            .collect()
+    }
+
+    #[test]
+    fn cached_metadata_stands_in_for_skipped_execute_metadata() {
+        let mut c = ClientConnection::new(ClientConfig::new("sbtest", "sbtest"));
+        assert!(events(&mut c, &mariadb_greeting()).is_empty());
+        let mut resp = Vec::new();
+        c.take_transmit(&mut resp);
+        // payload starts after the 4-byte header; extended capabilities at 28..32
+        assert_eq!(&resp[4 + 28..4 + 32], &MARIADB_CACHE_METADATA.to_le_bytes());
+        let caps = c.capabilities();
+        let mut ok = Vec::new();
+        OkPacket::default().write(&mut ok, &mut 2, caps);
+        assert!(matches!(
+            events(&mut c, &ok).as_slice(),
+            [ClientEvent::Connected { .. }]
+        ));
+
+        let cols = vec![ColumnDefinition::new("c", ColumnType::VarString)];
+        c.prepare("SELECT c FROM t WHERE id=?");
+        let mut wire = Vec::new();
+        let param = ColumnDefinition::new("?", ColumnType::LongLong);
+        write_prepare_ok(&mut wire, &mut 1, caps, 5, &[param], &cols, 0);
+        assert!(matches!(
+            events(&mut c, &wire).as_slice(),
+            [ClientEvent::Prepared { stmt_id: 5, .. }]
+        ));
+
+        // an execute whose result says "metadata does not follow": count, flag 0, row, EOF
+        c.execute(5, &[BinaryValue::Int(1)]);
+        let mut wire = Vec::new();
+        let mut seq = 1;
+        write_packet(&mut wire, &mut seq, &[1, 0]);
+        write_packet(&mut wire, &mut seq, &[0x00, 0x00, 1, b'x']);
+        write_packet_with(&mut wire, &mut seq, |o| EofPacket::default().encode(o));
+        let got = events(&mut c, &wire);
+        assert!(
+            matches!(got.as_slice(), [ClientEvent::ResultColumns(c), ClientEvent::Row(_), ClientEvent::ResultDone { .. }] if c == &cols),
+            "{got:?}"
+        );
+        assert!(c.is_idle());
     }
 }

@@ -4,6 +4,8 @@
 //! Invariant: a reply's stage only moves forward, and `on_reply` says when the reply is
 //! complete so the connection can move on to the next command's reply.
 
+use std::collections::HashMap;
+
 use super::{ClientEvent, RowData};
 use crate::caps::{Capabilities, StatusFlags};
 use crate::column::ColumnDefinition;
@@ -89,7 +91,14 @@ pub(super) struct Pending {
     pub(super) expect: Expect,
     /// The sequence id the next packet of this reply must carry.
     pub(super) seq: u8,
+    /// COM_STMT_EXECUTE: the statement, whose cached result columns stand in for metadata the
+    /// server skips (MARIADB_CLIENT_CACHE_METADATA).
+    pub(super) stmt: Option<u32>,
 }
+
+/// Result columns per prepared statement, kept when MARIADB_CLIENT_CACHE_METADATA is in
+/// effect: the server then sends an execute's column definitions only when they changed.
+pub(super) type ColumnCache = HashMap<u32, Vec<ColumnDefinition>>;
 
 /// Parses one packet of the oldest reply: the event it produces (if any) and whether the
 /// reply is complete.
@@ -98,8 +107,10 @@ pub(super) fn on_reply(
     caps: Capabilities,
     payload: Vec<u8>,
     out: &mut Vec<u8>,
+    cache: Option<&mut ColumnCache>,
 ) -> Result<(Option<ClientEvent>, bool), ProtocolError> {
     let first = payload.first().copied();
+    let stmt = p.stmt;
     match &mut p.expect {
         Expect::Results { binary, stage } => match stage {
             ResultStage::Start => match first {
@@ -117,12 +128,28 @@ pub(super) fn on_reply(
                     Ok((None, false))
                 }
                 _ => {
-                    let n = Reader::new(&payload).lenenc_int()?;
+                    let mut r = Reader::new(&payload);
+                    let n = r.lenenc_int()?;
                     if n == 0 {
                         return Err(ProtocolError::Malformed("result set with zero columns"));
                     }
                     let n =
                         usize::try_from(n).map_err(|_| ProtocolError::Malformed("column count"))?;
+                    // MARIADB_CLIENT_CACHE_METADATA: a "metadata follows" byte; 0 means the
+                    // columns are the ones last sent for this statement (no definitions and
+                    // no EOF follow)
+                    let follows = cache.is_none() || r.is_empty() || r.u8()? != 0;
+                    if !follows {
+                        let cols = stmt
+                            .and_then(|id| cache.and_then(|c| c.get(&id)))
+                            .filter(|c| c.len() == n)
+                            .cloned()
+                            .ok_or(ProtocolError::UnexpectedPacket(
+                                "result metadata skipped for a statement without cached columns",
+                            ))?;
+                        *stage = ResultStage::Rows;
+                        return Ok((Some(ClientEvent::ResultColumns(cols)), false));
+                    }
                     *stage = ResultStage::Columns(Defs::new(n, caps));
                     Ok((None, false))
                 }
@@ -133,6 +160,9 @@ pub(super) fn on_reply(
                     return Ok((None, false));
                 }
                 let cols = std::mem::take(&mut defs.defs);
+                if let (Some(id), Some(c)) = (stmt, cache) {
+                    c.insert(id, cols.clone());
+                }
                 *stage = ResultStage::Rows;
                 Ok((Some(ClientEvent::ResultColumns(cols)), false))
             }
@@ -200,6 +230,9 @@ pub(super) fn on_reply(
             } = stage
             {
                 if columns.done() {
+                    if let Some(c) = cache {
+                        c.insert(ok.stmt_id, columns.defs.clone());
+                    }
                     let ev = ClientEvent::Prepared {
                         stmt_id: ok.stmt_id,
                         params: std::mem::take(params),
