@@ -73,9 +73,11 @@ fn ten_thousand_idle_connections_in_the_pool() {
         "pool, {n} idle connections: RSS {rss0} -> {rss} KiB ({per_conn:.1} KiB/connection), threads {threads0} -> {threads} (budget (size+1)(qtpg+1) = {budget})"
     );
     assert!(per_conn < 24.0, "{per_conn:.1} KiB per idle connection");
+    // Threads that exist before the first connection (acceptor, pool pollers and timer, lock
+    // wait, purge and redo flusher) are not the pool's to budget; what the connections add is.
     assert!(
-        threads <= budget + 8,
-        "{threads} threads for {n} idle connections"
+        threads <= threads0 + budget,
+        "{threads} threads for {n} idle connections ({threads0} before them)"
     );
     drop(conns);
 }
