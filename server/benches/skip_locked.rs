@@ -150,7 +150,7 @@ fn claim(sys: &TrxSys, lt: &LockTrx, t: &Table, policy: WaitPolicy, limit: u64) 
             None => break,
         }
     }
-    (rows, scan.visited, scan.skipped)
+    (rows, scan.stats.records_visited, scan.skipped)
 }
 
 /// Transaction A with the first `k` ready rows locked.

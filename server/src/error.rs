@@ -112,6 +112,8 @@ pub enum ErrorCode {
     IllegalPrivilegeLevel = 3619,
     /// ER_LOCK_NOWAIT.
     LockNowait = 3572,
+    /// ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: a write in START TRANSACTION READ ONLY.
+    ReadOnlyTransaction = 1792,
     /// ER_VARIABLE_IS_READONLY: a session-read-only variable set without GLOBAL.
     VariableIsReadonly = 1621,
     /// ER_CLIENT_INTERACTION_TIMEOUT: disconnected for inactivity (8.0.24+).
@@ -204,6 +206,7 @@ impl ErrorCode {
             QueryInterrupted => "70100",
             LockDeadlock => "40001",
             CantChangeTxCharacteristics => "25001",
+            ReadOnlyTransaction => "25006",
             NotSupportedYet => "42000",
             _ => "HY000",
         }

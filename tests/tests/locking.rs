@@ -530,6 +530,15 @@ fn transactions_commit_roll_back_and_keep_savepoints() {
     a.query_drop("COMMIT").unwrap();
     let all: Vec<u64> = c.query("SELECT id FROM q_v1 ORDER BY id").unwrap();
     assert_eq!(all, vec![1]);
+    // A READ ONLY transaction reads but refuses writes.
+    a.query_drop("START TRANSACTION READ ONLY").unwrap();
+    let n: u64 = a.query_first("SELECT COUNT(*) FROM q_v1").unwrap().unwrap();
+    assert_eq!(n, 1);
+    assert_eq!(
+        code(a.query_drop("UPDATE q_v1 SET status = 1 WHERE id = 1")),
+        1792
+    );
+    a.query_drop("COMMIT").unwrap();
     // A dropped connection rolls back and releases its locks.
     let mut d = conn(&srv);
     d.query_drop("BEGIN").unwrap();

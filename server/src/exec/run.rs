@@ -10,7 +10,7 @@ use std::ops::Bound;
 
 use crate::engine::key::{self, KeyColumn};
 use crate::engine::lock::WaitPolicy;
-use crate::engine::{Direction, KeyRange, ReadView, Table};
+use crate::engine::{Direction, HandlerStats, KeyRange, ReadView, Table};
 use crate::error::SqlResult;
 use crate::exec::access::{Access, AccessType};
 use crate::exec::aggregate::Acc;
@@ -551,15 +551,7 @@ impl<'a> Exec<'a> {
                     break;
                 }
             }
-            let s = scan.stats();
-            if full {
-                bump(&c.read_first, s.read_key);
-                bump(&c.read_rnd_next, s.read_next + 1);
-            } else {
-                bump(&c.read_key, s.read_key);
-                bump(&c.read_next, s.read_next);
-                bump(&c.read_prev, s.read_prev);
-            }
+            self.count_scan(scan.stats(), full);
             if stop {
                 return Ok(false);
             }
@@ -636,11 +628,11 @@ impl Exec<'_> {
             let mut stop = false;
             loop {
                 let fetched = scan.fetch().map_err(lock_error);
-                let fetched = match fetched {
+                let mut fetched = match fetched {
                     Ok(Some(f)) => f,
                     Ok(None) => break,
                     Err(e) => {
-                        self.count_locking(&scan, full);
+                        self.count_scan(&scan.stats, full);
                         return Err(e);
                     }
                 };
@@ -648,7 +640,7 @@ impl Exec<'_> {
                     continue;
                 }
                 for (j, &col) in src.needed.iter().enumerate() {
-                    row[src.offset + col] = fetched.row[j].clone();
+                    row[src.offset + col] = std::mem::replace(&mut fetched.row[j], Value::Null);
                 }
                 if fetched.semi {
                     if self.holds(filter, row)? {
@@ -670,7 +662,7 @@ impl Exec<'_> {
                     }
                 }
             }
-            self.count_locking(&scan, full);
+            self.count_scan(&scan.stats, full);
             if stop {
                 return Ok(false);
             }
@@ -678,14 +670,16 @@ impl Exec<'_> {
         Ok(true)
     }
 
-    fn count_locking(&self, scan: &LockingScan<'_>, full: bool) {
+    /// Adds one scan's counters: a full scan counts as Handler_read_first and _rnd_next.
+    fn count_scan(&self, s: &HandlerStats, full: bool) {
         let c = &self.counters;
         if full {
-            bump(&c.read_first, scan.read_key);
-            bump(&c.read_rnd_next, scan.read_next + 1);
+            bump(&c.read_first, s.read_key);
+            bump(&c.read_rnd_next, s.read_next + 1);
         } else {
-            bump(&c.read_key, scan.read_key);
-            bump(&c.read_next, scan.read_next);
+            bump(&c.read_key, s.read_key);
+            bump(&c.read_next, s.read_next);
+            bump(&c.read_prev, s.read_prev);
         }
     }
 }

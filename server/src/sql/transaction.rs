@@ -158,10 +158,11 @@ pub fn statement(
     if !single {
         st.in_transaction = true;
     }
-    let (sp, lock) = {
+    let (sp, lock, read_only) = {
         let t = st.trx.get_mut().as_ref().expect("ensured");
-        (t.savepoint(), t.lock_handle().cloned())
+        (t.savepoint(), t.lock_handle().cloned(), t.read_only)
     };
+
     if let Some(l) = &lock {
         l.clear_interrupt();
     }
@@ -170,7 +171,14 @@ pub fn statement(
             std::thread::sleep(d);
         }
     }
-    let r = run(st);
+    let r = if writes && read_only {
+        Err(SqlError::new(
+            ErrorCode::ReadOnlyTransaction,
+            "Cannot execute statement in a READ ONLY transaction.",
+        ))
+    } else {
+        run(st)
+    };
     let server = std::sync::Arc::clone(&st.server);
     match &r {
         Ok(_) if single => commit(st),

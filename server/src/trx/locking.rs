@@ -17,7 +17,7 @@ use crate::engine::lock::{
     Acquired, GapKind, LockError, LockTrx, LockWait, RecAt, RecKey, RecLockMode, Strength,
     WaitPolicy,
 };
-use crate::engine::{KeyRange, Restored, Table};
+use crate::engine::{HandlerStats, KeyRange, Restored, Table};
 use crate::value::Value;
 
 /// S (FOR SHARE) or X (FOR UPDATE, UPDATE, DELETE).
@@ -93,14 +93,10 @@ pub struct LockingScan<'t> {
     state: State,
     retry_wait: bool,
     fresh: Vec<(usize, Vec<u8>, RecLockMode)>,
-    /// Index records visited in range (skipped ones included).
-    pub visited: u64,
+    /// Handler counters; `records_visited` counts records in range, skipped ones included.
+    pub stats: HandlerStats,
     /// Records skipped because another transaction holds them (SKIP LOCKED).
     pub skipped: u64,
-    /// Positionings (Handler_read_key).
-    pub read_key: u64,
-    /// Steps (Handler_read_next/prev).
-    pub read_next: u64,
 }
 
 impl std::fmt::Debug for LockingScan<'_> {
@@ -108,7 +104,7 @@ impl std::fmt::Debug for LockingScan<'_> {
         f.debug_struct("LockingScan")
             .field("table", &self.table.name())
             .field("index", &self.index)
-            .field("visited", &self.visited)
+            .field("visited", &self.stats.records_visited)
             .finish()
     }
 }
@@ -142,10 +138,8 @@ impl<'t> LockingScan<'t> {
             state: State::Start,
             retry_wait: false,
             fresh: Vec::new(),
-            visited: 0,
+            stats: HandlerStats::default(),
             skipped: 0,
-            read_key: 0,
-            read_next: 0,
         }
     }
 
@@ -215,9 +209,11 @@ impl<'t> LockingScan<'t> {
         )
     }
 
-    /// Converts another active transaction's implicit lock on a record it wrote.
+    /// Converts another active transaction's implicit lock on a record it wrote. The lock
+    /// system's sharded registry decides whether the writer is still active, so a visited
+    /// record costs no global mutex.
     fn convert_implicit(&self, index: usize, key: &[u8], page: u64, writer: u64) {
-        if writer != self.lt.id() && self.sys.is_active(writer) {
+        if writer != self.lt.id() && writer >= self.sys.min_active_id() {
             self.sys.locks.convert_implicit(
                 writer,
                 RecAt {
@@ -261,7 +257,7 @@ impl<'t> LockingScan<'t> {
     ) -> bool {
         match saved {
             None => {
-                self.read_key += 1;
+                self.stats.read_key += 1;
                 match (self.forward(), &self.range.lower, &self.range.upper) {
                     (true, Bound::Included(k), _) => cur.search(k, SearchMode::Ge),
                     (true, Bound::Excluded(k), _) => cur.search(k, SearchMode::Gt),
@@ -280,10 +276,11 @@ impl<'t> LockingScan<'t> {
     }
 
     fn step<R: Record>(&mut self, cur: &mut Cursor<'_, R>) -> bool {
-        self.read_next += 1;
         if self.forward() {
+            self.stats.read_next += 1;
             cur.move_next()
         } else {
+            self.stats.read_prev += 1;
             cur.move_prev()
         }
     }
@@ -314,6 +311,28 @@ impl<'t> LockingScan<'t> {
         }
     }
 
+    /// At the end of the range (`on`: the cursor is on the first record past it, else past
+    /// the index's end): locks what RR locks there. Returns true when that lock had to be
+    /// waited for (the position is saved to be processed again), false when the scan is done.
+    fn end_of_range<R: Record>(
+        &mut self,
+        mut cur: Cursor<'_, R>,
+        on: bool,
+        saved: fn(SavedPosition<R>) -> Saved,
+    ) -> Result<bool, LockError> {
+        let (key, page) = match cur.record() {
+            Some(r) if on => (Some(r.key().to_vec()), cur.page_id().unwrap_or(0)),
+            _ => (None, 0),
+        };
+        let Some(w) = self.lock_past_end(key.as_deref(), page)? else {
+            return Ok(false);
+        };
+        self.state = State::At(saved(cur.save()), true);
+        drop(cur);
+        self.wait(w)?;
+        Ok(true)
+    }
+
     fn next_clustered(&mut self) -> Result<Option<Fetched>, LockError> {
         let tree = self.table.clustered_index();
         loop {
@@ -327,21 +346,14 @@ impl<'t> LockingScan<'t> {
             let mut on = self.position(&mut cur, saved);
             loop {
                 if !on || !self.in_range(cur.record().expect("on record").key()) {
-                    let (key, page) = match cur.record() {
-                        Some(r) if on => (Some(r.key().to_vec()), cur.page_id().unwrap_or(0)),
-                        _ => (None, 0),
-                    };
-                    if let Some(w) = self.lock_past_end(key.as_deref(), page)? {
-                        self.state = State::At(Saved::Clustered(cur.save()), true);
-                        drop(cur);
-                        self.wait(w)?;
-                        break;
+                    if self.end_of_range(cur, on, Saved::Clustered)? {
+                        break; // waited for the lock past the range: restore and retry
                     }
                     return Ok(None);
                 }
                 let rec = cur.record().expect("on record");
                 let page = cur.page_id().unwrap_or(0);
-                self.visited += 1;
+                self.stats.records_visited += 1;
                 self.convert_implicit(0, rec.key(), page, rec.trx_id);
                 let mode = self.mode_for(rec.delete_mark);
                 let semi = self.opts.semi_consistent && !self.retry_wait;
@@ -437,21 +449,14 @@ impl<'t> LockingScan<'t> {
             let mut on = self.position(&mut cur, saved);
             'records: loop {
                 if !on || !self.in_range(cur.record().expect("on record").key()) {
-                    let (key, page) = match cur.record() {
-                        Some(r) if on => (Some(r.key().to_vec()), cur.page_id().unwrap_or(0)),
-                        _ => (None, 0),
-                    };
-                    if let Some(w) = self.lock_past_end(key.as_deref(), page)? {
-                        self.state = State::At(Saved::Secondary(cur.save()), true);
-                        drop(cur);
-                        self.wait(w)?;
-                        break;
+                    if self.end_of_range(cur, on, Saved::Secondary)? {
+                        break; // waited for the lock past the range: restore and retry
                     }
                     return Ok(None);
                 }
                 let rec = cur.record().expect("on record");
                 let page = cur.page_id().unwrap_or(0);
-                self.visited += 1;
+                self.stats.records_visited += 1;
                 let pk = rec.primary_key().to_vec();
                 if cur.page_max_trx_id().unwrap_or(u64::MAX) >= self.sys.min_active_id() {
                     // The page was written by a transaction that may still be active: the

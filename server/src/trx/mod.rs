@@ -247,7 +247,7 @@ pub struct TrxSys {
     /// Counters.
     pub stats: TrxStats,
     purge_wake: Condvar,
-    purge_flag: Mutex<(bool, bool)>,
+    purge_sleep: Mutex<()>,
     purge_thread: Mutex<Option<JoinHandle<()>>>,
     shutdown: AtomicBool,
 }
@@ -269,7 +269,7 @@ impl TrxSys {
             },
             stats: TrxStats::default(),
             purge_wake: Condvar::new(),
-            purge_flag: Mutex::new((false, false)),
+            purge_sleep: Mutex::new(()),
             purge_thread: Mutex::new(None),
             shutdown: AtomicBool::new(false),
         })

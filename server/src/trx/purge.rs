@@ -25,16 +25,10 @@ impl TrxSys {
                 if sys.shutdown.load(Relaxed) {
                     return;
                 }
-                let did = sys.purge_batch();
-                let guard = sys.purge_flag.lock().unwrap_or_else(|e| e.into_inner());
-                if did == 0 && !guard.0 {
-                    let (mut g, _) = sys
-                        .purge_wake
-                        .wait_timeout(guard, PURGE_INTERVAL)
-                        .unwrap_or_else(|e| e.into_inner());
-                    g.0 = false;
-                } else {
-                    drop(guard);
+                if sys.purge_batch() == 0 {
+                    // Nothing purgeable: sleep a period, or until shutdown wakes us.
+                    let guard = sys.purge_sleep.lock().unwrap_or_else(|e| e.into_inner());
+                    let _ = sys.purge_wake.wait_timeout(guard, PURGE_INTERVAL);
                 }
                 drop(sys);
             })

@@ -95,7 +95,7 @@ pub fn insert_row(
                             key: RecKey::User(probe.key),
                             page: 0,
                         };
-                        if ex.trx_id != me && sys.is_active(ex.trx_id) {
+                        if ex.trx_id != me && ex.trx_id >= sys.min_active_id() {
                             sys.locks.convert_implicit(ex.trx_id, rec);
                         }
                         let mode = RecLockMode::new(strength, GapKind::RecNotGap);
@@ -175,7 +175,7 @@ pub fn lock_row(
                 key: RecKey::User(pk),
                 page: cur.page_id().unwrap_or(0),
             };
-            if rec.trx_id != info.id && sys.is_active(rec.trx_id) {
+            if rec.trx_id != info.id && rec.trx_id >= sys.min_active_id() {
                 sys.locks.convert_implicit(rec.trx_id, at);
             }
             sys.locks.lock_rec(

@@ -174,14 +174,7 @@ impl<R: Record> BTree<R> {
 
     /// Physically removes the record with exactly `key` if `pred` accepts it (purge).
     pub fn remove_if(&self, key: &[u8], pred: impl FnOnce(&R) -> bool) -> Option<R> {
-        let mut leaf = self.descend(key, Route::AfterEqual, true, None);
-        let data = leaf.data_mut().expect("write latch");
-        let i = data.records.binary_search_by(|r| r.key().cmp(key)).ok()?;
-        if !pred(&data.records[i]) {
-            return None;
-        }
-        data.modify_count += 1;
-        Some(data.records.remove(i))
+        self.remove_reporting(key, pred, |_| {})
     }
 
     /// [`BTree::remove_if`] that, once the record is removed and still under the leaf latch,
