@@ -20,12 +20,13 @@
 //! printed with R². The targets: linear (R² ≥ 0.98) and slope below MySQL's
 //! 0.130 µs/row (MariaDB: 0.171).
 //!
-//! Measured 2026-12-01 10:56 UTC on the 2-vCPU AMD EPYC VM (load average 11.6 → 7.2 during
-//! the run): lock_rec + release_all 326 ns; TrxSys begin + IX + record lock + commit 681 ns;
-//! B's claim past K locked rows 75.6 µs (1k), 0.79 ms (10k), 14.9 ms (50k), 45.8 ms (100k);
-//! fastest-of-15 per row 66 ns (1k), 103 ns (10k), 312 ns (25k), 334 ns (100k); fitted slope
-//! 0.340 µs/row, R² 0.9905 (medians: 0.399 µs/row, R² 0.975). Targets NOT met: the per-row
-//! cost grows with K (the lock table and index outgrow the caches), so the slope is 2.6× MySQL's.
+//! Measured on the 2-vCPU AMD EPYC VM, fastest of 15 runs per K. Before lock hints
+//! (2026-12-01 10:56 UTC, load 11.6 → 7.2): B's claim 66 ns/row at 1k, 334 ns/row at 100k,
+//! fitted slope 0.340 µs/row, R² 0.9905 — the lock table's hash probes outgrew the caches.
+//! With lock hints (SKIP LOCKED decides from the record's `LockHint`; 2026-12-01 12:06 UTC,
+//! load 207 → 99 from other builds): 17.6 µs (1k), 119.6 µs (10k), 1.26 ms (100k), 12.0–17.6
+//! ns/row, fitted slope 0.0125 µs/row, R² 0.9996 (medians: 0.0130, R² 0.9987); lock_rec +
+//! release_all 276 ns; TrxSys begin + IX + record lock + commit 638 ns.
 
 use std::hint::black_box;
 use std::ops::Bound;

@@ -207,6 +207,7 @@ mod tests {
             trx_id: 9,
             roll_ptr: p2,
             delete_mark: false,
+            lock_hint: Default::default(),
         };
         let v = view(8, 9, vec![8]);
         let Visible::Older(old) = v.visible_version(&rec, 0, &store) else {

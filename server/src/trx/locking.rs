@@ -14,8 +14,8 @@ use super::{index_id, TrxSys};
 use crate::engine::cursor::{Cursor, Direction, LatchMode, SavedPosition, SearchMode};
 use crate::engine::index::{ClusteredRec, Record, SecondaryRec};
 use crate::engine::lock::{
-    Acquired, GapKind, LockError, LockTrx, LockWait, RecAt, RecKey, RecLockMode, Strength,
-    WaitPolicy,
+    Acquired, GapKind, HintOwners, LockError, LockHint, LockTrx, LockWait, RecAt, RecKey,
+    RecLockMode, Strength, WaitPolicy,
 };
 use crate::engine::{HandlerStats, KeyRange, Restored, Table};
 use crate::value::Value;
@@ -93,6 +93,7 @@ pub struct LockingScan<'t> {
     state: State,
     retry_wait: bool,
     fresh: Vec<(usize, Vec<u8>, RecLockMode)>,
+    owners: HintOwners,
     /// Handler counters; `records_visited` counts records in range, skipped ones included.
     pub stats: HandlerStats,
     /// Records skipped because another transaction holds them (SKIP LOCKED).
@@ -138,6 +139,7 @@ impl<'t> LockingScan<'t> {
             state: State::Start,
             retry_wait: false,
             fresh: Vec::new(),
+            owners: HintOwners::default(),
             stats: HandlerStats::default(),
             skipped: 0,
         }
@@ -207,6 +209,33 @@ impl<'t> LockingScan<'t> {
                 (Acquired::Wait(w), _) => Got::Wait(w),
             },
         )
+    }
+
+    /// Locks a user record that carries a lock hint (SKIP LOCKED and NOWAIT decide from a
+    /// hint that proves a conflict, without the lock table).
+    fn lock_record(
+        &mut self,
+        index: usize,
+        key: &[u8],
+        hint: &LockHint,
+        page: u64,
+        mode: RecLockMode,
+        policy: WaitPolicy,
+    ) -> Result<Got, LockError> {
+        let rec = RecAt {
+            index: index_id(self.table, index),
+            key: RecKey::User(key),
+            page,
+        };
+        let got =
+            self.sys
+                .locks
+                .lock_rec_hinted(&self.lt, rec, mode, policy, hint, &mut self.owners)?;
+        Ok(match got {
+            (Acquired::Granted, fresh) => Got::Granted(fresh),
+            (Acquired::Skipped, _) => Got::Skipped,
+            (Acquired::Wait(w), _) => Got::Wait(w),
+        })
     }
 
     /// Converts another active transaction's implicit lock on a record it wrote. The lock
@@ -362,7 +391,7 @@ impl<'t> LockingScan<'t> {
                 } else {
                     self.opts.policy
                 };
-                match self.lock(0, Some(rec.key()), page, mode, policy)? {
+                match self.lock_record(0, rec.key(), &rec.lock_hint, page, mode, policy)? {
                     Got::Granted(fresh) => {
                         let rec = cur.record().expect("on record");
                         if rec.delete_mark {
@@ -457,16 +486,16 @@ impl<'t> LockingScan<'t> {
                 let rec = cur.record().expect("on record");
                 let page = cur.page_id().unwrap_or(0);
                 self.stats.records_visited += 1;
-                let pk = rec.primary_key().to_vec();
                 if cur.page_max_trx_id().unwrap_or(u64::MAX) >= self.sys.min_active_id() {
                     // The page was written by a transaction that may still be active: the
                     // row's writer holds an implicit lock on the entry if it is active.
-                    if let Some(writer) = clustered.get(&pk, |r| r.trx_id) {
+                    if let Some(writer) = clustered.get(rec.primary_key(), |r| r.trx_id) {
                         self.convert_implicit(self.index, rec.key(), page, writer);
                     }
                 }
                 let mode = self.mode_for(rec.delete_mark);
-                match self.lock(self.index, Some(rec.key()), page, mode, self.opts.policy)? {
+                let (index, policy) = (self.index, self.opts.policy);
+                match self.lock_record(index, rec.key(), &rec.lock_hint, page, mode, policy)? {
                     Got::Skipped => {
                         self.skipped += 1;
                         on = self.step(&mut cur);
@@ -493,6 +522,7 @@ impl<'t> LockingScan<'t> {
                         }
                     }
                 }
+                let pk = cur.record().expect("on record").primary_key().to_vec();
                 // The clustered record, under its own latch (secondary → clustered order).
                 let mut cc = clustered.cursor(LatchMode::Read);
                 if !(cc.search(&pk, SearchMode::Ge) && cc.record().is_some_and(|r| r.key() == pk)) {
@@ -506,7 +536,8 @@ impl<'t> LockingScan<'t> {
                     let cpage = cc.page_id().unwrap_or(0);
                     self.convert_implicit(0, &pk, cpage, crec.trx_id);
                     let cmode = RecLockMode::new(self.strength(), GapKind::RecNotGap);
-                    match self.lock(0, Some(&pk), cpage, cmode, self.opts.policy)? {
+                    let policy = self.opts.policy;
+                    match self.lock_record(0, &pk, &crec.lock_hint, cpage, cmode, policy)? {
                         Got::Granted(fresh) => {
                             if fresh {
                                 self.fresh.push((0, pk.clone(), cmode));

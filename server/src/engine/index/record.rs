@@ -3,6 +3,7 @@
 //! key in any index is unique.
 
 use crate::engine::index::key_buf::KeyBuf;
+use crate::engine::lock::LockHint;
 
 /// What a B+tree stores: a record with a memcomparable key, unique within its index.
 pub trait Record: Send + Sync + 'static {
@@ -23,6 +24,8 @@ pub struct ClusteredRec {
     pub roll_ptr: u64,
     /// Deleted, awaiting purge.
     pub delete_mark: bool,
+    /// A granted lock on this record, for SKIP LOCKED and NOWAIT checks (not part of the value).
+    pub lock_hint: LockHint,
 }
 
 impl Record for ClusteredRec {
@@ -40,6 +43,8 @@ pub struct SecondaryRec {
     pub pk_offset: u32,
     /// Deleted or superseded, awaiting purge.
     pub delete_mark: bool,
+    /// A granted lock on this record, for SKIP LOCKED and NOWAIT checks (not part of the value).
+    pub lock_hint: LockHint,
 }
 
 impl SecondaryRec {

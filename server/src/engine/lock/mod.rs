@@ -14,7 +14,8 @@
 //! 3. For each record a locking scan visits, under the leaf latch: if the record's
 //!    DB_TRX_ID is another transaction that is still active, [`LockSys::convert_implicit`]
 //!    first; then [`LockSys::lock_rec`] with the mode InnoDB picks (reference §3) and the
-//!    statement's [`WaitPolicy`]. `Granted` → use the record; `Skipped` → next record;
+//!    statement's [`WaitPolicy`] (a scan calls [`LockSys::lock_rec_hinted`] with the record's
+//!    [`LockHint`], so that SKIP LOCKED and NOWAIT can decide from the record itself). `Granted` → use the record; `Skipped` → next record;
 //!    `Err(NoWait)` → statement error 3572; `Wait(w)` → save the cursor, release every latch,
 //!    `w.wait(innodb_lock_wait_timeout)`, then restore the cursor and re-read the latest
 //!    version. Errors: 1205 rolls back the statement, 1213 the transaction, 1317 the
@@ -32,6 +33,7 @@
 mod compat;
 mod deadlock;
 mod grant;
+mod hint;
 mod inherit;
 mod introspect;
 mod modes;
@@ -48,6 +50,7 @@ mod threads_tests;
 
 pub use compat::{rec_covers, rec_has_to_wait, table_compatible};
 pub use grant::{Candidate, Cats, Fcfs, GrantPolicy, ScheduleAlgorithm};
+pub use hint::{HintOwners, LockHint};
 pub use inherit::Inherit;
 pub use introspect::{
     lock_data_text, DataLockRow, DataLockWaitRow, DeadlockReport, DeadlockTrx, LockDesc, LockNames,

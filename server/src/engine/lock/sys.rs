@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use super::deadlock;
 use super::grant::{Fcfs, GrantPolicy, ScheduleAlgorithm};
+use super::hint::{note_granted, HintOwners, LockHint};
 use super::introspect::{DeadlockReport, Stats};
 use super::modes::{AnyMode, RecLockMode, Strength, TableLockMode};
 use super::queue::wake_granted;
@@ -302,6 +303,33 @@ impl LockSys {
         )
     }
 
+    /// [`LockSys::lock_rec_new`] for a user record that carries a [`LockHint`]. Under SKIP
+    /// LOCKED or NOWAIT, a hint that proves another transaction's conflicting granted lock
+    /// decides at once, without the lock table (the same answer the table would give); a lock
+    /// this call creates and grants is noted in the hint.
+    pub fn lock_rec_hinted(
+        &self,
+        trx: &LockTrx,
+        rec: RecAt<'_>,
+        mode: RecLockMode,
+        policy: WaitPolicy,
+        hint: &LockHint,
+        owners: &mut HintOwners,
+    ) -> Result<(Acquired, bool), LockError> {
+        let user = rec.key != RecKey::Supremum;
+        if user && policy != WaitPolicy::Wait && self.inner.hint_blocks(trx, mode, hint, owners) {
+            return match policy {
+                WaitPolicy::NoWait => Err(LockError::NoWait),
+                _ => Ok((Acquired::Skipped, false)),
+            };
+        }
+        let got = self.lock_rec_new(trx, rec, mode, policy)?;
+        if user && matches!(got, (Acquired::Granted, true)) {
+            note_granted(hint, trx, mode);
+        }
+        Ok(got)
+    }
+
     /// Requests a table lock (IS/IX before row locks; S/X for LOCK TABLES; AUTO_INC).
     /// Table locks always wait (NOWAIT and SKIP LOCKED apply to rows only).
     pub fn lock_table(
@@ -404,6 +432,7 @@ impl LockSys {
     /// dropped connection), granting what that unblocks.
     pub fn release_all(&self, trx: &LockTrx) {
         let me = &trx.0;
+        me.retire_hints(true);
         let mut held = me.state().take_all();
         lock(self.inner.registry(me.id)).remove(&me.id);
         // Newest first, so that waiters behind several of our locks on one record are
@@ -443,6 +472,9 @@ impl LockSys {
         else {
             return false;
         };
+        if matches!(t, TargetRef::Rec(..)) {
+            me.retire_hints(false);
+        }
         let l = q.locks.remove(pos);
         me.state().remove(l.id);
         if q.locks.iter().any(|l| l.waiting) {

@@ -307,6 +307,75 @@ fn a_waiting_next_key_lock_is_inherited_as_a_granted_gap() {
     assert!(rec_rows(&s).is_empty());
 }
 
+/// A hint decides SKIP LOCKED and NOWAIT only while its owner provably holds the lock: an
+/// early release (READ COMMITTED's unlock) or the owner's end makes it stale, and a stale or
+/// non-conflicting hint falls through to the lock table.
+#[test]
+fn lock_hints_decide_only_while_the_lock_is_held() {
+    let s = sys();
+    let mut owners = HintOwners::default();
+    let (k1, k2) = (key(1), key(2));
+    let (h1, h2) = (LockHint::default(), LockHint::default());
+    let a = s.begin_trx(1, 101, 11);
+    let b = s.begin_trx(2, 102, 12);
+    let x = RecLockMode::X;
+    let skip = WaitPolicy::SkipLocked;
+    let lock = |t: &LockTrx, k: &[u8], h: &LockHint, m, p, o: &mut HintOwners| {
+        s.lock_rec_hinted(t, at(k), m, p, h, o)
+    };
+    assert!(matches!(
+        lock(&a, &k1, &h1, x, skip, &mut owners),
+        Ok((Acquired::Granted, true))
+    ));
+    assert!(matches!(
+        lock(&a, &k2, &h2, RecLockMode::S, skip, &mut owners),
+        Ok((Acquired::Granted, true))
+    ));
+    assert!(format!("{h1:?}").contains("LockHint(1, "), "{h1:?}");
+    // Conflicts the hints prove; S on S is no conflict and is granted by the lock table.
+    assert!(matches!(
+        lock(&b, &k1, &h1, x, skip, &mut owners),
+        Ok((Acquired::Skipped, false))
+    ));
+    assert_eq!(
+        lock(&b, &k1, &h1, x, WaitPolicy::NoWait, &mut owners).unwrap_err(),
+        LockError::NoWait
+    );
+    assert!(matches!(
+        lock(&b, &k2, &h2, RecLockMode::S, skip, &mut owners),
+        Ok((Acquired::Granted, true))
+    ));
+    // B's S lock now heads k2's hint; A's X request on k2 must see B's lock.
+    assert!(matches!(
+        lock(&a, &k2, &h2, x, skip, &mut owners),
+        Ok((Acquired::Skipped, false))
+    ));
+    // An early release by A makes every hint of A's stale: k1 is free for B.
+    assert!(s.release_rec(&a, at(&k1), x));
+    assert!(matches!(
+        lock(&b, &k1, &h1, x, skip, &mut owners),
+        Ok((Acquired::Granted, true))
+    ));
+    // B's end: its hints prove nothing, and A gets k2 (A's own S lock is still held).
+    s.release_all(&b);
+    assert!(matches!(
+        lock(&a, &k2, &h2, x, skip, &mut owners),
+        Ok((Acquired::Granted, true))
+    ));
+    let c = s.begin_trx(3, 103, 13);
+    assert!(matches!(
+        lock(&c, &k2, &h2, x, skip, &mut owners),
+        Ok((Acquired::Skipped, false))
+    ));
+    s.release_all(&a);
+    assert!(matches!(
+        lock(&c, &k2, &h2, x, skip, &mut owners),
+        Ok((Acquired::Granted, true))
+    ));
+    s.release_all(&c);
+    assert!(rec_rows(&s).is_empty());
+}
+
 #[test]
 fn release_rec_and_counts() {
     let s = sys();
@@ -435,6 +504,7 @@ enum Op {
         rec: usize,
         mode: usize,
         skip: bool,
+        hinted: bool,
     },
     Unlock {
         trx: usize,
@@ -448,8 +518,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0..3usize, 0..4usize, 0..7usize, any::<bool>())
-            .prop_map(|(trx, rec, mode, skip)| Op::Lock { trx, rec, mode, skip }),
+        6 => (0..3usize, 0..4usize, 0..7usize, any::<bool>(), any::<bool>())
+            .prop_map(|(trx, rec, mode, skip, hinted)| Op::Lock { trx, rec, mode, skip, hinted }),
         2 => (0..3usize, 0..4usize, 0..7usize)
             .prop_map(|(trx, rec, mode)| Op::Unlock { trx, rec, mode }),
         1 => (0..3usize).prop_map(|trx| Op::ReleaseAll { trx }),
@@ -460,24 +530,34 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     /// Requests that never wait (NOWAIT / SKIP LOCKED) and releases, against a model that
-    /// is a plain list of granted (trx, record, mode).
+    /// is a plain list of granted (trx, record, mode). Requests go through the records' lock
+    /// hints or straight to the lock table at random: both must give the model's answers.
     #[test]
     fn lock_manager_matches_model(ops in proptest::collection::vec(op(), 1..60)) {
         let s = sys();
         let keys: Vec<[u8; 8]> = (0..3).map(|i| key(10 * (i + 1))).collect();
+        let hints: Vec<LockHint> = (0..4).map(|_| LockHint::default()).collect();
+        let mut owners = HintOwners::default();
         let rec = |r: usize| if r == 3 { SUP } else { at(&keys[r]) };
-        let mut trxs: Vec<LockTrx> = (0..3).map(|t| s.begin_trx(t as u64 + 1, 100 + t as u64, 1)).collect();
+        // Transaction ids are never reused (a hint names its owner by id).
+        let mut ids: Vec<u64> = vec![1, 2, 3];
+        let mut trxs: Vec<LockTrx> = (0..3).map(|t| s.begin_trx(ids[t], 100 + t as u64, 1)).collect();
         let mut model: Vec<(usize, usize, RecLockMode)> = Vec::new();
         for op in ops {
             match op {
-                Op::Lock { trx, rec: r, mode, skip } => {
+                Op::Lock { trx, rec: r, mode, skip, hinted } => {
                     let sup = r == 3;
                     let m = RecLockMode::ALL[mode];
                     let m = if sup { m.on_supremum() } else { m };
                     let covered = model.iter().any(|&(t, rr, h)| t == trx && rr == r && model_covers(h, m, sup));
                     let blocked = model.iter().any(|&(t, rr, h)| t != trx && rr == r && model_wait(m, h, sup));
                     let policy = if skip { WaitPolicy::SkipLocked } else { WaitPolicy::NoWait };
-                    let got = s.lock_rec(&trxs[trx], rec(r), m, policy);
+                    let got = if hinted {
+                        s.lock_rec_hinted(&trxs[trx], rec(r), m, policy, &hints[r], &mut owners)
+                            .map(|(a, _)| a)
+                    } else {
+                        s.lock_rec(&trxs[trx], rec(r), m, policy)
+                    };
                     if covered {
                         prop_assert!(matches!(got, Ok(Acquired::Granted)), "covered: {:?}", got);
                     } else if blocked {
@@ -506,14 +586,15 @@ proptest! {
                 Op::ReleaseAll { trx } => {
                     s.release_all(&trxs[trx]);
                     model.retain(|&(t, _, _)| t != trx);
-                    trxs[trx] = s.begin_trx(trx as u64 + 1, 100 + trx as u64, 1);
+                    ids[trx] = ids.iter().max().expect("three") + 1;
+                    trxs[trx] = s.begin_trx(ids[trx], 100 + trx as u64, 1);
                 }
             }
             let mut want: Vec<(TrxId, String, &'static str, &'static str)> = model
                 .iter()
                 .map(|&(t, r, m)| {
                     let data = if r == 3 { SUPREMUM_LOCK_DATA.to_string() } else { (10 * (r + 1)).to_string() };
-                    (t as u64 + 1, data, m.as_str(r == 3), "GRANTED")
+                    (ids[t], data, m.as_str(r == 3), "GRANTED")
                 })
                 .collect();
             want.sort();

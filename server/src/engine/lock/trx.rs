@@ -4,10 +4,11 @@
 //! the owner's state mutex, taken while the shard mutex is held (shard → trx, never back).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
+use super::hint::GEN_CLOSED;
 use super::modes::AnyMode;
 use super::table::{lock, Target};
 
@@ -115,6 +116,9 @@ pub(crate) struct TrxShared {
     pub(crate) read_committed: AtomicBool,
     /// CATS weight computed by the background thread while the transaction waits (0: none).
     pub(crate) schedule_weight: AtomicU64,
+    /// The generation of this transaction's lock hints (see `hint.rs`): grows before any of
+    /// its record locks is released; `GEN_CLOSED` from `release_all` on.
+    pub(crate) hint_gen: AtomicU32,
 }
 
 impl TrxShared {
@@ -130,6 +134,20 @@ impl TrxShared {
                 w.outcome = outcome;
                 self.cond.notify_all();
             }
+        }
+    }
+
+    /// Invalidates every lock hint this transaction has written, before a record lock of
+    /// its is released (`closed`: all of them, and no hints from now on).
+    pub(crate) fn retire_hints(&self, closed: bool) {
+        if closed {
+            self.hint_gen.store(GEN_CLOSED, Ordering::SeqCst);
+        } else {
+            let _ = self
+                .hint_gen
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| {
+                    (g < GEN_CLOSED).then_some(g + 1)
+                });
         }
     }
 
@@ -156,6 +174,7 @@ impl LockTrx {
             undo_records: AtomicU64::new(0),
             read_committed: AtomicBool::new(false),
             schedule_weight: AtomicU64::new(0),
+            hint_gen: AtomicU32::new(0),
         }))
     }
 

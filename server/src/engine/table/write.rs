@@ -150,6 +150,7 @@ impl Table {
             key: k.as_slice().into(),
             pk_offset,
             delete_mark: false,
+            lock_hint: Default::default(),
         };
         let mut op = SecOp::Inserted;
         let reused: Result<(), ()> = s.tree.insert_with(rec, trx_id, |existing, _| {
@@ -252,6 +253,7 @@ impl Table {
             trx_id,
             roll_ptr: 0,
             delete_mark: false,
+            lock_hint: Default::default(),
         };
         // The roll pointer of the delete-marked record this insert overwrote, if any.
         let mut prior: Option<u64> = None;
@@ -295,6 +297,7 @@ impl Table {
                 key: key.as_slice().into(),
                 pk_offset,
                 delete_mark: false,
+                lock_hint: Default::default(),
             };
             let mut op = SecOp::Inserted;
             let inserted = s.tree.insert_checked(
@@ -396,6 +399,7 @@ impl Table {
                 trx_id,
                 roll_ptr: 0,
                 delete_mark: false,
+                lock_hint: Default::default(),
             };
             self.clustered
                 .insert_with(rec, trx_id, |existing, mut new| {
