@@ -140,6 +140,46 @@ fn claim_lock_counts_follow_the_index_and_isolation_level() {
     w.query_drop("COMMIT").unwrap();
 }
 
+/// A shared locking read that a secondary index covers locks only the secondary records;
+/// one that needs the row locks the clustered records too, and so does FOR UPDATE.
+#[test]
+fn a_covering_shared_read_locks_only_the_secondary_index() {
+    let (srv, mut c) = setup();
+    jobs(&mut c, "q_v1", 50, 0, 1);
+    let mut w = conn(&srv);
+    let ready = "FROM q_v1 WHERE status = 0 ORDER BY run_at, id LIMIT 10";
+    let plan: Vec<mysql::Row> = w.query(format!("EXPLAIN SELECT id {ready}")).unwrap();
+    let extra: Option<String> = plan[0].get("Extra").expect("Extra column");
+    assert!(
+        extra.as_deref().unwrap_or("").contains("Using index"),
+        "{extra:?}"
+    );
+
+    w.query_drop("BEGIN").unwrap();
+    let ids: Vec<u64> = w.query(format!("SELECT id {ready} FOR SHARE")).unwrap();
+    assert_eq!(ids, (1..=10).collect::<Vec<u64>>());
+    assert_eq!(
+        lock_summary(&mut c),
+        vec![row(None, "IS", 1), row(Some("idx_ready"), "S", 10)]
+    );
+    w.query_drop("COMMIT").unwrap();
+
+    w.query_drop("BEGIN").unwrap();
+    let rows: Vec<(u64, Option<Vec<u8>>)> = w
+        .query(format!("SELECT id, payload {ready} FOR SHARE"))
+        .unwrap();
+    assert_eq!(rows.len(), 10);
+    assert_eq!(
+        lock_summary(&mut c),
+        vec![
+            row(None, "IS", 1),
+            row(Some("PRIMARY"), "S,REC_NOT_GAP", 10),
+            row(Some("idx_ready"), "S", 10),
+        ]
+    );
+    w.query_drop("COMMIT").unwrap();
+}
+
 #[test]
 fn a_filesort_claim_locks_every_qualifying_row() {
     let (srv, mut c) = setup();

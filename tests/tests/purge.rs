@@ -16,11 +16,12 @@
 //! - After the idle RR transaction commits, purge catches up: history length falls back, and
 //!   claims walk few records and are fast again.
 //!
-//! The issue asks for 100,000 jobs; on this 2-core machine (a debug build, shared with other
-//! builds) the held-back run is quadratic in the job count, so each run here processes
-//! `JOBS` = 4,000 jobs (400 claims), which already shows the effect by a wide margin (the
-//! last tenth's claims walk ~3,600 delete-marked records, the first tenth's ~200) and keeps
-//! the file within about a minute.
+//! The issue asks for 100,000 jobs. The held-back run is quadratic in the job count, so in the
+//! test suite (a debug build on a 2-core machine) each run processes 4,000 jobs (400 claims),
+//! which already shows the effect by a wide margin (the last tenth's claims walk ~3,600
+//! delete-marked records, the first tenth's ~200) and keeps the file within about a minute.
+//! `TPBED_PURGE_JOBS=100000 cargo test --release -p tpbed-tests --test purge -- --nocapture`
+//! runs the study's size with the same assertions (BENCHMARKS.md quotes such a run).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -31,8 +32,13 @@ use tpbed_tests::TestServer;
 
 const QUEUE_SQL: &str = include_str!("../fixtures/queue.sql");
 
-/// Jobs per measured run (see the file comment for why not 100,000).
-const JOBS: usize = 4_000;
+/// Jobs per measured run: `TPBED_PURGE_JOBS`, else 4,000 (see the file comment).
+fn jobs() -> usize {
+    std::env::var("TPBED_PURGE_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4_000)
+}
 const BATCH: usize = 10;
 
 static HEAVY: Mutex<()> = Mutex::new(());
@@ -202,6 +208,11 @@ fn claim_loop(c: &mut Conn, admin: &mut Conn, jobs: usize) -> Run {
     run
 }
 
+/// How long purge may take to catch up after a run of `jobs` jobs.
+fn purge_timeout(jobs: usize) -> Duration {
+    Duration::from_secs(30).max(Duration::from_millis(2 * jobs as u64))
+}
+
 /// Polls history length until it is at most `target`; returns the trajectory (ms, length).
 fn wait_for_purge(admin: &mut Conn, target: u64, timeout: Duration) -> Vec<(u128, u64)> {
     let t = Instant::now();
@@ -227,14 +238,14 @@ fn assert_flat(run: &Run, name: &str) {
     let max_hist = run.history.iter().map(|h| h.1).max().unwrap_or(0);
     // Purge runs behind the claims by at most a few of its batches.
     assert!(
-        max_hist <= (JOBS / BATCH / 4) as u64,
+        max_hist <= (jobs() / BATCH / 4) as u64,
         "{name}: history length grew to {max_hist} ({:?})",
         run.history
     );
     // Purge may lag behind by some claims on a loaded machine; held back, the last tenth walks
-    // ~0.9 * JOBS records.
+    // ~0.9 * jobs records.
     assert!(
-        w1 <= w0 + 0.1 * JOBS as f64,
+        w1 <= w0 + 0.1 * jobs() as f64,
         "{name}: records walked per claim grew from {w0} to {w1}"
     );
     // Latency is noisy on a shared machine: flat means well under the held-back growth.
@@ -249,15 +260,16 @@ fn without_an_old_read_view_claims_and_history_stay_flat() {
     let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let (srv, mut admin) = setup();
     let mut c = conn(&srv);
+    let jobs = jobs();
 
-    prefill(&mut admin, JOBS);
-    let run = claim_loop(&mut c, &mut admin, JOBS);
+    prefill(&mut admin, jobs);
+    let run = claim_loop(&mut c, &mut admin, jobs);
     run.print("no idle transaction");
     assert_flat(&run, "no idle transaction");
 
     // An idle READ COMMITTED transaction that has read holds no view between statements.
-    wait_for_purge(&mut admin, 5, Duration::from_secs(20));
-    prefill(&mut admin, JOBS);
+    wait_for_purge(&mut admin, 5, purge_timeout(jobs));
+    prefill(&mut admin, jobs);
     let mut idle = conn(&srv);
     idle.query_drop("SET SESSION transaction_isolation = 'READ-COMMITTED'")
         .unwrap();
@@ -266,8 +278,8 @@ fn without_an_old_read_view_claims_and_history_stay_flat() {
         .query_first("SELECT COUNT(*) FROM q_v1")
         .unwrap()
         .unwrap();
-    assert_eq!(n, JOBS as u64);
-    let run = claim_loop(&mut c, &mut admin, JOBS);
+    assert_eq!(n, jobs as u64);
+    let run = claim_loop(&mut c, &mut admin, jobs);
     run.print("idle RC transaction");
     assert_flat(&run, "idle RC transaction");
     idle.query_drop("COMMIT").unwrap();
@@ -278,8 +290,9 @@ fn an_idle_repeatable_read_transaction_holds_back_purge_until_it_commits() {
     let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let (srv, mut admin) = setup();
     let mut c = conn(&srv);
-    let after_jobs = JOBS / 4;
-    prefill(&mut admin, JOBS + after_jobs);
+    let jobs = jobs();
+    let after_jobs = jobs / 4;
+    prefill(&mut admin, jobs + after_jobs);
 
     let mut idle = conn(&srv);
     idle.query_drop("BEGIN").unwrap();
@@ -287,13 +300,13 @@ fn an_idle_repeatable_read_transaction_holds_back_purge_until_it_commits() {
         .query_first("SELECT COUNT(*) FROM q_v1")
         .unwrap()
         .unwrap();
-    assert_eq!(n, (JOBS + after_jobs) as u64);
+    assert_eq!(n, (jobs + after_jobs) as u64);
 
-    let run = claim_loop(&mut c, &mut admin, JOBS);
+    let run = claim_loop(&mut c, &mut admin, jobs);
     run.print("idle RR transaction");
     let (l0, l1) = run.latency();
     let (w0, w1) = run.walked();
-    let claims = (JOBS / BATCH) as u64;
+    let claims = (jobs / BATCH) as u64;
     // Every claim and every completion committed an update undo that purge may not touch.
     let (_, hist_end) = *run.history.last().unwrap();
     assert!(
@@ -308,7 +321,7 @@ fn an_idle_repeatable_read_transaction_holds_back_purge_until_it_commits() {
     );
     // The claims walk the delete-marked entries of every job claimed before them.
     assert!(
-        w1 >= 0.8 * (JOBS as f64 * 0.9) && w1 >= 10.0 * (w0 + 10.0),
+        w1 >= 0.8 * (jobs as f64 * 0.9) && w1 >= 10.0 * (w0 + 10.0),
         "records walked per claim: first tenth {w0}, last tenth {w1}"
     );
     assert!(
@@ -318,7 +331,7 @@ fn an_idle_repeatable_read_transaction_holds_back_purge_until_it_commits() {
 
     // The idle transaction ends: purge catches up and claims are cheap again.
     idle.query_drop("COMMIT").unwrap();
-    let trajectory = wait_for_purge(&mut admin, 5, Duration::from_secs(30));
+    let trajectory = wait_for_purge(&mut admin, 5, purge_timeout(jobs));
     eprintln!("after COMMIT of the idle transaction, history length (ms, len): {trajectory:?}");
     assert!(!trajectory.is_empty() && trajectory[0].1 <= hist_end);
     let after = claim_loop(&mut c, &mut admin, after_jobs);

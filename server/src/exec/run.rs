@@ -12,7 +12,7 @@ use crate::engine::key::{self, KeyColumn};
 use crate::engine::lock::WaitPolicy;
 use crate::engine::{Direction, HandlerStats, KeyRange, ReadView, Table};
 use crate::error::SqlResult;
-use crate::exec::access::{Access, AccessType};
+use crate::exec::access::{covering, Access, AccessType};
 use crate::exec::aggregate::Acc;
 use crate::exec::query::{OutColumn, Query, Source, SourceKind};
 use crate::session::state::SessionState;
@@ -597,7 +597,9 @@ impl Exec<'_> {
             policy: lock.policy,
             gaps,
             unique_point: r.point,
-            covering_shared: false,
+            covering_shared: lock.mode == ScanLockMode::Shared
+                && access.index != 0
+                && covering(table, access.index, &src.needed),
             semi_consistent: lock.update && !gaps && access.index == 0 && !r.point,
             timeout,
         };
