@@ -397,6 +397,8 @@ fn a_lock_wait_timeout_keeps_the_transaction_and_its_locks() {
 fn a_deadlock_rolls_back_exactly_one_transaction() {
     let (srv, mut c) = setup();
     jobs(&mut c, "q_v1", 2, 0, 1);
+    c.query_drop("SET GLOBAL innodb_print_all_deadlocks = ON")
+        .unwrap();
     let mut a = conn(&srv);
     let mut b = conn(&srv);
     a.query_drop("BEGIN").unwrap();
@@ -446,6 +448,17 @@ fn a_deadlock_rolls_back_exactly_one_transaction() {
         "{}",
         status[0].2
     );
+    // innodb_print_all_deadlocks: the error log has the deadlock, once.
+    let logged = srv
+        .log_lines()
+        .iter()
+        .filter(|l| l.contains("Transactions deadlock detected"))
+        .count();
+    assert_eq!(logged, 1, "{:?}", srv.log_lines());
+    assert!(srv
+        .log_lines()
+        .iter()
+        .any(|l| l.contains("*** WE ROLL BACK TRANSACTION")));
 }
 
 #[test]

@@ -533,6 +533,14 @@ impl VirtualTable for SysInnodbLockWaits {
     }
 }
 
+/// What `innodb_print_all_deadlocks` writes to the error log for one deadlock.
+pub fn deadlock_log_text(server: &Server, report: &crate::engine::lock::DeadlockReport) -> String {
+    format!(
+        "InnoDB: Transactions deadlock detected, dumping detailed information.\n{}",
+        report.render(&Names::of(server))
+    )
+}
+
 /// The text of `SHOW ENGINE INNODB STATUS`: LATEST DETECTED DEADLOCK, TRANSACTIONS and ROW
 /// OPERATIONS (the sections tpbed has something to say in).
 pub fn innodb_status(server: &Server) -> String {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::engine::lock::LockError;
 use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::server::Server;
 use crate::session::state::SessionState;
 use crate::sql::output::Output;
 use crate::trx::{Isolation, Trx};
@@ -188,6 +189,9 @@ pub fn statement(
             }
         }
         Err(e) => {
+            if e.code == ErrorCode::LockDeadlock {
+                log_deadlock(st, &server);
+            }
             let whole = e.code == ErrorCode::LockDeadlock
                 || (e.code == ErrorCode::LockWaitTimeout
                     && server
@@ -203,4 +207,25 @@ pub fn statement(
         }
     }
     r
+}
+
+/// `innodb_print_all_deadlocks`: the victim's thread writes the deadlock it lost to the error
+/// log, as InnoDB does for every deadlock when the variable is on.
+fn log_deadlock(st: &mut SessionState, server: &Server) {
+    if !server
+        .vars
+        .global_by_name("innodb_print_all_deadlocks")
+        .as_bool()
+    {
+        return;
+    }
+    let report = st
+        .trx
+        .get_mut()
+        .as_ref()
+        .and_then(|t| t.lock_handle())
+        .and_then(|l| l.take_deadlock_report());
+    if let Some(r) = report {
+        crate::log::note(&crate::exec::innodb_tables::deadlock_log_text(server, &r));
+    }
 }

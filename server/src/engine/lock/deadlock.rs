@@ -261,11 +261,13 @@ fn resolve(inner: &Inner, graph: &[Node], cycle: &[usize]) {
         Some(WaitOutcome::Deadlock),
         || {
             inner.stats.deadlocks.fetch_add(1, Relaxed);
-            *lock(&inner.latest_deadlock) = Some(DeadlockReport {
+            let report = DeadlockReport {
                 at: SystemTime::now(),
                 trxs,
                 victim: v,
-            });
+            };
+            *lock(&victim.trx.deadlock) = Some(report.clone());
+            *lock(&inner.latest_deadlock) = Some(report);
         },
     );
 }

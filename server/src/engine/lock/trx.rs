@@ -9,6 +9,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use super::hint::GEN_CLOSED;
+use super::introspect::DeadlockReport;
 use super::modes::AnyMode;
 use super::table::{lock, Target};
 
@@ -119,6 +120,9 @@ pub(crate) struct TrxShared {
     /// The generation of this transaction's lock hints (see `hint.rs`): grows before any of
     /// its record locks is released; `GEN_CLOSED` from `release_all` on.
     pub(crate) hint_gen: AtomicU32,
+    /// The deadlock this transaction was chosen as the victim of, for the victim's thread to
+    /// log (`innodb_print_all_deadlocks`).
+    pub(crate) deadlock: Mutex<Option<DeadlockReport>>,
 }
 
 impl TrxShared {
@@ -175,6 +179,7 @@ impl LockTrx {
             read_committed: AtomicBool::new(false),
             schedule_weight: AtomicU64::new(0),
             hint_gen: AtomicU32::new(0),
+            deadlock: Mutex::new(None),
         }))
     }
 
@@ -194,6 +199,11 @@ impl LockTrx {
         self.0.interrupted.store(true, Relaxed);
         let _st = self.0.state();
         self.0.cond.notify_all();
+    }
+
+    /// The report of the deadlock that chose this transaction as its victim, once.
+    pub fn take_deadlock_report(&self) -> Option<DeadlockReport> {
+        lock(&self.0.deadlock).take()
     }
 
     /// Clears a KILL QUERY flag (at the start of the next statement).
