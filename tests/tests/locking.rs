@@ -617,3 +617,61 @@ fn transactions_commit_roll_back_and_keep_savepoints() {
         .unwrap();
     assert_eq!(status, 0);
 }
+
+/// (INDEX_NAME, LOCK_MODE, LOCK_STATUS) of one transaction's record locks, sorted.
+fn record_locks_of(c: &mut Conn, conn_id: u32) -> Vec<(String, String, String)> {
+    let mut v: Vec<(String, String, String)> = c
+        .query(format!(
+            "SELECT l.INDEX_NAME, l.LOCK_MODE, l.LOCK_STATUS FROM performance_schema.data_locks l \
+             JOIN performance_schema.threads t ON t.THREAD_ID = l.THREAD_ID \
+             WHERE t.PROCESSLIST_ID = {conn_id} AND l.LOCK_TYPE = 'RECORD'"
+        ))
+        .unwrap();
+    v.sort();
+    v
+}
+
+/// An INSERT that meets another transaction's uncommitted entry in a UNIQUE secondary index
+/// waits for it with an S next-key lock (InnoDB's duplicate scan), and goes ahead when that
+/// transaction rolls back; a committed duplicate gets 1062 with the S lock held.
+#[test]
+fn a_unique_secondary_duplicate_waits_for_its_writer() {
+    let (srv, mut c) = setup();
+    c.query_drop("CREATE TABLE u (id INT PRIMARY KEY, email VARCHAR(20), UNIQUE KEY uk (email))")
+        .unwrap();
+    let mut a = conn(&srv);
+    let mut b = conn(&srv);
+    let b_id = b.connection_id();
+    a.query_drop("BEGIN").unwrap();
+    a.query_drop("INSERT INTO u VALUES (1, 'x@y')").unwrap();
+    let tb = thread::spawn(move || {
+        b.query_drop("BEGIN").unwrap();
+        let r = b.query_drop("INSERT INTO u VALUES (2, 'x@y')");
+        (r.map_err(|e| e.to_string()), b)
+    });
+    // B waits on the duplicate entry; A's implicit lock on it became explicit.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while record_locks_of(&mut c, b_id) != [("uk".into(), "S".into(), "WAITING".into())] {
+        assert!(Instant::now() < deadline, "{:?}", lock_summary(&mut c));
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(lock_summary(&mut c).contains(&row(Some("uk"), "X,REC_NOT_GAP", 1)));
+    a.query_drop("ROLLBACK").unwrap();
+    let (rb, mut b) = tb.join().unwrap();
+    assert!(rb.is_ok(), "{rb:?}");
+    b.query_drop("COMMIT").unwrap();
+
+    // A committed duplicate: 1062 at once, the S next-key lock on the entry kept.
+    let mut d = conn(&srv);
+    let d_id = d.connection_id();
+    d.query_drop("BEGIN").unwrap();
+    assert_eq!(code(d.query_drop("INSERT INTO u VALUES (3, 'x@y')")), 1062);
+    let held = record_locks_of(&mut c, d_id);
+    assert!(
+        held.contains(&("uk".into(), "S".into(), "GRANTED".into())),
+        "{held:?}"
+    );
+    d.query_drop("ROLLBACK").unwrap();
+    let n: u64 = c.query_first("SELECT COUNT(*) FROM u").unwrap().unwrap();
+    assert_eq!(n, 1);
+}

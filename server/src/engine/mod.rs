@@ -38,7 +38,7 @@ pub use index::{BTree, ClusteredRec, IndexStats, KeyBuf, PageCapacity, Record, S
 pub use mvcc::{ReadView, Version, VersionStore, Visible};
 pub use scan::{HandlerStats, KeyRange, ScanItem, TableScan};
 pub use table::{
-    Change, Existing, InsertOptions, InsertOutcome, InsertProbe, RecordVersion, RemovedHook,
-    SecChange, SecOp, Table, UpdateOutcome, WriteStamp,
+    Change, Existing, InsertOptions, InsertOutcome, InsertProbe, ProbeKind, RecordVersion,
+    RemovedHook, SecChange, SecOp, Table, UpdateOutcome, WriteStamp,
 };
 pub use types::{ColumnType, IntKind};

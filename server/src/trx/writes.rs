@@ -10,7 +10,10 @@ use crate::engine::lock::{
     Acquired, GapKind, Inherit, LockError, LockWait, RecAt, RecKey, RecLockMode, Strength,
     TableLockMode, WaitPolicy,
 };
-use crate::engine::{EngineError, InsertOptions, InsertOutcome, Table, UpdateOutcome, WriteStamp};
+use crate::engine::{
+    EngineError, Existing, InsertOptions, InsertOutcome, ProbeKind, Table, UpdateOutcome,
+    WriteStamp,
+};
 use crate::value::Value;
 
 /// The lock an INSERT takes on a duplicate it finds: S for INSERT, X for REPLACE and
@@ -88,20 +91,36 @@ pub fn insert_row(
             &opts,
             |probe| {
                 let index = index_id(table, probe.index);
-                let got = match probe.existing {
-                    Some(ex) => {
-                        let rec = RecAt {
-                            index,
-                            key: RecKey::User(probe.key),
-                            page: 0,
-                        };
+                // A duplicate check locks what it found, after converting the writer's
+                // implicit lock: the clustered record only, a unique secondary's entries
+                // and the record after them next-key (in every isolation level).
+                let dup_lock = |key: RecKey<'_>, ex: Option<Existing>, kind: GapKind| {
+                    let rec = RecAt {
+                        index,
+                        key,
+                        page: 0,
+                    };
+                    if let Some(ex) = ex {
                         if ex.trx_id != me && ex.trx_id >= sys.min_active_id() {
                             sys.locks.convert_implicit(ex.trx_id, rec);
                         }
-                        let mode = RecLockMode::new(strength, GapKind::RecNotGap);
-                        sys.locks.lock_rec(&lt, rec, mode, WaitPolicy::Wait)
                     }
-                    None => {
+                    let mode = RecLockMode::new(strength, kind);
+                    sys.locks.lock_rec(&lt, rec, mode, WaitPolicy::Wait)
+                };
+                let got = match probe.kind {
+                    ProbeKind::Duplicate(ex) => {
+                        let kind = if probe.index == 0 {
+                            GapKind::RecNotGap
+                        } else {
+                            GapKind::NextKey
+                        };
+                        dup_lock(RecKey::User(probe.key), Some(ex), kind)
+                    }
+                    ProbeKind::DuplicateScanEnd(ex) => {
+                        dup_lock(rec_key(probe.successor), ex, GapKind::NextKey)
+                    }
+                    ProbeKind::Gap => {
                         let succ = RecAt {
                             index,
                             key: rec_key(probe.successor),

@@ -85,13 +85,30 @@ impl Change {
 /// (index, removed key, successor key or None for the supremum).
 pub type RemovedHook<'a> = dyn FnMut(usize, &[u8], Option<&[u8]>) + 'a;
 
-/// The equal clustered record an insert found.
+/// A record an insert's duplicate check found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Existing {
-    /// Its DB_TRX_ID.
+    /// DB_TRX_ID of the row (for a secondary entry: of its clustered record), the writer
+    /// whose implicit lock the entry may carry.
     pub trx_id: u64,
-    /// Delete-marked (the insert overwrites it) or live (a duplicate).
+    /// Delete-marked (the insert may overwrite or pass it) or live (a duplicate, unless it
+    /// is the row's own entry).
     pub delete_mark: bool,
+}
+
+/// What an insert's check hook is asked about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeKind {
+    /// The gap the new entry goes into (`successor` is the record after it): the place of
+    /// an insert-intention check.
+    Gap,
+    /// A record with the new entry's unique key (`key`: that record's key): the clustered
+    /// record with the new primary key, or an entry of a unique secondary index with the new
+    /// row's values, delete-marked ones included.
+    Duplicate(Existing),
+    /// The record after a unique secondary index's duplicates (`successor`; None: the
+    /// supremum), which InnoDB's duplicate scan locks too; `Some` for a user record.
+    DuplicateScanEnd(Option<Existing>),
 }
 
 /// Options of an insert.
@@ -118,12 +135,12 @@ pub struct InsertOutcome {
 pub struct InsertProbe<'a> {
     /// The index (0 = clustered).
     pub index: usize,
-    /// The new entry's key.
+    /// The new entry's key (for [`ProbeKind::Duplicate`]: the found record's key).
     pub key: &'a [u8],
     /// The key of the record after it, delete-marked or not; None for the supremum.
     pub successor: Option<&'a [u8]>,
-    /// The equal clustered record, when one exists (a duplicate check, not a gap check).
-    pub existing: Option<Existing>,
+    /// A gap check or a duplicate check.
+    pub kind: ProbeKind,
 }
 
 /// What an update did.

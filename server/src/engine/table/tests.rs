@@ -629,7 +629,7 @@ fn insert_check_sees_successors_and_failure_leaves_no_trace() {
         r(30, Some(9), Some(9)),
         &opts,
         |p| {
-            if p.existing.is_none() {
+            if p.kind == ProbeKind::Gap {
                 last = Some(p.successor.is_none());
             }
             Ok::<(), EngineError>(())

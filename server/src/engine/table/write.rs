@@ -5,8 +5,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::MutexGuard;
 
 use super::{
-    display_value, Change, Existing, InsertOptions, InsertOutcome, InsertProbe, RemovedHook,
-    SecChange, SecOp, Secondary, Table, UpdateOutcome, WriteStamp, ROW_ID_LEN,
+    display_value, Change, Existing, InsertOptions, InsertOutcome, InsertProbe, ProbeKind,
+    RemovedHook, SecChange, SecOp, Secondary, Table, UpdateOutcome, WriteStamp, ROW_ID_LEN,
 };
 use crate::engine::cursor::{LatchMode, SearchMode};
 use crate::engine::error::EngineError;
@@ -112,6 +112,67 @@ impl Table {
             on = cur.move_next();
         }
         false
+    }
+
+    /// The duplicate checks of an insert on the UNIQUE secondaries, as InnoDB's duplicate
+    /// scan does them (callers hold the unique mutexes): where entries with the new row's
+    /// values exist, delete-marked ones included, `check` sees each of them in key order and
+    /// then the record after them, under the leaf latch; a live entry of another row is a
+    /// duplicate, reported after `check` has seen it. NULLs never conflict.
+    fn scan_unique<E: From<EngineError>>(
+        &self,
+        row: &[Value],
+        own_pk: &[u8],
+        check: &dyn Fn(InsertProbe<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let writer = |pk: &[u8], delete_mark: bool| Existing {
+            trx_id: self.clustered.get(pk, |r| r.trx_id).unwrap_or(0),
+            delete_mark,
+        };
+        for (i, s) in self.secondaries.iter().enumerate() {
+            if !s.unique || s.columns.iter().any(|&c| row[c].is_null()) {
+                continue;
+            }
+            let prefix = self.secondary_prefix(s, row);
+            let mut cur = s.tree.cursor(LatchMode::Read);
+            let mut on = cur.search(&prefix, SearchMode::Ge);
+            let mut found = false;
+            while on {
+                let rec = cur.record().expect("on record");
+                let ex = writer(rec.primary_key(), rec.delete_mark);
+                if rec.secondary_part() != prefix.as_slice() {
+                    if found {
+                        check(InsertProbe {
+                            index: i + 1,
+                            key: &prefix,
+                            successor: Some(rec.key()),
+                            kind: ProbeKind::DuplicateScanEnd(Some(ex)),
+                        })?;
+                    }
+                    break;
+                }
+                found = true;
+                check(InsertProbe {
+                    index: i + 1,
+                    key: rec.key(),
+                    successor: None,
+                    kind: ProbeKind::Duplicate(ex),
+                })?;
+                if !rec.delete_mark && rec.primary_key() != own_pk {
+                    return Err(self.duplicate(&self.def.indexes()[i + 1], row).into());
+                }
+                on = cur.move_next();
+            }
+            if found && !on {
+                check(InsertProbe {
+                    index: i + 1,
+                    key: &prefix,
+                    successor: None,
+                    kind: ProbeKind::DuplicateScanEnd(None),
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// Checks UNIQUE secondaries for the new values (callers hold their mutexes).
@@ -239,13 +300,26 @@ impl Table {
             Some(pk) => pk,
             None => self.next_row_id.fetch_add(1, Relaxed).to_be_bytes()[8 - ROW_ID_LEN..].to_vec(),
         };
-        let all = vec![true; self.secondaries.len()];
         let _unique = self.lock_unique(|_| true);
-        if !_unique.is_empty() && self.get(&pk).is_some() {
+        if !_unique.is_empty() {
             // MySQL reports a duplicate PRIMARY KEY before a duplicate UNIQUE key.
-            return Err(self.duplicate(self.def.clustered(), &row).into());
+            let found = self.clustered.get(&pk, |r| Existing {
+                trx_id: r.trx_id,
+                delete_mark: r.delete_mark,
+            });
+            if let Some(ex) = found {
+                check(InsertProbe {
+                    index: 0,
+                    key: &pk,
+                    successor: None,
+                    kind: ProbeKind::Duplicate(ex),
+                })?;
+                if !ex.delete_mark {
+                    return Err(self.duplicate(self.def.clustered(), &row).into());
+                }
+            }
+            self.scan_unique(&row, &pk, &check)?;
         }
-        self.check_unique(&row, None, &all)?;
         let trx_id = opts.stamp.trx_id;
         let rec = ClusteredRec {
             key: pk.as_slice().into(),
@@ -265,7 +339,7 @@ impl Table {
                     index: 0,
                     key: &pk,
                     successor: succ.map(|r| r.key()),
-                    existing: None,
+                    kind: ProbeKind::Gap,
                 })
             },
             |existing, mut new| {
@@ -273,7 +347,7 @@ impl Table {
                     index: 0,
                     key: &pk,
                     successor: None,
-                    existing: Some(Existing {
+                    kind: ProbeKind::Duplicate(Existing {
                         trx_id: existing.trx_id,
                         delete_mark: existing.delete_mark,
                     }),
@@ -308,7 +382,7 @@ impl Table {
                         index: i + 1,
                         key: &key,
                         successor: succ.map(|r| r.key()),
-                        existing: None,
+                        kind: ProbeKind::Gap,
                     })
                 },
                 |existing, _| {
