@@ -675,3 +675,60 @@ fn a_unique_secondary_duplicate_waits_for_its_writer() {
     let n: u64 = c.query_first("SELECT COUNT(*) FROM u").unwrap().unwrap();
     assert_eq!(n, 1);
 }
+
+/// An UPDATE that moves a row into a gap another transaction has locked (re-queueing a job
+/// under an open empty claim) waits on its insert intention there, as an INSERT does, in RR;
+/// in RC the claim holds no gap lock and the UPDATE completes at once.
+#[test]
+fn an_update_into_a_locked_gap_waits_like_an_insert() {
+    let (srv, mut c) = setup();
+    jobs(&mut c, "q_v1", 5, 1, 100); // running jobs only: the ready queue is empty
+    let mut w = conn(&srv);
+    w.query_drop("BEGIN").unwrap();
+    assert!(claim(&mut w, "q_v1").is_empty());
+    let mut p = conn(&srv);
+    p.query_drop("SET SESSION innodb_lock_wait_timeout = 1")
+        .unwrap();
+    let p_id = p.connection_id();
+    let requeue = "UPDATE q_v1 SET status = 0 WHERE id = 102";
+    let producer = thread::spawn(move || {
+        let r = p.query_drop(requeue);
+        (code(r), p)
+    });
+    let want = (
+        "idx_ready".to_string(),
+        "X,GAP,INSERT_INTENTION".to_string(),
+        "WAITING".to_string(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !record_locks_of(&mut c, p_id).contains(&want) {
+        assert!(
+            Instant::now() < deadline,
+            "{:?}",
+            record_locks_of(&mut c, p_id)
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    let (err, mut p) = producer.join().unwrap();
+    assert_eq!(err, 1205);
+    let status: u8 = c
+        .query_first("SELECT status FROM q_v1 WHERE id = 102")
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, 1, "the timed-out UPDATE was rolled back");
+    w.query_drop("ROLLBACK").unwrap();
+    p.query_drop("ROLLBACK").unwrap();
+
+    w.query_drop("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        .unwrap();
+    w.query_drop("BEGIN").unwrap();
+    assert!(claim(&mut w, "q_v1").is_empty());
+    let t = Instant::now();
+    p.query_drop(requeue).unwrap();
+    assert!(
+        t.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        t.elapsed()
+    );
+    w.query_drop("COMMIT").unwrap();
+}

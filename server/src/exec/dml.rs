@@ -20,6 +20,8 @@ use crate::session::state::{SessionState, Warning};
 use crate::sql::eval::to_i64;
 use crate::sql::expr::{Binder, BoundExpr};
 use crate::sql::output::Output;
+use crate::sql::transaction::{lock_error, lock_wait_timeout};
+use crate::trx::WriteError;
 use crate::value::Value;
 use crate::vars::Counter;
 
@@ -308,6 +310,7 @@ pub fn update(st: &mut SessionState, u: &Update, params: &[Value]) -> SqlResult<
     let rows = matching(&ex, &u.target)?;
     let sys = &st.server.trx;
     let table = u.target.table();
+    let timeout = lock_wait_timeout(st);
     let (mut matched, mut changed) = (0u64, 0u64);
     for (n, (pk, old)) in rows.iter().enumerate() {
         matched += 1;
@@ -318,7 +321,7 @@ pub fn update(st: &mut SessionState, u: &Update, params: &[Value]) -> SqlResult<
         let done = {
             let mut t = st.trx.borrow_mut();
             let trx = t.as_mut().expect("a table statement runs in a transaction");
-            crate::trx::update_row(sys, trx, table, pk, new)
+            crate::trx::update_row(sys, trx, table, pk, new, timeout)
         };
         match done {
             Ok(UpdateOutcome::Updated { .. }) => changed += 1,
@@ -326,7 +329,10 @@ pub fn update(st: &mut SessionState, u: &Update, params: &[Value]) -> SqlResult<
             Ok(UpdateOutcome::NotFound) => matched -= 1,
             Err(e) => {
                 ex.flush();
-                return Err(engine_error(&e, n as u64 + 1));
+                return Err(match e {
+                    WriteError::Engine(e) => engine_error(&e, n as u64 + 1),
+                    WriteError::Lock(e) => lock_error(e),
+                });
             }
         }
     }

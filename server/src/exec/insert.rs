@@ -322,7 +322,7 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
                         let trx = tb
                             .as_mut()
                             .expect("a table statement runs in a transaction");
-                        crate::trx::update_row(sys, trx, t, &pk, new)
+                        crate::trx::update_row(sys, trx, t, &pk, new, timeout)
                     };
                     match done {
                         Ok(UpdateOutcome::Updated { .. }) => {
@@ -330,7 +330,8 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
                             updated += 1;
                         }
                         Ok(_) => {}
-                        Err(e) => return Err(engine_error(&e, rowno)),
+                        Err(WriteError::Engine(e)) => return Err(engine_error(&e, rowno)),
+                        Err(WriteError::Lock(e)) => return Err(lock_error(e)),
                     }
                     break;
                 }

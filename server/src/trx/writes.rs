@@ -7,12 +7,12 @@ use std::time::Duration;
 use super::{index_id, rec_key, Trx, TrxSys};
 use crate::engine::cursor::{LatchMode, SearchMode};
 use crate::engine::lock::{
-    Acquired, GapKind, Inherit, LockError, LockWait, RecAt, RecKey, RecLockMode, Strength,
+    Acquired, GapKind, Inherit, LockError, LockTrx, LockWait, RecAt, RecKey, RecLockMode, Strength,
     TableLockMode, WaitPolicy,
 };
 use crate::engine::{
-    EngineError, Existing, InsertOptions, InsertOutcome, ProbeKind, Table, UpdateOutcome,
-    WriteStamp,
+    EngineError, Existing, InsertOptions, InsertOutcome, InsertProbe, ProbeKind, Table,
+    UpdateOutcome, WriteStamp,
 };
 use crate::value::Value;
 
@@ -58,6 +58,67 @@ fn wait(w: LockWait, timeout: Duration) -> Result<(), LockError> {
     w.wait(timeout)
 }
 
+/// Takes the lock an insert's (or an update's) check `probe` calls for: the insert intention
+/// on the successor (inheriting its gap locks when granted), or a duplicate check's S/X lock.
+fn probe_lock(
+    sys: &TrxSys,
+    lt: &LockTrx,
+    table: &Table,
+    strength: Strength,
+    probe: InsertProbe<'_>,
+) -> Result<Acquired, LockError> {
+    let me = lt.id();
+    let index = index_id(table, probe.index);
+    // A duplicate check locks what it found, after converting the writer's
+    // implicit lock: the clustered record only, a unique secondary's entries
+    // and the record after them next-key (in every isolation level).
+    let dup_lock = |key: RecKey<'_>, ex: Option<Existing>, kind: GapKind| {
+        let rec = RecAt {
+            index,
+            key,
+            page: 0,
+        };
+        if let Some(ex) = ex {
+            if ex.trx_id != me && ex.trx_id >= sys.min_active_id() {
+                sys.locks.convert_implicit(ex.trx_id, rec);
+            }
+        }
+        let mode = RecLockMode::new(strength, kind);
+        sys.locks.lock_rec(lt, rec, mode, WaitPolicy::Wait)
+    };
+    match probe.kind {
+        ProbeKind::Duplicate(ex) => {
+            let kind = if probe.index == 0 {
+                GapKind::RecNotGap
+            } else {
+                GapKind::NextKey
+            };
+            dup_lock(RecKey::User(probe.key), Some(ex), kind)
+        }
+        ProbeKind::DuplicateScanEnd(ex) => dup_lock(rec_key(probe.successor), ex, GapKind::NextKey),
+        ProbeKind::Gap => {
+            let succ = RecAt {
+                index,
+                key: rec_key(probe.successor),
+                page: 0,
+            };
+            let got = sys
+                .locks
+                .lock_rec(lt, succ, RecLockMode::INSERT_INTENTION, WaitPolicy::Wait);
+            if matches!(got, Ok(Acquired::Granted)) {
+                sys.locks.inherit_gap_locks(
+                    index,
+                    rec_key(probe.successor),
+                    RecKey::User(probe.key),
+                    0,
+                    Inherit::Insert,
+                );
+            }
+            got
+        }
+    }
+}
+
 /// Inserts `row` for `trx`: IX on the table, then per index an insert-intention check on the
 /// successor (waiting while another transaction's gap or next-key lock covers the gap) and
 /// the inheritance of gap locks by the new record; a duplicate clustered key is locked
@@ -90,60 +151,7 @@ pub fn insert_row(
             row.clone(),
             &opts,
             |probe| {
-                let index = index_id(table, probe.index);
-                // A duplicate check locks what it found, after converting the writer's
-                // implicit lock: the clustered record only, a unique secondary's entries
-                // and the record after them next-key (in every isolation level).
-                let dup_lock = |key: RecKey<'_>, ex: Option<Existing>, kind: GapKind| {
-                    let rec = RecAt {
-                        index,
-                        key,
-                        page: 0,
-                    };
-                    if let Some(ex) = ex {
-                        if ex.trx_id != me && ex.trx_id >= sys.min_active_id() {
-                            sys.locks.convert_implicit(ex.trx_id, rec);
-                        }
-                    }
-                    let mode = RecLockMode::new(strength, kind);
-                    sys.locks.lock_rec(&lt, rec, mode, WaitPolicy::Wait)
-                };
-                let got = match probe.kind {
-                    ProbeKind::Duplicate(ex) => {
-                        let kind = if probe.index == 0 {
-                            GapKind::RecNotGap
-                        } else {
-                            GapKind::NextKey
-                        };
-                        dup_lock(RecKey::User(probe.key), Some(ex), kind)
-                    }
-                    ProbeKind::DuplicateScanEnd(ex) => {
-                        dup_lock(rec_key(probe.successor), ex, GapKind::NextKey)
-                    }
-                    ProbeKind::Gap => {
-                        let succ = RecAt {
-                            index,
-                            key: rec_key(probe.successor),
-                            page: 0,
-                        };
-                        let got = sys.locks.lock_rec(
-                            &lt,
-                            succ,
-                            RecLockMode::INSERT_INTENTION,
-                            WaitPolicy::Wait,
-                        );
-                        if matches!(got, Ok(Acquired::Granted)) {
-                            sys.locks.inherit_gap_locks(
-                                index,
-                                rec_key(probe.successor),
-                                RecKey::User(probe.key),
-                                0,
-                                Inherit::Insert,
-                            );
-                        }
-                        got
-                    }
-                };
+                let got = probe_lock(sys, &lt, table, strength, probe);
                 match got {
                     Ok(Acquired::Wait(w)) => {
                         pending = Some(w);
@@ -211,19 +219,49 @@ pub fn lock_row(
     }
 }
 
-/// Updates the locked row `pk` to `new_row`, logging the change.
+/// Updates the locked row `pk` to `new_row`, logging the change. Each entry the update
+/// inserts is checked first as an INSERT's is (insert intention on its successor, S locks of
+/// a unique index's duplicate scan), waiting as needed; see [`Table::update_checked`] for
+/// what that check does not cover.
 pub fn update_row(
     sys: &TrxSys,
     trx: &mut Trx,
     table: &Arc<Table>,
     pk: &[u8],
     new_row: Vec<Value>,
-) -> Result<UpdateOutcome, EngineError> {
+    timeout: Duration,
+) -> Result<UpdateOutcome, WriteError> {
     let info = sys.make_read_write(trx);
-    let mut log = Vec::new();
-    let out = table.update(pk, new_row, WriteStamp { trx_id: info.id }, &mut log);
-    trx.log(table, log);
-    out
+    let lt = info.lock.clone();
+    let stamp = WriteStamp { trx_id: info.id };
+    loop {
+        let mut pending: Option<LockWait> = None;
+        let mut log = Vec::new();
+        let r = table.update_checked(
+            pk,
+            new_row.clone(),
+            stamp,
+            |probe| match probe_lock(sys, &lt, table, Strength::S, probe) {
+                Ok(Acquired::Wait(w)) => {
+                    pending = Some(w);
+                    Err(Abort::Wait)
+                }
+                Ok(_) => Ok(()),
+                Err(e) => Err(Abort::Lock(e)),
+            },
+            &mut log,
+        );
+        trx.log(table, log);
+        match r {
+            Ok(out) => return Ok(out),
+            Err(Abort::Engine(e)) => return Err(WriteError::Engine(e)),
+            Err(Abort::Lock(e)) => return Err(WriteError::Lock(e)),
+            Err(Abort::Wait) => {
+                let w = pending.take().expect("a wait was requested");
+                wait(w, timeout)?;
+            }
+        }
+    }
 }
 
 /// Delete-marks the locked row `pk`, logging the change; false if it is not there.

@@ -97,32 +97,17 @@ impl Table {
             .collect()
     }
 
-    /// True if a live entry with secondary part `prefix` exists for another row than `own_pk`.
-    fn unique_conflict(&self, s: &Secondary, prefix: &[u8], own_pk: Option<&[u8]>) -> bool {
-        let mut cur = s.tree.cursor(LatchMode::Read);
-        let mut on = cur.search(prefix, SearchMode::Ge);
-        while on {
-            let rec = cur.record().expect("on record");
-            if rec.secondary_part() != prefix {
-                return false;
-            }
-            if !rec.delete_mark && own_pk != Some(rec.primary_key()) {
-                return true;
-            }
-            on = cur.move_next();
-        }
-        false
-    }
-
-    /// The duplicate checks of an insert on the UNIQUE secondaries, as InnoDB's duplicate
-    /// scan does them (callers hold the unique mutexes): where entries with the new row's
-    /// values exist, delete-marked ones included, `check` sees each of them in key order and
-    /// then the record after them, under the leaf latch; a live entry of another row is a
-    /// duplicate, reported after `check` has seen it. NULLs never conflict.
+    /// The duplicate checks of an insert or update on the UNIQUE secondaries (those in
+    /// `changed`), as InnoDB's duplicate scan does them (callers hold the unique mutexes):
+    /// where entries with the new row's values exist, delete-marked ones included, `check`
+    /// sees each of them in key order and then the record after them, under the leaf latch; a
+    /// live entry of another row is a duplicate, reported after `check` has seen it. NULLs
+    /// never conflict.
     fn scan_unique<E: From<EngineError>>(
         &self,
         row: &[Value],
         own_pk: &[u8],
+        changed: &[bool],
         check: &dyn Fn(InsertProbe<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let writer = |pk: &[u8], delete_mark: bool| Existing {
@@ -130,7 +115,7 @@ impl Table {
             delete_mark,
         };
         for (i, s) in self.secondaries.iter().enumerate() {
-            if !s.unique || s.columns.iter().any(|&c| row[c].is_null()) {
+            if !s.unique || !changed[i] || s.columns.iter().any(|&c| row[c].is_null()) {
                 continue;
             }
             let prefix = self.secondary_prefix(s, row);
@@ -175,22 +160,52 @@ impl Table {
         Ok(())
     }
 
-    /// Checks UNIQUE secondaries for the new values (callers hold their mutexes).
-    fn check_unique(
+    /// The gap check of an entry an update is about to insert into index `index` (0: the
+    /// clustered index): `check` sees the gap before the first record at or after `key`, or
+    /// for the clustered index an equal record ([`ProbeKind::Duplicate`]); nothing when an
+    /// equal secondary entry exists (the update reuses it in place).
+    fn probe_new_entry<E: From<EngineError>>(
         &self,
-        row: &[Value],
-        own_pk: Option<&[u8]>,
-        changed: &[bool],
-    ) -> Result<(), EngineError> {
-        for (i, s) in self.secondaries.iter().enumerate() {
-            if !s.unique || !changed[i] || s.columns.iter().any(|&c| row[c].is_null()) {
-                continue;
-            }
-            if self.unique_conflict(s, &self.secondary_prefix(s, row), own_pk) {
-                return Err(self.duplicate(&self.def.indexes()[i + 1], row));
-            }
+        index: usize,
+        key: &[u8],
+        check: &dyn Fn(InsertProbe<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let probe = |at: Option<(&[u8], Existing)>| match at {
+            Some((k, ex)) if k == key && index == 0 => check(InsertProbe {
+                index,
+                key,
+                successor: None,
+                kind: ProbeKind::Duplicate(ex),
+            }),
+            Some((k, _)) if k == key => Ok(()),
+            succ => check(InsertProbe {
+                index,
+                key,
+                successor: succ.map(|(k, _)| k),
+                kind: ProbeKind::Gap,
+            }),
+        };
+        if index == 0 {
+            let mut cur = self.clustered.cursor(LatchMode::Read);
+            let on = cur.search(key, SearchMode::Ge);
+            let rec = cur.record().filter(|_| on);
+            probe(rec.map(|r| {
+                let ex = Existing {
+                    trx_id: r.trx_id,
+                    delete_mark: r.delete_mark,
+                };
+                (r.key(), ex)
+            }))
+        } else {
+            let mut cur = self.secondaries[index - 1].tree.cursor(LatchMode::Read);
+            let on = cur.search(key, SearchMode::Ge);
+            let rec = cur.record().filter(|_| on);
+            let none = Existing {
+                trx_id: 0,
+                delete_mark: false,
+            };
+            probe(rec.map(|r| (r.key(), none)))
         }
-        Ok(())
     }
 
     /// Inserts the secondary entry `prefix ++ pk`, or clears the delete mark of an equal
@@ -318,7 +333,7 @@ impl Table {
                     return Err(self.duplicate(self.def.clustered(), &row).into());
                 }
             }
-            self.scan_unique(&row, &pk, &check)?;
+            self.scan_unique(&row, &pk, &vec![true; self.secondaries.len()], &check)?;
         }
         let trx_id = opts.stamp.trx_id;
         let rec = ClusteredRec {
@@ -432,6 +447,26 @@ impl Table {
         stamp: WriteStamp,
         log: &mut Vec<Change>,
     ) -> Result<UpdateOutcome, EngineError> {
+        self.update_checked(pk, new_row, stamp, |_| Ok(()), log)
+    }
+
+    /// [`Table::update`] whose new entries are checked first, before anything changes:
+    /// `check` sees, for a changed primary key, the clustered record with the new key
+    /// ([`ProbeKind::Duplicate`]) or the gap it goes into; for each secondary index whose
+    /// entry changes, a unique index's duplicate scan and then the gap of the new entry (none
+    /// when an equal delete-marked entry is reused in place). Each probe is made under the
+    /// leaf latch it reads, but the change is applied after the probes, under latches of its
+    /// own, so a gap lock granted to another transaction in between is not seen.
+    pub fn update_checked<E: From<EngineError>>(
+        &self,
+        pk: &[u8],
+        new_row: Vec<Value>,
+        stamp: WriteStamp,
+        check: impl FnMut(InsertProbe<'_>) -> Result<(), E>,
+        log: &mut Vec<Change>,
+    ) -> Result<UpdateOutcome, E> {
+        let check = std::cell::RefCell::new(check);
+        let check = |p: InsertProbe<'_>| (check.borrow_mut())(p);
         let new_row = self.def.coerce_row(new_row)?;
         let Some(old_row) = self.get(pk) else {
             return Ok(UpdateOutcome::NotFound);
@@ -456,10 +491,20 @@ impl Table {
             .map(|i| pk_changed || new_prefixes[i] != old_prefixes[i])
             .collect();
         let _unique = self.lock_unique(|i| changed[i]);
-        if pk_changed && !_unique.is_empty() && self.get(&new_pk).is_some() {
-            return Err(self.duplicate(self.def.clustered(), &new_row));
+        if pk_changed {
+            self.probe_new_entry(0, &new_pk, &check)?;
+            if self.get(&new_pk).is_some() {
+                return Err(self.duplicate(self.def.clustered(), &new_row).into());
+            }
         }
-        self.check_unique(&new_row, Some(pk), &changed)?;
+        self.scan_unique(&new_row, pk, &changed, &check)?;
+        for (i, prefix) in new_prefixes.iter().enumerate() {
+            if changed[i] {
+                let mut key = prefix.clone();
+                key.extend_from_slice(&new_pk);
+                self.probe_new_entry(i + 1, &key, &check)?;
+            }
+        }
         let mut bytes = Some(self.codec.encode(&new_row));
         let trx_id = stamp.trx_id;
         let mut old_prefixes = old_prefixes;
@@ -486,7 +531,8 @@ impl Table {
                     } else {
                         Err(self.duplicate(self.def.clustered(), &new_row))
                     }
-                })?;
+                })
+                .map_err(E::from)?;
         }
         let old_prior = self.clustered.modify(pk, |rec, _| {
             let ptr = self.versions.put(Version::of(rec));
