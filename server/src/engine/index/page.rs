@@ -36,8 +36,8 @@ impl Default for PageCapacity {
 pub(crate) struct PageData<R> {
     pub(crate) modify_count: u64,
     pub(crate) level: u8,
-    /// Set when the page left the tree (truncate); a saved position on it cannot restore
-    /// optimistically.
+    /// Set when the page left the tree (truncate, or an emptied leaf unlinked); a saved
+    /// position on it cannot restore optimistically.
     pub(crate) freed: bool,
     pub(crate) records: Vec<R>,
     pub(crate) keys: Vec<KeyBuf>,

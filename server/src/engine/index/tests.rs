@@ -369,3 +369,97 @@ fn writers_on_one_leaf_wait() {
     }
     assert!(t.stats().page_latch_waits.load(Relaxed) > 0);
 }
+
+/// A queue through a small-page tree: writers append keys at the tail and remove them at the
+/// head (as purge removes claimed jobs), while scanners walk forward and backward with a
+/// save and restore at every record. Emptied leaves are unlinked (at most one empty leaf per
+/// parent remains, its first child), scans keep their order and never lose the sentinel
+/// records, and the tree ends with exactly the records left.
+#[test]
+fn emptied_leaves_are_unlinked_under_concurrent_scans() {
+    const SENTINELS: u64 = 50;
+    const BASE: u64 = 1 << 40;
+    let t = Arc::new(BTree::new(SMALL));
+    for i in 0..SENTINELS {
+        insert(&t, BASE + i, 0);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2u64)
+        .map(|w| {
+            let (t, stop) = (t.clone(), stop.clone());
+            std::thread::spawn(move || {
+                // Writer w owns keys ≡ w (mod 2) below BASE.
+                let (mut head, mut tail) = (0u64, 0u64);
+                let mut rounds = 0u64;
+                while !stop.load(Relaxed) || rounds < 20_000 {
+                    assert!(insert(&t, tail * 2 + w, 1));
+                    tail += 1;
+                    if tail - head > 40 {
+                        assert!(t.remove_if(&k(head * 2 + w), |_| true).is_some());
+                        head += 1;
+                    }
+                    rounds += 1;
+                }
+                (head..tail).map(|i| i * 2 + w).collect::<Vec<u64>>()
+            })
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut scans = 0;
+    while scans < 6 || Instant::now() < deadline {
+        let fwd = scans % 2 == 0;
+        let dir = if fwd {
+            Direction::Forward
+        } else {
+            Direction::Backward
+        };
+        let mut c = t.cursor(LatchMode::Read);
+        let mut on = if fwd { c.first() } else { c.last() };
+        let (mut prev, mut sentinels) = (None::<u64>, 0);
+        while on {
+            let key = n(&c.record().unwrap().key);
+            if let Some(p) = prev {
+                assert!(
+                    if fwd { key > p } else { key < p },
+                    "order broken: {p} then {key}"
+                );
+            }
+            sentinels += u64::from(key >= BASE);
+            prev = Some(key);
+            let saved = c.save();
+            on = match c.restore(&saved, dir) {
+                Restored::Same if fwd => c.move_next(),
+                Restored::Same => c.move_prev(),
+                Restored::Moved => {
+                    assert!(key < BASE, "a sentinel vanished");
+                    c.is_on_record()
+                }
+            };
+        }
+        assert_eq!(sentinels, SENTINELS, "scan {scans} missed sentinels");
+        scans += 1;
+    }
+    stop.store(true, Relaxed);
+    let mut want: Vec<u64> = (0..SENTINELS).map(|i| BASE + i).collect();
+    for w in writers {
+        want.extend(w.join().unwrap());
+    }
+    want.sort_unstable();
+    let mut c = t.cursor(LatchMode::Read);
+    let mut got = Vec::new();
+    let mut on = c.first();
+    while on {
+        got.push(n(&c.record().unwrap().key));
+        on = c.move_next();
+    }
+    assert_eq!(got, want);
+    let (leaves, empty, parents) = t.leaf_census();
+    assert!(
+        t.stats().page_discards.load(Relaxed) > 1000,
+        "leaves were unlinked"
+    );
+    assert!(
+        empty <= parents,
+        "{empty} empty leaves under {parents} parents ({leaves} leaves)"
+    );
+}

@@ -7,7 +7,10 @@
 //! (optimistic); if the leaf is full it descends again with exclusive latches from the root,
 //! releasing every ancestor above a child that cannot split (pessimistic), then splits
 //! bottom-up through the latches it kept. The root page never moves: a root split moves its
-//! contents into a new child. Pages are never merged; a leaf emptied by purge stays linked.
+//! contents into a new child. A leaf emptied by purge or rollback is unlinked from its
+//! parent and the leaf chain (left sibling, then the leaf, under the parent's exclusive latch)
+//! unless it is its parent's first child, so scans do not step over ever more empty leaves;
+//! pages are not merged otherwise, and inner pages stay.
 
 use std::mem::take;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -25,6 +28,8 @@ pub struct IndexStats {
     pub page_latch_waits: AtomicU64,
     /// Page splits (`index_page_splits`).
     pub page_splits: AtomicU64,
+    /// Emptied leaves unlinked from the tree (`index_page_discards`).
+    pub page_discards: AtomicU64,
     /// Cursor restores that found their page unchanged.
     pub optimistic_restores: AtomicU64,
     /// Cursor restores that re-descended from the root.
@@ -195,7 +200,59 @@ impl<R: Record> BTree<R> {
         data.modify_count += 1;
         let rec = data.records.remove(i);
         self.with_successor(data, i, after);
+        let emptied = data.records.is_empty() && !Arc::ptr_eq(leaf.page(), &self.root);
+        drop(leaf);
+        if emptied {
+            self.discard_if_empty(rec.key());
+        }
         Some(rec)
+    }
+
+    /// Unlinks the leaf that `key` routes to if it is (still) empty and not its parent's
+    /// first child: the parent latched exclusively (shared latches above it), then the left
+    /// sibling and the leaf, so the left sibling's `next` and the parent's separator change
+    /// together. The leaf is marked freed (saved positions on it restore by descent) and
+    /// keeps its `next`, so a walker already past the left sibling still reaches the rest.
+    fn discard_if_empty(&self, key: &[u8]) {
+        let root = Page::read(self.root.clone(), self.waits());
+        let mut parent = match root.level {
+            0 => return,
+            1 => {
+                drop(root);
+                let p = Page::write(self.root.clone(), self.waits());
+                if p.level != 1 {
+                    return; // the root split while we switched latches
+                }
+                p
+            }
+            _ => {
+                let mut cur = root;
+                loop {
+                    let i = Route::AfterEqual.count_before(&cur.keys, |k| k, key);
+                    let child = cur.children[i].clone();
+                    if cur.level == 2 {
+                        break Page::write(child, self.waits()); // `cur` released after
+                    }
+                    cur = Page::read(child, self.waits());
+                }
+            }
+        };
+        let i = Route::AfterEqual.count_before(&parent.keys, |k| k, key);
+        if i == 0 {
+            return;
+        }
+        let mut left = Page::write(parent.children[i - 1].clone(), self.waits());
+        let mut leaf = Page::write(parent.children[i].clone(), self.waits());
+        if !leaf.records.is_empty() {
+            return;
+        }
+        left.next = leaf.next.clone();
+        leaf.freed = true;
+        leaf.modify_count += 1;
+        parent.keys.remove(i - 1);
+        parent.children.remove(i);
+        parent.modify_count += 1;
+        self.stats.page_discards.fetch_add(1, Relaxed);
     }
 
     /// Inserts `rec`. If a record with an equal key exists (delete-marked or not),
@@ -405,6 +462,37 @@ impl<R: Record> BTree<R> {
         root.next = None;
         root.max_trx_id = 0;
         root.modify_count += 1;
+    }
+
+    /// (leaves, empty leaves) along the leaf chain and the number of level-1 pages, for tests.
+    #[cfg(test)]
+    pub(crate) fn leaf_census(&self) -> (usize, usize, usize) {
+        let mut level: Vec<Arc<Page<R>>> = vec![self.root.clone()];
+        let mut parents = 0;
+        loop {
+            let gs: Vec<_> = level
+                .iter()
+                .map(|p| Page::read(p.clone(), self.waits()))
+                .collect();
+            if gs[0].level == 0 {
+                break;
+            }
+            if gs[0].level == 1 {
+                parents = gs.len();
+            }
+            let below = gs.iter().flat_map(|g| g.children.iter().cloned()).collect();
+            drop(gs);
+            level = below;
+        }
+        let (mut leaves, mut empty) = (0, 0);
+        let mut next = Some(level[0].clone());
+        while let Some(p) = next {
+            let g = Page::read(p, self.waits());
+            leaves += 1;
+            empty += usize::from(g.records.is_empty());
+            next = g.next.clone();
+        }
+        (leaves, empty, parents)
     }
 
     /// Tree height (1 for a lone leaf root).
