@@ -102,7 +102,10 @@ pub(crate) struct Worker {
     queued: VecDeque<usize>,
     unready: usize,
     timers: BinaryHeap<std::cmp::Reverse<(Instant, usize, u32)>>,
-    idle: Vec<usize>,
+    /// Open loop: connections waiting for an arrival, longest-waiting first (each arrival goes
+    /// to the connection idle the longest, as sysbench 1.0's event queue hands its events to
+    /// the worker thread that has waited longest on its condition variable).
+    idle: VecDeque<usize>,
     backlog: VecDeque<Instant>,
     next_arrival: Option<Instant>,
     dist: Dist,
@@ -188,7 +191,7 @@ impl Worker {
             wires,
             connecting: 0,
             timers: BinaryHeap::new(),
-            idle: Vec::new(),
+            idle: VecDeque::new(),
             backlog: VecDeque::new(),
             next_arrival: None,
             dist: Dist::new(DistParams::default(), seed),
@@ -235,7 +238,7 @@ impl Worker {
             self.clock = Instant::now();
             match (self.cfg.rate > 0.0, self.cfg.loop_mode) {
                 (false, _) => self.start_event(i, start),
-                (true, LoopMode::Open) => self.idle.push(i),
+                (true, LoopMode::Open) => self.idle.push_back(i),
                 (true, LoopMode::Closed) => {
                     let at = start + self.gap(per_conn_rate);
                     self.conns[i].next_slot = at;
@@ -386,7 +389,7 @@ impl Worker {
                 break;
             }
             self.next_arrival = Some(at + self.gap(rate));
-            match self.idle.pop() {
+            match self.idle.pop_front() {
                 Some(i) => self.start_event(i, at),
                 None => self.backlog.push_back(at),
             }
@@ -461,7 +464,7 @@ impl Worker {
         match self.cfg.loop_mode {
             LoopMode::Open => match self.backlog.pop_front() {
                 Some(at) => self.start_event(i, at),
-                None => self.idle.push(i),
+                None => self.idle.push_back(i),
             },
             LoopMode::Closed => {
                 let rate = self.cfg.rate / self.cfg.connections.max(1) as f64;
