@@ -10,6 +10,8 @@
 #   its session's autogroup (/proc/self/autogroup), which is what counts between sessions
 #   LOAD_ARGS [""]: extra tpbed-load options (e.g. --client-threads=4)
 #   LOAD2 [""]: a second tpbed-load binary (e.g. an older build) run as a third client per cell
+#   LOAD2_ARGS [LOAD_ARGS]: its extra options (LOAD2=$LOAD LOAD2_ARGS=--io=uring: the same binary
+#   with another option as the third client)
 #   FIRST_PASS [1]: number of the first pass; above 1 the results already in OUT_DIR are kept and
 #   the table covers passes 1 .. FIRST_PASS+PASSES-1 (a long series in batches, each with a
 #   fresh server, so the shared benchmark lock is not held for the whole series)
@@ -37,6 +39,7 @@ WORKLOADS=${WORKLOADS:-"oltp_point_select oltp_read_only"}
 NICE=${NICE:--10}; export NICE
 SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}; PORT=${PORT:-3601}; RATE=${RATE:-}
 LOAD=${LOAD:-$HERE/../../target/release/tpbed-load}; LOAD_ARGS=${LOAD_ARGS:-}; LOAD2=${LOAD2:-}
+LOAD2_ARGS=${LOAD2_ARGS:-$LOAD_ARGS}
 BASE=/tmp/tpbed-load-compare-mdb
 mkdir -p "$OUT"
 [ "$FIRST_PASS" = 1 ] && rm -f "$OUT"/*.out "$OUT"/*.time "$OUT"/*.load "$OUT"/*.server
@@ -68,7 +71,7 @@ for p in $(seq "$FIRST_PASS" "$LAST_PASS"); do
       f="$OUT/$w-$t-p$p"
       client "$f-sysbench" sysbench "$w" --db-driver=mysql $CONN $DATA --threads="$t" $RUNOPT --histogram=on run
       client "$f-tpbed" "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD_ARGS
-      [ -n "$LOAD2" ] && client "$f-tpbed2" "$LOAD2" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD_ARGS
+      [ -n "$LOAD2" ] && client "$f-tpbed2" "$LOAD2" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD2_ARGS
       echo "pass $p $w $t: sysbench $(grep -m1 'queries:' "$f-sysbench.out" | awk '{print $2, $3}') tpbed-load $(grep -m1 'queries:' "$f-tpbed.out" | awk '{print $2, $3}') load $(cat "$f-tpbed.load")" >&2
     done
   done
