@@ -76,9 +76,9 @@ for p in $(seq "$FIRST_PASS" "$LAST_PASS"); do
     done
   done
 done
-python3 - "$OUT" "$LAST_PASS" "$THREADS" "$WORKLOADS" "$LOAD2" <<'PY'
+python3 - "$OUT" "$LAST_PASS" "$THREADS" "$WORKLOADS" "$LOAD2" "$LOAD2_ARGS" <<'PY'
 import sys, re, statistics as st
-out, passes, threads, workloads, load2 = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
+out, passes, threads, workloads, load2, load2_args = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5], sys.argv[6]
 def p50_sysbench(t):
     # --histogram=on: "value |*** count" lines; the median is the first value whose
     # cumulative count reaches half the total
@@ -104,7 +104,7 @@ def parse(path):
 def cpu(path):
     u, s, e = open(path).read().split()[-3:]
     return float(u) + float(s)
-tools = [('sysbench', 'sysbench'), ('tpbed', 'tpbed-load')] + ([('tpbed2', 'tpbed-load (LOAD2)')] if load2 else [])
+tools = [('sysbench', 'sysbench'), ('tpbed', 'tpbed-load')] + ([('tpbed2', f'tpbed-load (LOAD2 {load2_args})'.replace(' )', ')'))] if load2 else [])
 print('| workload | threads | client | QPS (median) | QPS vs sysbench | p50 ms | p95 ms | p50, p95 vs sysbench | service p50 / p95 ms | client CPU s / 1k queries | CPU vs sysbench | server CPU s / 1k queries | QPS per pass | p50 per pass | p95 per pass | events/conn stddev | load avg (median) |')
 print('|---|---:|---|---:|---:|---:|---:|---|---|---:|---:|---:|---|---|---|---:|---:|')
 for w in workloads:
