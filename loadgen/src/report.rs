@@ -161,7 +161,7 @@ impl Report {
         for (name, x) in [("event", l), ("event service", sv), ("statement", st)] {
             let _ = writeln!(
                 o,
-                "    {name:<14} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
+                "    {name:<14} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
                 x.p50, x.p95, x.p99, x.p999, x.max
             );
         }
