@@ -114,6 +114,27 @@ pub(crate) enum LoopMode {
     Closed,
 }
 
+/// `--io` (ours): how a client thread waits for and moves its connections' bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum IoMode {
+    /// epoll readiness, one `sendto` and one `recvfrom` per statement.
+    Epoll,
+    /// io_uring: each statement's send and the connection's next receive are queued and the
+    /// whole batch of the loop's connections is submitted by the `io_uring_enter` that also
+    /// waits for the next completions. Connection set-up still uses epoll.
+    Uring,
+}
+
+impl IoMode {
+    /// Its name in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            IoMode::Epoll => "epoll",
+            IoMode::Uring => "io_uring",
+        }
+    }
+}
+
 /// Parses sysbench's boolean spellings (`on|off|true|false|1|0|yes|no`).
 pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
     match s.to_ascii_lowercase().as_str() {
@@ -216,6 +237,9 @@ pub(crate) struct RunArgs {
     /// Ours: with --rate, open (default, latency from intended start) or closed (paced) loop.
     #[arg(long = "loop", value_enum, default_value_t = LoopMode::Open)]
     pub(crate) loop_mode: LoopMode,
+    /// Ours: client I/O, epoll readiness or io_uring submission batches.
+    #[arg(long = "io", value_enum, default_value_t = IoMode::Epoll)]
+    pub(crate) io: IoMode,
     /// Ours: client event-loop threads (default: min(--threads, 16)).
     #[arg(long = "client-threads")]
     pub(crate) client_threads: Option<usize>,

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::cli::{IgnoreList, LoopMode, PsMode};
+use crate::cli::{IgnoreList, IoMode, LoopMode, PsMode};
 use crate::conn::{Login, WireFactory};
 use crate::script::ScriptFactory;
 use crate::stats::{Acc, Fairness};
@@ -22,6 +22,8 @@ pub(crate) struct EngineConfig {
     pub(crate) connections: usize,
     /// Client event-loop threads.
     pub(crate) client_threads: usize,
+    /// How the event loops do their I/O.
+    pub(crate) io: IoMode,
     /// Measured time (zero: until `events`).
     pub(crate) time: Duration,
     /// Event limit (0: none).

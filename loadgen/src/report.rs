@@ -19,6 +19,8 @@ pub(crate) struct Report {
     pub(crate) threads: usize,
     /// Client event-loop threads.
     pub(crate) client_threads: usize,
+    /// The event loops' I/O (`--io`).
+    pub(crate) io: &'static str,
     /// `--rate` (0: unlimited).
     pub(crate) rate: f64,
     /// Whether the rate is applied open loop.
@@ -149,8 +151,8 @@ impl Report {
         let _ = writeln!(o, "    measurement: {}", self.latency_basis());
         let _ = writeln!(
             o,
-            "    connections: {} over {} client thread(s); connect time {:.2}s; warmup {}s",
-            self.threads, self.client_threads, self.connect_secs, self.warmup
+            "    connections: {} over {} client thread(s), {} I/O; connect time {:.2}s; warmup {}s",
+            self.threads, self.client_threads, self.io, self.connect_secs, self.warmup
         );
         let _ = writeln!(
             o,
@@ -159,7 +161,7 @@ impl Report {
         for (name, x) in [("event", l), ("event service", sv), ("statement", st)] {
             let _ = writeln!(
                 o,
-                "    {name:<14} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
+                "    {name:<14} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
                 x.p50, x.p95, x.p99, x.p999, x.max
             );
         }
@@ -315,6 +317,7 @@ impl Report {
             ("measurement", J::s(self.latency_basis())),
             ("threads", J::n(self.threads as f64)),
             ("client_threads", J::n(self.client_threads as f64)),
+            ("client_io", J::s(self.io)),
             ("rate", J::n(self.rate)),
             ("open_loop", J::Bool(self.open_loop && self.rate > 0.0)),
             ("warmup_secs", J::n(self.warmup as f64)),
@@ -598,6 +601,7 @@ pub(crate) mod tests {
             command_line: "tpbed-load run".into(),
             threads: 2,
             client_threads: 1,
+            io: "epoll",
             rate: 0.0,
             open_loop: true,
             percentile: 95.0,

@@ -105,6 +105,7 @@ pub(crate) fn engine_config(
         client_threads: run
             .client_threads
             .unwrap_or_else(|| default_client_threads(connections)),
+        io: run.io,
         time: Duration::from_secs(run.time),
         events: run.events,
         warmup: Duration::from_secs(run.warmup_time),
@@ -348,6 +349,7 @@ pub(crate) fn run(load: Load) -> Report {
         command_line: command_line(),
         threads: load.engine.connections,
         client_threads,
+        io: load.engine.io.name(),
         rate: load.engine.rate,
         open_loop: load.engine.loop_mode == LoopMode::Open,
         percentile: load.percentile,

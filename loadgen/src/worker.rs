@@ -13,7 +13,7 @@ use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use nix::sys::socket::{self, AddressFamily, SockFlag, SockType, SockaddrStorage};
 
-use crate::cli::{LoopMode, PsMode};
+use crate::cli::{IoMode, LoopMode, PsMode};
 use crate::conn::{inline_params, Reply, Wire, WireFactory};
 use crate::dist::{Dist, DistParams};
 use crate::engine::{EngineConfig, Shared};
@@ -21,6 +21,7 @@ use crate::script::{Kind, Op, Script, ScriptFactory, Step};
 use crate::stats::Fairness;
 
 mod io;
+mod uring;
 
 /// Where a connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +70,14 @@ struct Conn {
     /// Statements of the current event by kind (read, write, other), counted when it ends.
     counts: [u64; 3],
     ever_ready: bool,
+    /// `--io uring`: the socket is driven by the ring, not epoll.
+    uring: bool,
+    /// `--io uring`: the receive buffer (allocated when the connection joins the ring).
+    rbuf: Vec<u8>,
+    /// `--io uring`: a receive into `rbuf` is queued.
+    recv_queued: bool,
+    /// `--io uring`: a send from `out` is queued.
+    send_queued: bool,
 }
 
 impl std::fmt::Debug for Conn {
@@ -102,7 +111,10 @@ pub(crate) struct Worker {
     queued: VecDeque<usize>,
     unready: usize,
     timers: BinaryHeap<std::cmp::Reverse<(Instant, usize, u32)>>,
-    idle: Vec<usize>,
+    /// Open loop: connections waiting for an arrival, longest-waiting first (each arrival goes
+    /// to the connection idle the longest, as sysbench 1.0's event queue hands its events to
+    /// the worker thread that has waited longest on its condition variable).
+    idle: VecDeque<usize>,
     backlog: VecDeque<Instant>,
     next_arrival: Option<Instant>,
     dist: Dist,
@@ -116,6 +128,8 @@ pub(crate) struct Worker {
     clock: Instant,
     /// epoll_wait's output buffer, reused.
     events: Vec<nix::sys::epoll::EpollEvent>,
+    /// `--io uring`: the ring, from the start of the load.
+    uring: Option<uring::Ring>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -171,6 +185,10 @@ impl Worker {
                     fair: Fairness::default(),
                     counts: [0; 3],
                     ever_ready: false,
+                    uring: false,
+                    rbuf: Vec::new(),
+                    recv_queued: false,
+                    send_queued: false,
                 }
             })
             .collect();
@@ -188,7 +206,7 @@ impl Worker {
             wires,
             connecting: 0,
             timers: BinaryHeap::new(),
-            idle: Vec::new(),
+            idle: VecDeque::new(),
             backlog: VecDeque::new(),
             next_arrival: None,
             dist: Dist::new(DistParams::default(), seed),
@@ -199,6 +217,7 @@ impl Worker {
             ending: false,
             clock: now,
             events: vec![EpollEvent::empty(); 256],
+            uring: None,
         }
     }
 
@@ -219,6 +238,19 @@ impl Worker {
         }
         self.shared.ready.wait();
         self.shared.go.wait();
+        if self.cfg.io == IoMode::Uring {
+            match uring::Ring::new(self.conns.len()) {
+                Ok(r) => {
+                    self.uring = Some(r);
+                    for i in 0..self.conns.len() {
+                        if self.conns[i].ever_ready && self.conns[i].phase != Phase::Dead {
+                            self.uring_adopt(i);
+                        }
+                    }
+                }
+                Err(e) => self.shared.fail(format!("io_uring_setup: {e}")),
+            }
+        }
         // Phase 2: load.
         let start = *self.shared.start.get().expect("start set");
         let ms = *self.shared.measure_start.get().expect("measure start set");
@@ -235,7 +267,7 @@ impl Worker {
             self.clock = Instant::now();
             match (self.cfg.rate > 0.0, self.cfg.loop_mode) {
                 (false, _) => self.start_event(i, start),
-                (true, LoopMode::Open) => self.idle.push(i),
+                (true, LoopMode::Open) => self.idle.push_back(i),
                 (true, LoopMode::Closed) => {
                     let at = start + self.gap(per_conn_rate);
                     self.conns[i].next_slot = at;
@@ -257,7 +289,7 @@ impl Worker {
             if let Some(std::cmp::Reverse((t, _, _))) = self.timers.peek() {
                 wake = wake.min(*t);
             }
-            self.poll(Some(wake.min(now + Duration::from_millis(100))));
+            self.wait_io(Some(wake.min(now + Duration::from_millis(100))));
             if self.cfg.events > 0
                 && self.shared.events_left.load(Ordering::Relaxed) <= 0
                 && self.busy == 0
@@ -277,15 +309,24 @@ impl Worker {
             && Instant::now() < drain_until
         {
             self.fire_timers(Instant::now());
-            self.poll(Some(Instant::now() + Duration::from_millis(5)));
+            self.wait_io(Some(Instant::now() + Duration::from_millis(5)));
         }
         // keep the connections open until the caller has taken its end-of-run snapshot
         self.shared.drained.fetch_add(1, Ordering::SeqCst);
         while !self.stopped() {
-            self.poll(Some(Instant::now() + Duration::from_millis(5)));
+            self.wait_io(Some(Instant::now() + Duration::from_millis(5)));
         }
         self.close_all();
         self.conns.iter().map(|c| c.fair).collect()
+    }
+
+    /// Waits for I/O until `until` and handles it, through the ring once it exists.
+    fn wait_io(&mut self, until: Option<Instant>) {
+        if self.uring.is_some() {
+            self.uring_poll(until);
+        } else {
+            self.poll(until);
+        }
     }
 
     fn stopped(&self) -> bool {
@@ -335,6 +376,7 @@ impl Worker {
             Ok(()) | Err(Errno::EINPROGRESS) => {}
             Err(e) => return Err(e),
         }
+        self.uring_release_out(i);
         let c = &mut self.conns[i];
         c.gen = c.gen.wrapping_add(1);
         c.phase = Phase::Connecting;
@@ -366,7 +408,9 @@ impl Worker {
             self.shared.connected.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        // A reconnect finished during the load: restart the interrupted event.
+        // A reconnect finished during the load: back to the ring, restart the interrupted event.
+        self.uring_adopt(i);
+        let c = &mut self.conns[i];
         if c.active && !self.shared.stop.load(Ordering::Relaxed) {
             c.actual = now;
             c.phase = Phase::Busy;
@@ -386,7 +430,7 @@ impl Worker {
                 break;
             }
             self.next_arrival = Some(at + self.gap(rate));
-            match self.idle.pop() {
+            match self.idle.pop_front() {
                 Some(i) => self.start_event(i, at),
                 None => self.backlog.push_back(at),
             }
@@ -461,7 +505,7 @@ impl Worker {
         match self.cfg.loop_mode {
             LoopMode::Open => match self.backlog.pop_front() {
                 Some(at) => self.start_event(i, at),
-                None => self.idle.push(i),
+                None => self.idle.push_back(i),
             },
             LoopMode::Closed => {
                 let rate = self.cfg.rate / self.cfg.connections.max(1) as f64;
@@ -654,11 +698,23 @@ impl Worker {
         self.kill(i);
     }
 
-    fn kill(&mut self, i: usize) {
+    /// Takes connection `i`'s socket out of epoll or the ring and closes it (a ring socket is
+    /// shut down first, which completes its queued receive).
+    fn drop_socket(&mut self, i: usize) {
         let c = &mut self.conns[i];
         if let Some(s) = c.sock.take() {
-            let _ = self.epoll.delete(s.as_fd());
+            if c.uring {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            } else {
+                let _ = self.epoll.delete(s.as_fd());
+            }
         }
+        c.uring = false;
+    }
+
+    fn kill(&mut self, i: usize) {
+        self.drop_socket(i);
+        let c = &mut self.conns[i];
         if c.phase == Phase::Busy || c.phase == Phase::Sleeping {
             self.busy -= 1;
         }
@@ -674,11 +730,8 @@ impl Worker {
     fn lost(&mut self, i: usize, why: String) {
         let was_loaded = self.conns[i].ever_ready;
         if was_loaded && self.cfg.ignore.contains(2013) && !self.stopped() {
-            let c = &mut self.conns[i];
-            let in_event = matches!(c.phase, Phase::Busy | Phase::Sleeping);
-            if let Some(s) = c.sock.take() {
-                let _ = self.epoll.delete(s.as_fd());
-            }
+            let in_event = matches!(self.conns[i].phase, Phase::Busy | Phase::Sleeping);
+            self.drop_socket(i);
             if in_event {
                 self.busy -= 1;
             }

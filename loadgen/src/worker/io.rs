@@ -106,6 +106,9 @@ impl Worker {
         if c.phase == Phase::Connecting {
             return;
         }
+        if c.uring {
+            return self.uring_flush(i);
+        }
         if c.out_pos == c.out.len() {
             c.out.clear();
             c.out_pos = 0;
@@ -168,6 +171,7 @@ impl Worker {
     }
 
     pub(super) fn close_all(&mut self) {
+        self.uring_settle_sends();
         for i in 0..self.conns.len() {
             let c = &mut self.conns[i];
             if c.sock.is_none() {
@@ -188,11 +192,10 @@ impl Worker {
                     let _ = s.write_all(&c.out[c.out_pos..]);
                 }
             }
-            if let Some(s) = c.sock.take() {
-                let _ = self.epoll.delete(s.as_fd());
-            }
-            c.phase = Phase::Dead;
+            self.drop_socket(i);
+            self.conns[i].phase = Phase::Dead;
         }
+        self.uring_drain();
         self.flush_recs();
     }
 }
