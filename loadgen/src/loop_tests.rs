@@ -265,7 +265,9 @@ fn open_loop_hands_each_arrival_to_the_longest_idle_connection() {
     assert!(r.fatal.is_none(), "{:?}", r.fatal);
     let events: Vec<u64> = r.fairness.iter().map(|f| f.events).collect();
     let (min, max) = (events.iter().min().unwrap(), events.iter().max().unwrap());
-    // round robin over the idle connections: counts differ by the few arrivals that came
-    // while a connection was still busy, not by the thousands a most-recently-freed pick gives
-    assert!(max - min <= 10, "events per connection {events:?}");
+    // Round robin over the idle connections: on a quiet machine the counts differ by the few
+    // arrivals that came while a connection was still busy (max - min <= 10); a loaded one
+    // (load 235: 109..151) bunches arrivals behind its stalls. A most-recently-freed pick
+    // gives one connection nearly all of them and others almost none.
+    assert!(*max <= 2 * *min + 10, "events per connection {events:?}");
 }
