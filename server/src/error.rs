@@ -50,6 +50,8 @@ pub enum ErrorCode {
     NetReadInterrupted = 1159,
     /// ER_CANNOT_USER: CREATE/DROP USER failed.
     CannotUser = 1396,
+    /// ER_TABLE_DEF_CHANGED: a read view older than the table's last rebuild.
+    TableDefChanged = 1412,
     /// ER_LOCK_WAIT_TIMEOUT.
     LockWaitTimeout = 1205,
     /// ER_LOCK_DEADLOCK.

@@ -160,3 +160,42 @@ fn purge_removes_history_once_no_snapshot_needs_it() {
         "purge caught up once the snapshot closed"
     );
 }
+
+/// CREATE INDEX rebuilds the table from its latest versions, so a REPEATABLE READ snapshot
+/// older than it cannot read the table any more: 1412, as in MySQL; a new snapshot reads it,
+/// and READ COMMITTED (a view per statement) is not affected.
+#[test]
+fn a_snapshot_older_than_a_rebuild_gets_1412() {
+    let (srv, mut w) = setup();
+    let mut r = conn(&srv);
+    let mut rc = conn(&srv);
+    rc.query_drop("SET SESSION transaction_isolation = 'READ-COMMITTED'")
+        .unwrap();
+    r.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        .unwrap();
+    rc.query_drop("BEGIN").unwrap();
+    let n: u64 = rc.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
+    assert_eq!(n, 3);
+    w.query_drop("CREATE INDEX v_idx ON t (v)").unwrap();
+    let err = r.query_drop("SELECT v FROM t WHERE id = 1").unwrap_err();
+    match err {
+        mysql::Error::MySqlError(e) => {
+            assert_eq!((e.code, e.state.as_str()), (1412, "HY000"), "{}", e.message);
+            assert!(
+                e.message.contains("Table definition has changed"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected 1412, got {other:?}"),
+    }
+    let n: u64 = rc.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
+    assert_eq!(n, 3);
+    r.query_drop("COMMIT").unwrap();
+    let v: String = r
+        .query_first("SELECT v FROM t WHERE id = 1")
+        .unwrap()
+        .unwrap();
+    assert_eq!(v, "one");
+    rc.query_drop("COMMIT").unwrap();
+}

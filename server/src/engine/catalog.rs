@@ -149,22 +149,30 @@ impl Catalog {
     }
 
     /// CREATE INDEX (or ALTER TABLE ADD INDEX): rebuilds the table with the new index and
-    /// replaces it in the registry (see [`Table::rebuilt`]); returns the new table.
+    /// replaces it in the registry (see [`Table::rebuilt`], which `rebuilt_by` is for);
+    /// returns the new table.
     pub fn create_index(
         &self,
         db: &str,
         table: &str,
         index: IndexDef,
+        rebuilt_by: u64,
     ) -> Result<Arc<Table>, EngineError> {
-        self.alter_indexes(db, table, |indexes| {
+        self.alter_indexes(db, table, rebuilt_by, |indexes| {
             indexes.push(index);
             Ok(())
         })
     }
 
     /// DROP INDEX: rebuilds the table without it (1091 if there is no such index).
-    pub fn drop_index(&self, db: &str, table: &str, name: &str) -> Result<Arc<Table>, EngineError> {
-        self.alter_indexes(db, table, |indexes| {
+    pub fn drop_index(
+        &self,
+        db: &str,
+        table: &str,
+        name: &str,
+        rebuilt_by: u64,
+    ) -> Result<Arc<Table>, EngineError> {
+        self.alter_indexes(db, table, rebuilt_by, |indexes| {
             let before = indexes.len();
             indexes.retain(|ix| !ix.name.eq_ignore_ascii_case(name));
             if indexes.len() == before {
@@ -178,6 +186,7 @@ impl Catalog {
         &self,
         db: &str,
         table: &str,
+        rebuilt_by: u64,
         change: impl FnOnce(&mut Vec<IndexDef>) -> Result<(), EngineError>,
     ) -> Result<Arc<Table>, EngineError> {
         let ddl = self.databases.write().unwrap_or_else(|e| e.into_inner());
@@ -199,7 +208,7 @@ impl Catalog {
             .collect();
         change(&mut indexes)?;
         let def = TableDef::new(old.name(), old.def().columns().to_vec(), indexes)?;
-        let new = Arc::new(old.rebuilt(def)?);
+        let new = Arc::new(old.rebuilt(def, rebuilt_by)?);
         tables.insert(table.to_string(), new.clone());
         Ok(new)
     }
@@ -257,16 +266,19 @@ mod tests {
         t.insert(vec![Value::Int(1)], &Default::default()).unwrap();
         t.insert(vec![Value::Int(1)], &Default::default()).unwrap();
         let u = IndexDef::new("u", IndexKind::Unique, vec![0]);
-        assert_eq!(cat.create_index("db", "t", u).unwrap_err().code(), 1062);
+        assert_eq!(cat.create_index("db", "t", u, 0).unwrap_err().code(), 1062);
         let k = IndexDef::new("k", IndexKind::NonUnique, vec![0]);
-        let t2 = cat.create_index("db", "t", k).unwrap();
+        let t2 = cat.create_index("db", "t", k, 0).unwrap();
         assert_eq!((t2.row_count(), t2.index_count()), (2, 2));
         assert_eq!(
             t2.count_range(1, crate::engine::scan::KeyRange::all(), 10),
             2
         );
-        assert_eq!(cat.drop_index("db", "t", "nope").unwrap_err().code(), 1091);
-        assert_eq!(cat.drop_index("db", "t", "K").unwrap().index_count(), 1);
+        assert_eq!(
+            cat.drop_index("db", "t", "nope", 0).unwrap_err().code(),
+            1091
+        );
+        assert_eq!(cat.drop_index("db", "t", "K", 0).unwrap().index_count(), 1);
         assert!(cat.drop_table("db", "t", false).unwrap());
         assert_eq!(cat.drop_table("db", "t", false).unwrap_err().code(), 1051);
         assert!(cat.drop_database("db", false).unwrap());

@@ -278,7 +278,12 @@ pub fn create_index(st: &mut SessionState, c: &CreateIndex) -> SqlResult<Output>
     st.count(Counter::ComCreateIndex);
     let cat = &st.server.catalog;
     cat.engine
-        .create_index(&c.db, &c.table, c.index.clone())
+        .create_index(
+            &c.db,
+            &c.table,
+            c.index.clone(),
+            st.server.trx.rebuild_stamp(),
+        )
         .map_err(|e| engine_error(&e, 1))?;
     cat.bump();
     Ok(Output::Ok {
@@ -362,7 +367,7 @@ pub fn drop_tables(st: &mut SessionState, d: &DropTables) -> SqlResult<Output> {
 pub fn drop_index(st: &mut SessionState, d: &DropIndex) -> SqlResult<Output> {
     let cat = &st.server.catalog;
     cat.engine
-        .drop_index(&d.db, &d.table, &d.index)
+        .drop_index(&d.db, &d.table, &d.index, st.server.trx.rebuild_stamp())
         .map_err(|e| engine_error(&e, 1))?;
     cat.bump();
     Ok(Output::ok())

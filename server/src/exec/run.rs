@@ -11,7 +11,7 @@ use std::ops::Bound;
 use crate::engine::key::{self, KeyColumn};
 use crate::engine::lock::WaitPolicy;
 use crate::engine::{Direction, HandlerStats, KeyRange, ReadView, Table};
-use crate::error::SqlResult;
+use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::access::{covering, Access, AccessType};
 use crate::exec::aggregate::Acc;
 use crate::exec::query::{OutColumn, Query, Source, SourceKind};
@@ -496,6 +496,12 @@ impl<'a> Exec<'a> {
         }
         let c = &self.counters;
         let view = self.read_view();
+        if view.is_some_and(|(v, _)| table.rebuilt_after(v.low_limit_id)) {
+            return Err(SqlError::new(
+                ErrorCode::TableDefChanged,
+                "Table definition has changed, please retry transaction",
+            ));
+        }
         if r.point && access.index == 0 {
             for range in &r.ranges {
                 let Bound::Included(pk) = &range.lower else {

@@ -509,6 +509,12 @@ impl TrxSys {
         self.counter.load(Relaxed)
     }
 
+    /// A fresh counter value for a table rebuild: views made before have a `low_limit_id`
+    /// at most this value, views made after a larger one.
+    pub fn rebuild_stamp(&self) -> u64 {
+        self.counter.fetch_add(1, Relaxed)
+    }
+
     /// The commit number below which purge may remove history: the oldest open view's
     /// `low_limit_no`, or the counter when no view is open.
     fn purge_limit(&self) -> u64 {

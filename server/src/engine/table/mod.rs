@@ -195,6 +195,10 @@ pub struct Table {
     next_auto_increment: AtomicU64,
     next_row_id: AtomicU64,
     rows: AtomicI64,
+    /// The transaction-counter value a rebuild (CREATE/DROP INDEX) was stamped with, 0 for a
+    /// table never rebuilt: the rebuild copied only latest versions, so a read view made
+    /// before it cannot read this table (MySQL's 1412).
+    rebuilt_by: u64,
     /// Old versions of this table's clustered records (see [`crate::engine::mvcc`]).
     pub(crate) versions: VersionStore,
 }
@@ -233,9 +237,15 @@ impl Table {
             next_auto_increment: AtomicU64::new(1),
             next_row_id: AtomicU64::new(1),
             rows: AtomicI64::new(0),
+            rebuilt_by: 0,
             versions: VersionStore::default(),
             def,
         }
+    }
+
+    /// See the field: whether a read view with `low_limit_id` predates this table's rebuild.
+    pub fn rebuilt_after(&self, low_limit_id: u64) -> bool {
+        low_limit_id <= self.rebuilt_by
     }
 
     /// A process-unique id of this table object (a rebuilt table gets a new one): the lock
@@ -421,9 +431,11 @@ impl Table {
     /// A copy of this table under a new definition with the same columns (CREATE/DROP
     /// INDEX): every live row re-inserted with its DB_TRX_ID, the AUTO_INCREMENT counter kept.
     /// Errors as insert (a new UNIQUE index over duplicate values: 1062). Callers exclude DML
-    /// on the table meanwhile (MySQL's exclusive metadata lock).
-    pub fn rebuilt(&self, def: TableDef) -> Result<Table, EngineError> {
-        let table = Table::new(def, self.clustered.capacity());
+    /// on the table meanwhile (MySQL's exclusive metadata lock). `rebuilt_by` is a value of
+    /// the transaction counter taken for the rebuild (see [`Table::rebuilt_after`]).
+    pub fn rebuilt(&self, def: TableDef, rebuilt_by: u64) -> Result<Table, EngineError> {
+        let mut table = Table::new(def, self.clustered.capacity());
+        table.rebuilt_by = rebuilt_by;
         for item in self.scan(0, KeyRange::all(), Direction::Forward) {
             let stamp = WriteStamp {
                 trx_id: item.trx_id,
