@@ -53,8 +53,9 @@ OUT=${OUT:-/tmp/tpbed-pool-vs-conn}
 BASE_PORT=${BASE_PORT:-3500}
 SESSIONS=${SESSIONS:-0}
 RUN_LOCK=${RUN_LOCK:-}
-# in_session COMMAND...: runs COMMAND in a session of its own when SESSIONS=1 (same pid).
-in_session() { if [ "$SESSIONS" = 1 ]; then setsid "$@"; else "$@"; fi; }
+# in_session COMMAND...: for a background subshell: becomes COMMAND (so $! is its pid), in a
+# session of its own when SESSIONS=1.
+in_session() { if [ "$SESSIONS" = 1 ]; then exec setsid "$@"; else exec "$@"; fi; }
 in_session_wait() { if [ "$SESSIONS" = 1 ]; then setsid -w "$@"; else "$@"; fi; }
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 ulimit -n "$(ulimit -Hn)"
