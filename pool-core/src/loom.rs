@@ -10,7 +10,8 @@
 //!
 //! On the 2-core development machine the first six models take 12–35 s together (the slowest,
 //! `loom_limit_admits_share_plus_one`, 8–20 s alone; the spread is other load), after a
-//! release build of about 100 s from clean. Without `LOOM_MAX_PREEMPTIONS` the models set the
+//! release build of about 100 s from clean; `loom_high_concurrency_consumer_wake` adds about
+//! 3 s alone (its runs reach the deferred consumer wake some 21,000 times). Without `LOOM_MAX_PREEMPTIONS` the models set the
 //! bound to 2 themselves.
 //!
 //! What each model checks, in every explored interleaving:
