@@ -16,6 +16,15 @@
 #   CLIENT [sysbench]  sysbench, or a tpbed-load binary (same options and report; its
 #     event-driven client keeps the client's own threads from competing with the server's)
 #   TPBED_BIN [target/release/tpbed-server]  OUT [/tmp/tpbed-pool-vs-conn]  BASE_PORT [3500]
+#     a configuration whose OPTIONS start with @PATH runs the server binary PATH instead
+#     (e.g. "main-pool=@/tmp/main/tpbed-server,--thread-handling=pool-of-threads": builds
+#     side by side in one interleaved run)
+#   SESSIONS [0]  1: every server and every client run starts in a session of its own
+#     (setsid), so each is its own autogroup (sched_autogroup_enabled=1) and CPU is shared
+#     between server and client per session instead of per runnable thread. 0: everything in
+#     the script's session (as every run in BENCHMARKS.md).
+#   RUN_LOCK [""]  a file to flock around each client run (e.g. /work/bench.lock), so a long
+#     matrix shares the machine's benchmark lock run by run instead of holding it throughout
 #
 # Per run it records QPS, avg/p95/p99/max latency (p99 from sysbench's --percentile=99, p95
 # from its latency histogram, or from tpbed-load's percentile line), the maximum of Threads_running and of the server's OS threads
@@ -42,6 +51,12 @@ TPBED_BIN=${TPBED_BIN:-$ROOT/target/release/tpbed-server}
 CLIENT=${CLIENT:-sysbench}
 OUT=${OUT:-/tmp/tpbed-pool-vs-conn}
 BASE_PORT=${BASE_PORT:-3500}
+SESSIONS=${SESSIONS:-0}
+RUN_LOCK=${RUN_LOCK:-}
+# in_session COMMAND...: for a background subshell: becomes COMMAND (so $! is its pid), in a
+# session of its own when SESSIONS=1.
+in_session() { if [ "$SESSIONS" = 1 ]; then exec setsid "$@"; else exec "$@"; fi; }
+in_session_wait() { if [ "$SESSIONS" = 1 ]; then setsid -w "$@"; else "$@"; fi; }
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 ulimit -n "$(ulimit -Hn)"
 mkdir -p "$OUT"
@@ -50,15 +65,17 @@ declare -A PORT PID
 i=0
 for c in $CONFIGS $EXTRA_CONFIGS; do
   name=${c%%=*}; opts=${c#*=}; opts=${opts//,/ }
+  bin=$TPBED_BIN
+  if [ "${opts#@}" != "$opts" ]; then bin=${opts%% *}; bin=${bin#@}; opts=${opts#* }; [ "${opts#@}" = "$opts" ] || opts=; fi
   port=$((BASE_PORT + i)); i=$((i + 1))
   # shellcheck disable=SC2086
-  "$TPBED_BIN" --port=$port --bind-address=127.0.0.1 --max-connections=4000 --max-prepared-stmt-count=1048576 $opts 2> "$OUT/$name.log" &
+  in_session "$bin" --port=$port --bind-address=127.0.0.1 --max-connections=4000 --max-prepared-stmt-count=1048576 $opts 2> "$OUT/$name.log" &
   PID[$name]=$!; PORT[$name]=$port
   for _ in $(seq 1 100); do grep -q "ready for connections" "$OUT/$name.log" && break; sleep 0.1; done
   mariadb -h127.0.0.1 -P$port -uroot -e "CREATE DATABASE sbtest"
   sysbench oltp_read_only --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$port --mysql-user=root --mysql-db=sbtest \
     --tables=$TABLES --table-size=$TABLE_SIZE --threads=4 prepare > "$OUT/prepare-$name.log" 2>&1
-  log "$name: pid ${PID[$name]} port $port ($opts)"
+  log "$name: pid ${PID[$name]} port $port ($bin $opts)"
 done
 trap 'for p in "${PID[@]}"; do kill "$p" 2>/dev/null; done' EXIT
 R=$OUT/results.tsv
@@ -71,6 +88,7 @@ for pass in $(seq 1 "$PASSES"); do
       for x in $EXTRA_THREADS; do [ "$x" = "$t" ] && cfgs="$CONFIGS $EXTRA_CONFIGS"; done
       for c in $cfgs; do
         name=${c%%=*}; port=${PORT[$name]}; pid=${PID[$name]}
+        if [ -n "$RUN_LOCK" ]; then exec 9>>"$RUN_LOCK"; flock 9; fi
         load1=$(cut -d' ' -f1 /proc/loadavg)
         c0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
         f="$OUT/run-$pass-$w-$t-$name.out"
@@ -85,12 +103,13 @@ for pass in $(seq 1 "$PASSES"); do
           --tables="$TABLES" --table-size="$TABLE_SIZE" --threads="$t" --time="$DURATION" --report-interval=0
           --percentile=99 --db-ps-mode=auto --rand-type=uniform)
         if [ "$(basename "$CLIENT")" = sysbench ]; then
-          "$CLIENT" "$w" --db-driver=mysql --histogram=on "${common[@]}" run > "$f" 2>&1
+          in_session_wait "$CLIENT" "$w" --db-driver=mysql --histogram=on "${common[@]}" run > "$f" 2>&1
         else
-          "$CLIENT" run "$w" "${common[@]}" > "$f" 2>&1
+          in_session_wait "$CLIENT" run "$w" "${common[@]}" > "$f" 2>&1
         fi
         kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
         c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+        if [ -n "$RUN_LOCK" ]; then flock -u 9; exec 9>&-; fi
         q=$(awk '/queries:/ {print $2; exit}' "$f")
         qps=$(awk -F'[(]' '/queries:/ {split($2,a," "); print a[1]; exit}' "$f")
         avg=$(awk '/avg:/ {print $2; exit}' "$f"); p99=$(awk '/99th percentile:/ {print $3; exit}' "$f")

@@ -52,7 +52,7 @@ pub(crate) fn wait_for_events<'a, S: Session>(
         // Direct execution: the thread keeps the waiting role while it runs the event; a
         // reported wait or the stall checker hands the role on.
         let token = ready[0];
-        let mut st = worker::process(sh, g, me, st, token, true);
+        let mut st = worker::process(sh, g, me, st, token, true, None);
         if st.waiting == Some(me) {
             st.waiting = None;
         }

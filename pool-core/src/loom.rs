@@ -8,9 +8,10 @@
 //!     cargo test -p tpbed-pool-core --release --lib loom
 //! ```
 //!
-//! On the 2-core development machine the six models take 12–35 s together (the slowest,
+//! On the 2-core development machine the first six models take 12–35 s together (the slowest,
 //! `loom_limit_admits_share_plus_one`, 8–20 s alone; the spread is other load), after a
-//! release build of about 100 s from clean. Without `LOOM_MAX_PREEMPTIONS` the models set the
+//! release build of about 100 s from clean; `loom_high_concurrency_consumer_wake` adds about
+//! 3 s alone (its runs reach the deferred consumer wake some 21,000 times). Without `LOOM_MAX_PREEMPTIONS` the models set the
 //! bound to 2 themselves.
 //!
 //! What each model checks, in every explored interleaving:
@@ -209,6 +210,27 @@ fn loom_limit_admits_share_plus_one() {
         r.tally.wait_runs(2);
         assert_eq!(r.pool.group_states()[0].threads_bound_to_transaction, 2);
         // Shutdown interrupts both bound reads.
+        r.finish(2);
+    });
+}
+
+/// Algorithm 1 with two query threads: a worker that takes an event while another is queued
+/// marks a sleeping consumer woken under the mutex and notifies it after releasing it; every
+/// command still runs and a later one still finds a poller.
+#[test]
+fn loom_high_concurrency_consumer_wake() {
+    model(|| {
+        let r = rig(false, |c| {
+            c.algorithm = crate::config::Algorithm::HighConcurrency;
+            c.query_threads_per_group = 2;
+        });
+        let a = r.connect(1, false);
+        let b = r.connect(2, false);
+        a.send(Cmd::Plain);
+        b.send(Cmd::Plain);
+        r.tally.wait_runs(2);
+        a.send(Cmd::Plain);
+        r.tally.wait_runs(3);
         r.finish(2);
     });
 }

@@ -6,8 +6,10 @@
 //! 1. A sleeper, holding the group mutex, pushes its number on a sleeper list, clears its
 //!    `woken` flag and waits on its own condvar (which releases the mutex atomically).
 //! 2. A waker, holding the same mutex, pops a number from a sleeper list, sets that thread's
-//!    `woken` and notifies its condvar. A thread is on a list only between 1 and 3, so a pop
-//!    always finds a thread that will see the flag.
+//!    `woken` and notifies its condvar, under the mutex or (`take_consumer`) right after
+//!    releasing it. A thread is on a list only between 1 and 3, so a pop always finds a thread
+//!    that will see the flag; a notification that arrives after the sleeper has left costs it
+//!    at most one spurious wake-up in a later sleep, which step 3 absorbs.
 //! 3. The sleeper wakes (or wakes spuriously), re-checks `woken || shutdown` under the mutex
 //!    and waits again if neither holds; on `shutdown` it removes itself from the list.
 //!
@@ -17,7 +19,7 @@ use crate::group::{GroupState, ThreadInfo};
 use crate::pool::{Guard, Shared};
 use crate::session::Session;
 use crate::stats::{ThreadKind, ThreadState};
-use crate::sync::{lock, thread, wait, wait_timeout, Arc};
+use crate::sync::{lock, thread, wait, wait_timeout, Arc, Condvar};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -38,11 +40,10 @@ pub(crate) enum Role {
     ConnHandler { permanent: bool },
 }
 
-/// How hard `wake` tries (MySQL's WAKE_CONSUMER, WAKE_IF_CREATED, WAKE_OR_CREATE_ONE).
+/// How hard `wake` tries (MySQL's WAKE_IF_CREATED, WAKE_OR_CREATE_ONE; its WAKE_CONSUMER,
+/// a hot sleeper only, is `take_consumer`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WakeLevel {
-    /// A hot (consumer) sleeper only.
-    Consumer,
     /// A consumer, else a reserve sleeper; never creates.
     IfCreated,
     /// A consumer, else a reserve, else create a query thread within §1.7's limits.
@@ -56,6 +57,17 @@ pub(crate) fn unpark<S>(st: &mut GroupState<S>, t: usize) {
     ti.parker.notify_one();
 }
 
+/// Marks the most recent consumer sleeper woken (park protocol step 2) and returns its
+/// condvar, for the caller to notify once it has released the group mutex, so that the woken
+/// thread does not run into a mutex its waker still holds. The caller must notify it on every
+/// path: the flag alone does not end the sleeper's wait.
+pub(crate) fn take_consumer<S>(st: &mut GroupState<S>) -> Option<Arc<Condvar>> {
+    let t = st.consumers.pop()?;
+    let ti = st.thread(t);
+    ti.woken = true;
+    Some(ti.parker.clone())
+}
+
 /// Wakes one query thread of group `g` at `level`; true when one was woken or created.
 pub(crate) fn wake<S: Session>(
     sh: &Arc<Shared<S>>,
@@ -67,11 +79,9 @@ pub(crate) fn wake<S: Session>(
         unpark(st, t);
         return true;
     }
-    if level != WakeLevel::Consumer {
-        if let Some(t) = st.reserves.pop() {
-            unpark(st, t);
-            return true;
-        }
+    if let Some(t) = st.reserves.pop() {
+        unpark(st, t);
+        return true;
     }
     level == WakeLevel::OrCreate && create_query_thread(sh, g, st)
 }

@@ -11,7 +11,7 @@ use crate::poller::Token;
 use crate::pool::{Guard, Shared};
 use crate::session::{Outcome, Session};
 use crate::stats::ThreadState;
-use crate::sync::{lock, Arc};
+use crate::sync::{lock, Arc, Condvar};
 use crate::wait::{self, WaitKind, WaitObserver};
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -36,10 +36,14 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
         }
         if sh.credit(g, &st) {
             if let Some(token) = st.pop_event() {
-                if high_concurrency(sh) && (st.queued() > 0 || st.waiting.is_none()) {
-                    park::wake(sh, g, &mut st, WakeLevel::Consumer);
-                }
-                st = process(sh, g, me, st, token, false);
+                // The consumer is notified once `process` has released the mutex.
+                let consumer = if high_concurrency(sh) && (st.queued() > 0 || st.waiting.is_none())
+                {
+                    park::take_consumer(&mut st)
+                } else {
+                    None
+                };
+                st = process(sh, g, me, st, token, false, consumer);
                 continue;
             }
         }
@@ -70,7 +74,8 @@ pub(crate) fn high_concurrency<S>(sh: &Shared<S>) -> bool {
 }
 
 /// Attaches thread `me` of group `g` to the queued connection `token` of the same group,
-/// runs it, detaches and re-arms it (§1.3.5).
+/// runs it, detaches and re-arms it (§1.3.5). `wake` is a sleeper already marked woken
+/// (`park::take_consumer`); it is notified as soon as the mutex is released.
 pub(crate) fn process<'a, S: Session>(
     sh: &'a Arc<Shared<S>>,
     g: usize,
@@ -78,18 +83,25 @@ pub(crate) fn process<'a, S: Session>(
     mut st: Guard<'a, S>,
     token: Token,
     direct: bool,
+    wake: Option<Arc<Condvar>>,
 ) -> Guard<'a, S> {
     let now = sh.clock.now();
-    let Some(conn) = st.conns.get_mut(token) else {
+    let session = st.conns.get_mut(token).and_then(|conn| {
+        let s = conn.session.take()?;
+        conn.state = ConnState::Attached;
+        Some((s, conn.fd))
+    });
+    let Some((mut session, fd)) = session else {
+        if let Some(cv) = wake {
+            cv.notify_one();
+        }
         return st;
     };
-    let Some(mut session) = conn.session.take() else {
-        return st;
-    };
-    conn.state = ConnState::Attached;
-    let fd = conn.fd;
     attach(sh, g, &mut st, me, now, direct);
     drop(st);
+    if let Some(cv) = wake {
+        cv.notify_one();
+    }
 
     let (outcome, statements, exec_time) = run_attached(sh, g, me, &mut session);
 
