@@ -60,6 +60,17 @@ enum Got {
     Wait(LockWait),
 }
 
+impl From<(Acquired, bool)> for Got {
+    /// A lock system answer, with whether the lock was newly created.
+    fn from((a, fresh): (Acquired, bool)) -> Got {
+        match a {
+            Acquired::Granted => Got::Granted(fresh),
+            Acquired::Skipped => Got::Skipped,
+            Acquired::Wait(w) => Got::Wait(w),
+        }
+    }
+}
+
 /// How a locking scan should behave.
 #[derive(Debug, Clone, Copy)]
 pub struct ScanOptions {
@@ -202,13 +213,9 @@ impl<'t> LockingScan<'t> {
             key: key.map_or(RecKey::Supremum, RecKey::User),
             page,
         };
-        Ok(
-            match self.sys.locks.lock_rec_new(&self.lt, rec, mode, policy)? {
-                (Acquired::Granted, fresh) => Got::Granted(fresh),
-                (Acquired::Skipped, _) => Got::Skipped,
-                (Acquired::Wait(w), _) => Got::Wait(w),
-            },
-        )
+        Ok(Got::from(
+            self.sys.locks.lock_rec_new(&self.lt, rec, mode, policy)?,
+        ))
     }
 
     /// Locks a user record that carries a lock hint (SKIP LOCKED and NOWAIT decide from a
@@ -227,15 +234,12 @@ impl<'t> LockingScan<'t> {
             key: RecKey::User(key),
             page,
         };
-        let got =
-            self.sys
-                .locks
-                .lock_rec_hinted(&self.lt, rec, mode, policy, hint, &mut self.owners)?;
-        Ok(match got {
-            (Acquired::Granted, fresh) => Got::Granted(fresh),
-            (Acquired::Skipped, _) => Got::Skipped,
-            (Acquired::Wait(w), _) => Got::Wait(w),
-        })
+        let owners = &mut self.owners;
+        let got = self
+            .sys
+            .locks
+            .lock_rec_hinted(&self.lt, rec, mode, policy, hint, owners)?;
+        Ok(Got::from(got))
     }
 
     /// Converts another active transaction's implicit lock on a record it wrote. The lock

@@ -119,6 +119,19 @@ fn probe_lock(
     }
 }
 
+/// What a check hook returns for a probe's lock: a wait aborts the write (kept in `pending`
+/// for the caller to wait on before retrying), an error aborts it.
+fn on_probe(got: Result<Acquired, LockError>, pending: &mut Option<LockWait>) -> Result<(), Abort> {
+    match got {
+        Ok(Acquired::Wait(w)) => {
+            *pending = Some(w);
+            Err(Abort::Wait)
+        }
+        Ok(_) => Ok(()),
+        Err(e) => Err(Abort::Lock(e)),
+    }
+}
+
 /// Inserts `row` for `trx`: IX on the table, then per index an insert-intention check on the
 /// successor (waiting while another transaction's gap or next-key lock covers the gap) and
 /// the inheritance of gap locks by the new record; a duplicate clustered key is locked
@@ -150,17 +163,7 @@ pub fn insert_row(
         let r = table.insert_checked(
             row.clone(),
             &opts,
-            |probe| {
-                let got = probe_lock(sys, &lt, table, strength, probe);
-                match got {
-                    Ok(Acquired::Wait(w)) => {
-                        pending = Some(w);
-                        Err(Abort::Wait)
-                    }
-                    Ok(_) => Ok(()),
-                    Err(e) => Err(Abort::Lock(e)),
-                }
-            },
+            |probe| on_probe(probe_lock(sys, &lt, table, strength, probe), &mut pending),
             &mut log,
         );
         match r {
@@ -241,13 +244,11 @@ pub fn update_row(
             pk,
             new_row.clone(),
             stamp,
-            |probe| match probe_lock(sys, &lt, table, Strength::S, probe) {
-                Ok(Acquired::Wait(w)) => {
-                    pending = Some(w);
-                    Err(Abort::Wait)
-                }
-                Ok(_) => Ok(()),
-                Err(e) => Err(Abort::Lock(e)),
+            |probe| {
+                on_probe(
+                    probe_lock(sys, &lt, table, Strength::S, probe),
+                    &mut pending,
+                )
             },
             &mut log,
         );
