@@ -13,6 +13,10 @@
 //! 39–41 ns/row at K = 1,000 and 107–123 ns/row at K = 100,000 (the lock table outgrows the
 //! caches); fitted slope 0.107–0.122 µs/row, R² 0.967–0.981, over two runs.
 
+#[path = "common/fit.rs"]
+mod fit;
+use fit::fit;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -112,24 +116,6 @@ fn skip_locked(c: &mut Criterion) {
     g.finish();
     s.release_all(&a);
     s.release_all(&b);
-}
-
-/// Least-squares fit of y = a + b·x; returns (a, b, R²).
-fn fit(xs: &[f64], ys: &[f64]) -> (f64, f64, f64) {
-    let n = xs.len() as f64;
-    let mx = xs.iter().sum::<f64>() / n;
-    let my = ys.iter().sum::<f64>() / n;
-    let sxy: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
-    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
-    let b = sxy / sxx;
-    let a = my - b * mx;
-    let ss_res: f64 = xs
-        .iter()
-        .zip(ys)
-        .map(|(x, y)| (y - a - b * x).powi(2))
-        .sum();
-    let ss_tot: f64 = ys.iter().map(|y| (y - my).powi(2)).sum();
-    (a, b, 1.0 - ss_res / ss_tot)
 }
 
 /// The sweep: for each K, a fresh lock system with K records locked by A; B's full skip

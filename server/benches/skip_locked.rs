@@ -28,6 +28,10 @@
 //! ns/row, fitted slope 0.0125 µs/row, R² 0.9996 (medians: 0.0130, R² 0.9987); lock_rec +
 //! release_all 276 ns; TrxSys begin + IX + record lock + commit 638 ns.
 
+#[path = "common/fit.rs"]
+mod fit;
+use fit::fit;
+
 use std::hint::black_box;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -233,24 +237,6 @@ fn skip_locked(c: &mut Criterion, sys: &TrxSys, t: &Table) {
         sys.commit(a);
     }
     g.finish();
-}
-
-/// Least-squares fit of y = a + b·x; returns (a, b, R²).
-fn fit(xs: &[f64], ys: &[f64]) -> (f64, f64, f64) {
-    let n = xs.len() as f64;
-    let mx = xs.iter().sum::<f64>() / n;
-    let my = ys.iter().sum::<f64>() / n;
-    let sxy: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
-    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
-    let b = sxy / sxx;
-    let a = my - b * mx;
-    let ss_res: f64 = xs
-        .iter()
-        .zip(ys)
-        .map(|(x, y)| (y - a - b * x).powi(2))
-        .sum();
-    let ss_tot: f64 = ys.iter().map(|y| (y - my).powi(2)).sum();
-    (a, b, 1.0 - ss_res / ss_tot)
 }
 
 fn skip_slope(sys: &TrxSys, t: &Table) {

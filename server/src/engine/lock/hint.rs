@@ -77,17 +77,23 @@ impl fmt::Debug for LockHint {
     }
 }
 
+/// A mode's code in a packed hint: its position in [`RecLockMode::ALL`] plus one (0: none).
 fn mode_code(mode: RecLockMode) -> u64 {
-    RecLockMode::ALL
-        .iter()
-        .position(|m| *m == mode)
-        .map_or(0, |i| i as u64 + 1)
+    use super::modes::{GapKind, Strength};
+    match (mode.strength(), mode.kind()) {
+        (Strength::S, GapKind::NextKey) => 1,
+        (Strength::X, GapKind::NextKey) => 2,
+        (Strength::S, GapKind::Gap) => 3,
+        (Strength::X, GapKind::Gap) => 4,
+        (Strength::S, GapKind::RecNotGap) => 5,
+        (Strength::X, GapKind::RecNotGap) => 6,
+        (_, GapKind::InsertIntention) => 7,
+    }
 }
 
 fn pack(trx: TrxId, mode: RecLockMode, gen: u32) -> Option<u64> {
-    let code = mode_code(mode);
-    (trx <= MAX_TRX && gen < GEN_CLOSED && code != 0)
-        .then(|| trx << (GEN_BITS + MODE_BITS) | code << GEN_BITS | u64::from(gen))
+    (trx <= MAX_TRX && gen < GEN_CLOSED)
+        .then(|| trx << (GEN_BITS + MODE_BITS) | mode_code(mode) << GEN_BITS | u64::from(gen))
 }
 
 fn unpack(v: u64) -> Option<(TrxId, RecLockMode, u32)> {
@@ -151,7 +157,8 @@ mod tests {
 
     #[test]
     fn packs_and_unpacks_every_mode() {
-        for mode in RecLockMode::ALL {
+        for (i, mode) in RecLockMode::ALL.into_iter().enumerate() {
+            assert_eq!(mode_code(mode), i as u64 + 1, "{mode:?}");
             let v = pack(MAX_TRX, mode, GEN_CLOSED - 1).expect("packs");
             assert_eq!(unpack(v), Some((MAX_TRX, mode, GEN_CLOSED - 1)));
         }

@@ -163,48 +163,47 @@ impl Table {
     /// The gap check of an entry an update is about to insert into index `index` (0: the
     /// clustered index): `check` sees the gap before the first record at or after `key`, or
     /// for the clustered index an equal record ([`ProbeKind::Duplicate`]); nothing when an
-    /// equal secondary entry exists (the update reuses it in place).
+    /// equal secondary entry exists (the update reuses it in place). Returns whether an
+    /// equal clustered record is live (a duplicate primary key).
     fn probe_new_entry<E: From<EngineError>>(
         &self,
         index: usize,
         key: &[u8],
         check: &dyn Fn(InsertProbe<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let probe = |at: Option<(&[u8], Existing)>| match at {
-            Some((k, ex)) if k == key && index == 0 => check(InsertProbe {
+    ) -> Result<bool, E> {
+        let gap = |successor: Option<&[u8]>| {
+            check(InsertProbe {
                 index,
                 key,
-                successor: None,
-                kind: ProbeKind::Duplicate(ex),
-            }),
-            Some((k, _)) if k == key => Ok(()),
-            succ => check(InsertProbe {
-                index,
-                key,
-                successor: succ.map(|(k, _)| k),
+                successor,
                 kind: ProbeKind::Gap,
-            }),
+            })
         };
         if index == 0 {
             let mut cur = self.clustered.cursor(LatchMode::Read);
             let on = cur.search(key, SearchMode::Ge);
-            let rec = cur.record().filter(|_| on);
-            probe(rec.map(|r| {
-                let ex = Existing {
-                    trx_id: r.trx_id,
-                    delete_mark: r.delete_mark,
-                };
-                (r.key(), ex)
-            }))
+            match cur.record().filter(|_| on) {
+                Some(r) if r.key() == key => {
+                    check(InsertProbe {
+                        index,
+                        key,
+                        successor: None,
+                        kind: ProbeKind::Duplicate(Existing {
+                            trx_id: r.trx_id,
+                            delete_mark: r.delete_mark,
+                        }),
+                    })?;
+                    Ok(!r.delete_mark)
+                }
+                succ => gap(succ.map(|r| r.key())).map(|()| false),
+            }
         } else {
             let mut cur = self.secondaries[index - 1].tree.cursor(LatchMode::Read);
             let on = cur.search(key, SearchMode::Ge);
-            let rec = cur.record().filter(|_| on);
-            let none = Existing {
-                trx_id: 0,
-                delete_mark: false,
-            };
-            probe(rec.map(|r| (r.key(), none)))
+            match cur.record().filter(|_| on) {
+                Some(r) if r.key() == key => Ok(false),
+                succ => gap(succ.map(|r| r.key())).map(|()| false),
+            }
         }
     }
 
@@ -491,17 +490,15 @@ impl Table {
             .map(|i| pk_changed || new_prefixes[i] != old_prefixes[i])
             .collect();
         let _unique = self.lock_unique(|i| changed[i]);
-        if pk_changed {
-            self.probe_new_entry(0, &new_pk, &check)?;
-            if self.get(&new_pk).is_some() {
-                return Err(self.duplicate(self.def.clustered(), &new_row).into());
-            }
+        if pk_changed && self.probe_new_entry(0, &new_pk, &check)? {
+            return Err(self.duplicate(self.def.clustered(), &new_row).into());
         }
         self.scan_unique(&new_row, pk, &changed, &check)?;
         for (i, prefix) in new_prefixes.iter().enumerate() {
             if changed[i] {
                 let mut key = prefix.clone();
                 key.extend_from_slice(&new_pk);
+                // An equal secondary entry is the row's own (delete-marked) one: reused.
                 self.probe_new_entry(i + 1, &key, &check)?;
             }
         }
