@@ -85,35 +85,30 @@ impl RowCodec {
             .collect()
     }
 
-    /// Decodes the columns listed in `which` (in that order).
+    /// Decodes the columns listed in `which` (in that order), walking the row once and
+    /// moving each decoded value into its place (a column listed twice is cloned).
     pub fn decode_columns(&self, bytes: &[u8], which: &[usize]) -> Vec<Value> {
+        let mut out = vec![Value::Null; which.len()];
         let mut pos = self.null_bytes;
-        let mut found: Vec<(usize, Value)> = Vec::with_capacity(which.len());
         let last = which.iter().copied().max().map_or(0, |m| m + 1);
         for i in 0..last.min(self.types.len()) {
             if self.is_null(bytes, i) {
-                if which.contains(&i) {
-                    found.push((i, Value::Null));
-                }
                 continue;
             }
-            if which.contains(&i) {
-                let (v, used) = get(self.types[i], &bytes[pos..]);
-                pos += used;
-                found.push((i, v));
-            } else {
+            let Some(first) = which.iter().position(|&w| w == i) else {
                 pos += skip(self.types[i], &bytes[pos..]);
+                continue;
+            };
+            let (v, used) = get(self.types[i], &bytes[pos..]);
+            pos += used;
+            for j in first + 1..which.len() {
+                if which[j] == i {
+                    out[j] = v.clone();
+                }
             }
+            out[first] = v;
         }
-        which
-            .iter()
-            .map(|w| {
-                found
-                    .iter()
-                    .find(|(i, _)| i == w)
-                    .map_or(Value::Null, |(_, v)| v.clone())
-            })
-            .collect()
+        out
     }
 
     fn is_null(&self, bytes: &[u8], i: usize) -> bool {
@@ -193,10 +188,23 @@ fn put(ty: ColumnType, v: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// The `n`-byte little-endian integer at the start of `b`; the widths columns use are read
+/// as one load each instead of a variable-length copy.
 fn le(b: &[u8], n: usize) -> u64 {
-    let mut buf = [0u8; 8];
-    buf[..n].copy_from_slice(&b[..n]);
-    u64::from_le_bytes(buf)
+    fn fixed<const N: usize>(b: &[u8]) -> [u8; N] {
+        b[..N].try_into().expect("N bytes")
+    }
+    match n {
+        1 => u64::from(b[0]),
+        2 => u64::from(u16::from_le_bytes(fixed(b))),
+        4 => u64::from(u32::from_le_bytes(fixed(b))),
+        8 => u64::from_le_bytes(fixed(b)),
+        _ => {
+            let mut buf = [0u8; 8];
+            buf[..n].copy_from_slice(&b[..n]);
+            u64::from_le_bytes(buf)
+        }
+    }
 }
 
 fn varint(b: &[u8]) -> (usize, usize) {

@@ -114,27 +114,29 @@ struct IndexScan<'t, R: Record> {
 
 impl<'t, R: Record> IndexScan<'t, R> {
     /// Appends to `out` up to `max` records that `visit` accepts, under one leaf latch at a
-    /// time, then saves the position on the last one and releases the latch.
+    /// time, then saves the position on the last one and releases the latch. Each record
+    /// comes with the cursor steps taken to reach it since the previous one; the steps after
+    /// the last one (to the end of the range) are returned.
     fn fill<T>(
         &mut self,
         stats: &mut HandlerStats,
         max: usize,
-        out: &mut VecDeque<T>,
+        out: &mut VecDeque<(T, u64)>,
         mut visit: impl FnMut(&R) -> Option<T>,
-    ) {
+    ) -> u64 {
         let mut cur = self.tree.cursor(LatchMode::Read);
         let forward = self.dir == Direction::Forward;
-        let step = |cur: &mut crate::engine::cursor::Cursor<'t, R>, stats: &mut HandlerStats| {
+        let mut steps = 0;
+        let step = |cur: &mut crate::engine::cursor::Cursor<'t, R>, steps: &mut u64| {
+            *steps += 1;
             if forward {
-                stats.read_next += 1;
                 cur.move_next()
             } else {
-                stats.read_prev += 1;
                 cur.move_prev()
             }
         };
         let mut on = match std::mem::replace(&mut self.state, State::Done) {
-            State::Done => return,
+            State::Done => return 0,
             State::Start => {
                 stats.read_key += 1;
                 match (forward, &self.range.lower, &self.range.upper) {
@@ -147,7 +149,7 @@ impl<'t, R: Record> IndexScan<'t, R> {
                 }
             }
             State::Saved(pos) => match cur.restore(&pos, self.dir) {
-                Restored::Same => step(&mut cur, stats),
+                Restored::Same => step(&mut cur, &mut steps),
                 Restored::Moved => cur.is_on_record(),
             },
         };
@@ -159,18 +161,19 @@ impl<'t, R: Record> IndexScan<'t, R> {
                 self.range.above_lower(rec.key())
             };
             if !in_range {
-                return;
+                return steps;
             }
             stats.records_visited += 1;
             if let Some(item) = visit(rec) {
-                out.push_back(item);
+                out.push_back((item, std::mem::take(&mut steps)));
                 if out.len() >= max {
                     self.state = State::Saved(cur.save());
-                    return;
+                    return 0;
                 }
             }
-            on = step(&mut cur, stats);
+            on = step(&mut cur, &mut steps);
         }
+        steps
     }
 }
 
@@ -189,7 +192,15 @@ pub struct TableScan<'t> {
     include_delete_marked: bool,
     projection: Option<Vec<usize>>,
     prefetch: usize,
-    buffer: VecDeque<ScanItem>,
+    /// Records the next refill reads: 1 at first, doubling up to `prefetch`.
+    batch: usize,
+    /// Records read ahead, each with the cursor steps that reached it: Handler_read_next /
+    /// _prev count a step when its record is handed out, as MySQL counts handler calls, so
+    /// reading ahead does not inflate them.
+    buffer: VecDeque<(ScanItem, u64)>,
+    /// Steps past the last buffered record (to the end of the range), counted when the
+    /// caller asks for a record after it.
+    tail_steps: u64,
     stats: HandlerStats,
 }
 
@@ -229,7 +240,9 @@ impl Table {
             include_delete_marked: false,
             projection: None,
             prefetch: 1,
+            batch: 1,
             buffer: VecDeque::new(),
+            tail_steps: 0,
             stats: HandlerStats::default(),
         }
     }
@@ -263,8 +276,10 @@ impl<'t> TableScan<'t> {
     }
 
     /// Read up to `rows` records per latch hold and hand them out from a buffer (InnoDB's
-    /// row prefetch cache for plain SELECTs). Buffered rows are as of their read, so use it
-    /// only for non-locking reads that do not write the scanned table.
+    /// row prefetch cache for plain SELECTs). The first refill reads one record and each
+    /// next one twice as many, up to `rows`, so a scan that LIMIT stops early reads little
+    /// ahead. Buffered rows are as of their read, so use it only for non-locking reads that
+    /// do not write the scanned table.
     pub fn prefetch(mut self, rows: usize) -> Self {
         self.prefetch = rows.max(1);
         self
@@ -279,9 +294,14 @@ impl<'t> TableScan<'t> {
     pub fn next_item(&mut self) -> Option<ScanItem> {
         loop {
             if self.buffer.is_empty() {
+                self.count_tail();
                 self.refill();
             }
-            let mut item = self.buffer.pop_front()?;
+            let Some((mut item, steps)) = self.buffer.pop_front() else {
+                self.count_tail();
+                return None;
+            };
+            self.count_steps(steps);
             let Some((view, me)) = self.view.filter(|_| !self.is_clustered()) else {
                 return Some(self.fetch_latest(item));
             };
@@ -337,23 +357,44 @@ impl<'t> TableScan<'t> {
         let versions: &VersionStore = t.versions();
         t.clustered_index()
             .get(item.primary_key(), |r| {
+                let older;
                 let (bytes, trx_id, deleted, latest) = match view.visible_version(r, me, versions) {
                     Visible::Nothing => return None,
-                    Visible::Current => (r.row.clone(), r.trx_id, r.delete_mark, true),
-                    Visible::Older(v) => (v.row, v.trx_id, v.delete_mark, false),
+                    Visible::Current => (&r.row, r.trx_id, r.delete_mark, true),
+                    Visible::Older(v) => {
+                        older = v;
+                        (&older.row, older.trx_id, older.delete_mark, false)
+                    }
                 };
                 if deleted {
                     return None;
                 }
                 // A live entry belongs to the latest version; otherwise compare keys.
                 if (!latest || item.delete_mark)
-                    && t.secondary_key_of(self.index, &bytes, item.primary_key()) != item.key
+                    && t.secondary_key_of(self.index, bytes, item.primary_key()) != item.key
                 {
                     return None;
                 }
-                Some((decode(codec, projection, &bytes), trx_id))
+                Some((decode(codec, projection, bytes), trx_id))
             })
             .flatten()
+    }
+
+    fn count_tail(&mut self) {
+        let steps = std::mem::take(&mut self.tail_steps);
+        self.count_steps(steps);
+    }
+
+    fn count_steps(&mut self, steps: u64) {
+        match &self.kind {
+            Kind::Clustered(IndexScan { dir, .. }) | Kind::Secondary(IndexScan { dir, .. }) => {
+                if *dir == Direction::Forward {
+                    self.stats.read_next += steps;
+                } else {
+                    self.stats.read_prev += steps;
+                }
+            }
+        }
     }
 
     fn is_clustered(&self) -> bool {
@@ -366,8 +407,9 @@ impl<'t> TableScan<'t> {
         let versions = self.table.versions();
         let codec = self.table.codec();
         let projection = self.projection.as_deref();
-        let (stats, max, out) = (&mut self.stats, self.prefetch, &mut self.buffer);
-        match &mut self.kind {
+        let (stats, max, out) = (&mut self.stats, self.batch, &mut self.buffer);
+        self.batch = (self.batch * 2).min(self.prefetch);
+        self.tail_steps = match &mut self.kind {
             Kind::Clustered(scan) => scan.fill(stats, max, out, |r| {
                 let older = match view {
                     None => None,
@@ -398,7 +440,7 @@ impl<'t> TableScan<'t> {
                     trx_id: 0,
                 })
             }),
-        }
+        };
     }
 }
 

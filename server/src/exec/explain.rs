@@ -31,7 +31,7 @@ const NAMES: [&str; 12] = [
 
 /// The result columns of EXPLAIN.
 pub fn columns() -> Vec<ColumnDefinition> {
-    ResultSet::text(&NAMES, Vec::new()).columns
+    ResultSet::text(&NAMES, Vec::new()).columns.to_vec()
 }
 
 fn opt(s: Option<String>) -> Value {
@@ -194,6 +194,7 @@ pub fn execute(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResul
                 having: None,
                 items: Vec::new(),
                 columns: Vec::new(),
+                fixed_columns: None,
                 order: target.order.clone(),
                 sort: target.sort,
                 order_items: Vec::new(),

@@ -200,7 +200,7 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
     } else {
         Counter::ComInsert
     });
-    let no_zero = st.sql_mode_has("NO_AUTO_VALUE_ON_ZERO");
+    let no_zero = st.sql_modes().no_auto_value_on_zero;
     let opts = InsertOptions {
         no_auto_value_on_zero: no_zero,
         ..InsertOptions::default()

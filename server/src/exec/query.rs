@@ -92,6 +92,12 @@ pub struct OutColumn {
     pub def: Option<ColumnDefinition>,
 }
 
+/// The result metadata of `columns` when every column's is known at planning, shared by all
+/// executions.
+pub fn fixed_columns(columns: &[OutColumn]) -> Option<Arc<[ColumnDefinition]>> {
+    columns.iter().map(|c| c.def.clone()).collect()
+}
+
 /// A planned SELECT over tables.
 #[derive(Debug, Clone)]
 pub struct Query {
@@ -109,6 +115,8 @@ pub struct Query {
     pub items: Vec<BoundExpr>,
     /// Result columns.
     pub columns: Vec<OutColumn>,
+    /// Their metadata when all of it is known at planning ([`fixed_columns`]).
+    pub fixed_columns: Option<Arc<[ColumnDefinition]>>,
     /// ORDER BY keys over the same row as `items`.
     pub order: Vec<(BoundExpr, bool)>,
     /// ORDER BY needs a sort (the access order does not give it).
@@ -615,6 +623,7 @@ impl Planner<'_> {
             agg: aggregated.then_some(Aggregation { group_by, slots }),
             having,
             items,
+            fixed_columns: fixed_columns(&columns),
             columns,
             order,
             sort,

@@ -5,8 +5,9 @@
 
 use std::cell::{Cell, OnceCell};
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::engine::key::{self, KeyColumn};
 use crate::engine::lock::WaitPolicy;
@@ -63,6 +64,11 @@ pub struct Exec<'a> {
     /// versions, READ UNCOMMITTED), fetched at the first consistent read.
     view: OnceCell<Option<(ReadView, u64)>>,
 }
+
+/// Most records a consistent (non-locking) scan reads per latch hold: each refill reads twice
+/// as many as the one before, from one, up to this (InnoDB keeps a prefetch cache of rows for
+/// plain SELECTs for the same reason: one latch and cursor restore per batch, not per row).
+const READ_AHEAD_ROWS: usize = 64;
 
 /// How a statement's base-table reads lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,17 +238,17 @@ impl<'a> Exec<'a> {
             {
                 out.exact = false;
             }
-            let edge = |b: Option<(Vec<u8>, bool)>| match b {
+            let edge = |b: Option<(Vec<u8>, bool)>, prefix: &mut Vec<u8>, last: bool| match b {
                 Some((k, true)) => Bound::Included(k),
                 Some((k, false)) => Bound::Excluded(k),
                 None if prefix.is_empty() => Bound::Unbounded,
+                None if last => Bound::Included(std::mem::take(prefix)),
                 None => Bound::Included(prefix.clone()),
             };
             out.point &= !has_range && unique_len == Some(n);
-            out.ranges.push(KeyRange {
-                lower: edge(lo),
-                upper: edge(hi),
-            });
+            let lower = edge(lo, &mut prefix, false);
+            let upper = edge(hi, &mut prefix, true);
+            out.ranges.push(KeyRange { lower, upper });
         }
         if out.ranges.len() > 1 {
             if out.ranges.iter().all(|r| r.lower == r.upper) {
@@ -288,6 +294,9 @@ impl<'a> Exec<'a> {
         let early = q.agg.is_none() && !q.distinct && !q.sort;
         let want = offset.saturating_add(limit);
         let sorting = q.sort || (q.agg.is_some() && !q.order.is_empty());
+        // ORDER BY keys that are not select items are evaluated per row; the rest are read
+        // from the items when sorting.
+        let keyed = sorting && q.order_items.iter().any(Option::is_none);
         // Result rows, and their ORDER BY keys when sorting.
         let mut out: Vec<Vec<Value>> = Vec::new();
         let mut keys: Vec<Vec<Value>> = Vec::new();
@@ -305,7 +314,7 @@ impl<'a> Exec<'a> {
                         if !self.holds(q.having.as_ref(), row)? {
                             return Ok(true);
                         }
-                        if sorting {
+                        if keyed {
                             let mut k = Vec::with_capacity(q.order.len());
                             for (j, (e, _)) in q.order.iter().enumerate() {
                                 k.push(match q.order_items[j] {
@@ -328,12 +337,22 @@ impl<'a> Exec<'a> {
                         Ok(!(early && out.len() as u64 >= want))
                     }
                     Some(a) => {
-                        keybuf.clear();
-                        for g in &a.group_by {
-                            group_key(&self.eval(g, row)?, &mut keybuf);
-                        }
                         let n = accs.len();
-                        let i = *groups.entry(keybuf.clone()).or_insert(n);
+                        let i = if a.group_by.is_empty() {
+                            0 // one group: no key to look up
+                        } else {
+                            keybuf.clear();
+                            for g in &a.group_by {
+                                group_key(&self.eval(g, row)?, &mut keybuf);
+                            }
+                            match groups.get(&keybuf) {
+                                Some(&i) => i,
+                                None => {
+                                    groups.insert(keybuf.clone(), n);
+                                    n
+                                }
+                            }
+                        };
                         if i == n {
                             accs.push(vec![Acc::new(); a.slots.len()]);
                         }
@@ -369,7 +388,7 @@ impl<'a> Exec<'a> {
                     .iter()
                     .map(|e| self.eval(e, &slot_row))
                     .collect::<SqlResult<Vec<_>>>()?;
-                if sorting {
+                if keyed {
                     let mut k = Vec::with_capacity(q.order.len());
                     for (j, (e, _)) in q.order.iter().enumerate() {
                         k.push(match q.order_items[j] {
@@ -384,12 +403,11 @@ impl<'a> Exec<'a> {
         }
         let mut order: Vec<usize> = (0..out.len()).collect();
         if q.distinct {
-            let mut seen = HashSet::new();
-            let mut k = Vec::new();
+            let mut seen = HashSet::with_capacity(order.len());
             order.retain(|&i| {
-                k.clear();
+                let mut k = Vec::new();
                 out[i].iter().for_each(|v| group_key(v, &mut k));
-                !seen.contains(&k) && seen.insert(k.clone())
+                seen.insert(k)
             });
         }
         if sorting {
@@ -536,7 +554,8 @@ impl<'a> Exec<'a> {
             let mut scan = table
                 .scan(access.index, range.clone(), dir)
                 .fetch_rows(true)
-                .project(src.needed.clone());
+                .project(src.needed.clone())
+                .prefetch(READ_AHEAD_ROWS);
             if let Some((v, me)) = view {
                 scan = scan.read_view(v, *me);
             }

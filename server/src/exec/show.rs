@@ -154,7 +154,7 @@ fn names(s: &ShowTable) -> Vec<String> {
 pub fn columns(s: &ShowTable) -> Vec<ColumnDefinition> {
     let n = names(s);
     let refs: Vec<&str> = n.iter().map(String::as_str).collect();
-    ResultSet::text(&refs, Vec::new()).columns
+    ResultSet::text(&refs, Vec::new()).columns.to_vec()
 }
 
 fn keep(like_pat: &Option<String>, v: &str) -> bool {

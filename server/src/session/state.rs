@@ -37,6 +37,31 @@ pub struct SessionStmt {
     pub digest: Option<crate::digest::Prepared>,
 }
 
+/// The `sql_mode` flags statements consult, parsed from the comma-separated variable once
+/// per change instead of searched per statement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SqlModes {
+    /// `NO_BACKSLASH_ESCAPES`: reported in the status flags of OK and EOF packets.
+    pub no_backslash_escapes: bool,
+    /// `NO_AUTO_VALUE_ON_ZERO`: inserting 0 into an AUTO_INCREMENT column stores 0.
+    pub no_auto_value_on_zero: bool,
+}
+
+impl SqlModes {
+    /// The flags set in a `sql_mode` value (names are matched case-insensitively).
+    pub fn parse(modes: &str) -> SqlModes {
+        let has = |name: &str| {
+            modes
+                .split(',')
+                .any(|m| m.trim().eq_ignore_ascii_case(name))
+        };
+        SqlModes {
+            no_backslash_escapes: has("NO_BACKSLASH_ESCAPES"),
+            no_auto_value_on_zero: has("NO_AUTO_VALUE_ON_ZERO"),
+        }
+    }
+}
+
 /// Everything a session knows except its socket.
 #[derive(Debug)]
 pub struct SessionState {
@@ -44,8 +69,10 @@ pub struct SessionState {
     pub server: Arc<Server>,
     /// This connection's shared part (processlist, kill flag, counters).
     pub conn: Arc<ConnInfo>,
-    /// Session copies of the variables.
+    /// Session copies of the variables; written through [`SessionState::set_var`].
     pub vars: SessionVars,
+    /// Parsed from the session's `sql_mode` (kept by `set_var`).
+    sql_modes: SqlModes,
     /// Capabilities agreed with the client.
     pub caps: Capabilities,
     /// Login user.
@@ -94,10 +121,12 @@ impl SessionState {
     /// A fresh state for a connection that has not logged in yet.
     pub fn new(server: Arc<Server>, conn: Arc<ConnInfo>) -> SessionState {
         let vars = server.vars.session_copy();
+        let sql_modes = SqlModes::parse(vars.get(server.ids.sql_mode).as_str());
         SessionState {
             server,
             conn,
             vars,
+            sql_modes,
             caps: Capabilities::empty(),
             user: String::new(),
             account_host: String::new(),
@@ -126,7 +155,7 @@ impl SessionState {
         if self.in_transaction {
             s |= StatusFlags::IN_TRANS;
         }
-        if self.sql_mode_has("NO_BACKSLASH_ESCAPES") {
+        if self.sql_modes.no_backslash_escapes {
             s |= StatusFlags::NO_BACKSLASH_ESCAPES;
         }
         s
@@ -137,13 +166,18 @@ impl SessionState {
         self.vars.get(self.server.ids.autocommit).as_bool()
     }
 
-    /// Whether `sql_mode` contains `mode`.
-    pub fn sql_mode_has(&self, mode: &str) -> bool {
-        self.vars
-            .get(self.server.ids.sql_mode)
-            .as_str()
-            .split(',')
-            .any(|m| m == mode)
+    /// The flags of the session's `sql_mode` that statements consult.
+    pub fn sql_modes(&self) -> SqlModes {
+        self.sql_modes
+    }
+
+    /// Sets a session variable (validated by the caller), keeping what is parsed from it in
+    /// step: every session-scope write goes through here.
+    pub fn set_var(&mut self, id: crate::vars::VarId, v: VarValue) {
+        if id == self.server.ids.sql_mode {
+            self.sql_modes = SqlModes::parse(v.as_str());
+        }
+        self.vars.set(id, v);
     }
 
     /// A session variable by registry id (as an int).
@@ -179,6 +213,7 @@ impl SessionState {
     pub fn reset(&mut self) {
         self.close_all_statements();
         self.vars = self.server.vars.session_copy();
+        self.sql_modes = SqlModes::parse(self.vars.get(self.server.ids.sql_mode).as_str());
         self.last_insert_id = 0;
         if let Some(trx) = self.trx.get_mut().take() {
             self.server.trx.rollback(trx);
@@ -193,5 +228,36 @@ impl SessionState {
     /// The session value shown for `@@name` of a boolean or integer variable.
     pub fn var_value(&self, id: crate::vars::VarId) -> &VarValue {
         self.vars.get(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SqlModes;
+    use crate::trx::Isolation;
+
+    #[test]
+    fn sql_modes_are_parsed_from_the_list() {
+        let m = SqlModes::parse(crate::vars::system::DEFAULT_SQL_MODE);
+        assert_eq!(m, SqlModes::default());
+        let m = SqlModes::parse("STRICT_TRANS_TABLES,no_auto_value_on_zero");
+        assert!(m.no_auto_value_on_zero && !m.no_backslash_escapes);
+        let m = SqlModes::parse("NO_BACKSLASH_ESCAPES");
+        assert!(m.no_backslash_escapes && !m.no_auto_value_on_zero);
+        assert_eq!(SqlModes::parse(""), SqlModes::default());
+    }
+
+    #[test]
+    fn isolation_names_parse_in_any_case_with_spaces_or_dashes() {
+        for (s, want) in [
+            ("READ-COMMITTED", Isolation::ReadCommitted),
+            ("read committed", Isolation::ReadCommitted),
+            ("Read-Uncommitted", Isolation::ReadUncommitted),
+            ("serializable", Isolation::Serializable),
+            ("REPEATABLE-READ", Isolation::RepeatableRead),
+            ("READ-COMMITTE", Isolation::RepeatableRead),
+        ] {
+            assert_eq!(Isolation::parse(s), want, "{s}");
+        }
     }
 }

@@ -1,5 +1,7 @@
 //! What a statement produces: an OK (with affected rows) or a result set.
 
+use std::sync::Arc;
+
 use protocol::{ColumnDefinition, ColumnFlags, ColumnType};
 
 use crate::value::Value;
@@ -43,8 +45,9 @@ impl Output {
 /// Columns and rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResultSet {
-    /// Column definitions.
-    pub columns: Vec<ColumnDefinition>,
+    /// Column definitions (shared with the plan when they are known before execution, so an
+    /// execution does not copy them).
+    pub columns: Arc<[ColumnDefinition]>,
     /// Rows, one value per column.
     pub rows: Vec<Vec<Value>>,
 }
@@ -120,7 +123,8 @@ impl ResultSet {
                 }
                 c
             })
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         ResultSet { columns, rows }
     }
 
@@ -134,7 +138,8 @@ impl ResultSet {
                 c.org_name = (*n).to_string();
                 c
             })
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         ResultSet { columns, rows }
     }
 }

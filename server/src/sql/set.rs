@@ -302,7 +302,7 @@ pub fn apply(st: &mut SessionState, id: VarId, global: bool, v: VarValue) -> Sql
         // Turning autocommit on commits the open transaction, as MySQL does.
         crate::sql::transaction::commit(st);
     }
-    st.vars.set(id, v);
+    st.set_var(id, v);
     Ok(())
 }
 
@@ -339,10 +339,10 @@ pub fn set_names(
         "character_set_results",
     ] {
         let id = st.server.vars.require(var)?;
-        st.vars.set(id, VarValue::Str(name.to_string()));
+        st.set_var(id, VarValue::Str(name.to_string()));
     }
     let id = st.server.vars.require("collation_connection")?;
-    st.vars.set(id, VarValue::Str(coll));
+    st.set_var(id, VarValue::Str(coll));
     Ok(Output::ok())
 }
 
@@ -379,7 +379,7 @@ pub fn set_transaction(
                 check_settable(st, id, true)?;
                 st.server.set_global(id, v)?;
             }
-            TxScope::Session => st.vars.set(id, v),
+            TxScope::Session => st.set_var(id, v),
             TxScope::Next => {
                 st.next_transaction.push((id, v));
             }

@@ -33,16 +33,16 @@ pub fn lock_wait_timeout(st: &SessionState) -> Duration {
 /// `SET TRANSACTION` without a scope.
 fn characteristics(st: &mut SessionState) -> (Isolation, bool) {
     let ids = &st.server.ids;
-    let mut iso = st.vars.get(ids.transaction_isolation).as_str().to_string();
+    let mut iso = Isolation::parse(st.vars.get(ids.transaction_isolation).as_str());
     let mut ro = st.vars.get(ids.transaction_read_only).as_bool();
     for (id, v) in st.next_transaction.drain(..) {
         if id == ids.transaction_isolation {
-            iso = v.as_str().to_string();
+            iso = Isolation::parse(v.as_str());
         } else if id == ids.transaction_read_only {
             ro = matches!(v, VarValue::Bool(true)) || v.as_bool();
         }
     }
-    (Isolation::parse(&iso), ro)
+    (iso, ro)
 }
 
 fn start(st: &mut SessionState, read_only: Option<bool>) -> Trx {

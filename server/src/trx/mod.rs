@@ -40,13 +40,23 @@ pub enum Isolation {
 }
 
 impl Isolation {
-    /// From `transaction_isolation` (`REPEATABLE-READ`, ...).
+    /// From `transaction_isolation` (`REPEATABLE-READ`, ...; any case, a space for a dash).
+    /// Runs at every transaction start, so it compares in place instead of normalising a copy.
     pub fn parse(s: &str) -> Isolation {
-        match s.to_ascii_uppercase().replace(' ', "-").as_str() {
-            "READ-UNCOMMITTED" => Isolation::ReadUncommitted,
-            "READ-COMMITTED" => Isolation::ReadCommitted,
-            "SERIALIZABLE" => Isolation::Serializable,
-            _ => Isolation::RepeatableRead,
+        let is = |name: &str| {
+            s.len() == name.len()
+                && s.bytes()
+                    .zip(name.bytes())
+                    .all(|(a, b)| a.to_ascii_uppercase() == b || (a == b' ' && b == b'-'))
+        };
+        if is("READ-UNCOMMITTED") {
+            Isolation::ReadUncommitted
+        } else if is("READ-COMMITTED") {
+            Isolation::ReadCommitted
+        } else if is("SERIALIZABLE") {
+            Isolation::Serializable
+        } else {
+            Isolation::RepeatableRead
         }
     }
 

@@ -675,3 +675,32 @@ fn insert_check_sees_successors_and_failure_leaves_no_trace() {
     assert!(t.get(&pk(&t, 20)).is_none());
     assert_eq!(t.row_count(), 3);
 }
+
+#[test]
+fn read_ahead_counts_handler_reads_per_row_handed_out() {
+    let t = table();
+    for id in 0..100 {
+        t.insert(
+            to_values(id, &(Some(id), None, String::new())),
+            &InsertOptions::default(),
+        )
+        .unwrap();
+    }
+    let all = || KeyRange {
+        lower: Bound::Included(pk(&t, 0)),
+        upper: Bound::Unbounded,
+    };
+    // Stopped after 10 rows (a LIMIT): the records read ahead are not counted.
+    let mut scan = t.scan(0, all(), Direction::Forward).prefetch(64);
+    assert_eq!(scan.by_ref().take(10).count(), 10);
+    assert_eq!((scan.stats().read_key, scan.stats().read_next), (1, 9));
+    assert!(scan.stats().records_visited > 10, "{:?}", scan.stats());
+    // Drained: one step per row after the first, and the step off the end.
+    let rest = scan.by_ref().count();
+    assert_eq!(rest, 90);
+    assert_eq!(scan.stats().read_next, 100);
+    // The same totals without read-ahead, backwards too.
+    let mut scan = t.scan(0, all(), Direction::Backward);
+    assert_eq!(scan.by_ref().count(), 100);
+    assert_eq!((scan.stats().read_key, scan.stats().read_prev), (1, 100));
+}
