@@ -14,7 +14,7 @@ use crate::stats::ThreadState;
 use crate::sync::{lock, Arc, Condvar};
 use crate::wait::{self, WaitKind, WaitObserver};
 use std::any::Any;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -335,13 +335,13 @@ pub(crate) fn run_attached<S: Session>(
 #[cfg(not(loom))]
 thread_local! {
     /// This thread's wait observer, made at its first attachment and reused by later ones.
-    static OBSERVER: std::cell::RefCell<Option<Rc<dyn Any>>> = const { std::cell::RefCell::new(None) };
+    static OBSERVER: RefCell<Option<Rc<dyn Any>>> = const { RefCell::new(None) };
 }
 
 // Loom runs every model thread on one OS thread: the cache must be a loom thread-local.
 #[cfg(loom)]
 loom::thread_local! {
-    static OBSERVER: std::cell::RefCell<Option<Rc<dyn Any>>> = std::cell::RefCell::new(None);
+    static OBSERVER: RefCell<Option<Rc<dyn Any>>> = RefCell::new(None);
 }
 
 /// The wait observer of thread `me` of group `g`: made once per thread, so an attachment
