@@ -116,6 +116,7 @@ pub(crate) fn arm_new<S: Session>(sh: &Arc<Shared<S>>, g: usize, session: S) {
             ConnState::Armed
         },
         expire_at,
+        reported_while_attached: false,
     });
     st.connections += 1;
     st.counters.connections_started += 1;

@@ -10,6 +10,16 @@
 //! session moved to a thread). Only `Armed` connections expire; only the owner of an
 //! `Attached` connection removes it.
 //!
+//! # Re-arm protocol (a connection that stays open after its statement)
+//!
+//! 1. With a poller that allows it (epoll), the owner re-arms the registration before it takes
+//!    the group mutex; the session, and so the fd, is still the owner's, so the fd cannot be
+//!    closed or reused meanwhile.
+//! 2. A report of a connection that is still `Attached` only sets `reported_while_attached`.
+//! 3. Under the mutex the owner parks the session (`Armed`) and, if the flag is set, re-arms
+//!    once more: readiness is level-triggered, so the consumed report comes again.
+//! 4. Otherwise (io_uring, or step 1 not taken) the owner re-arms under the mutex as before.
+//!
 //! # Stall protocol (the stall checker, every 10 ms, per group under its mutex)
 //!
 //! 1. Mark each attached thread whose `time_of_attach` is at least `stall_limit × 10 ms` old
@@ -62,6 +72,9 @@ pub(crate) struct Conn<S> {
     pub(crate) session: Option<S>,
     pub(crate) state: ConnState,
     pub(crate) expire_at: Duration,
+    /// Reported by the poller while `Attached`: its owner re-armed it before taking the group
+    /// mutex (`worker::finish`) and must arm it once more under the mutex.
+    pub(crate) reported_while_attached: bool,
 }
 
 #[derive(Debug)]
@@ -511,6 +524,7 @@ mod tests {
             session: Some(v),
             state: ConnState::Armed,
             expire_at: Duration::ZERO,
+            reported_while_attached: false,
         };
         let a = s.insert(conn(1));
         assert!(s.remove(a).is_some());

@@ -105,14 +105,21 @@ pub(crate) fn poll_nonblocking<'a, S: Session>(
     st
 }
 
-/// Keeps the tokens that name an armed connection and marks those queued.
+/// Keeps the tokens that name an armed connection and marks those queued; flags reports of
+/// attached connections for their owners.
 fn resolve<S>(st: &mut Guard<'_, S>, events: &[Token]) -> Vec<Token> {
     let mut ready = Vec::with_capacity(events.len());
     for &t in events {
         if let Some(c) = st.conns.get_mut(t) {
-            if c.state == ConnState::Armed {
-                c.state = ConnState::Queued;
-                ready.push(t);
+            match c.state {
+                ConnState::Armed => {
+                    c.state = ConnState::Queued;
+                    ready.push(t);
+                }
+                // Re-armed by its owner before it parked the session (group.rs, re-arm
+                // protocol step 2): the owner arms it again under the mutex.
+                ConnState::Attached => c.reported_while_attached = true,
+                ConnState::Queued => {}
             }
         }
     }

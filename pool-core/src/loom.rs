@@ -11,8 +11,10 @@
 //! On the 2-core development machine the first six models take 12–35 s together (the slowest,
 //! `loom_limit_admits_share_plus_one`, 8–20 s alone; the spread is other load), after a
 //! release build of about 100 s from clean; `loom_high_concurrency_consumer_wake` adds about
-//! 3 s alone (its runs reach the deferred consumer wake some 21,000 times). Without `LOOM_MAX_PREEMPTIONS` the models set the
-//! bound to 2 themselves.
+//! 3 s alone (its runs reach the deferred consumer wake some 21,000 times);
+//! `loom_owner_rearm_races_the_next_report` under a second (it deadlocks, i.e. fails, when
+//! `worker::finish` ignores a report made while attached); all eight 40 s together. Without
+//! `LOOM_MAX_PREEMPTIONS` the models set the bound to 2 themselves.
 //!
 //! What each model checks, in every explored interleaving:
 //! - no lost wake-up: the main thread blocks until every sent command has run, so a lost
@@ -232,5 +234,25 @@ fn loom_high_concurrency_consumer_wake() {
         a.send(Cmd::Plain);
         r.tally.wait_runs(3);
         r.finish(2);
+    });
+}
+
+/// Re-arm protocol (group.rs): the owner re-arms before it takes the group mutex, and the
+/// next command, sent while the first one still runs, is reported either while the
+/// connection is still attached (the thread that polls only flags it; the owner arms it again
+/// under the mutex) or once it is parked; it runs in every interleaving. A reported wait hands
+/// the listener role to a second thread, so a thread polls while the owner is attached.
+#[test]
+fn loom_owner_rearm_races_the_next_report() {
+    model(|| {
+        let r = rig(false, |_| {});
+        let a = r.connect(1, false);
+        let gate = Gate::new();
+        a.send(Cmd::WaitGate(WaitKind::Sleep, gate.clone()));
+        r.tally.wait_runs(1);
+        a.send(Cmd::Plain);
+        gate.open();
+        r.tally.wait_runs(2);
+        r.finish(1);
     });
 }

@@ -94,12 +94,13 @@ fn run_stolen<S: Session>(
     drop(st);
     let (outcome, statements, exec_time) = worker::run_attached(sh, g, me, &mut session);
     let end = sh.clock.now();
+    let rearmed = worker::rearm_early(sh, h, token, fd, outcome);
     let mut st = lock(&sh.groups[g].state);
     worker::detach(&mut st, me, end.saturating_sub(now), statements, exec_time);
     drop(st);
     let home = lock(&sh.groups[h].state);
     drop(worker::finish(
-        sh, h, home, token, fd, session, outcome, end,
+        sh, h, home, token, fd, session, outcome, end, rearmed,
     ));
     true
 }

@@ -13,7 +13,8 @@ use crate::session::{Outcome, Session};
 use crate::stats::ThreadState;
 use crate::sync::{lock, Arc, Condvar};
 use crate::wait::{self, WaitKind, WaitObserver};
-use std::cell::Cell;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -106,13 +107,30 @@ pub(crate) fn process<'a, S: Session>(
     let (outcome, statements, exec_time) = run_attached(sh, g, me, &mut session);
 
     let end = sh.clock.now();
+    let rearmed = rearm_early(sh, g, token, fd, outcome);
     let mut st = lock(&sh.groups[g].state);
     detach(&mut st, me, end.saturating_sub(now), statements, exec_time);
-    finish(sh, g, st, token, fd, session, outcome, end)
+    finish(sh, g, st, token, fd, session, outcome, end, rearmed)
+}
+
+/// Re-arm protocol step 1 (group.rs): a connection that stays open is re-armed in its home
+/// group's poller before the owner takes the group mutex, when the poller allows it. None when
+/// it is left to [`finish`].
+pub(crate) fn rearm_early<S>(
+    sh: &Shared<S>,
+    home: usize,
+    token: Token,
+    fd: std::os::fd::RawFd,
+    outcome: Outcome,
+) -> Option<std::io::Result<()>> {
+    let poller = &sh.groups[home].poller;
+    (outcome == Outcome::Continue && poller.rearms_outside_group_lock())
+        .then(|| poller.rearm(token, fd))
 }
 
 /// Returns a detached connection to its home group `home` (`st` is that group's guard):
-/// re-armed under the mutex, or removed and dropped (outside the mutex) when it closed.
+/// parked and armed (`rearmed`: the result of [`rearm_early`]; None re-arms here, under the
+/// mutex), or removed and dropped (outside the mutex) when it closed.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn finish<'a, S: Session>(
     sh: &'a Arc<Shared<S>>,
@@ -123,6 +141,7 @@ pub(crate) fn finish<'a, S: Session>(
     session: S,
     outcome: Outcome,
     end: Duration,
+    rearmed: Option<std::io::Result<()>>,
 ) -> Guard<'a, S> {
     let group = &sh.groups[home];
     if outcome == Outcome::Close || st.shutdown {
@@ -143,9 +162,16 @@ pub(crate) fn finish<'a, S: Session>(
     conn.session = Some(session);
     conn.state = ConnState::Armed;
     conn.expire_at = expire_at;
+    let reported = std::mem::take(&mut conn.reported_while_attached);
     st.note_expiry(expire_at);
-    // Re-armed under the group mutex (io_uring: the poll request is pushed here).
-    if let Err(e) = group.poller.rearm(token, fd) {
+    let armed = match rearmed {
+        Some(Ok(())) if !reported => Ok(()),
+        Some(Err(e)) => Err(e),
+        // Re-arm protocol step 3 (a report consumed while attached comes again) or step 4
+        // (io_uring: the poll request is pushed here).
+        _ => group.poller.rearm(token, fd),
+    };
+    if let Err(e) = armed {
         let conn = st.conns.remove(token);
         st.connections -= 1;
         st.counters.connections_closed += 1;
@@ -269,12 +295,8 @@ pub(crate) fn run_attached<S: Session>(
     me: usize,
     session: &mut S,
 ) -> (Outcome, u64, Duration) {
-    let observer = Rc::new(Observer {
-        sh: sh.clone(),
-        g,
-        me,
-        depth: Cell::new(0),
-    });
+    let observer = thread_observer(sh, g, me);
+    observer.depth.set(0);
     wait::install(observer.clone());
     let admin = sh.groups[g].admin;
     if !admin {
@@ -308,6 +330,41 @@ pub(crate) fn run_attached<S: Session>(
     };
     wait::uninstall();
     (outcome, statements, exec_time)
+}
+
+#[cfg(not(loom))]
+thread_local! {
+    /// This thread's wait observer, made at its first attachment and reused by later ones.
+    static OBSERVER: RefCell<Option<Rc<dyn Any>>> = const { RefCell::new(None) };
+}
+
+// Loom runs every model thread on one OS thread: the cache must be a loom thread-local.
+#[cfg(loom)]
+loom::thread_local! {
+    static OBSERVER: RefCell<Option<Rc<dyn Any>>> = RefCell::new(None);
+}
+
+/// The wait observer of thread `me` of group `g`: made once per thread, so an attachment
+/// allocates nothing and touches no shared reference count.
+fn thread_observer<S: Session>(sh: &Arc<Shared<S>>, g: usize, me: usize) -> Rc<Observer<S>> {
+    OBSERVER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let cached = cell
+            .clone()
+            .and_then(|o| o.downcast::<Observer<S>>().ok())
+            .filter(|o| Arc::ptr_eq(&o.sh, sh) && o.g == g && o.me == me);
+        if let Some(o) = cached {
+            return o;
+        }
+        let o = Rc::new(Observer {
+            sh: sh.clone(),
+            g,
+            me,
+            depth: Cell::new(0),
+        });
+        *cell = Some(o.clone());
+        o
+    })
 }
 
 /// Why a thread waits: a wait the engine reported, or the pool's own transaction delay.

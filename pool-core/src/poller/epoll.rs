@@ -1,5 +1,6 @@
 //! epoll backend: each connection registered `EPOLLIN | EPOLLRDHUP | EPOLLONESHOT` with its
-//! token as the event data, re-armed with `EPOLL_CTL_MOD`. Invariant: the wake eventfd is
+//! token as the event data, re-armed with `EPOLL_CTL_MOD` (by the attached thread before it
+//! takes the group mutex: group.rs, re-arm protocol). Invariant: the wake eventfd is
 //! registered level-triggered and never drained, so once woken every poll returns at once.
 
 use super::{new_eventfd, shutdown_fd, signal_eventfd, Poller, Token, MAX_EVENTS};
@@ -22,7 +23,8 @@ fn conn_flags() -> EpollFlags {
 
 fn borrowed(fd: RawFd) -> BorrowedFd<'static> {
     // SAFETY: the caller holds the group mutex while the connection slot owning `fd` exists,
-    // so the descriptor stays open for the duration of the epoll_ctl call.
+    // or (re-arm) owns the attached session that owns `fd`, so the descriptor stays open for
+    // the duration of the epoll_ctl call.
     unsafe { BorrowedFd::borrow_raw(fd) }
 }
 

@@ -46,6 +46,11 @@ pub trait Poller: Send + Sync + 'static {
     fn register(&self, token: Token, fd: RawFd) -> io::Result<()>;
     /// Re-arms a registration after its report.
     fn rearm(&self, token: Token, fd: RawFd) -> io::Result<()>;
+    /// Whether the thread attached to a connection re-arms it before taking the group mutex
+    /// (group.rs, re-arm protocol) instead of under it.
+    fn rearms_outside_group_lock(&self) -> bool {
+        true
+    }
     /// Removes a registration (armed or not) before the fd is closed.
     fn deregister(&self, token: Token, fd: RawFd) -> io::Result<()>;
     /// Appends ready tokens to `out` (at most [`MAX_EVENTS`]). Blocks until at least one event

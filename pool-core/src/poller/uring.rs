@@ -186,6 +186,11 @@ impl Poller for UringPoller {
         self.push_poll(token.0, fd)
     }
 
+    /// Re-arms are pushed under the group mutex (the io_uring design).
+    fn rearms_outside_group_lock(&self) -> bool {
+        false
+    }
+
     fn deregister(&self, token: Token, _fd: RawFd) -> io::Result<()> {
         let mut live = self.live();
         live.remove(&token.0);
