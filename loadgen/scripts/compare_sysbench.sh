@@ -31,6 +31,12 @@
 # generator thread woke up and queued the event, so the generator's own lateness and any stall
 # of the client machine are left out of it, which the intended-start latency counts) and the
 # events-per-connection stddev from the threads-fairness line.
+# WIRE=1: every client run is also recorded with `perf record -a -e sock:sock_send_length,
+# sock:sock_recv_length` and scripts/wire_latency.py adds each client's event latency as the
+# kernel saw it on the wire (first send of an event to the end of its last reply's receive), the
+# same yardstick for both clients, plus the median client time per statement between a reply and
+# the next send ("think"); tracing costs client and server CPU, so take CPU figures from runs
+# without WIRE.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-/tmp/tpbed-load-compare}
@@ -40,9 +46,10 @@ NICE=${NICE:--10}; export NICE
 SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}; PORT=${PORT:-3601}; RATE=${RATE:-}
 LOAD=${LOAD:-$HERE/../../target/release/tpbed-load}; LOAD_ARGS=${LOAD_ARGS:-}; LOAD2=${LOAD2:-}
 LOAD2_ARGS=${LOAD2_ARGS:-$LOAD_ARGS}
+WIRE=${WIRE:-}
 BASE=/tmp/tpbed-load-compare-mdb
 mkdir -p "$OUT"
-[ "$FIRST_PASS" = 1 ] && rm -f "$OUT"/*.out "$OUT"/*.time "$OUT"/*.load "$OUT"/*.server
+[ "$FIRST_PASS" = 1 ] && rm -f "$OUT"/*.out "$OUT"/*.time "$OUT"/*.load "$OUT"/*.server "$OUT"/*.wire
 trap '"$HERE/mariadb.sh" stop "$BASE"' EXIT
 in_session() { # in_session COMMAND...: run in a new session whose autogroup has nice NICE
   setsid -w sh -c 'echo "$NICE" > /proc/self/autogroup 2>/dev/null; exec "$@"' sh "$@"
@@ -56,22 +63,32 @@ RUNOPT="--time=$DURATION --report-interval=0 --percentile=95 --db-ps-mode=auto -
 [ -n "$RATE" ] && RUNOPT="$RUNOPT --rate=$RATE"
 SERVER_PID=$(cat "$OUT/server.pid")
 server_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
-client() { # client FILE_PREFIX COMMAND...: one pinned client run in a session of its own
-  local f=$1 t0; shift
+client() { # client FILE_PREFIX WORKLOAD COMMAND...: one pinned client run in a session of its own
+  local f=$1 w=$2 t0 perf=; shift 2
+  if [ -n "$WIRE" ]; then
+    perf record -q -a -e sock:sock_send_length,sock:sock_recv_length -o "$f.perf" 2> /dev/null &
+    perf=$!
+    sleep 0.5
+  fi
   t0=$(server_ticks)
   in_session /usr/bin/time -f "%U %S %e" -o "$f.time" nice -n "$NICE" taskset -c "$CLIENT_CPU" "$@" > "$f.out" 2>&1 \
     || echo "client failed: see $f.out" >&2
   cut -d' ' -f1 /proc/loadavg > "$f.load"
   echo "$(( $(server_ticks) - t0 )) $(getconf CLK_TCK)" > "$f.server"
+  if [ -n "$perf" ]; then
+    kill -INT "$perf"; wait "$perf" || true
+    python3 "$HERE/wire_latency.py" "$f.perf" "$SERVER_PID" "$w" > "$f.wire" || true
+    rm -f "$f.perf"
+  fi
 }
 LAST_PASS=$((FIRST_PASS + PASSES - 1))
 for p in $(seq "$FIRST_PASS" "$LAST_PASS"); do
   for w in $WORKLOADS; do
     for t in $THREADS; do
       f="$OUT/$w-$t-p$p"
-      client "$f-sysbench" sysbench "$w" --db-driver=mysql $CONN $DATA --threads="$t" $RUNOPT --histogram=on run
-      client "$f-tpbed" "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD_ARGS
-      [ -n "$LOAD2" ] && client "$f-tpbed2" "$LOAD2" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD2_ARGS
+      client "$f-sysbench" "$w" sysbench "$w" --db-driver=mysql $CONN $DATA --threads="$t" $RUNOPT --histogram=on run
+      client "$f-tpbed" "$w" "$LOAD" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD_ARGS
+      [ -n "$LOAD2" ] && client "$f-tpbed2" "$w" "$LOAD2" run --workload="$w" $CONN $DATA --threads="$t" $RUNOPT --no-gauges $LOAD2_ARGS
       echo "pass $p $w $t: sysbench $(grep -m1 'queries:' "$f-sysbench.out" | awk '{print $2, $3}') tpbed-load $(grep -m1 'queries:' "$f-tpbed.out" | awk '{print $2, $3}') load $(cat "$f-tpbed.load")" >&2
     done
   done
@@ -101,12 +118,19 @@ def parse(path):
     svc = (float(m.group(1)), float(m.group(2))) if m else (float('nan'), float('nan'))
     fair = float(re.search(r'events \(avg/stddev\):\s+[\d.]+/([\d.]+)', t).group(1))
     return q, qps, p50, p95, svc, fair
+def wire(path):
+    # scripts/wire_latency.py's line, or NaNs without WIRE
+    try:
+        v = open(path).read().split()
+        return float(v[3]), float(v[5]), float(v[9])
+    except (FileNotFoundError, IndexError, ValueError):
+        return float('nan'), float('nan'), float('nan')
 def cpu(path):
     u, s, e = open(path).read().split()[-3:]
     return float(u) + float(s)
 tools = [('sysbench', 'sysbench'), ('tpbed', 'tpbed-load')] + ([('tpbed2', f'tpbed-load (LOAD2 {load2_args})'.replace(' )', ')'))] if load2 else [])
-print('| workload | threads | client | QPS (median) | QPS vs sysbench | p50 ms | p95 ms | p50, p95 vs sysbench | service p50 / p95 ms | client CPU s / 1k queries | CPU vs sysbench | server CPU s / 1k queries | QPS per pass | p50 per pass | p95 per pass | events/conn stddev | load avg (median) |')
-print('|---|---:|---|---:|---:|---:|---:|---|---|---:|---:|---:|---|---|---|---:|---:|')
+print('| workload | threads | client | QPS (median) | QPS vs sysbench | p50 ms | p95 ms | p50, p95 vs sysbench | service p50 / p95 ms | wire p50 / p95 ms | wire vs sysbench | think us | client CPU s / 1k queries | CPU vs sysbench | server CPU s / 1k queries | QPS per pass | p50 per pass | p95 per pass | events/conn stddev | load avg (median) |')
+print('|---|---:|---|---:|---:|---:|---:|---|---|---|---|---:|---:|---:|---:|---|---|---|---:|---:|')
 for w in workloads:
     for t in threads:
         rows = {k: [] for k, _ in tools}
@@ -119,11 +143,11 @@ for w in workloads:
                     continue
                 load = float(open(f + '.load').read())
                 ticks, hz = open(f + '.server').read().split()
-                rows[tool].append((qps, p50, p95, cpu(f + '.time') / q * 1000, load, int(ticks) / int(hz) / q * 1000, svc[0], svc[1], fair))
+                rows[tool].append((qps, p50, p95, cpu(f + '.time') / q * 1000, load, int(ticks) / int(hz) / q * 1000, svc[0], svc[1], fair) + wire(f + '.wire'))
         if not all(rows.values()):
             print(f'| {w} | {t} | (a client failed in every pass) |')
             continue
-        med = {k: [st.median(x[i] for x in v) for i in range(9)] for k, v in rows.items()}
+        med = {k: [st.median(x[i] for x in v) for i in range(12)] for k, v in rows.items()}
         s = med['sysbench']
         for k, label in tools:
             m = med[k]
@@ -131,5 +155,8 @@ for w in workloads:
             per50 = ' / '.join(f"{x[1]:.3f}" for x in rows[k])
             per95 = ' / '.join(f"{x[2]:.2f}" for x in rows[k])
             svc = '-' if m[6] != m[6] else f"{m[6]:.3f} / {m[7]:.2f}"
-            print(f"| {w} | {t} | {label} | {m[0]:.0f} | {m[0]/s[0]:.3f} | {m[1]:.3f} | {m[2]:.2f} | {m[1]/s[1]:.2f}, {m[2]/s[2]:.2f} | {svc} | {m[3]:.4f} | {m[3]/s[3]:.2f} | {m[5]:.4f} | {per} | {per50} | {per95} | {m[8]:.2f} | {m[4]:.1f} |")
+            wl = '-' if m[9] != m[9] else f"{m[9]:.3f} / {m[10]:.2f}"
+            wr = '-' if m[9] != m[9] else f"{m[9]/s[9]:.2f}, {m[10]/s[10]:.2f}"
+            th = '-' if m[11] != m[11] else f"{m[11]:.1f}"
+            print(f"| {w} | {t} | {label} | {m[0]:.0f} | {m[0]/s[0]:.3f} | {m[1]:.3f} | {m[2]:.2f} | {m[1]/s[1]:.2f}, {m[2]/s[2]:.2f} | {svc} | {wl} | {wr} | {th} | {m[3]:.4f} | {m[3]/s[3]:.2f} | {m[5]:.4f} | {per} | {per50} | {per95} | {m[8]:.2f} | {m[4]:.1f} |")
 PY

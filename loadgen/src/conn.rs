@@ -230,6 +230,8 @@ impl Wire for MysqlWire {
                     if self.keep.front().copied().unwrap_or(false) {
                         self.keep_row(&row);
                     }
+                    // the next row (or packet) is read into this row's buffer: no allocation
+                    self.c.recycle_row(row);
                 }
                 ClientEvent::ResultDone { more_results, .. } => {
                     if !more_results {

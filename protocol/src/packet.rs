@@ -106,6 +106,8 @@ pub struct Framer {
     /// the id the next fragment must carry.
     partial: Option<Partial>,
     failed: Option<ProtocolError>,
+    /// A payload buffer handed back with [`Framer::recycle`], reused by the next packet.
+    spare: Option<Vec<u8>>,
 }
 
 #[derive(Debug)]
@@ -125,6 +127,17 @@ impl Framer {
             start: 0,
             partial: None,
             failed: None,
+            spare: None,
+        }
+    }
+
+    /// Hands back a payload buffer taken from [`Self::next_packet`] once its owner is done
+    /// with it: the next packet's payload is copied into it instead of a new allocation (one
+    /// spare is kept, none above 64 KiB of capacity). Optional; the framer works without it.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if buf.capacity() > 0 && buf.capacity() <= 64 * 1024 {
+            buf.clear();
+            self.spare = Some(buf);
         }
     }
 
@@ -198,13 +211,13 @@ impl Framer {
             };
             self.start += HEADER_LEN + len;
             match (self.partial.take(), len == MAX_PAYLOAD) {
-                (None, false) => return Ok(Some((seq, body.to_vec()))),
+                (None, false) => return Ok(Some((seq, payload_of(&mut self.spare, body)))),
                 (Some(mut p), false) => {
                     p.payload.extend_from_slice(body);
                     return Ok(Some((p.first_seq, p.payload)));
                 }
                 (None, true) => {
-                    let payload = body.to_vec();
+                    let payload = payload_of(&mut self.spare, body);
                     self.partial = Some(Partial {
                         first_seq: seq,
                         next_seq: seq.wrapping_add(1),
@@ -221,9 +234,36 @@ impl Framer {
     }
 }
 
+/// `body` copied into the `spare` buffer if there is one, else into a new one.
+fn payload_of(spare: &mut Option<Vec<u8>>, body: &[u8]) -> Vec<u8> {
+    match spare.take() {
+        Some(mut v) => {
+            v.extend_from_slice(body);
+            v
+        }
+        None => body.to_vec(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recycled_buffer_carries_the_next_payload() {
+        let mut wire = Vec::new();
+        let mut seq = 0;
+        write_packet(&mut wire, &mut seq, b"first row");
+        write_packet(&mut wire, &mut seq, b"second");
+        let mut f = Framer::new(1024);
+        f.push(&wire);
+        let (_, first) = f.next_packet().unwrap().unwrap();
+        let ptr = first.as_ptr();
+        f.recycle(first);
+        let (seq, second) = f.next_packet().unwrap().unwrap();
+        assert_eq!((seq, second.as_slice()), (1, &b"second"[..]));
+        assert_eq!(second.as_ptr(), ptr, "the recycled allocation is reused");
+    }
 
     #[test]
     fn small_packets_in_one_byte_chunks() {

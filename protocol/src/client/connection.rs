@@ -7,7 +7,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::replies::{on_reply, ColumnCache, Expect, Pending, PrepareStage, ResultStage};
-use super::{ClientConfig, ClientEvent};
+use super::{ClientConfig, ClientEvent, RowData};
 use crate::auth::{caching_sha2_scramble, native_password_scramble};
 use crate::caps::{Capabilities, StatusFlags};
 use crate::column::ColumnType;
@@ -122,6 +122,12 @@ impl ClientConnection {
     /// Hands over bytes received from the server; decode them with [`Self::poll_event`].
     pub fn feed(&mut self, bytes: &[u8]) {
         self.framer.push(bytes);
+    }
+
+    /// Hands a row's buffer back once the caller is done with it, so a later packet reuses
+    /// the allocation (optional: a row simply dropped costs one allocation per row).
+    pub fn recycle_row(&mut self, row: RowData) {
+        self.framer.recycle(row.into_raw());
     }
 
     /// Bytes waiting to be sent, if any.
@@ -389,7 +395,11 @@ impl ClientConnection {
 
     // ----- replies -----
 
-    fn handle(&mut self, seq: u8, payload: Vec<u8>) -> Result<Option<ClientEvent>, ProtocolError> {
+    fn handle(
+        &mut self,
+        seq: u8,
+        mut payload: Vec<u8>,
+    ) -> Result<Option<ClientEvent>, ProtocolError> {
         match self.phase {
             Phase::Greeting => {
                 check_seq(0, seq)?;
@@ -411,8 +421,15 @@ impl ClientConnection {
                 };
                 check_seq(p.seq, seq)?;
                 p.seq = seq.wrapping_add(fragment_count(payload.len()) as u8);
-                let (event, done) =
-                    on_reply(p, caps, payload, &mut self.out, self.column_cache.as_mut())?;
+                let (event, done) = on_reply(
+                    p,
+                    caps,
+                    &mut payload,
+                    &mut self.out,
+                    self.column_cache.as_mut(),
+                )?;
+                // a row took the payload; anything else leaves its buffer for the next packet
+                self.framer.recycle(payload);
                 if done {
                     self.pending.pop_front();
                     self.close_if_quit_done();

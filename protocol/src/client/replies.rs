@@ -101,11 +101,12 @@ pub(super) struct Pending {
 pub(super) type ColumnCache = HashMap<u32, Vec<ColumnDefinition>>;
 
 /// Parses one packet of the oldest reply: the event it produces (if any) and whether the
-/// reply is complete.
+/// reply is complete. A row takes `payload` into its event; any other packet leaves it for the
+/// caller to reuse.
 pub(super) fn on_reply(
     p: &mut Pending,
     caps: Capabilities,
-    payload: Vec<u8>,
+    payload: &mut Vec<u8>,
     out: &mut Vec<u8>,
     cache: Option<&mut ColumnCache>,
 ) -> Result<(Option<ClientEvent>, bool), ProtocolError> {
@@ -115,12 +116,12 @@ pub(super) fn on_reply(
         Expect::Results { binary, stage } => match stage {
             ResultStage::Start => match first {
                 Some(OkPacket::HEADER) => {
-                    let ok = OkPacket::decode(&payload, caps)?;
+                    let ok = OkPacket::decode(payload, caps)?;
                     let more = ok.status.contains(StatusFlags::MORE_RESULTS_EXISTS);
                     Ok((Some(ClientEvent::Ok(ok)), !more))
                 }
                 Some(ErrPacket::HEADER) => {
-                    Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true))
+                    Ok((Some(ClientEvent::Error(ErrPacket::decode(payload)?)), true))
                 }
                 Some(0xFB) => {
                     // LOCAL INFILE request: decline with an empty packet; OK or ERR follows.
@@ -128,7 +129,7 @@ pub(super) fn on_reply(
                     Ok((None, false))
                 }
                 _ => {
-                    let mut r = Reader::new(&payload);
+                    let mut r = Reader::new(payload);
                     let n = r.lenenc_int()?;
                     if n == 0 {
                         return Err(ProtocolError::Malformed("result set with zero columns"));
@@ -155,7 +156,7 @@ pub(super) fn on_reply(
                 }
             },
             ResultStage::Columns(defs) => {
-                defs.push(&payload)?;
+                defs.push(payload)?;
                 if !defs.done() {
                     return Ok((None, false));
                 }
@@ -168,20 +169,23 @@ pub(super) fn on_reply(
             }
             ResultStage::Rows => {
                 if first == Some(ErrPacket::HEADER) {
-                    return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
+                    return Ok((Some(ClientEvent::Error(ErrPacket::decode(payload)?)), true));
                 }
-                if !is_result_terminator(&payload, caps) {
+                if !is_result_terminator(payload, caps) {
                     return Ok((
-                        Some(ClientEvent::Row(RowData::new(payload, *binary))),
+                        Some(ClientEvent::Row(RowData::new(
+                            std::mem::take(payload),
+                            *binary,
+                        ))),
                         false,
                     ));
                 }
                 let (status, warnings, affected_rows, last_insert_id) =
                     if caps.contains(Capabilities::DEPRECATE_EOF) {
-                        let ok = OkPacket::decode(&payload, caps)?;
+                        let ok = OkPacket::decode(payload, caps)?;
                         (ok.status, ok.warnings, ok.affected_rows, ok.last_insert_id)
                     } else {
-                        let eof = EofPacket::decode(&payload)?;
+                        let eof = EofPacket::decode(payload)?;
                         (eof.status, eof.warnings, 0, 0)
                     };
                 let more_results = status.contains(StatusFlags::MORE_RESULTS_EXISTS);
@@ -200,16 +204,16 @@ pub(super) fn on_reply(
             match stage {
                 PrepareStage::Start => {
                     if first == Some(ErrPacket::HEADER) {
-                        return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
+                        return Ok((Some(ClientEvent::Error(ErrPacket::decode(payload)?)), true));
                     }
-                    let ok = StmtPrepareOk::decode(&payload)?;
+                    let ok = StmtPrepareOk::decode(payload)?;
                     *stage = PrepareStage::Params {
                         ok,
                         params: Defs::new(usize::from(ok.num_params), caps),
                     };
                 }
-                PrepareStage::Params { params, .. } => params.push(&payload)?,
-                PrepareStage::Columns { columns, .. } => columns.push(&payload)?,
+                PrepareStage::Params { params, .. } => params.push(payload)?,
+                PrepareStage::Columns { columns, .. } => columns.push(payload)?,
             }
             // Advance through stages that are already complete (empty lists).
             if let PrepareStage::Params { ok, params } = stage {
@@ -245,14 +249,14 @@ pub(super) fn on_reply(
         }
         Expect::Ok => match first {
             Some(OkPacket::HEADER) => Ok((
-                Some(ClientEvent::Ok(OkPacket::decode(&payload, caps)?)),
+                Some(ClientEvent::Ok(OkPacket::decode(payload, caps)?)),
                 true,
             )),
             Some(ErrPacket::HEADER) => {
-                Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true))
+                Ok((Some(ClientEvent::Error(ErrPacket::decode(payload)?)), true))
             }
             Some(EofPacket::HEADER) if payload.len() < 9 => {
-                let eof = EofPacket::decode(&payload)?;
+                let eof = EofPacket::decode(payload)?;
                 let ok = OkPacket {
                     status: eof.status,
                     warnings: eof.warnings,
@@ -261,28 +265,28 @@ pub(super) fn on_reply(
                 Ok((Some(ClientEvent::Ok(ok)), true))
             }
             Some(EofPacket::HEADER) => Ok((
-                Some(ClientEvent::Ok(OkPacket::decode(&payload, caps)?)),
+                Some(ClientEvent::Ok(OkPacket::decode(payload, caps)?)),
                 true,
             )),
             _ => Err(ProtocolError::UnexpectedPacket("expected OK or ERR")),
         },
         Expect::FieldList(defs) => {
             if first == Some(ErrPacket::HEADER) {
-                return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
+                return Ok((Some(ClientEvent::Error(ErrPacket::decode(payload)?)), true));
             }
-            if is_result_terminator(&payload, caps) {
+            if is_result_terminator(payload, caps) {
                 return Ok((Some(ClientEvent::ResultColumns(std::mem::take(defs))), true));
             }
-            defs.push(ColumnDefinition::decode(&payload)?);
+            defs.push(ColumnDefinition::decode(payload)?);
             Ok((None, false))
         }
         Expect::Statistics => {
             if first == Some(ErrPacket::HEADER) {
-                return Ok((Some(ClientEvent::Error(ErrPacket::decode(&payload)?)), true));
+                return Ok((Some(ClientEvent::Error(ErrPacket::decode(payload)?)), true));
             }
             Ok((
                 Some(ClientEvent::Statistics(
-                    String::from_utf8_lossy(&payload).into_owned(),
+                    String::from_utf8_lossy(payload).into_owned(),
                 )),
                 true,
             ))
