@@ -89,8 +89,8 @@ pub struct SessionState {
     pub in_transaction: bool,
     /// Warnings of the last statement.
     pub warnings: Vec<Warning>,
-    /// Prepared statements by id.
-    pub statements: HashMap<u32, SessionStmt>,
+    /// Prepared statements by id (removed and put back by every execute, so a fast hash).
+    pub statements: foldhash::HashMap<u32, SessionStmt>,
     /// The next statement id.
     pub next_stmt_id: u32,
     /// The client said CLIENT_INTERACTIVE (`interactive_timeout` applies).
@@ -135,7 +135,7 @@ impl SessionState {
             last_insert_id: 0,
             in_transaction: false,
             warnings: Vec::new(),
-            statements: HashMap::new(),
+            statements: foldhash::HashMap::default(),
             next_stmt_id: 1,
             interactive: false,
             multi_statements: false,
