@@ -198,8 +198,8 @@ pub struct TableScan<'t> {
     /// _prev count a step when its record is handed out, as MySQL counts handler calls, so
     /// reading ahead does not inflate them.
     buffer: VecDeque<(ScanItem, u64)>,
-    /// Steps past the last buffered record (to the end of the range), counted when the
-    /// caller asks for a record after it.
+    /// Steps past the last buffered record (to the end of the range; a refill after that
+    /// adds none), counted when the caller asks for a record after it.
     tail_steps: u64,
     stats: HandlerStats,
 }
@@ -294,7 +294,6 @@ impl<'t> TableScan<'t> {
     pub fn next_item(&mut self) -> Option<ScanItem> {
         loop {
             if self.buffer.is_empty() {
-                self.count_tail();
                 self.refill();
             }
             let Some((mut item, steps)) = self.buffer.pop_front() else {
@@ -409,7 +408,7 @@ impl<'t> TableScan<'t> {
         let projection = self.projection.as_deref();
         let (stats, max, out) = (&mut self.stats, self.batch, &mut self.buffer);
         self.batch = (self.batch * 2).min(self.prefetch);
-        self.tail_steps = match &mut self.kind {
+        self.tail_steps += match &mut self.kind {
             Kind::Clustered(scan) => scan.fill(stats, max, out, |r| {
                 let older = match view {
                     None => None,

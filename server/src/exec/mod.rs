@@ -138,7 +138,7 @@ pub fn plan(st: &SessionState, stmt: &Statement, sql: &str) -> SqlResult<Prepare
     };
     let body = p.statement(stmt)?;
     let columns = match &body {
-        Body::Select(q) => run::result_set(&q.columns, Vec::new()).columns.to_vec(),
+        Body::Select(q) => run::result_set(q, Vec::new()).columns.to_vec(),
         Body::Show(s) => show::columns(s),
         Body::Explain(_) => explain::columns(),
         _ => Vec::new(),
@@ -236,13 +236,7 @@ fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<O
             ex.lock = select_lock(st, q);
             let rows = ex.query(q)?;
             ex.flush();
-            Ok(Output::Rows(match &q.fixed_columns {
-                Some(columns) => crate::sql::ResultSet {
-                    columns: columns.clone(),
-                    rows,
-                },
-                None => run::result_set(&q.columns, rows),
-            }))
+            Ok(Output::Rows(run::result_set(q, rows)))
         }
         Body::Insert(i) => insert::insert(st, i, params),
         Body::Update(u) => dml::update(st, u, params),

@@ -15,7 +15,7 @@ use crate::engine::{Direction, HandlerStats, KeyRange, ReadView, Table};
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::access::{covering, Access, AccessType};
 use crate::exec::aggregate::Acc;
-use crate::exec::query::{OutColumn, Query, Source, SourceKind};
+use crate::exec::query::{Query, Source, SourceKind};
 use crate::session::state::SessionState;
 use crate::sql::env::StmtEnv;
 use crate::sql::eval::{compare, eval, to_i64, truth};
@@ -788,10 +788,17 @@ pub fn group_key(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
-/// The result set of a query's rows with its column metadata (computed columns typed from
-/// their values).
-pub fn result_set(columns: &[OutColumn], rows: Vec<Vec<Value>>) -> ResultSet {
-    let defs = columns
+/// The result set of a query's rows with its column metadata: the plan's own when it was
+/// all known at planning, else computed columns typed from their values.
+pub fn result_set(q: &Query, rows: Vec<Vec<Value>>) -> ResultSet {
+    if let Some(columns) = &q.fixed_columns {
+        return ResultSet {
+            columns: columns.clone(),
+            rows,
+        };
+    }
+    let defs = q
+        .columns
         .iter()
         .enumerate()
         .map(|(i, c)| match &c.def {

@@ -62,6 +62,13 @@ impl SqlModes {
     }
 }
 
+/// A new session's variables (the globals' current values) and what is parsed from them.
+fn session_vars(server: &Server) -> (SessionVars, SqlModes) {
+    let vars = server.vars.session_copy();
+    let modes = SqlModes::parse(vars.get(server.ids.sql_mode).as_str());
+    (vars, modes)
+}
+
 /// Everything a session knows except its socket.
 #[derive(Debug)]
 pub struct SessionState {
@@ -120,8 +127,7 @@ impl Drop for SessionState {
 impl SessionState {
     /// A fresh state for a connection that has not logged in yet.
     pub fn new(server: Arc<Server>, conn: Arc<ConnInfo>) -> SessionState {
-        let vars = server.vars.session_copy();
-        let sql_modes = SqlModes::parse(vars.get(server.ids.sql_mode).as_str());
+        let (vars, sql_modes) = session_vars(&server);
         SessionState {
             server,
             conn,
@@ -212,8 +218,7 @@ impl SessionState {
     /// ended, LAST_INSERT_ID cleared; the login and database stay.
     pub fn reset(&mut self) {
         self.close_all_statements();
-        self.vars = self.server.vars.session_copy();
-        self.sql_modes = SqlModes::parse(self.vars.get(self.server.ids.sql_mode).as_str());
+        (self.vars, self.sql_modes) = session_vars(&self.server);
         self.last_insert_id = 0;
         if let Some(trx) = self.trx.get_mut().take() {
             self.server.trx.rollback(trx);
