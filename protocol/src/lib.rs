@@ -46,5 +46,5 @@ pub use column::{ColumnDefinition, ColumnFlags, ColumnType};
 pub use command::Command;
 pub use error::ProtocolError;
 pub use reply::{EofPacket, ErrPacket, OkPacket, StmtPrepareOk};
-pub use resultset::{ResultSetWriter, RowWriter};
+pub use resultset::{EncodedColumns, ResultSetWriter, RowWriter};
 pub use value::BinaryValue;

@@ -9,7 +9,7 @@
 use crate::caps::{Capabilities, StatusFlags};
 use crate::column::ColumnDefinition;
 use crate::lenenc::{put_lenenc_bytes, put_lenenc_int, NULL_MARKER};
-use crate::packet::write_packet_with;
+use crate::packet::{write_packet, write_packet_with};
 use crate::reply::{EofPacket, OkPacket, StmtPrepareOk};
 use crate::value::BinaryValue;
 
@@ -29,6 +29,49 @@ pub struct RowWriter<'o> {
     num_columns: usize,
 }
 
+/// Column definitions encoded once, for a result whose metadata is the same at every
+/// execution (a prepared statement's): starting its result set is then a copy per column
+/// instead of an encoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedColumns {
+    /// The definition payloads, one after another.
+    payloads: Vec<u8>,
+    /// Where each payload ends in `payloads`.
+    ends: Vec<usize>,
+}
+
+impl EncodedColumns {
+    /// Encodes `columns` (each as [`ColumnDefinition::encode`] would).
+    pub fn new(columns: &[ColumnDefinition]) -> EncodedColumns {
+        let mut payloads = Vec::new();
+        let ends = columns
+            .iter()
+            .map(|c| {
+                c.encode(&mut payloads);
+                payloads.len()
+            })
+            .collect();
+        EncodedColumns { payloads, ends }
+    }
+
+    /// The number of columns.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are no columns.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn payloads(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.payloads[start..end])
+    }
+}
+
 /// Writes column definitions, then (without DEPRECATE_EOF) an EOF.
 fn write_definitions(
     out: &mut Vec<u8>,
@@ -39,6 +82,11 @@ fn write_definitions(
     for c in columns {
         write_packet_with(out, seq, |o| c.encode(o));
     }
+    end_definitions(out, seq, caps);
+}
+
+/// The EOF after column definitions, unless the client has DEPRECATE_EOF.
+fn end_definitions(out: &mut Vec<u8>, seq: &mut u8, caps: Capabilities) {
     if !caps.contains(Capabilities::DEPRECATE_EOF) {
         // The EOF after definitions carries no meaningful status; MySQL sends the current one,
         // but clients only read it at the final terminator.
@@ -62,6 +110,33 @@ impl ResultSetWriter {
         );
         write_packet_with(out, seq, |o| put_lenenc_int(o, columns.len() as u64));
         write_definitions(out, seq, caps, columns);
+        RowWriter {
+            out,
+            seq,
+            caps,
+            num_columns: columns.len(),
+        }
+    }
+}
+
+impl ResultSetWriter {
+    /// [`ResultSetWriter::start`] with definitions encoded beforehand; the bytes written are
+    /// the same. `columns` must not be empty.
+    pub fn start_encoded<'o>(
+        out: &'o mut Vec<u8>,
+        seq: &'o mut u8,
+        caps: Capabilities,
+        columns: &EncodedColumns,
+    ) -> RowWriter<'o> {
+        debug_assert!(
+            !columns.is_empty(),
+            "a reply without columns is an OK packet"
+        );
+        write_packet_with(out, seq, |o| put_lenenc_int(o, columns.len() as u64));
+        for payload in columns.payloads() {
+            write_packet(out, seq, payload);
+        }
+        end_definitions(out, seq, caps);
         RowWriter {
             out,
             seq,
@@ -221,6 +296,28 @@ mod tests {
             EofPacket::decode(&p[5].1).unwrap().status,
             StatusFlags::AUTOCOMMIT
         );
+    }
+
+    #[test]
+    fn encoded_definitions_write_the_same_bytes() {
+        let mut long = ColumnDefinition::new("c", ColumnType::String);
+        long.schema = "sbtest".into();
+        long.table = "sbtest1".into();
+        long.org_table = "sbtest1".into();
+        long.org_name = "c".into();
+        long.column_length = 480;
+        let cols = [long, ColumnDefinition::new("n", ColumnType::LongLong)];
+        let encoded = EncodedColumns::new(&cols);
+        assert_eq!(encoded.len(), 2);
+        for caps in [Capabilities::PROTOCOL_41, Capabilities::DEPRECATE_EOF] {
+            let (mut a, mut seq_a) = (Vec::new(), 1);
+            ResultSetWriter::start(&mut a, &mut seq_a, caps, &cols).finish(StatusFlags::empty(), 0);
+            let (mut b, mut seq_b) = (Vec::new(), 1);
+            ResultSetWriter::start_encoded(&mut b, &mut seq_b, caps, &encoded)
+                .finish(StatusFlags::empty(), 0);
+            assert_eq!(a, b);
+            assert_eq!(seq_a, seq_b);
+        }
     }
 
     #[test]

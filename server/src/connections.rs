@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use crate::vars::SessionCounters;
 
@@ -71,10 +70,8 @@ pub struct ConnInfo {
     command: AtomicU8,
     /// The statement being run (processlist Info).
     info: Mutex<Vec<u8>>,
-    /// When the current command started.
+    /// When the current command started ([`coarse_now_us`]).
     since_us: AtomicU64,
-    /// When the connection was accepted (the origin of `since_us`).
-    created: Instant,
     /// Whether a statement is executing now (`Threads_running`).
     pub running: AtomicBool,
     /// The session's status counters.
@@ -114,8 +111,7 @@ impl ConnInfo {
             killed: AtomicU8::new(KILL_NONE),
             command: AtomicU8::new(ConnCommand::Connect as u8),
             info: Mutex::new(Vec::new()),
-            since_us: AtomicU64::new(0),
-            created: Instant::now(),
+            since_us: AtomicU64::new(coarse_now_us()),
             running: AtomicBool::new(false),
             counters: SessionCounters::default(),
             os_thread: AtomicU64::new(0),
@@ -144,14 +140,12 @@ impl ConnInfo {
     fn mark_state_change(&self) {
         self.os_thread
             .store(OS_THREAD.with(|t| *t), Ordering::Relaxed);
-        let us = self.created.elapsed().as_micros() as u64;
-        self.since_us.store(us, Ordering::Relaxed);
+        self.since_us.store(coarse_now_us(), Ordering::Relaxed);
     }
 
     /// Seconds in the current command or idle state (processlist Time).
     pub fn seconds_in_state(&self) -> u64 {
-        let now = self.created.elapsed().as_micros() as u64;
-        now.saturating_sub(self.since_us.load(Ordering::Relaxed)) / 1_000_000
+        coarse_now_us().saturating_sub(self.since_us.load(Ordering::Relaxed)) / 1_000_000
     }
 
     /// The statement being run (processlist Info), if any.
@@ -248,4 +242,18 @@ impl Connections {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Microseconds on the coarse monotonic clock (tick resolution, a few ms): enough for the
+/// processlist's whole seconds, and read at every command start and end without the cost of
+/// a precise clock read and its `Duration` arithmetic.
+fn coarse_now_us() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC_COARSE exists on every
+    // Linux this server supports, and on failure `ts` stays zero.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000 + (ts.tv_nsec as u64) / 1_000
 }

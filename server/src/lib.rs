@@ -6,6 +6,7 @@
 //! behind SHOW VARIABLES/STATUS, SET and `@@x`.
 
 pub mod accounts;
+pub mod allocator;
 pub mod config;
 pub mod connections;
 pub mod digest;

@@ -136,6 +136,7 @@ impl Probe {
             Err(_) => (0, 0),
         };
         Measure {
+            ended: now,
             timer_ns,
             lock_ns: LOCK_WAIT_NS
                 .with(Cell::get)

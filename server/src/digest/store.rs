@@ -22,8 +22,10 @@ const BUCKETS: usize = 125;
 const BASE_EXP: u32 = 10;
 
 /// What one statement measured, recorded by [`DigestStore::record`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Measure {
+    /// When the statement ended (its `LAST_SEEN`).
+    pub ended: Instant,
     /// Wall time of the statement, in nanoseconds.
     pub timer_ns: u64,
     /// Time spent waiting for locks, in nanoseconds.
@@ -38,6 +40,22 @@ pub struct Measure {
     pub rows_sent: u64,
     /// Rows the engine handed the SQL layer for it.
     pub rows_examined: u64,
+}
+
+impl Default for Measure {
+    /// A statement that ends now and counted nothing.
+    fn default() -> Measure {
+        Measure {
+            ended: Instant::now(),
+            timer_ns: 0,
+            lock_ns: 0,
+            errors: 0,
+            warnings: 0,
+            rows_affected: 0,
+            rows_sent: 0,
+            rows_examined: 0,
+        }
+    }
 }
 
 /// The 64-bit prefix of a SHA-256 is as good as any hash of it.
@@ -326,10 +344,6 @@ impl DigestStore {
         self.max_length
     }
 
-    fn now_ns(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
-    }
-
     fn admit(&self, key: Key, schema: Option<&str>) -> bool {
         let mut r = lock(&self.registry);
         if let Some(list) = r.keys.get(&key) {
@@ -355,7 +369,7 @@ impl DigestStore {
         m: &Measure,
         sample: &str,
     ) {
-        let now = self.now_ns();
+        let now = m.ended.saturating_duration_since(self.epoch).as_nanos() as u64;
         let key = Key(*digest.hash());
         let mut shard = lock(&self.shards[conn as usize % SHARDS].0);
         if let Some(e) = shard

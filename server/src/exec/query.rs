@@ -22,6 +22,7 @@ use crate::exec::sources::{
 use crate::exec::vtables::{self, VirtualTable};
 use crate::exec::Planner;
 use crate::sql::expr::{Binder, BoundExpr};
+use crate::sql::output::FixedColumns;
 
 /// A locking clause (`FOR UPDATE`, `FOR SHARE`, `LOCK IN SHARE MODE`), kept for the lock
 /// manager of the transactions issue: today reads take no row locks.
@@ -94,8 +95,9 @@ pub struct OutColumn {
 
 /// The result metadata of `columns` when every column's is known at planning, shared by all
 /// executions.
-pub fn fixed_columns(columns: &[OutColumn]) -> Option<Arc<[ColumnDefinition]>> {
-    columns.iter().map(|c| c.def.clone()).collect()
+pub fn fixed_columns(columns: &[OutColumn]) -> Option<FixedColumns> {
+    let defs: Option<Arc<[ColumnDefinition]>> = columns.iter().map(|c| c.def.clone()).collect();
+    defs.map(FixedColumns::new)
 }
 
 /// A planned SELECT over tables.
@@ -116,7 +118,7 @@ pub struct Query {
     /// Result columns.
     pub columns: Vec<OutColumn>,
     /// Their metadata when all of it is known at planning ([`fixed_columns`]).
-    pub fixed_columns: Option<Arc<[ColumnDefinition]>>,
+    pub fixed_columns: Option<FixedColumns>,
     /// ORDER BY keys over the same row as `items`.
     pub order: Vec<(BoundExpr, bool)>,
     /// ORDER BY needs a sort (the access order does not give it).

@@ -401,6 +401,10 @@ impl<'a> Exec<'a> {
                 out.push(items);
             }
         }
+        if !q.distinct && !sorting && offset == 0 {
+            out.truncate(limit.min(out.len() as u64) as usize);
+            return Ok(out);
+        }
         let mut order: Vec<usize> = (0..out.len()).collect();
         if q.distinct {
             let mut seen = HashSet::with_capacity(order.len());
@@ -426,10 +430,6 @@ impl<'a> Exec<'a> {
         }
         let skip = offset.min(order.len() as u64) as usize;
         let take = limit.min((order.len() - skip) as u64) as usize;
-        if !q.distinct && !sorting && skip == 0 {
-            out.truncate(take);
-            return Ok(out);
-        }
         let mut slots: Vec<Option<Vec<Value>>> = out.into_iter().map(Some).collect();
         Ok(order[skip..skip + take]
             .iter()
@@ -791,9 +791,10 @@ pub fn group_key(v: &Value, out: &mut Vec<u8>) {
 /// The result set of a query's rows with its column metadata: the plan's own when it was
 /// all known at planning, else computed columns typed from their values.
 pub fn result_set(q: &Query, rows: Vec<Vec<Value>>) -> ResultSet {
-    if let Some(columns) = &q.fixed_columns {
+    if let Some(fixed) = &q.fixed_columns {
         return ResultSet {
-            columns: columns.clone(),
+            columns: fixed.defs.clone(),
+            encoded: Some(fixed.encoded.clone()),
             rows,
         };
     }
@@ -815,6 +816,7 @@ pub fn result_set(q: &Query, rows: Vec<Vec<Value>>) -> ResultSet {
         .collect();
     ResultSet {
         columns: defs,
+        encoded: None,
         rows,
     }
 }

@@ -112,9 +112,13 @@ pub fn write_rows(
         );
         return;
     }
-    let mut w = ResultSetWriter::start(out, seq, caps, &rs.columns);
+    let mut w = match &rs.encoded {
+        Some(encoded) => ResultSetWriter::start_encoded(out, seq, caps, encoded),
+        None => ResultSetWriter::start(out, seq, caps, &rs.columns),
+    };
     let mut cells: Vec<u8> = Vec::new();
-    let mut bounds: Vec<Option<(usize, usize)>> = Vec::with_capacity(rs.columns.len());
+    // Text rows only: a binary row is encoded straight into the packet.
+    let mut bounds: Vec<Option<(usize, usize)>> = Vec::new();
     for row in &rs.rows {
         if binary {
             w.binary_row_with(

@@ -26,15 +26,16 @@ pub struct Warning {
 /// A prepared statement as the session keeps it.
 #[derive(Debug)]
 pub struct SessionStmt {
-    /// The planned statement.
-    pub stmt: PreparedStmt,
+    /// The planned statement (shared so an execute can run it while the session's statement
+    /// map stays borrowable: no remove and re-insert per execute).
+    pub stmt: Arc<PreparedStmt>,
     /// Parameter types from the last execute that sent them (reused when the client does not
     /// resend types).
     pub param_types: Vec<(protocol::ColumnType, bool)>,
     /// Data collected by COM_STMT_SEND_LONG_DATA, per parameter.
     pub long_data: Vec<Option<Vec<u8>>>,
     /// Its statement digest, computed at prepare time (None with performance_schema off).
-    pub digest: Option<crate::digest::Prepared>,
+    pub digest: Option<Arc<crate::digest::Prepared>>,
 }
 
 /// The `sql_mode` flags statements consult, parsed from the comma-separated variable once

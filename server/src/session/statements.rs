@@ -2,6 +2,7 @@
 //! CLOSE and RESET, with `max_prepared_stmt_count`.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use protocol::command::{decode_execute_params_with_long_data, StmtExecute};
 use protocol::resultset::write_prepare_ok;
@@ -63,10 +64,10 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
             s.st.statements.insert(
                 id,
                 SessionStmt {
-                    stmt,
+                    stmt: Arc::new(stmt),
                     param_types: Vec::new(),
                     long_data: vec![None; n],
-                    digest,
+                    digest: digest.map(Arc::new),
                 },
             );
         }
@@ -140,46 +141,56 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
     s.st.count(Counter::Questions);
     s.st.count(Counter::Queries);
     s.st.conn.begin(ConnCommand::Execute, None);
-    let Some(mut entry) = s.st.statements.remove(&ex.stmt_id) else {
+    let probe = crate::digest::Probe::start(&s.st);
+    let Some(entry) = s.st.statements.get_mut(&ex.stmt_id) else {
         s.write_err(&unknown(ex.stmt_id, "mysqld_stmt_execute"));
         s.st.conn.end();
         return;
     };
-    let probe = crate::digest::Probe::start(&s.st);
-    let long: Vec<bool> = entry.long_data.iter().map(Option::is_some).collect();
-    let decoded = decode_execute_params_with_long_data(
-        ex.params,
-        entry.stmt.params,
-        &mut entry.param_types,
-        &long,
-    );
-    let result = match decoded {
-        Ok(values) => {
-            let params: Vec<Value> = values
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| match entry.long_data[i].take() {
-                    Some(data) => Value::Bytes(data),
-                    None => param_value(
-                        v,
-                        entry
-                            .param_types
-                            .get(i)
-                            .map_or(ColumnType::VarString, |t| t.0),
-                    ),
-                })
-                .collect();
-            sql::execute(&mut s.st, &entry.stmt, &params)
-        }
+    let decoded = if entry.long_data.iter().any(Option::is_some) {
+        let long: Vec<bool> = entry.long_data.iter().map(Option::is_some).collect();
+        decode_execute_params_with_long_data(
+            ex.params,
+            entry.stmt.params,
+            &mut entry.param_types,
+            &long,
+        )
+    } else {
+        decode_execute_params_with_long_data(
+            ex.params,
+            entry.stmt.params,
+            &mut entry.param_types,
+            &[],
+        )
+    };
+    let params = decoded.map(|values| {
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| match entry.long_data[i].take() {
+                Some(data) => Value::Bytes(data),
+                None => param_value(
+                    v,
+                    entry
+                        .param_types
+                        .get(i)
+                        .map_or(ColumnType::VarString, |t| t.0),
+                ),
+            })
+            .collect::<Vec<Value>>()
+    });
+    let stmt = Arc::clone(&entry.stmt);
+    let digest = entry.digest.clone();
+    let result = match params {
+        Ok(params) => sql::execute(&mut s.st, &stmt, &params),
         Err(e) => Err(SqlError::new(
             ErrorCode::WrongArguments,
             format!("Incorrect arguments to mysqld_stmt_execute ({e})"),
         )),
     };
-    if let (Some(p), Some(d)) = (probe, &entry.digest) {
+    if let (Some(p), Some(d)) = (probe, &digest) {
         p.finish_execute(&s.st, d, &result);
     }
-    s.st.statements.insert(ex.stmt_id, entry);
     match result {
         Ok(o) => s.write_result(&o, true, false),
         Err(e) => s.write_err(&e),

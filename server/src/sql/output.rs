@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use protocol::{ColumnDefinition, ColumnFlags, ColumnType};
+use protocol::{ColumnDefinition, ColumnFlags, ColumnType, EncodedColumns};
 
 use crate::value::Value;
 
@@ -48,8 +48,29 @@ pub struct ResultSet {
     /// Column definitions (shared with the plan when they are known before execution, so an
     /// execution does not copy them).
     pub columns: Arc<[ColumnDefinition]>,
+    /// The same definitions encoded for the wire, when the plan fixed them (written as they
+    /// are instead of encoded per execution).
+    pub encoded: Option<Arc<EncodedColumns>>,
     /// Rows, one value per column.
     pub rows: Vec<Vec<Value>>,
+}
+
+/// Result metadata known at planning, shared by every execution of the plan: the
+/// definitions and their wire encoding.
+#[derive(Debug, Clone)]
+pub struct FixedColumns {
+    /// The definitions.
+    pub defs: Arc<[ColumnDefinition]>,
+    /// Their encoding.
+    pub encoded: Arc<EncodedColumns>,
+}
+
+impl FixedColumns {
+    /// Shares `defs` and encodes them once.
+    pub fn new(defs: Arc<[ColumnDefinition]>) -> FixedColumns {
+        let encoded = Arc::new(EncodedColumns::new(&defs));
+        FixedColumns { defs, encoded }
+    }
 }
 
 /// The column definition MySQL sends for a computed value of this kind.
@@ -125,7 +146,11 @@ impl ResultSet {
             })
             .collect::<Vec<_>>()
             .into();
-        ResultSet { columns, rows }
+        ResultSet {
+            columns,
+            encoded: None,
+            rows,
+        }
     }
 
     /// A result set of text columns (SHOW output), every cell a string or NULL.
@@ -140,6 +165,10 @@ impl ResultSet {
             })
             .collect::<Vec<_>>()
             .into();
-        ResultSet { columns, rows }
+        ResultSet {
+            columns,
+            encoded: None,
+            rows,
+        }
     }
 }
