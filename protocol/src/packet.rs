@@ -110,6 +110,19 @@ pub struct Framer {
     spare: Option<Vec<u8>>,
 }
 
+/// The largest buffer a framer hands back for reuse ([`Framer::recycle`],
+/// [`Framer::return_buffers`]); larger ones are freed.
+const MAX_LENT_BUFFER: usize = 64 * 1024;
+
+/// A framer's buffers while no connection uses them: its input buffer and a recycled
+/// payload buffer ([`Framer::borrow_buffers`], [`Framer::return_buffers`]). A server keeps
+/// one per thread.
+#[derive(Debug, Default)]
+pub struct FramerBuffers {
+    input: Vec<u8>,
+    spare: Option<Vec<u8>>,
+}
+
 #[derive(Debug)]
 struct Partial {
     first_seq: u8,
@@ -135,7 +148,7 @@ impl Framer {
     /// with it: the next packet's payload is copied into it instead of a new allocation (one
     /// spare is kept, none above 64 KiB of capacity). Optional; the framer works without it.
     pub fn recycle(&mut self, mut buf: Vec<u8>) {
-        if buf.capacity() > 0 && buf.capacity() <= 64 * 1024 {
+        if buf.capacity() > 0 && buf.capacity() <= MAX_LENT_BUFFER {
             buf.clear();
             self.spare = Some(buf);
         }
@@ -158,12 +171,34 @@ impl Framer {
         self.buf.extend_from_slice(bytes);
     }
 
-    /// Frees the input buffer when nothing is buffered, so an idle connection holds no read
-    /// buffer (a server with thousands of idle connections calls this after each command).
-    pub fn release_idle_buffer(&mut self) {
-        if !self.has_buffered() {
-            self.buf = Vec::new();
+    /// Takes the buffers in `from` for the coming packets, where this framer holds none of
+    /// its own: a server lends each command a thread's buffers ([`Framer::return_buffers`]
+    /// gives them back), so a busy thread allocates none per command.
+    pub fn borrow_buffers(&mut self, from: &mut FramerBuffers) {
+        if self.buf.capacity() == 0 && !self.has_buffered() {
+            std::mem::swap(&mut self.buf, &mut from.input);
+            self.buf.clear();
             self.start = 0;
+        }
+        if self.spare.is_none() {
+            self.spare = from.spare.take();
+        }
+    }
+
+    /// Moves its buffers into `to` when nothing is buffered, so an idle connection holds no
+    /// read buffer (a server with thousands of idle connections calls this after each
+    /// command). An input buffer above 64 KiB is freed instead; buffered bytes keep theirs.
+    pub fn return_buffers(&mut self, to: &mut FramerBuffers) {
+        if !self.has_buffered() {
+            let mut input = std::mem::take(&mut self.buf);
+            self.start = 0;
+            input.clear();
+            if input.capacity() <= MAX_LENT_BUFFER && input.capacity() > to.input.capacity() {
+                to.input = input;
+            }
+        }
+        if let Some(spare) = self.spare.take() {
+            to.spare.get_or_insert(spare);
         }
     }
 
@@ -248,6 +283,35 @@ fn payload_of(spare: &mut Option<Vec<u8>>, body: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lent_buffers_serve_the_next_framer_and_come_back_when_idle() {
+        let mut wire = Vec::new();
+        let mut seq = 0;
+        write_packet(&mut wire, &mut seq, b"SELECT 1");
+        let mut pool = FramerBuffers::default();
+        let mut a = Framer::new(1024);
+        a.borrow_buffers(&mut pool);
+        a.push(&wire);
+        let (_, payload) = a.next_packet().unwrap().unwrap();
+        a.recycle(payload);
+        a.return_buffers(&mut pool);
+        assert!(pool.input.capacity() >= wire.len() && pool.spare.is_some());
+        let input_at = pool.input.as_ptr();
+        // A second framer (another connection on the same thread) receives into them.
+        let mut b = Framer::new(1024);
+        b.borrow_buffers(&mut pool);
+        assert_eq!(pool.input.capacity(), 0);
+        b.push(&wire);
+        assert_eq!(b.buf.as_ptr(), input_at);
+        let (_, again) = b.next_packet().unwrap().unwrap();
+        assert_eq!(again, b"SELECT 1");
+        // Bytes still buffered keep their buffer with the framer.
+        b.push(&wire[..3]);
+        b.return_buffers(&mut pool);
+        assert!(b.has_buffered());
+        assert_eq!(b.buf.as_ptr(), input_at);
+    }
 
     #[test]
     fn recycled_buffer_carries_the_next_payload() {

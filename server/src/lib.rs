@@ -6,7 +6,6 @@
 //! behind SHOW VARIABLES/STATUS, SET and `@@x`.
 
 pub mod accounts;
-pub mod allocator;
 pub mod config;
 pub mod connections;
 pub mod digest;

@@ -4,9 +4,6 @@ use std::process::ExitCode;
 
 use tpbed_server::{config, listener, log, server::Server};
 
-#[global_allocator]
-static ALLOCATOR: tpbed_server::allocator::Allocator = tpbed_server::allocator::Allocator;
-
 const HELP: &str = "\
 tpbed-server: a MySQL-protocol test bed server (in-memory engine)
 

@@ -7,7 +7,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use protocol::packet::Framer;
+use protocol::packet::{Framer, FramerBuffers};
 use protocol::ProtocolError;
 
 /// Why reading a packet failed.
@@ -55,9 +55,20 @@ impl PacketIo {
         }
     }
 
-    /// Frees the framing buffer when no bytes are pending.
-    pub fn release_idle_buffer(&mut self) {
-        self.framer.release_idle_buffer();
+    /// Receives the coming command into `from`'s buffers ([`Framer::borrow_buffers`]).
+    pub fn borrow_buffers(&mut self, from: &mut FramerBuffers) {
+        self.framer.borrow_buffers(from);
+    }
+
+    /// Hands the buffers back to `to` when no bytes are pending, so an idle connection holds
+    /// none ([`Framer::return_buffers`]).
+    pub fn return_buffers(&mut self, to: &mut FramerBuffers) {
+        self.framer.return_buffers(to);
+    }
+
+    /// Gives a command's payload buffer back for the next packet ([`Framer::recycle`]).
+    pub fn recycle(&mut self, payload: Vec<u8>) {
+        self.framer.recycle(payload);
     }
 
     /// Whether bytes of a further packet are already buffered.

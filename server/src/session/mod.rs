@@ -24,6 +24,7 @@ use crate::log;
 use crate::server::Server;
 use crate::vars::Counter;
 use io::{PacketIo, ReadError};
+use protocol::packet::FramerBuffers;
 use state::SessionState;
 
 /// A client connection driven by a connection handler.
@@ -191,6 +192,8 @@ impl ClientSession {
 thread_local! {
     /// The reply buffer of the thread running a session's command.
     static OUT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The input buffers of the thread running a session's command.
+    static IN: std::cell::RefCell<FramerBuffers> = std::cell::RefCell::default();
 }
 
 impl ClientSession {
@@ -205,6 +208,7 @@ impl ClientSession {
         };
         self.seq = seq.wrapping_add(1);
         let outcome = commands::dispatch(self, &payload);
+        self.io.recycle(payload);
         if !self.flush() {
             return Outcome::Close;
         }
@@ -227,16 +231,17 @@ impl Session for ClientSession {
     }
 
     fn run(&mut self) -> Outcome {
-        // Borrow the thread's reply buffer for this command; give it back afterwards, so an
-        // idle connection holds no output buffer.
+        // Borrow the thread's reply and input buffers for this command; give them back
+        // afterwards, so an idle connection holds none.
         OUT.with(|b| std::mem::swap(&mut self.out, &mut b.borrow_mut()));
+        IN.with(|b| self.io.borrow_buffers(&mut b.borrow_mut()));
         let outcome = self.run_one();
         self.out.clear();
         if self.out.capacity() > 1 << 20 {
             self.out = Vec::new();
         }
         OUT.with(|b| std::mem::swap(&mut self.out, &mut b.borrow_mut()));
-        self.io.release_idle_buffer();
+        IN.with(|b| self.io.return_buffers(&mut b.borrow_mut()));
         outcome
     }
 
