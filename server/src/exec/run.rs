@@ -407,19 +407,34 @@ impl<'a> Exec<'a> {
         }
         let mut order: Vec<usize> = (0..out.len()).collect();
         if q.distinct {
-            let mut seen = HashSet::with_capacity(order.len());
+            let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(order.len());
+            let mut k = Vec::new();
             order.retain(|&i| {
-                let mut k = Vec::new();
+                k.clear();
                 out[i].iter().for_each(|v| group_key(v, &mut k));
-                seen.insert(k)
+                // One exact-size copy per distinct row; duplicates allocate nothing.
+                !seen.contains(k.as_slice()) && seen.insert(k.clone())
             });
         }
         if sorting {
+            let value = |r: usize, i: usize| match q.order_items[i] {
+                Some(it) => &out[r][it],
+                None => &keys[r][i],
+            };
+            let folded: Vec<Option<FoldedKey>> = (0..q.order.len())
+                .map(|i| {
+                    (order.len() >= FOLD_SORT_ROWS)
+                        .then(|| {
+                            FoldedKey::build(out.len(), order.iter().map(|&r| (r, value(r, i))))
+                        })
+                        .flatten()
+                })
+                .collect();
             order.sort_by(|&a, &b| {
                 for (i, (_, desc)) in q.order.iter().enumerate() {
-                    let o = match q.order_items[i] {
-                        Some(it) => order_cmp(&out[a][it], &out[b][it]),
-                        None => order_cmp(&keys[a][i], &keys[b][i]),
+                    let o = match &folded[i] {
+                        Some(f) => f.cmp(a, b),
+                        None => order_cmp(value(a, i), value(b, i)),
                     };
                     if o != Ordering::Equal {
                         return if *desc { o.reverse() } else { o };
@@ -743,6 +758,59 @@ pub fn order_cmp(a: &Value, b: &Value) -> Ordering {
     }
 }
 
+/// Sorts of at least this many rows fold their string keys first ([`FoldedKey`]).
+const FOLD_SORT_ROWS: usize = 8;
+
+/// One ORDER BY key whose values are all strings or NULL, folded once per row (ASCII
+/// lower-cased, trailing spaces cut: what [`order_cmp`] compares) so that the sort compares
+/// plain bytes instead of collating both sides of every comparison, as filesort compares
+/// sort keys.
+struct FoldedKey {
+    /// The folded strings, one after another.
+    bytes: Vec<u8>,
+    /// Per row index: where its folded string lies in `bytes`; None for NULL (and for rows
+    /// not being sorted).
+    spans: Vec<Option<(usize, usize)>>,
+}
+
+impl FoldedKey {
+    /// Folds the values of the rows `(row index < rows, value)`; None when one is not a
+    /// string.
+    fn build<'v>(
+        rows: usize,
+        values: impl Iterator<Item = (usize, &'v Value)>,
+    ) -> Option<FoldedKey> {
+        let mut k = FoldedKey {
+            bytes: Vec::new(),
+            spans: vec![None; rows],
+        };
+        for (row, v) in values {
+            k.spans[row] = match v {
+                Value::Null => None,
+                Value::Bytes(b) => {
+                    let kept = b.len() - b.iter().rev().take_while(|&&c| c == b' ').count();
+                    let start = k.bytes.len();
+                    k.bytes.extend_from_slice(&b[..kept]);
+                    k.bytes[start..].make_ascii_lowercase();
+                    Some((start, k.bytes.len()))
+                }
+                _ => return None,
+            };
+        }
+        Some(k)
+    }
+
+    /// [`order_cmp`] of rows `a` and `b`'s values.
+    fn cmp(&self, a: usize, b: usize) -> Ordering {
+        match (self.spans[a], self.spans[b]) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Less,
+            (Some(_), None) => Ordering::Greater,
+            (Some((sa, ea)), Some((sb, eb))) => self.bytes[sa..ea].cmp(&self.bytes[sb..eb]),
+        }
+    }
+}
+
 /// Appends a grouping key for `v`: equal under MySQL's comparison gives equal bytes
 /// (numbers by value, strings case-insensitively without trailing spaces).
 pub fn group_key(v: &Value, out: &mut Vec<u8>) {
@@ -779,7 +847,9 @@ pub fn group_key(v: &Value, out: &mut Vec<u8>) {
             out.push(4);
             let end = b.len() - b.iter().rev().take_while(|c| **c == b' ').count();
             out.extend_from_slice(&(end as u64).to_be_bytes());
-            out.extend(b[..end].iter().map(u8::to_ascii_lowercase));
+            let start = out.len();
+            out.extend_from_slice(&b[..end]);
+            out[start..].make_ascii_lowercase();
         }
         Value::DateTime(dt) => {
             out.push(5);
@@ -844,6 +914,35 @@ mod tests {
         );
         assert_eq!(key(&Value::str("Abc  ")), key(&Value::str("aBC")));
         assert_ne!(key(&Value::Null), key(&Value::Int(0)));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn folded_keys_order_strings_as_order_cmp_does(
+            texts in proptest::collection::vec(
+                proptest::option::of("[aAbB ]{0,5}"), 1..40),
+        ) {
+            let values: Vec<Value> = texts
+                .iter()
+                .map(|t| t.as_deref().map_or(Value::Null, Value::str))
+                .collect();
+            let folded = FoldedKey::build(values.len(), values.iter().enumerate()).unwrap();
+            for a in 0..values.len() {
+                for b in 0..values.len() {
+                    proptest::prop_assert_eq!(
+                        folded.cmp(a, b),
+                        order_cmp(&values[a], &values[b]),
+                        "{:?} vs {:?}", values[a], values[b]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn folded_keys_are_only_for_strings() {
+        let values = [Value::str("a"), Value::Int(1)];
+        assert!(FoldedKey::build(2, values.iter().enumerate()).is_none());
     }
 
     #[test]
