@@ -20,7 +20,6 @@ use crate::engine::{EngineConfig, Shared};
 use crate::script::{Kind, Op, Script, ScriptFactory, Step};
 use crate::stats::Fairness;
 
-mod ahead;
 mod io;
 mod uring;
 
@@ -131,8 +130,6 @@ pub(crate) struct Worker {
     events: Vec<nix::sys::epoll::EpollEvent>,
     /// `--io uring`: the ring, from the start of the load.
     uring: Option<uring::Ring>,
-    /// How far ahead of an arrival or timer to ask for a wake-up.
-    ahead: ahead::WakeAhead,
 }
 
 impl std::fmt::Debug for Worker {
@@ -221,7 +218,6 @@ impl Worker {
             clock: now,
             events: vec![EpollEvent::empty(); 256],
             uring: None,
-            ahead: ahead::WakeAhead::default(),
         }
     }
 
@@ -286,25 +282,14 @@ impl Worker {
             }
             self.arrivals(now);
             self.fire_timers(now);
-            let cap = end
-                .unwrap_or(now + Duration::from_secs(1))
-                .min(now + Duration::from_millis(100));
-            let timer = self.timers.peek().map(|std::cmp::Reverse((t, _, _))| *t);
-            let due = self.next_arrival.into_iter().chain(timer).min();
-            match due.filter(|d| *d <= cap) {
-                // an arrival or a timer: wake ahead by the usual lateness, wait the rest
-                Some(due) => {
-                    let asked = self.ahead.ask(due);
-                    let slept = asked > Instant::now();
-                    self.wait_io(Some(asked));
-                    let woke = Instant::now();
-                    if slept {
-                        self.ahead.observe(asked, woke);
-                    }
-                    self.ahead.finish(due, woke);
-                }
-                None => self.wait_io(Some(cap)),
+            let mut wake = end.unwrap_or(now + Duration::from_secs(1));
+            if let Some(a) = self.next_arrival {
+                wake = wake.min(a);
             }
+            if let Some(std::cmp::Reverse((t, _, _))) = self.timers.peek() {
+                wake = wake.min(*t);
+            }
+            self.wait_io(Some(wake.min(now + Duration::from_millis(100))));
             if self.cfg.events > 0
                 && self.shared.events_left.load(Ordering::Relaxed) <= 0
                 && self.busy == 0
