@@ -2,6 +2,7 @@
 //! `Wire` (bytes in, replies out, bytes to send); swapping client implementations is local here.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use protocol::caps::StatusFlags;
 use protocol::client::{ClientConfig, ClientConnection, ClientEvent, RowData};
@@ -125,7 +126,8 @@ pub(crate) struct MysqlWire {
     c: ClientConnection,
     /// Per command in flight (in order): keep rows?
     keep: VecDeque<bool>,
-    columns: Vec<ColumnDefinition>,
+    /// The current result's columns (shared with the connection's metadata cache).
+    columns: Arc<[ColumnDefinition]>,
     count: u64,
     rows: Vec<Vec<Option<String>>>,
     dead: Option<String>,
@@ -145,7 +147,7 @@ impl MysqlWire {
         MysqlWire {
             c: ClientConnection::new(cfg),
             keep: VecDeque::new(),
-            columns: Vec::new(),
+            columns: Vec::new().into(),
             count: 0,
             rows: Vec::new(),
             dead: None,

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::io::{self, Read, Write};
+use std::sync::Arc;
 
 use super::{ClientConfig, ClientConnection, ClientEvent};
 use crate::column::ColumnDefinition;
@@ -176,7 +177,7 @@ impl<S: Read + Write> Conn<S> {
             match ev {
                 ClientEvent::ResultColumns(cols) => {
                     res = QueryResult {
-                        columns: cols,
+                        columns: cols.to_vec(),
                         ..QueryResult::default()
                     };
                 }
@@ -232,7 +233,7 @@ impl<S: Read + Write> Conn<S> {
         params: &[BinaryValue],
     ) -> Result<Vec<Vec<BinaryValue>>, ClientError> {
         self.conn.execute(stmt_id, params);
-        let mut columns = Vec::new();
+        let mut columns: Arc<[ColumnDefinition]> = Vec::new().into();
         let mut rows = Vec::new();
         for ev in self.drain()? {
             match ev {

@@ -57,6 +57,8 @@ mod row;
 pub use connection::ClientConnection;
 pub use row::{RowData, TextCells};
 
+use std::sync::Arc;
+
 use crate::caps::{Capabilities, StatusFlags};
 use crate::column::ColumnDefinition;
 use crate::reply::{ErrPacket, OkPacket};
@@ -112,7 +114,9 @@ pub enum ClientEvent {
     /// Login was refused; the connection is over.
     AuthFailed(ErrPacket),
     /// A result set starts with these columns (rows and a [`ClientEvent::ResultDone`] follow).
-    ResultColumns(Vec<ColumnDefinition>),
+    /// Shared: an execute whose metadata the server skipped (MARIADB_CLIENT_CACHE_METADATA)
+    /// hands out the statement's cached columns without copying them.
+    ResultColumns(Arc<[ColumnDefinition]>),
     /// One row of the current result set.
     Row(RowData),
     /// The current result set ended.

@@ -5,6 +5,7 @@
 //! complete so the connection can move on to the next command's reply.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::{ClientEvent, RowData};
 use crate::caps::{Capabilities, StatusFlags};
@@ -98,7 +99,7 @@ pub(super) struct Pending {
 
 /// Result columns per prepared statement, kept when MARIADB_CLIENT_CACHE_METADATA is in
 /// effect: the server then sends an execute's column definitions only when they changed.
-pub(super) type ColumnCache = HashMap<u32, Vec<ColumnDefinition>>;
+pub(super) type ColumnCache = HashMap<u32, Arc<[ColumnDefinition]>>;
 
 /// Parses one packet of the oldest reply: the event it produces (if any) and whether the
 /// reply is complete. A row takes `payload` into its event; any other packet leaves it for the
@@ -160,9 +161,9 @@ pub(super) fn on_reply(
                 if !defs.done() {
                     return Ok((None, false));
                 }
-                let cols = std::mem::take(&mut defs.defs);
+                let cols: Arc<[ColumnDefinition]> = std::mem::take(&mut defs.defs).into();
                 if let (Some(id), Some(c)) = (stmt, cache) {
-                    c.insert(id, cols.clone());
+                    c.insert(id, Arc::clone(&cols));
                 }
                 *stage = ResultStage::Rows;
                 Ok((Some(ClientEvent::ResultColumns(cols)), false))
@@ -235,7 +236,7 @@ pub(super) fn on_reply(
             {
                 if columns.done() {
                     if let Some(c) = cache {
-                        c.insert(ok.stmt_id, columns.defs.clone());
+                        c.insert(ok.stmt_id, columns.defs.as_slice().into());
                     }
                     let ev = ClientEvent::Prepared {
                         stmt_id: ok.stmt_id,
@@ -275,7 +276,10 @@ pub(super) fn on_reply(
                 return Ok((Some(ClientEvent::Error(ErrPacket::decode(payload)?)), true));
             }
             if is_result_terminator(payload, caps) {
-                return Ok((Some(ClientEvent::ResultColumns(std::mem::take(defs))), true));
+                return Ok((
+                    Some(ClientEvent::ResultColumns(std::mem::take(defs).into())),
+                    true,
+                ));
             }
             defs.push(ColumnDefinition::decode(payload)?);
             Ok((None, false))
