@@ -25,6 +25,11 @@
 #     the script's session (as every run in BENCHMARKS.md).
 #   RUN_LOCK [""]  a file to flock around each client run (e.g. /work/bench.lock), so a long
 #     matrix shares the machine's benchmark lock run by run instead of holding it throughout
+#   SERVER_CPUS [""]  CLIENT_CPUS [""]  CPU lists for taskset -c: the servers and the client
+#     runs are pinned to them (e.g. SERVER_CPUS=0 CLIENT_CPUS=1); empty: not pinned
+#   SYSBENCH_JIT [on]  off: sysbench runs each workload through a wrapper script that calls
+#     jit.off() and then the stock script from SYSBENCH_LUA_DIR [/usr/share/sysbench], so
+#     LuaJIT interprets (no trace recording, no trace aborts); sysbench only
 #
 # Per run it records QPS, avg/p95/p99/max latency (p99 from sysbench's --percentile=99, p95
 # from its latency histogram, or from tpbed-load's percentile line), the maximum of Threads_running and of the server's OS threads
@@ -53,6 +58,12 @@ OUT=${OUT:-/tmp/tpbed-pool-vs-conn}
 BASE_PORT=${BASE_PORT:-3500}
 SESSIONS=${SESSIONS:-0}
 RUN_LOCK=${RUN_LOCK:-}
+SERVER_CPUS=${SERVER_CPUS:-}
+CLIENT_CPUS=${CLIENT_CPUS:-}
+SYSBENCH_JIT=${SYSBENCH_JIT:-on}
+SYSBENCH_LUA_DIR=${SYSBENCH_LUA_DIR:-/usr/share/sysbench}
+PIN_SERVER=(); [ -z "$SERVER_CPUS" ] || PIN_SERVER=(taskset -c "$SERVER_CPUS")
+PIN_CLIENT=(); [ -z "$CLIENT_CPUS" ] || PIN_CLIENT=(taskset -c "$CLIENT_CPUS")
 # in_session COMMAND...: for a background subshell: becomes COMMAND (so $! is its pid), in a
 # session of its own when SESSIONS=1.
 in_session() { if [ "$SESSIONS" = 1 ]; then exec setsid "$@"; else exec "$@"; fi; }
@@ -69,7 +80,7 @@ for c in $CONFIGS $EXTRA_CONFIGS; do
   if [ "${opts#@}" != "$opts" ]; then bin=${opts%% *}; bin=${bin#@}; opts=${opts#* }; [ "${opts#@}" = "$opts" ] || opts=; fi
   port=$((BASE_PORT + i)); i=$((i + 1))
   # shellcheck disable=SC2086
-  in_session "$bin" --port=$port --bind-address=127.0.0.1 --max-connections=4000 --max-prepared-stmt-count=1048576 $opts 2> "$OUT/$name.log" &
+  in_session "${PIN_SERVER[@]}" "$bin" --port=$port --bind-address=127.0.0.1 --max-connections=4000 --max-prepared-stmt-count=1048576 $opts 2> "$OUT/$name.log" &
   PID[$name]=$!; PORT[$name]=$port
   for _ in $(seq 1 100); do grep -q "ready for connections" "$OUT/$name.log" && break; sleep 0.1; done
   mariadb -h127.0.0.1 -P$port -uroot -e "CREATE DATABASE sbtest"
@@ -103,9 +114,14 @@ for pass in $(seq 1 "$PASSES"); do
           --tables="$TABLES" --table-size="$TABLE_SIZE" --threads="$t" --time="$DURATION" --report-interval=0
           --percentile=99 --db-ps-mode=auto --rand-type=uniform)
         if [ "$(basename "$CLIENT")" = sysbench ]; then
-          in_session_wait "$CLIENT" "$w" --db-driver=mysql --histogram=on "${common[@]}" run > "$f" 2>&1
+          script=$w
+          if [ "$SYSBENCH_JIT" = off ]; then
+            script=$OUT/$w-jit-off.lua
+            printf 'jit.off()\ndofile("%s/%s.lua")\n' "$SYSBENCH_LUA_DIR" "$w" > "$script"
+          fi
+          in_session_wait "${PIN_CLIENT[@]}" "$CLIENT" "$script" --db-driver=mysql --histogram=on "${common[@]}" run > "$f" 2>&1
         else
-          in_session_wait "$CLIENT" run "$w" "${common[@]}" > "$f" 2>&1
+          in_session_wait "${PIN_CLIENT[@]}" "$CLIENT" run "$w" "${common[@]}" > "$f" 2>&1
         fi
         kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
         c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
