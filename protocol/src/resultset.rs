@@ -117,9 +117,7 @@ impl ResultSetWriter {
             num_columns: columns.len(),
         }
     }
-}
 
-impl ResultSetWriter {
     /// [`ResultSetWriter::start`] with definitions encoded beforehand; the bytes written are
     /// the same. `columns` must not be empty.
     pub fn start_encoded<'o>(

@@ -884,11 +884,7 @@ pub fn result_set(q: &Query, rows: Vec<Vec<Value>>) -> ResultSet {
             }
         })
         .collect();
-    ResultSet {
-        columns: defs,
-        encoded: None,
-        rows,
-    }
+    ResultSet::new(defs, rows)
 }
 
 #[cfg(test)]

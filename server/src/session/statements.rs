@@ -147,22 +147,19 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
         s.st.conn.end();
         return;
     };
-    let decoded = if entry.long_data.iter().any(Option::is_some) {
-        let long: Vec<bool> = entry.long_data.iter().map(Option::is_some).collect();
-        decode_execute_params_with_long_data(
-            ex.params,
-            entry.stmt.params,
-            &mut entry.param_types,
-            &long,
-        )
+    // Which parameters came by COM_STMT_SEND_LONG_DATA; usually none, and then nothing is
+    // allocated.
+    let long: Vec<bool> = if entry.long_data.iter().any(Option::is_some) {
+        entry.long_data.iter().map(Option::is_some).collect()
     } else {
-        decode_execute_params_with_long_data(
-            ex.params,
-            entry.stmt.params,
-            &mut entry.param_types,
-            &[],
-        )
+        Vec::new()
     };
+    let decoded = decode_execute_params_with_long_data(
+        ex.params,
+        entry.stmt.params,
+        &mut entry.param_types,
+        &long,
+    );
     let params = decoded.map(|values| {
         values
             .into_iter()

@@ -131,6 +131,15 @@ pub fn column_for(name: &str, sample: Option<&Value>) -> ColumnDefinition {
 }
 
 impl ResultSet {
+    /// A result set of `columns` that the plan did not fix (no encoding kept).
+    pub fn new(columns: Arc<[ColumnDefinition]>, rows: Vec<Vec<Value>>) -> ResultSet {
+        ResultSet {
+            columns,
+            encoded: None,
+            rows,
+        }
+    }
+
     /// A result set of computed columns, typed from the values of its rows.
     pub fn computed(names: &[String], rows: Vec<Vec<Value>>) -> ResultSet {
         let columns = names
@@ -146,11 +155,7 @@ impl ResultSet {
             })
             .collect::<Vec<_>>()
             .into();
-        ResultSet {
-            columns,
-            encoded: None,
-            rows,
-        }
+        ResultSet::new(columns, rows)
     }
 
     /// A result set of text columns (SHOW output), every cell a string or NULL.
@@ -165,10 +170,6 @@ impl ResultSet {
             })
             .collect::<Vec<_>>()
             .into();
-        ResultSet {
-            columns,
-            encoded: None,
-            rows,
-        }
+        ResultSet::new(columns, rows)
     }
 }
