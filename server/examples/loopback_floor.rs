@@ -155,10 +155,14 @@ fn main() {
         sys += k;
     }
     let per = |x: f64| x / trips.max(1) as f64;
+    let mode = if epoll {
+        "epoll"
+    } else {
+        "thread-per-connection"
+    };
     println!(
-        "{} server, connections {conns}, {:.0} round trips/s, server CPU per round trip: {:.2} µs \
+        "{mode} server, connections {conns}, {:.0} round trips/s, server CPU per round trip: {:.2} µs \
          (user {:.2}, sys {:.2})",
-        if epoll { "epoll" } else { "thread-per-connection" },
         trips as f64 / elapsed,
         per(user + sys),
         per(user),
