@@ -65,6 +65,8 @@ pub fn table_columns(t: &Table, db: &str, alias: &str) -> Vec<SourceColumn> {
         .collect()
 }
 
+/// The columns virtual table `v` contributes under `alias` in database `db`, with their
+/// result metadata (a virtual table has no keys, so no key flags).
 pub fn virtual_columns(v: &dyn VirtualTable, db: &str, alias: &str) -> Vec<SourceColumn> {
     v.columns()
         .iter()
@@ -137,6 +139,8 @@ pub fn agg_def(name: &str, slot: &AggSlot, scope: &Scope<'_>) -> Option<ColumnDe
     }
 }
 
+/// The indexes of `t` the statement's `FORCE`/`USE`/`IGNORE INDEX` hints leave to the planner,
+/// by position; an unknown index name is MySQL's error 1176 (`ER_KEY_DOES_NOT_EXITS`).
 pub fn allowed_indexes(t: &Table, hints: &[ast::TableIndexHints]) -> SqlResult<Vec<usize>> {
     let def = t.def();
     let mut allowed: Vec<usize> = (0..def.indexes().len()).collect();
