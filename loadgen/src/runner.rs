@@ -252,7 +252,10 @@ pub(crate) fn run(load: Load) -> Report {
     let measure_start = *shared.measure_start.get().expect("measure start");
     // warmup: wait, then discard what the interval accumulators gathered (the client threads
     // unpark this thread when they drain or fail, so it sleeps until the time it waits for)
-    while Instant::now() < measure_start && !engine.drained() && !shared.stop.load(std::sync::atomic::Ordering::Relaxed) {
+    while Instant::now() < measure_start
+        && !engine.drained()
+        && !shared.stop.load(std::sync::atomic::Ordering::Relaxed)
+    {
         std::thread::park_timeout(measure_start.saturating_duration_since(Instant::now()));
     }
     let mut acc = Acc::default();
