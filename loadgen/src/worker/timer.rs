@@ -110,3 +110,35 @@ impl Deadline {
         self.armed = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn readable(d: &Deadline, wait_ms: i32) -> bool {
+        let mut p = libc::pollfd {
+            fd: d.fd().as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut p, 1, wait_ms) == 1 }
+    }
+
+    #[test]
+    fn fires_at_the_armed_instant_and_once() {
+        let mut d = Deadline::new().expect("timerfd");
+        let at = Instant::now() + Duration::from_millis(30);
+        d.arm(at).expect("arm");
+        assert!(!readable(&d, 0), "not before its time");
+        assert!(readable(&d, 2_000), "fires");
+        assert!(Instant::now() >= at);
+        d.expired();
+        assert!(!readable(&d, 50), "taken expiry is not reported again");
+        // an instant already passed fires at once
+        d.arm(Instant::now() - Duration::from_millis(1))
+            .expect("arm");
+        assert!(readable(&d, 1_000));
+    }
+}
