@@ -84,6 +84,9 @@ pub(crate) struct Shared {
     pub(crate) ready: Barrier,
     /// The caller has set the start times.
     pub(crate) go: Barrier,
+    /// The thread that started the engine (the reporter), unparked when a client thread has
+    /// drained or the run failed, so it can sleep until its next interval instead of polling.
+    pub(crate) reporter: std::thread::Thread,
 }
 
 impl Shared {
@@ -94,6 +97,13 @@ impl Shared {
             *f = Some(msg);
         }
         self.stop.store(true, Ordering::SeqCst);
+        self.reporter.unpark();
+    }
+
+    /// A client thread has finished its load and drained: counts it and wakes the reporter.
+    pub(crate) fn drained(&self) {
+        self.drained.fetch_add(1, Ordering::SeqCst);
+        self.reporter.unpark();
     }
 }
 
@@ -141,6 +151,7 @@ impl Engine {
             }),
             ready: Barrier::new(threads + 1),
             go: Barrier::new(threads + 1),
+            reporter: std::thread::current(),
         });
         let t0 = Instant::now();
         let mut handles = Vec::new();

@@ -79,6 +79,14 @@ impl Default for Acc {
 }
 
 impl Acc {
+    /// Empties the counters and histograms, keeping the histograms' memory.
+    pub(crate) fn reset(&mut self) {
+        self.c = Counters::default();
+        self.lat.reset();
+        self.service.reset();
+        self.stmt.reset();
+    }
+
     /// Adds `o` into `self`.
     pub(crate) fn add(&mut self, o: &Acc) {
         self.c.add(&o.c);

@@ -21,6 +21,7 @@ use crate::script::{Kind, Op, Script, ScriptFactory, Step};
 use crate::stats::Fairness;
 
 mod io;
+mod timer;
 mod uring;
 
 /// Where a connection is.
@@ -130,6 +131,8 @@ pub(crate) struct Worker {
     events: Vec<nix::sys::epoll::EpollEvent>,
     /// `--io uring`: the ring, from the start of the load.
     uring: Option<uring::Ring>,
+    /// The epoll loop's deadline timer (in the epoll set as `TIMER_TOKEN`).
+    deadline: timer::Deadline,
 }
 
 impl std::fmt::Debug for Worker {
@@ -143,6 +146,12 @@ impl std::fmt::Debug for Worker {
 
 /// At most this many connects in flight per client thread.
 const CONNECT_WINDOW: usize = 64;
+
+/// How often the load loop looks at the stop flag when nothing else wakes it.
+const STOP_CHECK: Duration = Duration::from_millis(100);
+
+/// The epoll token of the deadline timer (no connection has this index and generation).
+const TIMER_TOKEN: u64 = u64::MAX;
 
 fn token(idx: usize, gen: u32) -> u64 {
     ((gen as u64) << 32) | idx as u64
@@ -195,6 +204,14 @@ impl Worker {
         let active = conns.iter().filter(|c| c.active).count();
         shared.shards[id].lock().expect("shard").active = active;
         let seed = cfg.seed ^ (id as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407);
+        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).expect("epoll_create1");
+        let deadline = timer::Deadline::new().expect("timerfd_create");
+        epoll
+            .add(
+                deadline.fd(),
+                EpollEvent::new(EpollFlags::EPOLLIN, TIMER_TOKEN),
+            )
+            .expect("epoll_ctl(timerfd)");
         Worker {
             id,
             unready: conns.len(),
@@ -202,7 +219,7 @@ impl Worker {
             conns,
             cfg,
             shared,
-            epoll: Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).expect("epoll_create1"),
+            epoll,
             wires,
             connecting: 0,
             timers: BinaryHeap::new(),
@@ -218,6 +235,7 @@ impl Worker {
             clock: now,
             events: vec![EpollEvent::empty(); 256],
             uring: None,
+            deadline,
         }
     }
 
@@ -275,21 +293,26 @@ impl Worker {
                 }
             }
         }
+        // the stop check moves in whole steps, so the deadline timer is not re-armed per wait
+        let mut check = start + STOP_CHECK;
         while !self.stopped() {
             let now = Instant::now();
             if end.is_some_and(|e| now >= e) {
                 break;
             }
+            if now >= check {
+                check = now + STOP_CHECK;
+            }
             self.arrivals(now);
             self.fire_timers(now);
-            let mut wake = end.unwrap_or(now + Duration::from_secs(1));
+            let mut wake = end.map_or(check, |e| e.min(check));
             if let Some(a) = self.next_arrival {
                 wake = wake.min(a);
             }
             if let Some(std::cmp::Reverse((t, _, _))) = self.timers.peek() {
                 wake = wake.min(*t);
             }
-            self.wait_io(Some(wake.min(now + Duration::from_millis(100))));
+            self.wait_io(Some(wake));
             if self.cfg.events > 0
                 && self.shared.events_left.load(Ordering::Relaxed) <= 0
                 && self.busy == 0
@@ -312,7 +335,7 @@ impl Worker {
             self.wait_io(Some(Instant::now() + Duration::from_millis(5)));
         }
         // keep the connections open until the caller has taken its end-of-run snapshot
-        self.shared.drained.fetch_add(1, Ordering::SeqCst);
+        self.shared.drained();
         while !self.stopped() {
             self.wait_io(Some(Instant::now() + Duration::from_millis(5)));
         }

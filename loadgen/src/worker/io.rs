@@ -1,4 +1,4 @@
-//! The client thread's I/O: epoll waits (microsecond timeouts), reads fed to the wire, writes
+//! The client thread's I/O: epoll waits (until the deadline timer or I/O), reads fed to the wire, writes
 //! with EPOLLOUT only while output is pending, batching measurements into the shard, closing.
 
 use std::io::{ErrorKind, Read, Write};
@@ -9,12 +9,22 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollEvent, EpollFlags, EpollTimeout};
 
-use super::{token, Phase, Rec, Worker};
+use super::{token, Phase, Rec, Worker, TIMER_TOKEN};
 use crate::stats::record;
 
 impl Worker {
+    /// Waits for I/O or until `until` and handles what came. A deadline in the future is left
+    /// to the timerfd (re-armed only when it changed), so the wait itself arms no timer; one
+    /// already passed only looks for what is ready.
     pub(super) fn poll(&mut self, until: Option<Instant>) {
-        let timeout = until.map(|u| u.saturating_duration_since(Instant::now()));
+        let timeout = match until {
+            Some(u) if u <= Instant::now() => Some(Duration::ZERO),
+            Some(u) => match self.deadline.arm(u) {
+                Ok(()) => None,
+                Err(_) => Some(u.saturating_duration_since(Instant::now())),
+            },
+            None => None,
+        };
         let mut events = std::mem::take(&mut self.events);
         let n = match wait(&self.epoll, &mut events, timeout) {
             Ok(n) => n,
@@ -25,6 +35,10 @@ impl Worker {
             }
         };
         for ev in &events[..n] {
+            if ev.data() == TIMER_TOKEN {
+                self.deadline.expired();
+                continue;
+            }
             let idx = (ev.data() & 0xffff_ffff) as usize;
             let gen = (ev.data() >> 32) as u32;
             if idx >= self.conns.len()
