@@ -13,7 +13,9 @@
 //! release build of about 100 s from clean; `loom_high_concurrency_consumer_wake` adds about
 //! 3 s alone (its runs reach the deferred consumer wake some 21,000 times);
 //! `loom_owner_rearm_races_the_next_report` under a second (it deadlocks, i.e. fails, when
-//! `worker::finish` ignores a report made while attached); all eight 40 s together. Without
+//! `worker::finish` ignores a report made while attached); all eight 40 s together. The two
+//! deferred-re-arm models (the io_uring backend's rules) bring it to ten, 22 s together on a
+//! quieter machine. Without
 //! `LOOM_MAX_PREEMPTIONS` the models set the bound to 2 themselves.
 //!
 //! What each model checks, in every explored interleaving:
