@@ -19,6 +19,12 @@
 //! 3. Under the mutex the owner parks the session (`Armed`) and, if the flag is set, re-arms
 //!    once more: readiness is level-triggered, so the consumed report comes again.
 //! 4. Otherwise (io_uring, or step 1 not taken) the owner re-arms under the mutex as before.
+//! 5. In step 4, when no thread of the group is blocked in the poller (the waiting thread, if
+//!    any, is not `Polling`), the re-arm may be deferred to the next poll
+//!    (`Poller::rearm_deferred`): a thread that finds nothing to run polls before it sleeps
+//!    (listener.rs), and it takes the `Polling` state under this mutex, after any deferred
+//!    push, so its blocking poll submits the request. A connection that becomes readable
+//!    meanwhile is reported by that poll, as a level-triggered epoll would report it.
 //!
 //! # Stall protocol (the stall checker, every 10 ms, per group under its mutex)
 //!
@@ -323,6 +329,15 @@ impl<S> GroupState<S> {
 
     pub(crate) fn queued(&self) -> usize {
         self.high.len() + self.low.len()
+    }
+
+    /// Whether the group's waiting thread is inside (or about to enter) a blocking poll.
+    pub(crate) fn blocked_in_poll(&self) -> bool {
+        self.waiting.is_some_and(|w| {
+            self.threads[w]
+                .as_ref()
+                .is_some_and(|t| t.state == ThreadState::Polling)
+        })
     }
 
     /// Moves the head of the low queue to the tail of the high queue when it has waited

@@ -25,6 +25,11 @@ pub(crate) fn rig(edit: impl FnOnce(&mut PoolConfig)) -> Rig {
 }
 
 pub(crate) fn rig_logging(edit: impl FnOnce(&mut PoolConfig), log: crate::LogSink) -> Rig {
+    rig_full(edit, log, false)
+}
+
+/// The rig with the deferring model poller (io_uring's re-arm rules) when `defer`.
+fn rig_full(edit: impl FnOnce(&mut PoolConfig), log: crate::LogSink, defer: bool) -> Rig {
     let mut c = PoolConfig::mysql_defaults(2);
     c.size = 1;
     c.max_transactions_limit = 0;
@@ -38,7 +43,13 @@ pub(crate) fn rig_logging(edit: impl FnOnce(&mut PoolConfig), log: crate::LogSin
         .manual_ticks()
         .inline_handshake()
         .log(log)
-        .pollers(Box::new(move |g| Ok(Box::new(ModelNet::poller(&n2, g)))))
+        .pollers(Box::new(move |g| {
+            Ok(Box::new(if defer {
+                ModelNet::deferring_poller(&n2, g)
+            } else {
+                ModelNet::poller(&n2, g)
+            }))
+        }))
         .build::<ModelSession>()
         .expect("pool starts");
     Rig {
@@ -264,7 +275,21 @@ fn shutdown_closes_parked_and_bound_sessions_and_joins_threads() {
 
 #[test]
 fn every_sent_command_runs_and_quit_closes() {
-    let r = rig(|c| c.query_threads_per_group = 2);
+    every_sent_command_runs(false);
+}
+
+/// The same with deferred re-arms (group.rs, re-arm protocol step 5).
+#[test]
+fn every_sent_command_runs_with_deferred_rearms() {
+    every_sent_command_runs(true);
+}
+
+fn every_sent_command_runs(defer: bool) {
+    let r = rig_full(
+        |c| c.query_threads_per_group = 2,
+        Arc::new(|_, _| {}),
+        defer,
+    );
     let a = r.connect(1, false);
     let b = r.connect(2, false);
     for i in 0..20 {

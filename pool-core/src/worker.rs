@@ -167,6 +167,9 @@ pub(crate) fn finish<'a, S: Session>(
     let armed = match rearmed {
         Some(Ok(())) if !reported => Ok(()),
         Some(Err(e)) => Err(e),
+        // Re-arm protocol step 5: nobody is blocked in this group's poller, so the next
+        // poll, whoever makes it, hands the request to the kernel.
+        None if !st.blocked_in_poll() => group.poller.rearm_deferred(token, fd),
         // Re-arm protocol step 3 (a report consumed while attached comes again) or step 4
         // (io_uring: the poll request is pushed here).
         _ => group.poller.rearm(token, fd),

@@ -39,6 +39,10 @@ impl Token {
 /// Maximum events taken per poll, as MySQL's `epoll_wait` (32).
 pub const MAX_EVENTS: usize = 32;
 
+/// Deferred re-arms ([`Poller::rearm_deferred`]) after which a non-blocking poll hands them to
+/// the kernel even while completions are still waiting to be taken.
+pub const DEFER_BATCH: usize = 16;
+
 /// One group's readiness source. A registration outlives the thread that made it: pool
 /// threads retire while the connections they armed stay armed.
 pub trait Poller: Send + Sync + 'static {
@@ -50,6 +54,14 @@ pub trait Poller: Send + Sync + 'static {
     /// (group.rs, re-arm protocol) instead of under it.
     fn rearms_outside_group_lock(&self) -> bool {
         true
+    }
+    /// Re-arms a registration, possibly leaving the request queued in this process until a
+    /// later `poll` hands it to the kernel (group.rs, re-arm protocol step 5). Called only under
+    /// the group mutex while no thread of the group is blocked in `poll`. A backend that defers
+    /// must hand every deferred request over in its next blocking `poll`, and in a non-blocking
+    /// one once [`DEFER_BATCH`] requests are deferred. The default re-arms at once.
+    fn rearm_deferred(&self, token: Token, fd: RawFd) -> io::Result<()> {
+        self.rearm(token, fd)
     }
     /// Removes a registration (armed or not) before the fd is closed.
     fn deregister(&self, token: Token, fd: RawFd) -> io::Result<()>;

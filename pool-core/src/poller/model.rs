@@ -1,8 +1,11 @@
 //! A model network for loom and unit tests: fds are plain numbers, "data arrives" is a call,
 //! and readiness follows epoll's one-shot, level-triggered rules. Invariant: a token is
 //! reported at most once per arm, and data that arrives while disarmed is reported at re-arm.
+//! A deferring poller ([`ModelNet::deferring_poller`]) behaves as the io_uring backend: re-arms
+//! under the group mutex, deferred ones arm only when a poll submits them (every blocking poll;
+//! a non-blocking one once [`DEFER_BATCH`] are deferred).
 
-use super::{Poller, Token};
+use super::{Poller, Token, DEFER_BATCH};
 use crate::sync::{lock, wait, Arc, Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -24,6 +27,8 @@ struct Net {
     woken: Vec<bool>,
     /// Threads inside a blocking poll, per group: the "at most one listener" check.
     blocking: Vec<usize>,
+    /// Deferred re-arms not yet submitted, per group.
+    unsubmitted: Vec<Vec<(Token, RawFd)>>,
 }
 
 /// The shared model network; [`ModelNet::poller`] gives each group its poller.
@@ -43,6 +48,7 @@ impl ModelNet {
                 ready: (0..groups).map(|_| VecDeque::new()).collect(),
                 woken: vec![false; groups],
                 blocking: vec![0; groups],
+                unsubmitted: (0..groups).map(|_| Vec::new()).collect(),
             }),
             cvs: (0..groups).map(|_| Condvar::new()).collect(),
             data: Condvar::new(),
@@ -53,6 +59,16 @@ impl ModelNet {
         ModelPoller {
             net: net.clone(),
             group,
+            defer: false,
+        }
+    }
+
+    /// A poller that re-arms under the group mutex and defers re-arms as io_uring does.
+    pub(crate) fn deferring_poller(net: &Arc<ModelNet>, group: usize) -> ModelPoller {
+        ModelPoller {
+            net: net.clone(),
+            group,
+            defer: true,
         }
     }
 
@@ -93,6 +109,17 @@ impl ModelNet {
 
     fn arm(&self, group: usize, token: Token, fd: RawFd) {
         let mut n = lock(&self.net);
+        self.arm_locked(&mut n, group, token, fd);
+    }
+
+    /// Arms every deferred re-arm of `group` (a submission).
+    fn submit_locked(&self, n: &mut Net, group: usize) {
+        for (token, fd) in std::mem::take(&mut n.unsubmitted[group]) {
+            self.arm_locked(n, group, token, fd);
+        }
+    }
+
+    fn arm_locked(&self, n: &mut Net, group: usize, token: Token, fd: RawFd) {
         let e = n.fds.entry(fd).or_default();
         e.group = group;
         e.token = Some(token);
@@ -111,6 +138,8 @@ impl ModelNet {
 pub(crate) struct ModelPoller {
     net: Arc<ModelNet>,
     group: usize,
+    /// Behave as the io_uring backend (re-arms under the mutex, deferrable).
+    defer: bool,
 }
 
 impl Poller for ModelPoller {
@@ -124,6 +153,23 @@ impl Poller for ModelPoller {
         Ok(())
     }
 
+    fn rearms_outside_group_lock(&self) -> bool {
+        !self.defer
+    }
+
+    fn rearm_deferred(&self, token: Token, fd: RawFd) -> io::Result<()> {
+        if !self.defer {
+            return self.rearm(token, fd);
+        }
+        let mut n = lock(&self.net.net);
+        assert_eq!(
+            n.blocking[self.group], 0,
+            "a re-arm deferred while a thread blocks in the poller"
+        );
+        n.unsubmitted[self.group].push((token, fd));
+        Ok(())
+    }
+
     fn deregister(&self, token: Token, fd: RawFd) -> io::Result<()> {
         let mut n = lock(&self.net.net);
         if let Some(e) = n.fds.get_mut(&fd) {
@@ -131,6 +177,7 @@ impl Poller for ModelPoller {
             e.token = None;
         }
         n.ready[self.group].retain(|t| *t != token);
+        n.unsubmitted[self.group].retain(|(t, _)| *t != token);
         Ok(())
     }
 
@@ -143,6 +190,9 @@ impl Poller for ModelPoller {
                 n.blocking[g] <= 1,
                 "two threads block in group {g}'s poller"
             );
+            self.net.submit_locked(&mut n, g);
+        } else if n.unsubmitted[g].len() >= DEFER_BATCH {
+            self.net.submit_locked(&mut n, g);
         }
         loop {
             if !n.ready[g].is_empty() || !block || n.woken[g] {

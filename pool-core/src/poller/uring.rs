@@ -1,8 +1,15 @@
 //! io_uring backend: one `IORING_OP_POLL_ADD` (one-shot) per armed connection, its token as
-//! `user_data`. Re-arms are pushed by workers while they hold their group's mutex and
-//! submitted at once (no SQPOLL). Invariant: the submission queue is touched only under `sq`
-//! and the completion queue only under `cq`, which is what the io-uring crate's `*_shared`
-//! accessors require.
+//! `user_data`. Re-arms are pushed by workers while they hold their group's mutex (no SQPOLL).
+//! A re-arm made while a thread of the group is blocked in `poll` is submitted at once (one
+//! `io_uring_enter`); otherwise it is deferred ([`Poller::rearm_deferred`]) and handed to the
+//! kernel by the next poll's own enter: the blocking poll's `io_uring_enter` submits every
+//! pushed request before it waits, and a non-blocking poll (made only while events are queued,
+//! so a blocking poll follows once they are drained), which otherwise makes no system call,
+//! submits once [`DEFER_BATCH`] re-arms are waiting. Under load that turns one enter per
+//! statement into one per batch. Invariant: the submission queue is
+//! touched only under `sq` and the completion queue only under `cq`, which is what the
+//! io-uring crate's `*_shared` accessors require; `deferred` never counts fewer requests than
+//! are pushed and unsubmitted (it is cleared before a submission, never after).
 //!
 //! A request belongs to the thread whose `io_uring_enter` submitted it, and the kernel cancels
 //! a thread's requests when it exits (the completion carries `-ECANCELED`). Pool threads
@@ -12,11 +19,12 @@
 //! takes the completion. Without this, the connections armed by a retired thread were never
 //! reported again (sysbench's 1,024 threads did not finish connecting).
 
-use super::{new_eventfd, shutdown_fd, signal_eventfd, Poller, Token, MAX_EVENTS};
+use super::{new_eventfd, shutdown_fd, signal_eventfd, Poller, Token, DEFER_BATCH, MAX_EVENTS};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 const WAKE: u64 = u64::MAX;
@@ -33,6 +41,8 @@ pub struct UringPoller {
     /// Registered tokens and their fds, from `register` until `deregister`. Lock order:
     /// `live` before `sq`; a poll request for a token is pushed only while `live` is held.
     live: Mutex<HashMap<u64, RawFd>>,
+    /// Requests pushed by `rearm_deferred` since the last submission.
+    deferred: AtomicUsize,
     wake: OwnedFd,
 }
 
@@ -89,6 +99,7 @@ impl UringPoller {
             sq: Mutex::new(()),
             cq: Mutex::new(()),
             live: Mutex::new(HashMap::new()),
+            deferred: AtomicUsize::new(0),
             wake,
         };
         p.arm_wake()?;
@@ -102,19 +113,30 @@ impl UringPoller {
         self.push(e)
     }
 
+    /// Pushes `e` and submits everything pushed so far.
     fn push(&self, e: squeue::Entry) -> io::Result<()> {
-        {
-            let _sq = self.sq.lock().unwrap_or_else(|p| p.into_inner());
-            loop {
-                // SAFETY: `sq` is held, so no other SubmissionQueue exists; the entry refers
-                // to no buffers (poll requests carry only an fd and a mask).
-                let pushed = unsafe { self.ring.submission_shared().push(&e).is_ok() };
-                if pushed {
-                    break;
-                }
-                self.ring.submit()?;
+        self.enqueue(e)?;
+        self.submit()
+    }
+
+    /// Pushes `e` without submitting it (a full queue is submitted first).
+    fn enqueue(&self, e: squeue::Entry) -> io::Result<()> {
+        let _sq = self.sq.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            // SAFETY: `sq` is held, so no other SubmissionQueue exists; the entry refers to no
+            // buffers (poll requests carry only an fd and a mask). The temporary queue syncs
+            // the shared tail when dropped, so a later enter by any thread submits the entry.
+            let pushed = unsafe { self.ring.submission_shared().push(&e).is_ok() };
+            if pushed {
+                return Ok(());
             }
+            self.submit()?;
         }
+    }
+
+    /// Submits every pushed request (one `io_uring_enter`).
+    fn submit(&self) -> io::Result<()> {
+        self.deferred.store(0, Ordering::Relaxed);
         self.ring.submit()?;
         Ok(())
     }
@@ -123,16 +145,21 @@ impl UringPoller {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn push_poll(&self, token: u64, fd: RawFd) -> io::Result<()> {
-        let e = opcode::PollAdd::new(types::Fd(fd), poll_flags())
+    fn poll_request(token: u64, fd: RawFd) -> squeue::Entry {
+        opcode::PollAdd::new(types::Fd(fd), poll_flags())
             .build()
-            .user_data(token);
-        self.push(e)
+            .user_data(token)
+    }
+
+    fn push_poll(&self, token: u64, fd: RawFd) -> io::Result<()> {
+        self.push(Self::poll_request(token, fd))
     }
 
     /// Drains completions into `out`; returns whether the wake fd fired.
     fn poll_inner(&self, out: &mut Vec<Token>, block: bool) -> io::Result<bool> {
         if block {
+            // The enter submits every pushed request, deferred re-arms included.
+            self.deferred.store(0, Ordering::Relaxed);
             match self.ring.submit_and_wait(1) {
                 Ok(_) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
@@ -140,6 +167,17 @@ impl UringPoller {
                 Err(e) => return Err(e),
             }
         }
+        let mut woken = self.take_completions(out)?;
+        if !block && self.deferred.load(Ordering::Acquire) >= DEFER_BATCH {
+            // A poll request whose socket is already readable completes inside the enter.
+            self.submit()?;
+            woken |= self.take_completions(out)?;
+        }
+        Ok(woken)
+    }
+
+    /// Takes up to [`MAX_EVENTS`] completions into `out`; returns whether the wake fd fired.
+    fn take_completions(&self, out: &mut Vec<Token>) -> io::Result<bool> {
         let mut woken = false;
         let mut cancelled = Vec::new();
         {
@@ -189,6 +227,14 @@ impl Poller for UringPoller {
     /// Re-arms are pushed under the group mutex (the io_uring design).
     fn rearms_outside_group_lock(&self) -> bool {
         false
+    }
+
+    fn rearm_deferred(&self, token: Token, fd: RawFd) -> io::Result<()> {
+        let mut live = self.live();
+        live.insert(token.0, fd);
+        self.enqueue(Self::poll_request(token.0, fd))?;
+        self.deferred.fetch_add(1, Ordering::Release);
+        Ok(())
     }
 
     fn deregister(&self, token: Token, _fd: RawFd) -> io::Result<()> {
