@@ -126,18 +126,22 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 /// finds a poller.
 #[test]
 fn loom_no_lost_wakeup_one_worker() {
-    model(|| {
-        let r = rig(false, |_| {});
-        let a = r.connect(1, false);
-        let b = r.connect(2, false);
-        a.send(Cmd::Plain);
-        b.send(Cmd::Plain);
-        r.tally.wait_runs(2);
-        // Both re-armed: a later command must find a poller again.
-        a.send(Cmd::Plain);
-        r.tally.wait_runs(3);
-        r.finish(2);
-    });
+    model(|| two_commands_then_a_third(false));
+}
+
+/// Two connections send a command each, then the first sends another once both ran: every
+/// command runs. `defer`: the model poller defers re-arms (io_uring's rules).
+fn two_commands_then_a_third(defer: bool) {
+    let r = rig_with(false, defer, |_| {});
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    a.send(Cmd::Plain);
+    b.send(Cmd::Plain);
+    r.tally.wait_runs(2);
+    // Both re-armed: a later command must find a poller again.
+    a.send(Cmd::Plain);
+    r.tally.wait_runs(3);
+    r.finish(2);
 }
 
 /// A reported wait while holding the listener role hands the role to a new thread, and the
@@ -275,17 +279,7 @@ fn loom_owner_rearm_races_the_next_report() {
 /// later one sent after both connections were re-armed.
 #[test]
 fn loom_deferred_rearm_no_lost_wakeup() {
-    model(|| {
-        let r = rig_with(false, true, |_| {});
-        let a = r.connect(1, false);
-        let b = r.connect(2, false);
-        a.send(Cmd::Plain);
-        b.send(Cmd::Plain);
-        r.tally.wait_runs(2);
-        a.send(Cmd::Plain);
-        r.tally.wait_runs(3);
-        r.finish(2);
-    });
+    model(|| two_commands_then_a_third(true));
 }
 
 /// Deferred re-arms with two threads: a reported wait hands the listener role to a second
