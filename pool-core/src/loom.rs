@@ -77,11 +77,7 @@ fn rig_with(admin: bool, defer: bool, edit: impl FnOnce(&mut PoolConfig)) -> Rig
         .inline_handshake()
         .log(std::sync::Arc::new(|_, _| {}))
         .pollers(Box::new(move |g| {
-            Ok(Box::new(if defer {
-                ModelNet::deferring_poller(&n2, g)
-            } else {
-                ModelNet::poller(&n2, g)
-            }))
+            Ok(Box::new(ModelNet::poller(&n2, g, defer)))
         }))
         .build::<ModelSession>()
         .expect("pool starts");

@@ -44,11 +44,7 @@ fn rig_full(edit: impl FnOnce(&mut PoolConfig), log: crate::LogSink, defer: bool
         .inline_handshake()
         .log(log)
         .pollers(Box::new(move |g| {
-            Ok(Box::new(if defer {
-                ModelNet::deferring_poller(&n2, g)
-            } else {
-                ModelNet::poller(&n2, g)
-            }))
+            Ok(Box::new(ModelNet::poller(&n2, g, defer)))
         }))
         .build::<ModelSession>()
         .expect("pool starts");

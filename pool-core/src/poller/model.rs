@@ -1,7 +1,7 @@
 //! A model network for loom and unit tests: fds are plain numbers, "data arrives" is a call,
 //! and readiness follows epoll's one-shot, level-triggered rules. Invariant: a token is
 //! reported at most once per arm, and data that arrives while disarmed is reported at re-arm.
-//! A deferring poller ([`ModelNet::deferring_poller`]) behaves as the io_uring backend: re-arms
+//! A deferring poller ([`ModelNet::poller`] with `defer`) behaves as the io_uring backend: re-arms
 //! under the group mutex, deferred ones arm only when a poll submits them (every blocking poll;
 //! a non-blocking one once [`DEFER_BATCH`] are deferred).
 
@@ -55,20 +55,13 @@ impl ModelNet {
         })
     }
 
-    pub(crate) fn poller(net: &Arc<ModelNet>, group: usize) -> ModelPoller {
+    /// Group `group`'s poller: epoll's re-arm rules, or with `defer` io_uring's (re-arms
+    /// under the group mutex, deferrable to the next poll).
+    pub(crate) fn poller(net: &Arc<ModelNet>, group: usize, defer: bool) -> ModelPoller {
         ModelPoller {
             net: net.clone(),
             group,
-            defer: false,
-        }
-    }
-
-    /// A poller that re-arms under the group mutex and defers re-arms as io_uring does.
-    pub(crate) fn deferring_poller(net: &Arc<ModelNet>, group: usize) -> ModelPoller {
-        ModelPoller {
-            net: net.clone(),
-            group,
-            defer: true,
+            defer,
         }
     }
 
