@@ -9,7 +9,8 @@
 //! statement into one per batch. Invariant: the submission queue is
 //! touched only under `sq` and the completion queue only under `cq`, which is what the
 //! io-uring crate's `*_shared` accessors require; `deferred` never counts fewer requests than
-//! are pushed and unsubmitted (it is cleared before a submission, never after).
+//! are pushed and unsubmitted, or is at least [`DEFER_BATCH`] (it is cleared before a
+//! submission, never after, and set to the batch when the kernel refuses one).
 //!
 //! A request belongs to the thread whose `io_uring_enter` submitted it, and the kernel cancels
 //! a thread's requests when it exits (the completion carries `-ECANCELED`). Pool threads
@@ -92,7 +93,17 @@ pub(super) fn probe() -> Result<(), String> {
 impl UringPoller {
     /// A new ring with a poll request on its wake fd.
     pub fn new() -> io::Result<UringPoller> {
-        let ring = IoUring::builder().build(ENTRIES)?;
+        // A poll completion is posted by task work run on the thread that submitted the
+        // request. Cooperative task running (Linux 5.19+) lets that work wait for the thread's
+        // next kernel entry instead of interrupting it with an IPI (a VM exit here); a sleeping
+        // thread is still woken for it. Older kernels refuse the flag: plain ring then.
+        let ring = match IoUring::builder().setup_coop_taskrun().build(ENTRIES) {
+            Ok(r) => r,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                IoUring::builder().build(ENTRIES)?
+            }
+            Err(e) => return Err(e),
+        };
         let wake = new_eventfd()?;
         let p = UringPoller {
             ring,
@@ -134,11 +145,19 @@ impl UringPoller {
         }
     }
 
-    /// Submits every pushed request (one `io_uring_enter`).
+    /// Submits every pushed request (one `io_uring_enter`). Kernels before 5.19 refuse with
+    /// EBUSY while completions wait in the overflow list; the requests then stay pushed and are
+    /// counted as deferred, so the next poll, which reaps completions first, submits them.
     fn submit(&self) -> io::Result<()> {
         self.deferred.store(0, Ordering::Relaxed);
-        self.ring.submit()?;
-        Ok(())
+        match self.ring.submit() {
+            Ok(_) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                self.deferred.store(DEFER_BATCH, Ordering::Release);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u64, RawFd>> {
