@@ -33,8 +33,10 @@
 #
 # Per run it records QPS, avg/p95/p99/max latency (p99 from sysbench's --percentile=99, p95
 # from its latency histogram, or from tpbed-load's percentile line), the maximum of Threads_running and of the server's OS threads
-# sampled once a second, server CPU per query (utime+stime from /proc/PID/stat) and the
-# 1-minute load average before the run. results.tsv keeps every run; summary.md the medians.
+# sampled once a second, server CPU per query (utime+stime from /proc/PID/stat), client CPU
+# per query (the client run's user+system time, bash's `time`) and the 1-minute load average
+# before the run. With client and server on the same cores, QPS is bounded by the cores over
+# the sum of the two per-query costs, so the client's column says which side a QPS gap is on. results.tsv keeps every run; summary.md the medians.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -90,7 +92,8 @@ for c in $CONFIGS $EXTRA_CONFIGS; do
 done
 trap 'for p in "${PID[@]}"; do kill "$p" 2>/dev/null; done' EXIT
 R=$OUT/results.tsv
-echo -e "pass\tworkload\tthreads\tconfig\tqps\tavg_ms\tp95_ms\tp99_ms\tmax_ms\tthreads_running_max\tos_threads_max\tcpu_us_per_query\tload1\terrors" > "$R"
+TIMEFORMAT='%U %S'
+echo -e "pass\tworkload\tthreads\tconfig\tqps\tavg_ms\tp95_ms\tp99_ms\tmax_ms\tthreads_running_max\tos_threads_max\tcpu_us_per_query\tload1\terrors\tclient_cpu_us_per_query" > "$R"
 log "start: $(uptime)"
 for pass in $(seq 1 "$PASSES"); do
   for w in $WORKLOADS; do
@@ -119,9 +122,9 @@ for pass in $(seq 1 "$PASSES"); do
             script=$OUT/$w-jit-off.lua
             printf 'jit.off()\ndofile("%s/%s.lua")\n' "$SYSBENCH_LUA_DIR" "$w" > "$script"
           fi
-          in_session_wait "${PIN_CLIENT[@]}" "$CLIENT" "$script" --db-driver=mysql --histogram=on "${common[@]}" run > "$f" 2>&1
+          { time in_session_wait "${PIN_CLIENT[@]}" "$CLIENT" "$script" --db-driver=mysql --histogram=on "${common[@]}" run > "$f" 2>&1; } 2> "$f.time"
         else
-          in_session_wait "${PIN_CLIENT[@]}" "$CLIENT" run "$w" "${common[@]}" > "$f" 2>&1
+          { time in_session_wait "${PIN_CLIENT[@]}" "$CLIENT" run "$w" "${common[@]}" > "$f" 2>&1; } 2> "$f.time"
         fi
         kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
         c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
@@ -138,9 +141,10 @@ for pass in $(seq 1 "$PASSES"); do
                          if (ev != "") print ev; else print "nan" }' "$f")
         read -r run ost < "$f.running" 2>/dev/null || { run=0; ost=0; }
         cpu=$(awk -v a="$c0" -v b="$c1" -v q="${q:-0}" -v hz="$HZ" 'BEGIN { if (q > 0) printf "%.2f", (b - a) / hz * 1e6 / q; else print "nan" }')
+        ccpu=$(awk -v q="${q:-0}" 'NF == 2 { if (q > 0) printf "%.2f", ($1 + $2) * 1e6 / q; else print "nan"; exit }' "$f.time")
         [ -n "$qps" ] || { qps=nan; avg=nan; p95=nan; p99=nan; max=nan; log "FAILED: $f"; }
-        echo -e "$pass\t$w\t$t\t$name\t$qps\t$avg\t$p95\t$p99\t$max\t$run\t$ost\t$cpu\t$load1\t${errs:-0}" >> "$R"
-        log "pass $pass $w t=$t $name: qps=$qps avg=$avg p95=$p95 p99=$p99 max=$max Threads_running<=$run threads<=$ost cpu/q=${cpu}us load1=$load1"
+        echo -e "$pass\t$w\t$t\t$name\t$qps\t$avg\t$p95\t$p99\t$max\t$run\t$ost\t$cpu\t$load1\t${errs:-0}\t${ccpu:-nan}" >> "$R"
+        log "pass $pass $w t=$t $name: qps=$qps avg=$avg p95=$p95 p99=$p99 max=$max Threads_running<=$run threads<=$ost cpu/q=${cpu}us client cpu/q=${ccpu}us load1=$load1"
       done
     done
   done
@@ -157,8 +161,8 @@ def vals(w, t, c, k):
 def med(w, t, c, k):
     v = vals(w, t, c, k)
     return statistics.median(v) if v else float("nan")
-print("| workload | threads | config | QPS | avg ms | p95 ms | p99 ms | max ms | Threads_running max | OS threads max | CPU µs/query | QPS / per-conn | max / per-conn | load1 | passes |")
-print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| workload | threads | config | QPS | avg ms | p95 ms | p99 ms | max ms | Threads_running max | OS threads max | server CPU µs/query | client CPU µs/query | QPS / per-conn | max / per-conn | load1 | passes |")
+print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for w, t in keys:
     for c in cfgs:
         n = len(vals(w, t, c, "qps"))
@@ -167,7 +171,7 @@ for w, t in keys:
         base = cfgs[0]
         print(f"| {w} | {t} | {c} | {med(w,t,c,'qps'):,.0f} | {med(w,t,c,'avg_ms'):.2f} | {med(w,t,c,'p95_ms'):.2f} | "
               f"{med(w,t,c,'p99_ms'):.2f} | {med(w,t,c,'max_ms'):.1f} | {med(w,t,c,'threads_running_max'):.0f} | "
-              f"{med(w,t,c,'os_threads_max'):.0f} | {med(w,t,c,'cpu_us_per_query'):.1f} | "
+              f"{med(w,t,c,'os_threads_max'):.0f} | {med(w,t,c,'cpu_us_per_query'):.1f} | {med(w,t,c,'client_cpu_us_per_query'):.1f} | "
               f"{med(w,t,c,'qps')/med(w,t,base,'qps'):.2f} | {med(w,t,c,'max_ms')/med(w,t,base,'max_ms'):.2f} | "
               f"{med(w,t,c,'load1'):.1f} | {n} |")
 PY
