@@ -277,6 +277,16 @@ mod tests {
         }
     }
 
+    /// An io_uring poller, or None (the test is skipped, with the reason) where the probe
+    /// falls back to epoll.
+    fn uring() -> Option<UringPoller> {
+        if let Some(r) = choose(PollerKind::IoUring).fallback_reason {
+            eprintln!("io_uring skipped: {r}");
+            return None;
+        }
+        Some(UringPoller::new().unwrap())
+    }
+
     #[test]
     fn epoll_reports_every_ready_socket() {
         reports_every_ready_socket(&EpollPoller::new().unwrap());
@@ -284,12 +294,9 @@ mod tests {
 
     #[test]
     fn uring_reports_every_ready_socket() {
-        let choice = choose(PollerKind::IoUring);
-        if let Some(r) = choice.fallback_reason {
-            eprintln!("io_uring skipped: {r}");
-            return;
+        if let Some(p) = uring() {
+            reports_every_ready_socket(&p);
         }
-        reports_every_ready_socket(&UringPoller::new().unwrap());
     }
 
     #[test]
@@ -299,12 +306,9 @@ mod tests {
 
     #[test]
     fn uring_outlives_registering_thread() {
-        let choice = choose(PollerKind::IoUring);
-        if let Some(r) = choice.fallback_reason {
-            eprintln!("io_uring skipped: {r}");
-            return;
+        if let Some(p) = uring() {
+            outlives_registering_thread(std::sync::Arc::new(p));
         }
-        outlives_registering_thread(std::sync::Arc::new(UringPoller::new().unwrap()));
     }
 
     #[test]
@@ -314,11 +318,8 @@ mod tests {
 
     #[test]
     fn uring_is_one_shot() {
-        let choice = choose(PollerKind::IoUring);
-        if let Some(r) = choice.fallback_reason {
-            eprintln!("io_uring skipped: {r}");
-            return;
+        if let Some(p) = uring() {
+            one_shot_contract(&p);
         }
-        one_shot_contract(&UringPoller::new().unwrap());
     }
 }
