@@ -36,7 +36,8 @@
 # sampled once a second, server CPU per query (utime+stime from /proc/PID/stat), client CPU
 # per query (the client run's user+system time, bash's `time`) and the 1-minute load average
 # before the run. With client and server on the same cores, QPS is bounded by the cores over
-# the sum of the two per-query costs, so the client's column says which side a QPS gap is on. results.tsv keeps every run; summary.md the medians.
+# the sum of the two per-query costs, so the client's column says which side a QPS gap is on.
+# results.tsv keeps every run; summary.md the medians.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)

@@ -127,7 +127,7 @@ impl UringPoller {
     /// Pushes `e` and submits everything pushed so far.
     fn push(&self, e: squeue::Entry) -> io::Result<()> {
         self.enqueue(e)?;
-        self.submit()
+        self.submit().map(drop)
     }
 
     /// Pushes `e` without submitting it (a full queue is submitted first).
@@ -141,20 +141,24 @@ impl UringPoller {
             if pushed {
                 return Ok(());
             }
-            self.submit()?;
+            // A full queue the kernel will not take yet: fail rather than spin holding `sq`.
+            if !self.submit()? {
+                return Err(io::Error::from_raw_os_error(libc::EBUSY));
+            }
         }
     }
 
-    /// Submits every pushed request (one `io_uring_enter`). Kernels before 5.19 refuse with
-    /// EBUSY while completions wait in the overflow list; the requests then stay pushed and are
-    /// counted as deferred, so the next poll, which reaps completions first, submits them.
-    fn submit(&self) -> io::Result<()> {
+    /// Submits every pushed request (one `io_uring_enter`); false when the kernel refused.
+    /// Kernels before 5.19 refuse with EBUSY while completions wait in the overflow list; the
+    /// requests then stay pushed and are counted as deferred, so the next poll, which reaps
+    /// completions first, submits them.
+    fn submit(&self) -> io::Result<bool> {
         self.deferred.store(0, Ordering::Relaxed);
         match self.ring.submit() {
-            Ok(_) => Ok(()),
+            Ok(_) => Ok(true),
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
                 self.deferred.store(DEFER_BATCH, Ordering::Release);
-                Ok(())
+                Ok(false)
             }
             Err(e) => Err(e),
         }
@@ -182,7 +186,10 @@ impl UringPoller {
             match self.ring.submit_and_wait(1) {
                 Ok(_) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                // Refused (see `submit`): completions are waiting, the requests stay pushed.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                    self.deferred.store(DEFER_BATCH, Ordering::Release);
+                }
                 Err(e) => return Err(e),
             }
         }
