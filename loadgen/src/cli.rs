@@ -240,7 +240,7 @@ pub(crate) struct RunArgs {
     /// Ours: client I/O, epoll readiness or io_uring submission batches.
     #[arg(long = "io", value_enum, default_value_t = IoMode::Epoll)]
     pub(crate) io: IoMode,
-    /// Ours: client event-loop threads (default: min(--threads, 16)).
+    /// Ours: client event-loop threads (default: min(--threads, CPUs this process may use, 16)).
     #[arg(long = "client-threads")]
     pub(crate) client_threads: Option<usize>,
     /// Ours: PID of a local server to sample OS threads and RSS from /proc.

@@ -21,6 +21,7 @@ mod queue;
 mod report;
 mod runner;
 mod script;
+mod session;
 mod stats;
 #[cfg(test)]
 mod stub;
@@ -37,6 +38,8 @@ fn main() {
     if let Command::Prepare(a) | Command::Run(a) | Command::Cleanup(a) = &mut cli.command {
         a.normalize();
     }
+    // before any thread exists: the load runs in a session (scheduling group) of its own
+    session::detach();
     machine::raise_nofile();
     let wires = sysbench::wires();
     let result = match &cli.command {

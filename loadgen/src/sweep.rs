@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 use std::net::{SocketAddr, TcpListener};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::Arc;
@@ -118,7 +119,9 @@ pub(crate) struct Managed {
 }
 
 impl Managed {
-    /// Runs `cmd` (through `sh -c exec`) with `{port}` replaced; logs go to `log`.
+    /// Runs `cmd` (through `sh -c exec`) with `{port}` replaced; logs go to `log`. The server
+    /// gets a session of its own, so it does not share the client's scheduling group (see
+    /// `session`), and is sent SIGTERM when the thread that started it ends.
     pub(crate) fn start(cmd: &str, log: &Path) -> Result<Managed, String> {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -127,12 +130,22 @@ impl Managed {
         let cmd = cmd.replace("{port}", &port.to_string());
         let out = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = out.try_clone().map_err(|e| e.to_string())?;
-        let child = std::process::Command::new("sh")
+        let mut command = std::process::Command::new("sh");
+        command
             .arg("-c")
             .arg(format!("exec {cmd}"))
             .stdin(Stdio::null())
             .stdout(out)
-            .stderr(err)
+            .stderr(err);
+        // SAFETY: between fork and exec the closure only makes two system calls.
+        unsafe {
+            command.pre_exec(|| {
+                nix::unistd::setsid()?;
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM)?;
+                Ok(())
+            });
+        }
+        let child = command
             .spawn()
             .map_err(|e| format!("starting {cmd}: {e}"))?;
         Ok(Managed {
@@ -635,6 +648,18 @@ pub(crate) fn sweep_cmd(a: &SweepArgs, wires: &Arc<WireFactory>) -> Result<(), S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_managed_server_runs_in_a_session_of_its_own() {
+        let log = std::env::temp_dir().join(format!("tpbed-managed-{}.log", std::process::id()));
+        let m = Managed::start("sleep 30 # {port}", &log).expect("start");
+        let pid = nix::unistd::Pid::from_raw(m.pid() as i32);
+        // spawn returns once the command was executed, so the session was started before it
+        assert_eq!(nix::unistd::getsid(Some(pid)), Ok(pid));
+        assert_ne!(nix::unistd::getsid(Some(pid)), nix::unistd::getsid(None));
+        drop(m);
+        let _ = std::fs::remove_file(&log);
+    }
 
     #[test]
     fn parses_names_and_lists() {
