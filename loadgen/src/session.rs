@@ -13,7 +13,8 @@
 //! the old process group. The relay forwards the signals a terminal or a job-wide `kill` sends
 //! to that group (SIGINT, SIGQUIT, SIGHUP, SIGTERM) to the worker, which the new session no
 //! longer reaches; relay and worker die together (`PR_SET_PDEATHSIG`). A parent relay exits
-//! with the worker's status (or is killed by the worker's signal).
+//! with the worker's status (or is killed by the worker's signal). Job control is not relayed:
+//! a terminal's Ctrl-Z stops the relay, not the load.
 
 use std::os::fd::AsRawFd;
 

@@ -2,8 +2,8 @@
 //! With autogroup scheduling a session is one CFS group whose weight is split over its cores by
 //! load; a client started from the server's shell (here: the test process, which starts both)
 //! shared the server's group, and with the server's threads runnable on another core the
-//! client's one event loop got a sliver of its own core (1,699 QPS instead of ~23,000 for
-//! oltp_read_only at 64 connections, server on CPU 0, client on CPU 1). Checked here: the load
+//! client's one event loop got a sliver of its own core (oltp_read_only at 64 connections,
+//! server on CPU 0, client on CPU 1: a fraction of sysbench's QPS). Checked here: the load
 //! runs in another session and autogroup than the server, whether tpbed-load is a plain child
 //! or leads its process group (an interactive shell's job, where it forks), and a SIGINT to the
 //! job's process group (a terminal's Ctrl-C) still ends the load at once.
