@@ -32,7 +32,7 @@ const FORWARDED: [Signal; 4] = [
 ];
 
 /// Whether the kernel groups tasks by session for CPU scheduling.
-pub(crate) fn autogroup_enabled() -> bool {
+fn autogroup_enabled() -> bool {
     std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
         .is_ok_and(|s| s.trim() == "1")
 }
