@@ -5,15 +5,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use protocol::client::blocking::ClientError;
-use tpbed_tests::{raise_nofile_limit, TestServer};
-
-fn status(c: &mut mysql::Conn, name: &str) -> u64 {
-    let row: Option<(String, String)> = c
-        .query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
-        .unwrap();
-    row.map(|(_, v)| v.parse().unwrap())
-        .unwrap_or_else(|| panic!("no status {name}"))
-}
+use tpbed_tests::{global_status as status, raise_nofile_limit, TestServer};
 
 #[test]
 fn two_thousand_concurrent_connections_each_query_and_close_cleanly() {

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
-use tpbed_tests::TestServer;
+use tpbed_tests::{code, Mode, TestServer};
 
 const MYSQL_POOL_VARIABLES: &[&str] = &[
     "thread_pool_algorithm",
@@ -22,13 +22,6 @@ const MYSQL_POOL_VARIABLES: &[&str] = &[
     "thread_pool_stall_limit",
     "thread_pool_transaction_delay",
 ];
-
-fn code<T: std::fmt::Debug>(r: mysql::Result<T>) -> u16 {
-    match r {
-        Err(mysql::Error::MySqlError(e)) => e.code,
-        other => panic!("expected a MySQL error, got {other:?}"),
-    }
-}
 
 #[test]
 fn pool_variables_exist_only_with_the_pool() {
@@ -110,16 +103,16 @@ fn probe_latency(srv: &TestServer, long_sql: &'static str) -> Duration {
 /// Timing tests run one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn stall_rule(poller: &str) {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let srv = TestServer::start(&[
-        "--thread-handling=pool-of-threads",
+/// The stall rule in `mode`; the caller holds [`SERIAL`] (also over the io_uring probe, whose
+/// throwaway server would otherwise compete with another test's measurement).
+fn stall_rule(mode: Mode) {
+    let srv = mode.start(&[
         "--thread-pool-size=1",
         "--thread-pool-max-transactions-limit=0",
         "--thread-pool-query-threads-per-group=1",
         "--thread-pool-stall-limit=6",
-        &format!("--tpbed-thread-pool-poller={poller}"),
     ]);
+    let poller = mode.name();
     let mut c = srv.connect();
     // Calibrate a CPU-bound statement of about a second.
     let mut n: u64 = 20_000;
@@ -171,12 +164,16 @@ fn stall_rule(poller: &str) {
 
 #[test]
 fn stall_rule_epoll() {
-    stall_rule("epoll");
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    Mode::PoolEpoll.run(stall_rule);
 }
 
+/// Skipped (a failure under `TPBED_REQUIRE_TOOLS=1`) where io_uring is unusable, rather than
+/// passing on the epoll fallback.
 #[test]
 fn stall_rule_io_uring() {
-    stall_rule("io-uring");
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    Mode::PoolIoUring.run(stall_rule);
 }
 
 #[test]
@@ -233,7 +230,7 @@ fn transaction_limit_admits_the_admin_group() {
     );
 }
 
-/// The io_uring poller with 1,100 connections (issue 5: sysbench's 1,024 threads did not
+/// The io_uring poller with 1,100 connections (sysbench's 1,024 threads did not
 /// finish connecting). Each connection logs in, runs a reported wait (`SLEEP`), which makes
 /// the pool create threads that then retire (`thread_pool_max_unused_threads=2`), and must
 /// still get its next statement answered: the kernel cancels the poll requests a retiring
@@ -251,23 +248,16 @@ fn io_uring_serves_1100_connections_after_threads_retire() {
         tpbed_tests::raise_nofile_limit() >= n as u64 + 100,
         "the test holds {n} sockets"
     );
-    let srv = TestServer::start(&[
-        "--thread-handling=pool-of-threads",
+    if let Err(why) = Mode::PoolIoUring.available() {
+        tpbed_tests::skip(&format!("io_uring is unavailable: {why}"));
+        return;
+    }
+    let srv = Mode::PoolIoUring.start(&[
         "--thread-pool-size=1",
         "--max-connections=2000",
         "--thread-pool-max-transactions-limit=512",
         "--thread-pool-max-unused-threads=2",
-        "--tpbed-thread-pool-poller=io-uring",
     ]);
-    let poller: String = srv
-        .connect()
-        .query_first("SELECT @@tpbed_thread_pool_poller")
-        .unwrap()
-        .unwrap();
-    if poller != "io-uring" {
-        eprintln!("SKIPPED: io_uring is not usable here; the server fell back to {poller}");
-        return;
-    }
     let port = srv.port;
     let logged_in = Arc::new(Barrier::new(n));
     let slept = Arc::new(Barrier::new(n));
