@@ -105,11 +105,14 @@ impl Mode {
         if note.contains(&format!(", poller {poller},")) {
             return Ok(());
         }
-        let fallback = log
-            .iter()
-            .find(|l| l.contains("io_uring is not usable"))
-            .map_or(String::new(), |l| format!("; {l}"));
-        Err(format!("expected poller {poller}: {note}{fallback}"))
+        // The server's own reason, when it fell back from io_uring.
+        match log.iter().find_map(|l| {
+            l.find("io_uring is not usable")
+                .map(|at| l[at..].to_string())
+        }) {
+            Some(fallback) => Err(fallback),
+            None => Err(format!("expected poller {poller}: {note}")),
+        }
     }
 
     /// Whether a server can run in this mode here: `Err(reason)` for the io_uring mode when
