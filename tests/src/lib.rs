@@ -154,6 +154,12 @@ impl TestServer {
         mysql::Conn::new(self.opts("root", "")).expect("connect as root")
     }
 
+    /// A `mysql` crate connection as root with `db` as its default database.
+    pub fn connect_db(&self, db: &str) -> mysql::Conn {
+        let opts = mysql::OptsBuilder::from_opts(self.opts("root", "")).db_name(Some(db));
+        mysql::Conn::new(opts).unwrap_or_else(|e| panic!("connect as root to {db}: {e}"))
+    }
+
     /// A protocol-crate client connection (for byte-level tests) as `user`/`password`.
     pub fn raw_connect(
         &self,

@@ -45,11 +45,6 @@ fn server(mode: Mode) -> TestServer {
     srv
 }
 
-fn conn(srv: &TestServer) -> Conn {
-    let opts = OptsBuilder::from_opts(srv.opts("root", "")).db_name(Some("db"));
-    Conn::new(opts).expect("connect to db")
-}
-
 /// `SELECT SUM(balance)` (a DECIMAL) as an integer.
 fn sum(c: &mut Conn) -> i64 {
     let s: Option<String> = c.query_first("SELECT SUM(balance) FROM acct").unwrap();
@@ -108,7 +103,7 @@ fn transfer(c: &mut Conn, first: i64, second: i64, from: i64, amount: i64) -> Re
 }
 
 fn transfer_thread(srv: &TestServer, seed: u64, stop: &AtomicBool, go: &Barrier) -> TransferLog {
-    let mut c = conn(srv);
+    let mut c = srv.connect_db("db");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut log = TransferLog::default();
     go.wait();
@@ -159,7 +154,7 @@ struct RrLog {
 }
 
 fn rr_reader(srv: &TestServer, total: i64, stop: &AtomicBool, go: &Barrier) -> RrLog {
-    let mut c = conn(srv);
+    let mut c = srv.connect_db("db");
     let mut log = RrLog::default();
     go.wait();
     while !stop.load(Ordering::Relaxed) {
@@ -196,7 +191,7 @@ fn rr_reader(srv: &TestServer, total: i64, stop: &AtomicBool, go: &Barrier) -> R
 /// What the READ COMMITTED reader saw: reads, and reads that differed from the previous one
 /// in the same transaction.
 fn rc_reader(srv: &TestServer, total: i64, stop: &AtomicBool, go: &Barrier) -> (u64, u64) {
-    let mut c = conn(srv);
+    let mut c = srv.connect_db("db");
     c.query_drop("SET SESSION transaction_isolation = 'READ-COMMITTED'")
         .unwrap();
     let (mut reads, mut changed) = (0, 0);
@@ -232,7 +227,7 @@ each_mode! {
     fn bank_transfers_keep_the_total_under_deadlocks_and_readers_see_snapshots(mode) {
         let _g = heavy();
         let srv = server(mode);
-        let mut c = conn(&srv);
+        let mut c = srv.connect_db("db");
         c.query_drop("CREATE TABLE acct (id INT PRIMARY KEY, balance BIGINT NOT NULL)")
             .unwrap();
         let values: Vec<String> = (1..=ACCOUNTS)
@@ -321,7 +316,7 @@ each_mode! {
 }
 
 fn small_table(srv: &TestServer) -> Conn {
-    let mut c = conn(srv);
+    let mut c = srv.connect_db("db");
     c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)")
         .unwrap();
     c.query_drop("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30), (4, 40)")
@@ -337,8 +332,8 @@ each_mode! {
     fn writers_of_different_rows_do_not_wait_for_each_other(mode) {
         let srv = server(mode);
         let mut admin = small_table(&srv);
-        let mut a = conn(&srv);
-        let mut b = conn(&srv);
+        let mut a = srv.connect_db("db");
+        let mut b = srv.connect_db("db");
         // With a 1 s timeout, any wait of B for A (which stays open) would end in 1205.
         b.query_drop("SET SESSION innodb_lock_wait_timeout = 1")
             .unwrap();
@@ -398,9 +393,9 @@ each_mode! {
     fn consistent_reads_are_not_blocked_by_x_locks(mode) {
         let srv = server(mode);
         let mut admin = small_table(&srv);
-        let mut a = conn(&srv);
-        let mut rr = conn(&srv);
-        let mut rc = conn(&srv);
+        let mut a = srv.connect_db("db");
+        let mut rr = srv.connect_db("db");
+        let mut rc = srv.connect_db("db");
         rr.query_drop("SET SESSION innodb_lock_wait_timeout = 1")
             .unwrap();
         rc.query_drop("SET SESSION transaction_isolation = 'READ-COMMITTED'")
@@ -607,7 +602,7 @@ each_mode! {
     fn skip_locked_queue_with_producers_processes_every_job_once_without_lock_waits(mode) {
         let _g = heavy();
         let srv = server(mode);
-        let mut admin = conn(&srv);
+        let mut admin = srv.connect_db("db");
         load_queue_fixture(&mut admin);
         let waits0 = status(&mut admin, "Innodb_row_lock_waits");
         let go = Barrier::new(PRODUCERS + WORKERS);
@@ -619,7 +614,7 @@ each_mode! {
                 .map(|p| {
                     let (srv, go, producing, done) = (&srv, &go, &producing, &done);
                     s.spawn(move || {
-                        let mut c = conn(srv);
+                        let mut c = srv.connect_db("db");
                         c.query_drop("SET SESSION transaction_isolation = 'READ-COMMITTED'")
                             .unwrap();
                         let mut ids = Vec::new();
@@ -646,7 +641,7 @@ each_mode! {
                 .map(|w| {
                     let (srv, go, done) = (&srv, &go, &done);
                     s.spawn(move || {
-                        let mut c = conn(srv);
+                        let mut c = srv.connect_db("db");
                         c.query_drop("SET SESSION transaction_isolation = 'READ-COMMITTED'")
                             .unwrap();
                         let owner = format!("worker-{w}");
@@ -712,7 +707,7 @@ fn drain(srv: &TestServer, admin: &mut Conn, jobs: usize, workers: usize) -> f64
         let hs: Vec<_> = (0..workers)
             .map(|w| {
                 let (go, count) = (&go, &count);
-                let mut c = conn(srv);
+                let mut c = srv.connect_db("db");
                 s.spawn(move || {
                     let owner = format!("worker-{w}");
                     let stop = Stop::Quota(count, jobs as u64);
@@ -763,7 +758,7 @@ each_mode! {
     fn sixteen_skip_locked_workers_reach_twice_the_jobs_per_second_of_one(mode) {
         let _g = heavy();
         let srv = server(mode);
-        let mut admin = conn(&srv);
+        let mut admin = srv.connect_db("db");
         load_queue_fixture(&mut admin);
         let one = drain(&srv, &mut admin, THROUGHPUT_JOBS, 1);
         let sixteen = drain(&srv, &mut admin, THROUGHPUT_JOBS, WORKERS);

@@ -36,12 +36,6 @@ fn setup(mode: Mode) -> (TestServer, Conn) {
     (srv, c)
 }
 
-fn conn(srv: &TestServer) -> Conn {
-    let mut c = srv.connect();
-    c.query_drop("USE q").unwrap();
-    c
-}
-
 /// (INDEX_NAME, LOCK_MODE, LOCK_STATUS, count) of every lock, sorted.
 fn lock_summary(c: &mut Conn) -> Vec<(Option<String>, String, String, u64)> {
     let mut v: Vec<(Option<String>, String, String, u64)> = c
@@ -72,7 +66,7 @@ each_mode! {
         let (srv, mut c) = setup(mode);
         jobs(&mut c, "q_v1", 200, 0, 1);
         jobs(&mut c, "q_v2", 200, 0, 1);
-        let mut w = conn(&srv);
+        let mut w = srv.connect_db("q");
 
         // q_v1 under RR: IX + 10 idx_ready next-key X + 10 PRIMARY X,REC_NOT_GAP.
         w.query_drop("BEGIN").unwrap();
@@ -130,7 +124,7 @@ each_mode! {
     fn a_covering_shared_read_locks_only_the_secondary_index(mode) {
         let (srv, mut c) = setup(mode);
         jobs(&mut c, "q_v1", 50, 0, 1);
-        let mut w = conn(&srv);
+        let mut w = srv.connect_db("q");
         let ready = "FROM q_v1 WHERE status = 0 ORDER BY run_at, id LIMIT 10";
         let plan: Vec<mysql::Row> = w.query(format!("EXPLAIN SELECT id {ready}")).unwrap();
         let extra: Option<String> = plan[0].get("Extra").expect("Extra column");
@@ -183,7 +177,7 @@ each_mode! {
                 .unwrap()
                 .unwrap()
         };
-        let mut w = conn(&srv);
+        let mut w = srv.connect_db("q");
         w.query_drop("BEGIN").unwrap();
         let got: Vec<u64> = w.query(sql).unwrap();
         assert_eq!(got.len(), 10);
@@ -213,7 +207,7 @@ each_mode! {
 each_mode! {
     fn a_fresh_insert_has_an_implicit_lock_until_someone_touches_it(mode) {
         let (srv, mut c) = setup(mode);
-        let mut ins = conn(&srv);
+        let mut ins = srv.connect_db("q");
         ins.query_drop("BEGIN").unwrap();
         ins.query_drop("INSERT INTO q_v1 (id, status, run_at) VALUES (7, 0, 7)")
             .unwrap();
@@ -227,7 +221,7 @@ each_mode! {
             .unwrap()
             .unwrap();
         // Another transaction touches the row: NOWAIT fails, and the inserter's lock is explicit.
-        let mut other = conn(&srv);
+        let mut other = srv.connect_db("q");
         other.query_drop("BEGIN").unwrap();
         assert_eq!(
             code(other.query_drop("SELECT * FROM q_v1 WHERE id = 7 FOR UPDATE NOWAIT")),
@@ -261,10 +255,10 @@ each_mode! {
     fn an_empty_claim_blocks_producers_under_rr_only(mode) {
         let (srv, mut c) = setup(mode);
         jobs(&mut c, "q_v1", 5, 1, 100); // running jobs only: the ready queue is empty
-        let mut w = conn(&srv);
+        let mut w = srv.connect_db("q");
         w.query_drop("BEGIN").unwrap();
         assert!(claim(&mut w, "q_v1").is_empty());
-        let mut p = conn(&srv);
+        let mut p = srv.connect_db("q");
         p.query_drop("SET SESSION innodb_lock_wait_timeout = 2")
             .unwrap();
         let started = Instant::now();
@@ -325,8 +319,8 @@ each_mode! {
     fn a_lock_wait_timeout_keeps_the_transaction_and_its_locks(mode) {
         let (srv, mut c) = setup(mode);
         jobs(&mut c, "q_v1", 20, 0, 1);
-        let mut a = conn(&srv);
-        let mut b = conn(&srv);
+        let mut a = srv.connect_db("q");
+        let mut b = srv.connect_db("q");
         a.query_drop("BEGIN").unwrap();
         a.query_drop("SELECT * FROM q_v1 WHERE id = 1 FOR UPDATE")
             .unwrap();
@@ -388,8 +382,8 @@ each_mode! {
         jobs(&mut c, "q_v1", 2, 0, 1);
         c.query_drop("SET GLOBAL innodb_print_all_deadlocks = ON")
             .unwrap();
-        let mut a = conn(&srv);
-        let mut b = conn(&srv);
+        let mut a = srv.connect_db("q");
+        let mut b = srv.connect_db("q");
         a.query_drop("BEGIN").unwrap();
         b.query_drop("BEGIN").unwrap();
         a.query_drop("UPDATE q_v1 SET attempts = attempts + 1 WHERE id = 1")
@@ -455,11 +449,11 @@ each_mode! {
     fn kill_query_ends_a_lock_wait(mode) {
         let (srv, mut c) = setup(mode);
         jobs(&mut c, "q_v1", 3, 0, 1);
-        let mut a = conn(&srv);
+        let mut a = srv.connect_db("q");
         a.query_drop("BEGIN").unwrap();
         a.query_drop("SELECT * FROM q_v1 WHERE id = 2 FOR UPDATE")
             .unwrap();
-        let mut b = conn(&srv);
+        let mut b = srv.connect_db("q");
         b.query_drop("SET SESSION innodb_lock_wait_timeout = 20")
             .unwrap();
         b.query_drop("BEGIN").unwrap();
@@ -510,11 +504,11 @@ each_mode! {
         c.query_drop("UPDATE jobs SET status = 1, owner = 'a' WHERE id <= 10")
             .unwrap();
         // Claimer A holds its running jobs (committed status 1) while it finishes them.
-        let mut a = conn(&srv);
+        let mut a = srv.connect_db("q");
         a.query_drop("BEGIN").unwrap();
         a.query_drop("SELECT * FROM jobs WHERE id <= 10 FOR UPDATE")
             .unwrap();
-        let mut b = conn(&srv);
+        let mut b = srv.connect_db("q");
         b.query_drop("SET SESSION innodb_lock_wait_timeout = 1")
             .unwrap();
         b.query_drop("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
@@ -552,7 +546,7 @@ each_mode! {
 each_mode! {
     fn transactions_commit_roll_back_and_keep_savepoints(mode) {
         let (srv, mut c) = setup(mode);
-        let mut a = conn(&srv);
+        let mut a = srv.connect_db("q");
         a.query_drop("BEGIN").unwrap();
         a.query_drop("INSERT INTO q_v1 (id, status, run_at) VALUES (1, 0, 1)")
             .unwrap();
@@ -585,7 +579,7 @@ each_mode! {
         );
         a.query_drop("COMMIT").unwrap();
         // A dropped connection rolls back and releases its locks.
-        let mut d = conn(&srv);
+        let mut d = srv.connect_db("q");
         d.query_drop("BEGIN").unwrap();
         d.query_drop("UPDATE q_v1 SET status = 2 WHERE id = 1")
             .unwrap();
@@ -632,8 +626,8 @@ each_mode! {
         let (srv, mut c) = setup(mode);
         c.query_drop("CREATE TABLE u (id INT PRIMARY KEY, email VARCHAR(20), UNIQUE KEY uk (email))")
             .unwrap();
-        let mut a = conn(&srv);
-        let mut b = conn(&srv);
+        let mut a = srv.connect_db("q");
+        let mut b = srv.connect_db("q");
         let b_id = b.connection_id();
         a.query_drop("BEGIN").unwrap();
         a.query_drop("INSERT INTO u VALUES (1, 'x@y')").unwrap();
@@ -655,7 +649,7 @@ each_mode! {
         b.query_drop("COMMIT").unwrap();
 
         // A committed duplicate: 1062 at once, the S next-key lock on the entry kept.
-        let mut d = conn(&srv);
+        let mut d = srv.connect_db("q");
         let d_id = d.connection_id();
         d.query_drop("BEGIN").unwrap();
         assert_eq!(code(d.query_drop("INSERT INTO u VALUES (3, 'x@y')")), 1062);
@@ -677,10 +671,10 @@ each_mode! {
     fn an_update_into_a_locked_gap_waits_like_an_insert(mode) {
         let (srv, mut c) = setup(mode);
         jobs(&mut c, "q_v1", 5, 1, 100); // running jobs only: the ready queue is empty
-        let mut w = conn(&srv);
+        let mut w = srv.connect_db("q");
         w.query_drop("BEGIN").unwrap();
         assert!(claim(&mut w, "q_v1").is_empty());
-        let mut p = conn(&srv);
+        let mut p = srv.connect_db("q");
         p.query_drop("SET SESSION innodb_lock_wait_timeout = 1")
             .unwrap();
         let p_id = p.connection_id();

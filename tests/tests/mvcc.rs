@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::{each_mode, Mode, TestServer};
+use tpbed_tests::{each_mode, mysql_error, Mode, TestServer};
 
 fn setup(mode: Mode) -> (TestServer, Conn) {
     let srv = mode.start(&[]);
@@ -25,16 +25,10 @@ fn setup(mode: Mode) -> (TestServer, Conn) {
     (srv, c)
 }
 
-fn conn(srv: &TestServer) -> Conn {
-    let mut c = srv.connect();
-    c.query_drop("USE m").unwrap();
-    c
-}
-
 each_mode! {
     fn repeatable_read_keeps_its_snapshot_through_every_index(mode) {
         let (srv, mut w) = setup(mode);
-        let mut r = conn(&srv);
+        let mut r = srv.connect_db("m");
         r.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
             .unwrap();
         w.query_drop("UPDATE t SET k = 6, v = 'uno' WHERE id = 1")
@@ -83,7 +77,7 @@ each_mode! {
 each_mode! {
     fn read_committed_sees_each_commit_and_a_transaction_its_own_writes(mode) {
         let (srv, mut w) = setup(mode);
-        let mut r = conn(&srv);
+        let mut r = srv.connect_db("m");
         r.query_drop("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
             .unwrap();
         r.query_drop("BEGIN").unwrap();
@@ -138,7 +132,7 @@ each_mode! {
                 .unwrap()
                 .unwrap()
         };
-        let mut r = conn(&srv);
+        let mut r = srv.connect_db("m");
         r.query_drop("BEGIN").unwrap();
         let _: Vec<i32> = r.query("SELECT id FROM t").unwrap();
         for i in 0..50 {
@@ -171,8 +165,8 @@ each_mode! {
     /// and READ COMMITTED (a view per statement) is not affected.
     fn a_snapshot_older_than_a_rebuild_gets_1412(mode) {
         let (srv, mut w) = setup(mode);
-        let mut r = conn(&srv);
-        let mut rc = conn(&srv);
+        let mut r = srv.connect_db("m");
+        let mut rc = srv.connect_db("m");
         rc.query_drop("SET SESSION transaction_isolation = 'READ-COMMITTED'")
             .unwrap();
         r.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
@@ -181,18 +175,13 @@ each_mode! {
         let n: u64 = rc.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
         assert_eq!(n, 3);
         w.query_drop("CREATE INDEX v_idx ON t (v)").unwrap();
-        let err = r.query_drop("SELECT v FROM t WHERE id = 1").unwrap_err();
-        match err {
-            mysql::Error::MySqlError(e) => {
-                assert_eq!((e.code, e.state.as_str()), (1412, "HY000"), "{}", e.message);
-                assert!(
-                    e.message.contains("Table definition has changed"),
-                    "{}",
-                    e.message
-                );
-            }
-            other => panic!("expected 1412, got {other:?}"),
-        }
+        let e = mysql_error(r.query_drop("SELECT v FROM t WHERE id = 1"));
+        assert_eq!((e.code, e.state.as_str()), (1412, "HY000"), "{}", e.message);
+        assert!(
+            e.message.contains("Table definition has changed"),
+            "{}",
+            e.message
+        );
         let n: u64 = rc.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
         assert_eq!(n, 3);
         r.query_drop("COMMIT").unwrap();

@@ -31,7 +31,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
-use mysql::{Conn, OptsBuilder};
+use mysql::Conn;
 use tpbed_tests::{load_queue_fixture, session_status, TestServer};
 
 /// Jobs per measured run: `TPBED_PURGE_JOBS`, else 4,000 (see the file comment).
@@ -48,14 +48,9 @@ static HEAVY: Mutex<()> = Mutex::new(());
 fn setup() -> (TestServer, Conn) {
     let srv = TestServer::start(&["--innodb-lock-wait-timeout=20"]);
     srv.connect().query_drop("CREATE DATABASE db").unwrap();
-    let mut c = conn(&srv);
+    let mut c = srv.connect_db("db");
     load_queue_fixture(&mut c);
     (srv, c)
-}
-
-fn conn(srv: &TestServer) -> Conn {
-    let opts = OptsBuilder::from_opts(srv.opts("root", "")).db_name(Some("db"));
-    Conn::new(opts).expect("connect to db")
 }
 
 fn history_len(c: &mut Conn) -> u64 {
@@ -246,7 +241,7 @@ fn assert_flat(run: &Run, name: &str) {
 fn without_an_old_read_view_claims_and_history_stay_flat() {
     let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let (srv, mut admin) = setup();
-    let mut c = conn(&srv);
+    let mut c = srv.connect_db("db");
     let jobs = jobs();
 
     prefill(&mut admin, jobs);
@@ -257,7 +252,7 @@ fn without_an_old_read_view_claims_and_history_stay_flat() {
     // An idle READ COMMITTED transaction that has read holds no view between statements.
     wait_for_purge(&mut admin, 5, purge_timeout(jobs));
     prefill(&mut admin, jobs);
-    let mut idle = conn(&srv);
+    let mut idle = srv.connect_db("db");
     idle.query_drop("SET SESSION transaction_isolation = 'READ-COMMITTED'")
         .unwrap();
     idle.query_drop("BEGIN").unwrap();
@@ -276,12 +271,12 @@ fn without_an_old_read_view_claims_and_history_stay_flat() {
 fn an_idle_repeatable_read_transaction_holds_back_purge_until_it_commits() {
     let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let (srv, mut admin) = setup();
-    let mut c = conn(&srv);
+    let mut c = srv.connect_db("db");
     let jobs = jobs();
     let after_jobs = jobs / 4;
     prefill(&mut admin, jobs + after_jobs);
 
-    let mut idle = conn(&srv);
+    let mut idle = srv.connect_db("db");
     idle.query_drop("BEGIN").unwrap();
     let n: u64 = idle
         .query_first("SELECT COUNT(*) FROM q_v1")

@@ -8,8 +8,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
-use protocol::client::blocking::ClientError;
-use tpbed_tests::{code, each_mode, raw_code};
+use tpbed_tests::{code, each_mode, raw_code, raw_error};
 
 each_mode! {
     fn ping_init_db_reset_connection_and_statistics(mode) {
@@ -107,17 +106,13 @@ each_mode! {
         let ids: Vec<u32> = (0..3)
             .map(|i| c.prepare(&format!("SELECT {i}")).unwrap().stmt_id)
             .collect();
-        match c.prepare("SELECT 4") {
-            Err(ClientError::Server(e)) => {
-                assert_eq!((e.code, e.sql_state_str()), (1461, "42000"));
-                assert!(
-                    e.message.contains("max_prepared_stmt_count"),
-                    "{}",
-                    e.message
-                );
-            }
-            other => panic!("expected 1461, got {other:?}"),
-        }
+        let e = raw_error(c.prepare("SELECT 4"));
+        assert_eq!((e.code, e.sql_state_str()), (1461, "42000"));
+        assert!(
+            e.message.contains("max_prepared_stmt_count"),
+            "{}",
+            e.message
+        );
         c.close_stmt(ids[0]).unwrap();
         c.prepare("SELECT 5").expect("a slot is free again");
         let mut m = srv.connect();
@@ -171,13 +166,9 @@ each_mode! {
     fn syntax_unsupported_unpreparable_and_multi_statements(mode) {
         let srv = mode.start(&[]);
         let mut c = srv.raw_connect("root", "").unwrap();
-        match c.query("SELEC 1") {
-            Err(ClientError::Server(e)) => {
-                assert_eq!((e.code, e.sql_state_str()), (1064, "42000"));
-                assert!(e.message.contains("near 'SELEC 1'"), "{}", e.message);
-            }
-            other => panic!("{other:?}"),
-        }
+        let e = raw_error(c.query("SELEC 1"));
+        assert_eq!((e.code, e.sql_state_str()), (1064, "42000"));
+        assert!(e.message.contains("near 'SELEC 1'"), "{}", e.message);
         assert_eq!(raw_code(c.query("SELECT 1 UNION SELECT 2")), 1235);
         assert_eq!(raw_code(c.prepare("USE mysql")), 1295);
         assert_eq!(raw_code(c.query("SELECT nosuch")), 1054);
