@@ -14,7 +14,7 @@ mod skip;
 mod sql;
 
 pub use mode::Mode;
-pub use skip::{everything_required, has_program, has_python_module, require_tool, skip};
+pub use skip::{has_program, has_python_module, require_tool, skip};
 pub use sql::{
     code, global_status, load_queue_fixture, mysql_error, raw_code, raw_error, session_status,
 };

@@ -24,9 +24,6 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Every mode, in the order tests run them.
-    pub const ALL: [Mode; 3] = [Mode::PerConnection, Mode::PoolEpoll, Mode::PoolIoUring];
-
     /// The mode as test names spell it.
     pub fn name(self) -> &'static str {
         match self {
@@ -51,17 +48,11 @@ impl Mode {
         }
     }
 
-    /// Whether the mode runs the thread pool.
-    pub fn is_pool(self) -> bool {
-        self != Mode::PerConnection
-    }
-
     /// `@@thread_handling` in this mode.
     fn thread_handling(self) -> &'static str {
-        if self.is_pool() {
-            "pool-of-threads"
-        } else {
-            "one-thread-per-connection"
+        match self {
+            Mode::PerConnection => "one-thread-per-connection",
+            Mode::PoolEpoll | Mode::PoolIoUring => "pool-of-threads",
         }
     }
 

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 /// Whether every test must run what it names (`TPBED_REQUIRE_TOOLS=1`, set by `.ci/run`).
-pub fn everything_required() -> bool {
+fn everything_required() -> bool {
     std::env::var("TPBED_REQUIRE_TOOLS").as_deref() == Ok("1")
 }
 
