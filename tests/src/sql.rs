@@ -67,3 +67,14 @@ pub fn load_queue_fixture(c: &mut mysql::Conn) {
             .unwrap_or_else(|e| panic!("fixture statement {stmt}: {e}"));
     }
 }
+
+/// Waits of one kind that connections reported to the thread pool (a
+/// `performance_schema.tp_thread_group_stats` column such as `ROW_LOCK_WAITS`), summed over
+/// the groups. Only while the pool runs: the table does not exist otherwise.
+pub fn pool_waits(c: &mut mysql::Conn, column: &str) -> u64 {
+    c.query_first(format!(
+        "SELECT CAST(SUM({column}) AS UNSIGNED) FROM performance_schema.tp_thread_group_stats"
+    ))
+    .unwrap_or_else(|e| panic!("tp_thread_group_stats.{column}: {e}"))
+    .unwrap_or_else(|| panic!("no tp_thread_group_stats rows"))
+}

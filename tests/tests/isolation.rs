@@ -29,7 +29,9 @@ use std::time::{Duration, Instant};
 use mysql::prelude::*;
 use mysql::{Conn, OptsBuilder};
 use rand::{Rng, SeedableRng};
-use tpbed_tests::{code, each_mode, global_status as status, load_queue_fixture, Mode, TestServer};
+use tpbed_tests::{
+    code, each_mode, global_status as status, load_queue_fixture, pool_waits, Mode, TestServer,
+};
 
 static HEAVY: Mutex<()> = Mutex::new(());
 
@@ -239,6 +241,8 @@ each_mode! {
         assert_eq!(sum(&mut c), total);
         let waits0 = status(&mut c, "Innodb_row_lock_waits");
         let deadlocks0 = status(&mut c, "Innodb_deadlocks");
+        let pooled = mode != Mode::PerConnection;
+        let pool_waits0 = if pooled { pool_waits(&mut c, "ROW_LOCK_WAITS") } else { 0 };
 
         let stop = AtomicBool::new(false);
         let go = Barrier::new(TRANSFER_THREADS + 3);
@@ -265,11 +269,15 @@ each_mode! {
         let timeouts: u64 = logs.iter().map(|l| l.timeouts).sum();
         let waits = status(&mut c, "Innodb_row_lock_waits") - waits0;
         let server_deadlocks = status(&mut c, "Innodb_deadlocks") - deadlocks0;
+        let reported = if pooled { pool_waits(&mut c, "ROW_LOCK_WAITS") - pool_waits0 } else { 0 };
         eprintln!(
-            "bank: {committed} transfers in {elapsed:.2?}, {deadlocks} deadlocks retried \
-             (server counted {server_deadlocks}), {timeouts} timeouts, {waits} row lock waits; \
-             RR reader {rr:?}; RC reader {} reads, {} saw new commits",
-            rc.0, rc.1
+            "bank ({}): {committed} transfers in {elapsed:.2?}, {deadlocks} deadlocks retried \
+             (server counted {server_deadlocks}), {timeouts} timeouts, {waits} row lock waits \
+             ({reported} reported to the pool); RR reader {rr:?}; RC reader {} reads, {} saw \
+             new commits",
+            mode.name(),
+            rc.0,
+            rc.1
         );
 
         // The money: the total, and each account where the committed transfers put it.
@@ -295,6 +303,13 @@ each_mode! {
             server_deadlocks, deadlocks,
             "Innodb_deadlocks differs from the 1213s the clients got"
         );
+        // In the pool every row lock wait went through the pool's wait hook.
+        if pooled {
+            assert!(
+                reported >= waits,
+                "{waits} row lock waits, {reported} reported to the pool"
+            );
+        }
 
         // The readers ran alongside and their checks meant something: the RR snapshots were
         // overtaken by commits, and RC statements saw new commits inside one transaction.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::{code, each_mode, load_queue_fixture, Mode, TestServer};
+use tpbed_tests::{code, each_mode, load_queue_fixture, pool_waits, Mode, TestServer};
 
 const CLAIM: &str =
     "SELECT id FROM {t} WHERE status=0 ORDER BY run_at, id LIMIT 10 FOR UPDATE SKIP LOCKED";
@@ -366,6 +366,11 @@ each_mode! {
             .unwrap()
             .unwrap();
         assert!(timeouts >= 1);
+        // In the pool, the statement told the pool it waited for a row lock (so the pool could
+        // run another connection of its group meanwhile).
+        if mode != Mode::PerConnection {
+            assert!(pool_waits(&mut c, "ROW_LOCK_WAITS") >= 1);
+        }
         b.query_drop("ROLLBACK").unwrap();
         let attempts: u8 = b
             .query_first("SELECT attempts FROM q_v1 WHERE id = 5")
