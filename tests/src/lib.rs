@@ -1,10 +1,24 @@
 //! Harness for integration tests that start the real `tpbed-server` binary on an ephemeral
 //! 127.0.0.1 port, wait until it is ready, drive it with real clients and stop it.
 //!
-//! Tests that need an outside tool (sysbench, the mariadb CLI, PyMySQL) call
-//! [`require_tool`]: without the tool they print why and skip, unless
-//! `TPBED_REQUIRE_TOOLS=1` (set by `.ci/run` after installing them), where a missing tool
-//! fails the test so CI never skips silently.
+//! [`each_mode!`] runs a test once per connection-handling [`Mode`] (one thread per
+//! connection, the pool on epoll, the pool on io_uring). Tests that cannot run what they name
+//! (an outside tool such as sysbench, the mariadb CLI or PyMySQL missing; io_uring unusable;
+//! a limit too low) call [`skip`] or [`require_tool`]: the skip is printed past the output
+//! capture, and under `TPBED_REQUIRE_TOOLS=1` (set by `.ci/run` after installing the tools)
+//! it fails the test instead, so CI never skips silently. [`code`] and its kin read the
+//! server's errors and counters.
+
+mod mode;
+mod skip;
+mod sql;
+
+pub use mode::Mode;
+pub use skip::{has_program, has_python_module, require_tool, skip};
+pub use sql::{
+    code, global_status, load_queue_fixture, mysql_error, pool_waits, raw_code, raw_error,
+    session_status,
+};
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -78,17 +92,21 @@ impl TestServer {
         let sink = log.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(p) = line.split("port: ").nth(1) {
-                    if line.contains("ready for connections") {
-                        let port: u16 = p
-                            .split_whitespace()
+                let port: Option<u16> = line
+                    .contains("ready for connections")
+                    .then(|| line.split("port: ").nth(1))
+                    .flatten()
+                    .map(|p| {
+                        p.split_whitespace()
                             .next()
                             .and_then(|s| s.parse().ok())
-                            .unwrap_or(0);
-                        let _ = tx.send(port);
-                    }
-                }
+                            .unwrap_or(0)
+                    });
+                // Logged before `start` returns: the ready line is in `log_lines` then.
                 sink.lock().unwrap().push(line);
+                if let Some(port) = port {
+                    let _ = tx.send(port);
+                }
             }
         });
         let port = match rx.recv_timeout(Duration::from_secs(30)) {
@@ -135,6 +153,12 @@ impl TestServer {
     /// A `mysql` crate connection as root.
     pub fn connect(&self) -> mysql::Conn {
         mysql::Conn::new(self.opts("root", "")).expect("connect as root")
+    }
+
+    /// A `mysql` crate connection as root with `db` as its default database.
+    pub fn connect_db(&self, db: &str) -> mysql::Conn {
+        let opts = mysql::OptsBuilder::from_opts(self.opts("root", "")).db_name(Some(db));
+        mysql::Conn::new(opts).unwrap_or_else(|e| panic!("connect as root to {db}: {e}"))
     }
 
     /// A protocol-crate client connection (for byte-level tests) as `user`/`password`.
@@ -216,37 +240,4 @@ pub fn raise_nofile_limit() -> u64 {
         libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
     }
     lim.rlim_cur
-}
-
-/// Whether an outside tool is available. Without it: prints the reason and returns false
-/// (the test skips), or panics when `TPBED_REQUIRE_TOOLS=1`.
-pub fn require_tool(what: &str, available: bool) -> bool {
-    if available {
-        return true;
-    }
-    if std::env::var("TPBED_REQUIRE_TOOLS").as_deref() == Ok("1") {
-        panic!("{what} is required (TPBED_REQUIRE_TOOLS=1) but not available");
-    }
-    eprintln!("SKIPPED: {what} is not installed; install it or see .ci/run");
-    false
-}
-
-/// Whether `program` runs (`program --version` exits successfully).
-pub fn has_program(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Whether python3 can import `module`.
-pub fn has_python_module(module: &str) -> bool {
-    Command::new("python3")
-        .args(["-c", &format!("import {module}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }

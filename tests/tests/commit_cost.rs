@@ -7,22 +7,7 @@ use std::sync::{Arc, Barrier};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::TestServer;
-
-fn status(c: &mut Conn, name: &str) -> u64 {
-    let row: Option<(String, String)> = c
-        .query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
-        .unwrap();
-    let (_, v) = row.unwrap_or_else(|| panic!("status {name} missing"));
-    v.parse().unwrap()
-}
-
-fn code<T: std::fmt::Debug>(r: mysql::Result<T>) -> u16 {
-    match r {
-        Err(mysql::Error::MySqlError(e)) => e.code,
-        other => panic!("expected a MySQL error, got {other:?}"),
-    }
-}
+use tpbed_tests::{code, global_status as status, TestServer};
 
 #[test]
 fn variables_and_counters_exist_with_mysql_defaults() {
@@ -169,7 +154,7 @@ fn concurrent_inserts(args: &[&str]) -> (u64, u64, u64) {
 }
 
 // Depends on the transaction wiring: passes once every committing read-write transaction
-// calls `server.redo.commit(..)` (issue 4, Transactions). Until then no commit reaches the
+// calls `server.redo.commit(..)` (the transaction layer). Until then no commit reaches the
 // redo log and the fsync count stays 0.
 #[test]
 fn concurrent_committers_share_fsyncs() {
@@ -266,7 +251,7 @@ fn fsyncs_per_job(srv: &Arc<TestServer>, batch: usize, workers: usize, jobs: usi
 }
 
 // Depends on the transaction wiring: passes once every committing read-write transaction
-// calls `server.redo.commit(..)` (issue 4, Transactions). Until then no commit reaches the
+// calls `server.redo.commit(..)` (the transaction layer). Until then no commit reaches the
 // redo log and both ratios are 0.
 #[test]
 fn batch_50_claims_need_fewer_fsyncs_per_job_than_batch_1() {

@@ -4,16 +4,7 @@
 use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
-use protocol::client::blocking::ClientError;
-use tpbed_tests::{raise_nofile_limit, TestServer};
-
-fn status(c: &mut mysql::Conn, name: &str) -> u64 {
-    let row: Option<(String, String)> = c
-        .query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
-        .unwrap();
-    row.map(|(_, v)| v.parse().unwrap())
-        .unwrap_or_else(|| panic!("no status {name}"))
-}
+use tpbed_tests::{global_status as status, raise_nofile_limit, raw_code, raw_error, TestServer};
 
 #[test]
 fn two_thousand_concurrent_connections_each_query_and_close_cleanly() {
@@ -103,20 +94,21 @@ fn connection_152_gets_1040_and_connection_admin_gets_the_spare_slot() {
                 .unwrap_or_else(|e| panic!("connection {}: {e}", i + 1)),
         );
     }
-    match srv.raw_connect("app", "pw") {
-        Err(ClientError::Server(e)) => {
-            assert_eq!((e.code, e.sql_state_str()), (1040, "08004"));
-            assert_eq!(e.message, "Too many connections");
-        }
-        other => panic!("connection 152 should get 1040, got {other:?}"),
-    }
+    let e = raw_error(srv.raw_connect("app", "pw"));
+    assert_eq!(
+        (e.code, e.sql_state_str()),
+        (1040, "08004"),
+        "connection 152"
+    );
+    assert_eq!(e.message, "Too many connections");
     let mut ops = srv
         .raw_connect("ops", "pw")
         .expect("CONNECTION_ADMIN takes the spare slot");
     assert_eq!(ops.query("SELECT 1").unwrap().len(), 1);
-    match srv.raw_connect("ops", "pw") {
-        Err(ClientError::Server(e)) => assert_eq!(e.code, 1040, "only one spare slot"),
-        other => panic!("expected 1040 past the spare slot, got {other:?}"),
-    }
+    assert_eq!(
+        raw_code(srv.raw_connect("ops", "pw")),
+        1040,
+        "only one spare slot"
+    );
     drop(held);
 }

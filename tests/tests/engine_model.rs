@@ -2,7 +2,8 @@
 //! model (a BTreeMap from primary key to row): every affected-row count, error code and
 //! result set must match. Statements go both as text and as prepared statements, and the
 //! reads exercise the planner's paths (point, primary range, secondary equality and range,
-//! IN lists, ORDER BY with and without LIMIT, aggregates).
+//! IN lists, ORDER BY with and without LIMIT, aggregates). The run repeats in every
+//! connection-handling mode.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -11,7 +12,7 @@ use mysql::prelude::*;
 use mysql::Conn;
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
-use tpbed_tests::TestServer;
+use tpbed_tests::each_mode;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -257,27 +258,28 @@ fn run(c: &mut Conn, ops: &[Op], prepared: bool) {
     assert_eq!(all, m.all().collect::<Vec<_>>());
 }
 
-#[test]
-fn random_statements_match_a_btreemap_model() {
-    let srv = TestServer::start(&[]);
-    let conn = RefCell::new(srv.connect());
-    conn.borrow_mut().query_drop("CREATE DATABASE m").unwrap();
-    conn.borrow_mut().query_drop("USE m").unwrap();
-    let mut runner = TestRunner::new(ProptestConfig {
-        cases: 48,
-        ..ProptestConfig::default()
-    });
-    let strategy = (proptest::collection::vec(op(), 1..60), any::<bool>());
-    runner
-        .run(&strategy, |(ops, prepared)| {
-            run(&mut conn.borrow_mut(), &ops, prepared);
-            Ok(())
-        })
-        .unwrap();
-    let inserts: (String, String) = conn
-        .borrow_mut()
-        .query_first("SHOW GLOBAL STATUS LIKE 'Com_insert'")
-        .unwrap()
-        .unwrap();
-    assert!(inserts.1.parse::<u64>().unwrap() > 100, "{inserts:?}");
+each_mode! {
+    fn random_statements_match_a_btreemap_model(mode) {
+        let srv = mode.start(&[]);
+        let conn = RefCell::new(srv.connect());
+        conn.borrow_mut().query_drop("CREATE DATABASE m").unwrap();
+        conn.borrow_mut().query_drop("USE m").unwrap();
+        let mut runner = TestRunner::new(ProptestConfig {
+            cases: 48,
+            ..ProptestConfig::default()
+        });
+        let strategy = (proptest::collection::vec(op(), 1..60), any::<bool>());
+        runner
+            .run(&strategy, |(ops, prepared)| {
+                run(&mut conn.borrow_mut(), &ops, prepared);
+                Ok(())
+            })
+            .unwrap();
+        let inserts: (String, String) = conn
+            .borrow_mut()
+            .query_first("SHOW GLOBAL STATUS LIKE 'Com_insert'")
+            .unwrap()
+            .unwrap();
+        assert!(inserts.1.parse::<u64>().unwrap() > 100, "{inserts:?}");
+    }
 }

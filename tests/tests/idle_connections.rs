@@ -5,7 +5,7 @@
 //! in thread-per-connection mode it runs one thread per connection.
 //!
 //! The pool measurement takes over a minute; it runs when `TPBED_IDLE_TEST=1` (`.ci/run` sets
-//! it) and is skipped with a note otherwise.
+//! it) and is skipped with a printed note otherwise (a failure under `TPBED_REQUIRE_TOOLS=1`).
 
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -41,7 +41,9 @@ fn open(port: u16, n: usize) -> Vec<Conn<TcpStream>> {
 #[test]
 fn ten_thousand_idle_connections_in_the_pool() {
     if std::env::var("TPBED_IDLE_TEST").as_deref() != Ok("1") {
-        eprintln!("SKIPPED: set TPBED_IDLE_TEST=1 to run the 10,000-idle-connection measurement (about 90 s)");
+        tpbed_tests::skip(
+            "set TPBED_IDLE_TEST=1 to run the 10,000-idle-connection measurement (about 90 s)",
+        );
         return;
     }
     assert!(

@@ -1,5 +1,5 @@
 //! One `tpbed-load` process drives 10,000 concurrent connections with at most 16 client
-//! threads (issue 6): `tpbed-load idle` holds 9,984 idle connections and 16 active ones running
+//! threads: `tpbed-load idle` holds 9,984 idle connections and 16 active ones running
 //! point selects against tpbed-server in pool mode. The server counts every connection, the
 //! client process never runs more OS threads than its event loops plus the main thread, and
 //! the active connections keep completing events while all 10,000 are open.
@@ -30,9 +30,9 @@ fn json_number(json: &str, key: &str) -> f64 {
 fn ten_thousand_connections_from_one_process_with_at_most_16_client_threads() {
     let limit = raise_nofile_limit();
     if limit < CONNECTIONS as u64 + 500 {
-        eprintln!(
-            "SKIPPED: RLIMIT_NOFILE hard limit {limit} is below the 10,500 sockets each side holds"
-        );
+        tpbed_tests::skip(&format!(
+            "RLIMIT_NOFILE hard limit {limit} is below the 10,500 sockets each side holds"
+        ));
         return;
     }
     let srv = TestServer::start(&[

@@ -2,13 +2,12 @@
 //! `@@` reads, option files and command-line options, FLUSH STATUS, `Com_*`/`Questions`.
 
 use mysql::prelude::*;
-use tpbed_tests::TestServer;
+use tpbed_tests::{mysql_error, TestServer};
 
+/// The server's error number and SQLSTATE for `r`.
 fn code<T: std::fmt::Debug>(r: mysql::Result<T>) -> (u16, String) {
-    match r {
-        Err(mysql::Error::MySqlError(e)) => (e.code, e.state),
-        other => panic!("expected a MySQL error, got {other:?}"),
-    }
+    let e = mysql_error(r);
+    (e.code, e.state)
 }
 
 #[test]
