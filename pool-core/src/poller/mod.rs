@@ -277,14 +277,25 @@ mod tests {
         }
     }
 
-    /// An io_uring poller, or None (the test is skipped, with the reason) where the probe
-    /// falls back to epoll.
+    /// An io_uring poller, or None where the probe falls back to epoll: the calling test then
+    /// fails under `TPBED_REQUIRE_TOOLS=1`, and otherwise writes `SKIPPED <test>: <reason>`
+    /// to the terminal (past the harness's output capture) and runs nothing.
     fn uring() -> Option<UringPoller> {
-        if let Some(r) = choose(PollerKind::IoUring).fallback_reason {
-            eprintln!("io_uring skipped: {r}");
-            return None;
+        let Some(why) = choose(PollerKind::IoUring).fallback_reason else {
+            return Some(UringPoller::new().unwrap());
+        };
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("an io_uring test")
+            .to_string();
+        if std::env::var("TPBED_REQUIRE_TOOLS").as_deref() == Ok("1") {
+            panic!("{test} cannot run (TPBED_REQUIRE_TOOLS=1): io_uring unavailable: {why}");
         }
-        Some(UringPoller::new().unwrap())
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "SKIPPED {test}: io_uring unavailable: {why}"
+        );
+        None
     }
 
     #[test]

@@ -220,12 +220,26 @@ impl Client {
     }
 }
 
-/// The pollers to run a test on; io_uring is skipped with a printed reason when unusable.
+/// The pollers to run a test on. Where io_uring is unusable the test fails under
+/// `TPBED_REQUIRE_TOOLS=1`; otherwise it writes `SKIPPED <test> on io_uring: <reason>` to the
+/// terminal (past the harness's output capture) and runs on epoll only.
 pub fn pollers() -> Vec<PollerKind> {
     let mut v = vec![PollerKind::Epoll];
     match pool_core::poller::choose(PollerKind::IoUring).fallback_reason {
         None => v.push(PollerKind::IoUring),
-        Some(why) => eprintln!("io_uring skipped: {why}"),
+        Some(why) => {
+            let test = std::thread::current()
+                .name()
+                .unwrap_or("a pool test")
+                .to_string();
+            if std::env::var("TPBED_REQUIRE_TOOLS").as_deref() == Ok("1") {
+                panic!("{test} cannot run on io_uring (TPBED_REQUIRE_TOOLS=1): {why}");
+            }
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "SKIPPED {test} on io_uring: {why}"
+            );
+        }
     }
     v
 }
