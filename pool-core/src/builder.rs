@@ -5,13 +5,18 @@
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::{PinMode, PoolConfig, PoolKnobs};
+use crate::connect;
 use crate::group::{Group, GroupState};
-use crate::park::{self, Role};
+use crate::listener;
+use crate::placement::{self, RoundRobin};
 use crate::poller::{self, PollerChoice};
-use crate::pool::{Handles, LogSink, PollerFactory, PoolError, PoolStartup, Shared, ThreadPool};
+use crate::pool::{PollerFactory, PoolError, PoolStartup, ThreadPool};
 use crate::session::Session;
+use crate::shared::{Guard, Handles, LogSink, Role, Shared, TimerCtl};
+use crate::spawn;
 use crate::sync::{lock, thread, Arc, Condvar, Mutex};
-use crate::timer::{self, TimerCtl};
+use crate::timer;
+use crate::worker;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::time::SystemTime;
@@ -102,7 +107,7 @@ impl PoolBuilder {
             None => poller::choose(config.poller),
         };
         let size = config.size as usize;
-        let ncpu = crate::placement::cpu_count();
+        let ncpu = placement::cpu_count();
         let ncores = core_affinity::get_core_ids().map_or(ncpu, |c| c.len());
         let mut groups = Vec::with_capacity(size + 1);
         for g in 0..=size {
@@ -117,7 +122,7 @@ impl PoolBuilder {
                 state: Mutex::new(GroupState::new()),
                 poller: p,
                 cores: if config.pin == PinMode::Group {
-                    crate::placement::group_cores(g, size, ncores)
+                    placement::group_cores(g, size, ncores)
                 } else {
                     Vec::new()
                 },
@@ -142,9 +147,10 @@ impl PoolBuilder {
             connecting: AtomicUsize::new(0),
             alive: AtomicUsize::new(0),
             threads_created: AtomicU64::new(0),
-            rr: crate::placement::RoundRobin::default(),
+            rr: RoundRobin::default(),
             log: self.log,
             connection_handlers: self.connection_handlers,
+            run_role: run_role::<S>,
         });
         // Start-up per group (§1.7): query_threads_per_group query threads, a dedicated
         // listener when configured, and the permanent connection handler.
@@ -154,13 +160,13 @@ impl PoolBuilder {
             }
             let mut st = lock(&sh.groups[g].state);
             for _ in 0..config.query_threads_per_group {
-                park::spawn(&sh, g, &mut st, Role::Query);
+                spawn::spawn(&sh, g, &mut st, Role::Query);
             }
             if sh.dedicated {
-                park::spawn(&sh, g, &mut st, Role::Listener);
+                spawn::spawn(&sh, g, &mut st, Role::Listener);
             }
             if sh.connection_handlers {
-                park::spawn(&sh, g, &mut st, Role::ConnHandler { permanent: true });
+                spawn::spawn(&sh, g, &mut st, Role::ConnHandler { permanent: true });
             }
         }
         let pool = ThreadPool {
@@ -186,5 +192,21 @@ impl PoolBuilder {
                 config,
             },
         ))
+    }
+}
+
+/// The role table: the loop a pool thread of each role runs. Spawning (spawn.rs) reaches the
+/// role loops only through this function, which the pool's [`Shared`] state holds, because the
+/// loops themselves spawn threads (a wake may create a query thread).
+fn run_role<'a, S: Session>(
+    sh: &'a Arc<Shared<S>>,
+    g: usize,
+    me: usize,
+    role: Role,
+) -> Guard<'a, S> {
+    match role {
+        Role::Query => worker::run(sh, g, me),
+        Role::Listener => listener::run_dedicated(sh, g, me),
+        Role::ConnHandler { permanent } => connect::run(sh, g, me, permanent),
     }
 }

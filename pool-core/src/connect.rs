@@ -5,9 +5,10 @@
 //! slot is inserted until the slot is removed.
 
 use crate::group::{is_high_priority, Conn, ConnState, Queued};
-use crate::park::{self, Role, WakeLevel};
-use crate::pool::{Guard, Shared};
+use crate::park::{self, WakeLevel};
 use crate::session::{Outcome, Session};
+use crate::shared::{Guard, Role, Shared};
+use crate::spawn;
 use crate::stats::ThreadState;
 use crate::sync::{lock, Arc};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -35,7 +36,7 @@ pub(crate) fn enqueue<S: Session>(sh: &Arc<Shared<S>>, g: usize, session: S) {
         park::unpark(&mut st, t);
     } else if st.ch_threads < 1 + max_extra_handlers(sh.size) {
         let permanent = st.ch_threads == 0;
-        park::spawn(sh, g, &mut st, Role::ConnHandler { permanent });
+        spawn::spawn(sh, g, &mut st, Role::ConnHandler { permanent });
     }
 }
 

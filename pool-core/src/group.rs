@@ -3,6 +3,35 @@
 //! with the per-thread records it summarises (`active`, `bound`, `stalled` are recounted by
 //! the loom models).
 //!
+//! # Layers
+//!
+//! The crate's modules import one another only downward. Each line below imports only from its
+//! own line and the lines before it (`tests/layers.rs` reads every `crate::` path and checks
+//! this, and that the import cycles are exactly the ones named after the list):
+//!
+//! 1. `sync`, `session`, `wait`, `placement`, `clock`, `config`, `stats`, `poller`, `handler`:
+//!    the vocabulary — loom shim, contracts, time, settings, snapshot types, pollers;
+//! 2. `group`: one group's state machine and its protocols (this file);
+//! 3. `shared`: the state every thread of a pool shares, and the role table's type;
+//! 4. `spawn`: thread creation and exit;
+//! 5. `park`: sleeping and waking;
+//! 6. `event`: event processing and the wait hook;
+//! 7. `listener`, `steal`: the waiting role; running another group's event;
+//! 8. `worker`, `connect`, `timer`: the role loops and the stall checker;
+//! 9. `pool`, `introspect`: the pool object and shutdown; the snapshots;
+//! 10. `builder`, `thread_per_conn`: building a pool (and its role table); the other model;
+//! 11. `testkit`, `model_tests`, `loom`: test code.
+//!
+//! Import cycles: none.
+//!
+//! One cycle remains at run time and is broken on purpose: a role loop wakes a thread
+//! (`park::wake`), a wake may create a query thread (`spawn`), and a new thread runs a role
+//! loop (`worker::run`, `listener::run_dedicated`, `connect::run`). `spawn` reaches those loops
+//! only through the function pointer `Shared::run_role`, which `builder` fills in, so the
+//! imports stay downward. The worker loop calls into the waiting role (`listener`), which does
+//! not call back: a waiting thread that executes an event directly runs `event::process`, as
+//! the worker loop does, and a thread that steals runs the same functions.
+//!
 //! # Connection states
 //!
 //! A connection slot is `Armed` (registered one-shot in the poller, session parked in the
@@ -79,7 +108,7 @@ pub(crate) struct Conn<S> {
     pub(crate) state: ConnState,
     pub(crate) expire_at: Duration,
     /// Reported by the poller while `Attached`: its owner re-armed it before taking the group
-    /// mutex (`worker::finish`) and must arm it once more under the mutex.
+    /// mutex (`event::finish`) and must arm it once more under the mutex.
     pub(crate) reported_while_attached: bool,
 }
 

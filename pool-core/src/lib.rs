@@ -37,10 +37,15 @@ pub mod wait;
 
 mod builder;
 mod connect;
+mod event;
 mod group;
+mod handler;
+mod introspect;
 mod listener;
 mod park;
 mod pool;
+mod shared;
+mod spawn;
 mod steal;
 mod timer;
 mod worker;
@@ -55,31 +60,13 @@ mod testkit;
 pub use builder::PoolBuilder;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Algorithm, ConfigError, PinMode, PollerKind, PoolConfig, PoolKnobs};
+pub use handler::ConnectionHandler;
 pub use poller::{Poller, PollerChoice, Token};
-pub use pool::{LogLevel, LogSink, PollerFactory, PoolError, PoolStartup, ThreadPool};
+pub use pool::{PollerFactory, PoolError, PoolStartup, ThreadPool};
 pub use session::{Outcome, Session};
+pub use shared::{LogLevel, LogSink};
 pub use stats::{
     GroupStateRow, GroupStatsRow, HandlerStats, ThreadKind, ThreadState, ThreadStateRow,
 };
 pub use thread_per_conn::{autosized_thread_cache_size, ThreadPerConnection};
 pub use wait::{WaitGuard, WaitKind};
-
-/// A connection-handling model: what the server's acceptor hands connections to.
-///
-/// The acceptor accepts a TCP connection, builds an `S` around the blocking socket and calls
-/// [`add_connection`](ConnectionHandler::add_connection); the handler runs
-/// [`Session::handshake`] (on the connection's own thread, or on a pool connection-handler
-/// thread), then schedules [`Session::run`] until it returns [`Outcome::Close`], and drops
-/// the session. `KILL CONNECTION` needs nothing from the handler: the server shuts the
-/// socket down (`shutdown(2)`), the blocked or next `run` sees end of file and returns
-/// `Close`.
-pub trait ConnectionHandler<S: Session>: Send + Sync {
-    /// Takes ownership of a new connection. Never blocks on the connection's I/O.
-    fn add_connection(&self, session: S);
-    /// Closes every connection (parked ones get [`Session::kill`]; ones bound to a thread
-    /// have their socket shut down) and joins every thread. Idempotent; later
-    /// `add_connection` calls drop the session.
-    fn shutdown(&self);
-    /// `Threads_created`, `Threads_cached`, `Threads_connected` and the running count.
-    fn stats(&self) -> HandlerStats;
-}

@@ -3,14 +3,14 @@
 //! (`GroupState::waiting`); it is taken and given up only under the group mutex, and the
 //! blocking poll happens only while holding it.
 
+use crate::event;
 use crate::group::{is_high_priority, ConnState, Queued};
 use crate::park::{self, WakeLevel};
 use crate::poller::Token;
-use crate::pool::{Guard, Shared};
 use crate::session::Session;
+use crate::shared::{Guard, Shared};
 use crate::stats::ThreadState;
 use crate::sync::{lock, Arc};
-use crate::worker;
 
 /// Takes the waiting-thread role, blocks in the poller, then either executes a single event
 /// directly (keeping the role while it runs) or queues every event and gives the role up.
@@ -47,12 +47,12 @@ pub(crate) fn wait_for_events<'a, S: Session>(
     if !ready.is_empty() {
         st.counters.tpbed_listener_wakeups += 1;
     }
-    let high = worker::high_concurrency(sh);
+    let high = sh.high_concurrency();
     if ready.len() == 1 && !high && !sh.dedicated && st.queued() == 0 && sh.credit(g, &st) {
         // Direct execution: the thread keeps the waiting role while it runs the event; a
         // reported wait or the stall checker hands the role on.
         let token = ready[0];
-        let mut st = worker::process(sh, g, me, st, token, true, None);
+        let mut st = event::process(sh, g, me, st, token, true, None);
         if st.waiting == Some(me) {
             st.waiting = None;
         }

@@ -13,7 +13,7 @@
 //! release build of about 100 s from clean; `loom_high_concurrency_consumer_wake` adds about
 //! 3 s alone (its runs reach the deferred consumer wake some 21,000 times);
 //! `loom_owner_rearm_races_the_next_report` under a second (it deadlocks, i.e. fails, when
-//! `worker::finish` ignores a report made while attached); all eight 40 s together. The two
+//! `event::finish` ignores a report made while attached); all eight 40 s together. The two
 //! deferred-re-arm models (the io_uring backend's rules) bring it to ten, 22 s together on a
 //! quieter machine. Without
 //! `LOOM_MAX_PREEMPTIONS` the models set the bound to 2 themselves.
@@ -22,7 +22,7 @@
 //! - no lost wake-up: the main thread blocks until every sent command has run, so a lost
 //!   wake-up is a deadlock, which loom reports;
 //! - at most one thread blocks in a group's poller (the model poller asserts it);
-//! - at every attach (worker.rs `check_admission`): counters agree with the threads' records,
+//! - at every attach (event.rs `check_admission`): counters agree with the threads' records,
 //!   the thread had credit, with limit 0 `active <= query_threads_per_group + stalled + 1`,
 //!   with a limit `bound <= share + 1`, and the Admin group has no limit;
 //! - clean shutdown: `shutdown()` returns only after joining every pool thread, and every
@@ -31,13 +31,13 @@
 use crate::builder::PoolBuilder;
 use crate::clock::ManualClock;
 use crate::config::PoolConfig;
+use crate::handler::ConnectionHandler;
 use crate::poller::model::ModelNet;
 use crate::pool::ThreadPool;
 use crate::sync::atomic::Ordering;
 use crate::sync::Arc;
 use crate::testkit::{Client, Cmd, Gate, ModelSession, Tally};
 use crate::wait::WaitKind;
-use crate::ConnectionHandler;
 use std::time::Duration;
 
 struct Rig {

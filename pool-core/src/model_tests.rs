@@ -5,11 +5,11 @@
 use crate::builder::PoolBuilder;
 use crate::clock::ManualClock;
 use crate::config::PoolConfig;
+use crate::handler::ConnectionHandler;
 use crate::poller::model::ModelNet;
 use crate::pool::ThreadPool;
 use crate::testkit::{Cmd, Gate, ModelSession, Tally};
 use crate::wait::WaitKind;
-use crate::ConnectionHandler;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,12 +24,12 @@ pub(crate) fn rig(edit: impl FnOnce(&mut PoolConfig)) -> Rig {
     rig_logging(edit, Arc::new(|_, _| {}))
 }
 
-pub(crate) fn rig_logging(edit: impl FnOnce(&mut PoolConfig), log: crate::LogSink) -> Rig {
+pub(crate) fn rig_logging(edit: impl FnOnce(&mut PoolConfig), log: crate::shared::LogSink) -> Rig {
     rig_full(edit, log, false)
 }
 
 /// The rig with the deferring model poller (io_uring's re-arm rules) when `defer`.
-fn rig_full(edit: impl FnOnce(&mut PoolConfig), log: crate::LogSink, defer: bool) -> Rig {
+fn rig_full(edit: impl FnOnce(&mut PoolConfig), log: crate::shared::LogSink, defer: bool) -> Rig {
     let mut c = PoolConfig::mysql_defaults(2);
     c.size = 1;
     c.max_transactions_limit = 0;

@@ -1,5 +1,6 @@
-//! Thread life cycle: creation (§1.7's limits and throttle), sleeping as consumer, reserve or
-//! connection handler, waking, retirement and exit.
+//! Parking and waking pool threads: a query thread sleeps as a consumer or a reserve, a
+//! connection handler sleeps (the permanent one indefinitely); wakers pop a sleeper, or create
+//! a query thread (spawn.rs) when none sleeps and the level allows it.
 //!
 //! # Park protocol (no lost wake-up)
 //!
@@ -15,30 +16,16 @@
 //!
 //! Invariant: a thread number is on at most one sleeper list, and only while it sleeps.
 
-use crate::group::{GroupState, ThreadInfo};
-use crate::pool::{Guard, Shared};
+use crate::group::GroupState;
 use crate::session::Session;
-use crate::stats::{ThreadKind, ThreadState};
-use crate::sync::{lock, thread, wait, wait_timeout, Arc, Condvar};
-use std::sync::atomic::Ordering;
+use crate::shared::{Guard, Shared};
+use crate::spawn::create_query_thread;
+use crate::stats::ThreadState;
+use crate::sync::{wait, wait_timeout, Arc, Condvar};
 use std::time::Duration;
 
-/// Most threads a group may have (MySQL's 4096 thread slots).
-pub(crate) const MAX_THREADS_PER_GROUP: usize = 4096;
 /// An extra connection handler exits after this long idle (MySQL: 60 s).
 pub(crate) const CH_IDLE_EXIT: Duration = Duration::from_secs(60);
-/// Thread creation gaps when the group is busy and threads are plentiful, as MySQL codes
-/// them (compared against a microsecond clock; threadpool.md §1.7 notes ms may be meant).
-const CREATE_GAP_FEW: Duration = Duration::from_micros(50);
-const CREATE_GAP_MANY: Duration = Duration::from_micros(100);
-
-/// What a thread does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
-    Query,
-    Listener,
-    ConnHandler { permanent: bool },
-}
 
 /// How hard `wake` tries (MySQL's WAKE_IF_CREATED, WAKE_OR_CREATE_ONE; its WAKE_CONSUMER,
 /// a hot sleeper only, is `take_consumer`).
@@ -84,146 +71,6 @@ pub(crate) fn wake<S: Session>(
         return true;
     }
     level == WakeLevel::OrCreate && create_query_thread(sh, g, st)
-}
-
-/// Creates a query thread unless §1.7 forbids it: more than 1 + connections threads, 4096
-/// threads, the transaction cap `share + 1` (unless suspended), or the creation throttle.
-pub(crate) fn create_query_thread<S: Session>(
-    sh: &Arc<Shared<S>>,
-    g: usize,
-    st: &mut GroupState<S>,
-) -> bool {
-    if st.shutdown
-        || st.query_threads > 1 + st.connections
-        || st.query_threads >= MAX_THREADS_PER_GROUP
-    {
-        return false;
-    }
-    let share = sh.group_share(g);
-    if share > 0 && st.longrun.suspended_stamp.is_none() && st.query_threads > share {
-        return false;
-    }
-    let total = sh.total_query_threads.load(Ordering::Relaxed);
-    if st.active > 0 && total >= 3 * sh.ncpu {
-        let gap = if total < 5 * sh.ncpu {
-            CREATE_GAP_FEW
-        } else {
-            CREATE_GAP_MANY
-        };
-        let now = sh.clock.now();
-        if st
-            .last_creation
-            .is_some_and(|last| now.saturating_sub(last) < gap)
-        {
-            return false;
-        }
-    }
-    spawn(sh, g, st, Role::Query)
-}
-
-/// Starts a thread of `role` in group `g`; false when refused (shutdown) or the OS failed.
-pub(crate) fn spawn<S: Session>(
-    sh: &Arc<Shared<S>>,
-    g: usize,
-    st: &mut GroupState<S>,
-    role: Role,
-) -> bool {
-    if st.shutdown {
-        return false;
-    }
-    let kind = match role {
-        Role::Query => ThreadKind::QueryWorker,
-        Role::Listener => ThreadKind::Listener,
-        Role::ConnHandler { .. } => ThreadKind::ConnectionHandler,
-    };
-    let info = ThreadInfo::new(kind);
-    let me = match st.threads.iter().position(Option::is_none) {
-        Some(i) => {
-            st.threads[i] = Some(info);
-            i
-        }
-        None => {
-            st.threads.push(Some(info));
-            st.threads.len() - 1
-        }
-    };
-    let mut handles = lock(&sh.handles);
-    handles.reap();
-    let serial = handles.next_serial();
-    let sh2 = sh.clone();
-    let name = match role {
-        Role::Query => format!("tp{g}-q{me}"),
-        Role::Listener => format!("tp{g}-l{me}"),
-        Role::ConnHandler { .. } => format!("tp{g}-ch{me}"),
-    };
-    match thread::Builder::new()
-        .name(name)
-        .spawn(move || thread_main(sh2, g, me, role, serial))
-    {
-        Ok(h) => {
-            handles.push(serial, h);
-            drop(handles);
-            match role {
-                Role::Query => {
-                    st.query_threads += 1;
-                    sh.total_query_threads.fetch_add(1, Ordering::Relaxed);
-                }
-                Role::Listener => st.listener_threads += 1,
-                Role::ConnHandler { .. } => st.ch_threads += 1,
-            }
-            st.counters.threads_started += 1;
-            st.last_creation = Some(sh.clock.now());
-            sh.threads_created.fetch_add(1, Ordering::Relaxed);
-            sh.alive.fetch_add(1, Ordering::Relaxed);
-            true
-        }
-        Err(e) => {
-            drop(handles);
-            st.threads[me] = None;
-            sh.log_warn(&format!(
-                "thread pool: cannot create a thread in group {g}: {e}"
-            ));
-            false
-        }
-    }
-}
-
-fn thread_main<S: Session>(sh: Arc<Shared<S>>, g: usize, me: usize, role: Role, serial: u64) {
-    if sh.pin && !sh.groups[g].cores.is_empty() {
-        crate::placement::pin_current_thread(&sh.groups[g].cores);
-    }
-    {
-        let mut st = lock(&sh.groups[g].state);
-        // SAFETY: gettid has no preconditions.
-        st.thread(me).os_tid = i64::from(unsafe { libc::gettid() });
-    }
-    let st = match role {
-        Role::Query => crate::worker::run(&sh, g, me),
-        Role::Listener => crate::listener::run_dedicated(&sh, g, me),
-        Role::ConnHandler { permanent } => crate::connect::run(&sh, g, me, permanent),
-    };
-    exit(&sh, st, me, role);
-    lock(&sh.handles).finished(serial);
-}
-
-/// Removes thread `me` from the group (its last act under the mutex).
-fn exit<S: Session>(sh: &Shared<S>, mut st: Guard<'_, S>, me: usize, role: Role) {
-    st.consumers.retain(|t| *t != me);
-    st.reserves.retain(|t| *t != me);
-    st.ch_sleepers.retain(|t| *t != me);
-    if st.waiting == Some(me) {
-        st.waiting = None;
-    }
-    st.threads[me] = None;
-    match role {
-        Role::Query => {
-            st.query_threads -= 1;
-            sh.total_query_threads.fetch_sub(1, Ordering::Relaxed);
-        }
-        Role::Listener => st.listener_threads -= 1,
-        Role::ConnHandler { .. } => st.ch_threads -= 1,
-    }
-    sh.alive.fetch_sub(1, Ordering::Relaxed);
 }
 
 /// Sleeps query thread `me` as a consumer (while fewer than `query_threads_per_group` are)

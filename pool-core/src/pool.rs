@@ -1,37 +1,22 @@
-//! The thread-group pool object: the state its threads share, the [`ConnectionHandler`]
-//! implementation and shutdown (the protocol is in group.rs). Building is in builder.rs,
-//! introspection snapshots in stats.rs. Invariant: nothing here is global — every pool owns its groups,
-//! threads and clock, so tests run several pools side by side.
+//! The thread-group pool object: the [`ConnectionHandler`] implementation and shutdown (the
+//! protocol is in group.rs). The state its threads share is in shared.rs, building in
+//! builder.rs, introspection snapshots in introspect.rs. Invariant: after `shutdown` returns
+//! no thread of the pool runs and no session is left in it.
 
-use crate::clock::Clock;
-use crate::config::{Algorithm, ConfigError, PoolConfig, PoolKnobs};
-use crate::group::{credit_available, CreditInputs, Group, GroupState};
+use crate::config::{ConfigError, PoolConfig, PoolKnobs};
+use crate::connect;
+use crate::handler::ConnectionHandler;
 use crate::park;
 use crate::poller::{Poller, PollerChoice};
 use crate::session::Session;
+use crate::shared::Shared;
 use crate::stats::HandlerStats;
-use crate::sync::{lock, thread, Arc, Condvar, Mutex, MutexGuard};
-use crate::timer::{self, TimerCtl};
-use crate::ConnectionHandler;
+use crate::sync::{lock, thread, Arc, Mutex};
+use crate::timer;
 use std::fmt;
 use std::io;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
-
-/// A group's guard.
-pub(crate) type Guard<'a, S> = MutexGuard<'a, GroupState<S>>;
-
-/// Severity of a pool log line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogLevel {
-    /// Informational (MySQL's `[Note]`/`[System]`).
-    Info,
-    /// A warning.
-    Warning,
-}
-
-/// Where the pool writes its log lines (the server's error log).
-pub type LogSink = std::sync::Arc<dyn Fn(LogLevel, &str) + Send + Sync>;
 
 /// Makes one group's poller; given the group index.
 pub type PollerFactory = Box<dyn Fn(usize) -> io::Result<Box<dyn Poller>>>;
@@ -65,112 +50,6 @@ pub struct PoolStartup {
     pub warnings: Vec<String>,
     /// The configuration in force after the corrections.
     pub config: PoolConfig,
-}
-
-/// Join handles of every thread the pool started.
-pub(crate) struct Handles {
-    next: u64,
-    live: Vec<(u64, thread::JoinHandle<()>)>,
-    finished: Vec<u64>,
-}
-
-impl fmt::Debug for Handles {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Handles")
-            .field("live", &self.live.len())
-            .finish()
-    }
-}
-
-impl Handles {
-    pub(crate) fn new() -> Handles {
-        Handles {
-            next: 0,
-            live: Vec::new(),
-            finished: Vec::new(),
-        }
-    }
-
-    pub(crate) fn next_serial(&mut self) -> u64 {
-        self.next += 1;
-        self.next
-    }
-
-    pub(crate) fn push(&mut self, serial: u64, h: thread::JoinHandle<()>) {
-        self.live.push((serial, h));
-    }
-
-    /// A thread's last act: it is about to return, so joining it cannot block for long.
-    pub(crate) fn finished(&mut self, serial: u64) {
-        self.finished.push(serial);
-    }
-
-    /// Joins threads that have finished (retired workers and handlers).
-    pub(crate) fn reap(&mut self) {
-        for s in std::mem::take(&mut self.finished) {
-            if let Some(i) = self.live.iter().position(|(x, _)| *x == s) {
-                let (_, h) = self.live.swap_remove(i);
-                let _ = h.join();
-            }
-        }
-    }
-}
-
-/// State shared by every thread of one pool.
-pub(crate) struct Shared<S> {
-    pub(crate) size: usize,
-    pub(crate) algorithm: Algorithm,
-    pub(crate) dedicated: bool,
-    pub(crate) pin: bool,
-    pub(crate) steal: bool,
-    pub(crate) ncpu: usize,
-    pub(crate) knobs: std::sync::Arc<PoolKnobs>,
-    pub(crate) clock: std::sync::Arc<dyn Clock>,
-    pub(crate) groups: Vec<Group<S>>,
-    pub(crate) handles: Mutex<Handles>,
-    pub(crate) timer: Mutex<TimerCtl>,
-    pub(crate) timer_cv: Condvar,
-    /// Statistics only (Relaxed): they order nothing.
-    pub(crate) total_query_threads: AtomicUsize,
-    pub(crate) running: AtomicUsize,
-    pub(crate) connecting: AtomicUsize,
-    pub(crate) alive: AtomicUsize,
-    pub(crate) threads_created: AtomicU64,
-    pub(crate) rr: crate::placement::RoundRobin,
-    pub(crate) log: LogSink,
-    pub(crate) connection_handlers: bool,
-}
-
-impl<S> Shared<S> {
-    /// The transaction share of group `g` (0 for the Admin group and when the limit is 0).
-    pub(crate) fn group_share(&self, g: usize) -> usize {
-        if self.groups[g].admin {
-            0
-        } else {
-            self.knobs.group_share() as usize
-        }
-    }
-
-    /// §1.4's credit rule for group `g` in state `st`.
-    pub(crate) fn credit(&self, g: usize, st: &GroupState<S>) -> bool {
-        credit_available(CreditInputs {
-            txnlim: self.group_share(g),
-            suspended: st.longrun.suspended_stamp.is_some(),
-            bound: st.bound,
-            max_active_query_threads: self.knobs.max_active_query_threads() as usize,
-            active: st.active,
-            query_threads_per_group: self.knobs.query_threads_per_group() as usize,
-            stalled: st.stalled,
-        })
-    }
-
-    pub(crate) fn log_info(&self, msg: &str) {
-        (self.log)(LogLevel::Info, msg);
-    }
-
-    pub(crate) fn log_warn(&self, msg: &str) {
-        (self.log)(LogLevel::Warning, msg);
-    }
 }
 
 /// MySQL's thread-group pool (`thread_handling=pool-of-threads`).
@@ -244,9 +123,9 @@ impl<S: Session> ConnectionHandler<S> for ThreadPool<S> {
         let g = self.sh.rr.next(self.sh.size);
         self.sh.connecting.fetch_add(1, Ordering::Relaxed);
         if self.sh.connection_handlers {
-            crate::connect::enqueue(&self.sh, g, session);
+            connect::enqueue(&self.sh, g, session);
         } else {
-            crate::connect::admit(&self.sh, g, None, session);
+            connect::admit(&self.sh, g, None, session);
         }
     }
 
@@ -304,7 +183,7 @@ impl<S: Session> ConnectionHandler<S> for ThreadPool<S> {
             let _ = h.join();
         }
         loop {
-            let live = std::mem::take(&mut lock(&sh.handles).live);
+            let live = lock(&sh.handles).take_live();
             if live.is_empty() {
                 break;
             }

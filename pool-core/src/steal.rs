@@ -7,12 +7,12 @@
 //!
 //! [`Injector`]: crossbeam_deque::Injector
 
+use crate::event;
 use crate::group::ConnState;
 use crate::poller::Token;
-use crate::pool::{Guard, Shared};
 use crate::session::Session;
+use crate::shared::{Guard, Shared};
 use crate::sync::{lock, Arc};
-use crate::worker;
 use crossbeam_deque::Steal;
 
 /// Called by the stall checker for group `g` (under its mutex): when events are queued and
@@ -90,16 +90,16 @@ fn run_stolen<S: Session>(
 
     let now = sh.clock.now();
     let mut st = lock(&sh.groups[g].state);
-    worker::attach(sh, g, &mut st, me, now, false);
+    event::attach(sh, g, &mut st, me, now, false);
     drop(st);
-    let (outcome, statements, exec_time) = worker::run_attached(sh, g, me, &mut session);
+    let (outcome, statements, exec_time) = event::run_attached(sh, g, me, &mut session);
     let end = sh.clock.now();
-    let rearmed = worker::rearm_early(sh, h, token, fd, outcome);
+    let rearmed = event::rearm_early(sh, h, token, fd, outcome);
     let mut st = lock(&sh.groups[g].state);
-    worker::detach(&mut st, me, end.saturating_sub(now), statements, exec_time);
+    event::detach(&mut st, me, end.saturating_sub(now), statements, exec_time);
     drop(st);
     let home = lock(&sh.groups[h].state);
-    drop(worker::finish(
+    drop(event::finish(
         sh, h, home, token, fd, session, outcome, end, rearmed,
     ));
     true

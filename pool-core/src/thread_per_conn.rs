@@ -4,11 +4,11 @@
 //! is removed under the mutex before the session (and so the fd) is dropped, so shutdown
 //! never touches a closed or reused descriptor.
 
+use crate::handler::ConnectionHandler;
 use crate::poller::shutdown_fd;
 use crate::session::{Outcome, Session};
 use crate::stats::HandlerStats;
 use crate::sync::{lock, thread, wait, Arc, Condvar, Mutex};
-use crate::ConnectionHandler;
 use std::collections::HashMap;
 use std::fmt;
 use std::os::fd::RawFd;

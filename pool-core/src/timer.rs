@@ -3,11 +3,13 @@
 //! a pass that woke something), or by tests with a manual clock. Invariant: a tick never runs a
 //! session and never blocks while holding a group mutex; expired sessions are told outside it.
 
+use crate::config::Algorithm;
 use crate::group::ConnState;
 use crate::park::{self, WakeLevel};
-use crate::pool::Shared;
 use crate::session::Session;
+use crate::shared::Shared;
 use crate::stats::ThreadState;
+use crate::steal;
 use crate::sync::{lock, wait_timeout, Arc};
 use std::time::Duration;
 
@@ -15,14 +17,6 @@ use std::time::Duration;
 pub(crate) const IDLE_PERIOD: Duration = Duration::from_millis(10);
 /// Pause after a pass that woke a thread (MySQL: 1 ms).
 pub(crate) const BUSY_PERIOD: Duration = Duration::from_millis(1);
-
-/// Timer-thread control.
-#[derive(Debug, Default)]
-pub(crate) struct TimerCtl {
-    pub(crate) stop: bool,
-    /// When the last connection report was written (pool clock).
-    pub(crate) last_report: Duration,
-}
 
 /// The timer thread's loop.
 pub(crate) fn run<S: Session>(sh: Arc<Shared<S>>) {
@@ -128,7 +122,7 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
     // 5. Wake or create one thread when needed.
     let ready = st.queued() > 0;
     let sleepers = !st.consumers.is_empty() || !st.reserves.is_empty();
-    let algo1 = sh.algorithm == crate::config::Algorithm::HighConcurrency;
+    let algo1 = sh.algorithm == Algorithm::HighConcurrency;
     let need = grew
         || role_taken
         || (!sleepers && ready)
@@ -142,7 +136,7 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
 
     // Ours (tpbed_thread_pool_steal): offer events that cannot start here to other groups.
     let offered = if sh.steal {
-        crate::steal::offer(sh, g, &mut st)
+        steal::offer(sh, g, &mut st)
     } else {
         0
     };

@@ -1,0 +1,400 @@
+//! Event processing: a query thread attaches to a queued connection, runs it, detaches and
+//! returns it to its home group (re-armed, or removed when it closed), with the wait hook
+//! installed while it runs. Invariant: a thread increments `active` and `bound` exactly once
+//! per attachment and undoes both at detach; a reported wait takes it out of `active` only
+//! when it was not marked stalled.
+
+use crate::group::{Attachment, ConnState};
+use crate::park::{self, WakeLevel};
+use crate::poller::Token;
+use crate::session::{Outcome, Session};
+use crate::shared::{Guard, Shared};
+use crate::stats::ThreadState;
+use crate::sync::{lock, Arc, Condvar};
+use crate::wait::{self, WaitKind, WaitObserver};
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Attaches thread `me` of group `g` to the queued connection `token` of the same group,
+/// runs it, detaches and re-arms it (§1.3.5). `wake` is a sleeper already marked woken
+/// (`park::take_consumer`); it is notified as soon as the mutex is released.
+pub(crate) fn process<'a, S: Session>(
+    sh: &'a Arc<Shared<S>>,
+    g: usize,
+    me: usize,
+    mut st: Guard<'a, S>,
+    token: Token,
+    direct: bool,
+    wake: Option<Arc<Condvar>>,
+) -> Guard<'a, S> {
+    let now = sh.clock.now();
+    let session = st.conns.get_mut(token).and_then(|conn| {
+        let s = conn.session.take()?;
+        conn.state = ConnState::Attached;
+        Some((s, conn.fd))
+    });
+    let Some((mut session, fd)) = session else {
+        if let Some(cv) = wake {
+            cv.notify_one();
+        }
+        return st;
+    };
+    attach(sh, g, &mut st, me, now, direct);
+    drop(st);
+    if let Some(cv) = wake {
+        cv.notify_one();
+    }
+
+    let (outcome, statements, exec_time) = run_attached(sh, g, me, &mut session);
+
+    let end = sh.clock.now();
+    let rearmed = rearm_early(sh, g, token, fd, outcome);
+    let mut st = lock(&sh.groups[g].state);
+    detach(&mut st, me, end.saturating_sub(now), statements, exec_time);
+    finish(sh, g, st, token, fd, session, outcome, end, rearmed)
+}
+
+/// Re-arm protocol step 1 (group.rs): a connection that stays open is re-armed in its home
+/// group's poller before the owner takes the group mutex, when the poller allows it. None when
+/// it is left to [`finish`].
+pub(crate) fn rearm_early<S>(
+    sh: &Shared<S>,
+    home: usize,
+    token: Token,
+    fd: std::os::fd::RawFd,
+    outcome: Outcome,
+) -> Option<std::io::Result<()>> {
+    let poller = &sh.groups[home].poller;
+    (outcome == Outcome::Continue && poller.rearms_outside_group_lock())
+        .then(|| poller.rearm(token, fd))
+}
+
+/// Returns a detached connection to its home group `home` (`st` is that group's guard):
+/// parked and armed (`rearmed`: the result of [`rearm_early`]; None re-arms here, under the
+/// mutex), or removed and dropped (outside the mutex) when it closed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn finish<'a, S: Session>(
+    sh: &'a Arc<Shared<S>>,
+    home: usize,
+    mut st: Guard<'a, S>,
+    token: Token,
+    fd: std::os::fd::RawFd,
+    session: S,
+    outcome: Outcome,
+    end: Duration,
+    rearmed: Option<std::io::Result<()>>,
+) -> Guard<'a, S> {
+    let group = &sh.groups[home];
+    if outcome == Outcome::Close || st.shutdown {
+        st.conns.remove(token);
+        // The fd is still open (the session owns it), so deregistering is safe.
+        let _ = group.poller.deregister(token, fd);
+        st.connections -= 1;
+        st.counters.connections_closed += 1;
+        drop(st);
+        drop(session);
+        return lock(&group.state);
+    }
+    let expire_at = end + session.idle_timeout();
+    let conn = st
+        .conns
+        .get_mut(token)
+        .expect("an attached connection is removed only by its owner");
+    conn.session = Some(session);
+    conn.state = ConnState::Armed;
+    conn.expire_at = expire_at;
+    let reported = std::mem::take(&mut conn.reported_while_attached);
+    st.note_expiry(expire_at);
+    let armed = match rearmed {
+        Some(Ok(())) if !reported => Ok(()),
+        Some(Err(e)) => Err(e),
+        // Re-arm protocol step 5: nobody is blocked in this group's poller, so the next
+        // poll, whoever makes it, hands the request to the kernel.
+        None if !st.blocked_in_poll() => group.poller.rearm_deferred(token, fd),
+        // Re-arm protocol step 3 (a report consumed while attached comes again) or step 4
+        // (io_uring: the poll request is pushed here).
+        _ => group.poller.rearm(token, fd),
+    };
+    if let Err(e) = armed {
+        let conn = st.conns.remove(token);
+        st.connections -= 1;
+        st.counters.connections_closed += 1;
+        drop(st);
+        sh.log_warn(&format!(
+            "thread pool: re-arm failed, closing connection: {e}"
+        ));
+        drop(conn);
+        return lock(&group.state);
+    }
+    st
+}
+
+pub(crate) fn attach<S>(
+    sh: &Shared<S>,
+    g: usize,
+    st: &mut Guard<'_, S>,
+    me: usize,
+    now: Duration,
+    direct: bool,
+) {
+    #[cfg(test)]
+    let admitted_with_credit = sh.credit(g, st);
+    st.active += 1;
+    st.bound += 1;
+    let t = st.thread(me);
+    t.attached = Some(Attachment {
+        attach_at: now,
+        marked_stalled: false,
+        wait: None,
+        wait_decremented: false,
+    });
+    t.state = if direct {
+        ThreadState::ProcessingDirect
+    } else {
+        ThreadState::ProcessingQueued
+    };
+    t.event_count += 1;
+    if direct {
+        st.counters.tpbed_direct_executions += 1;
+    }
+    #[cfg(test)]
+    check_admission(sh, g, st, admitted_with_credit);
+    #[cfg(not(test))]
+    let _ = (sh, g);
+}
+
+/// Test builds check the admission invariants at every attach: the counters agree with the
+/// per-thread records, and a thread admitted with credit leaves at most limit + 1 running:
+/// `active <= query_threads_per_group + stalled + 1` without a transaction limit,
+/// `bound <= share + 1` with one (not suspended). A reported wait that ends lets its thread
+/// back into `active` without a credit check (as in MySQL), so the first bound holds at
+/// admission, not at every instant.
+#[cfg(test)]
+fn check_admission<S>(sh: &Shared<S>, g: usize, st: &Guard<'_, S>, with_credit: bool) {
+    assert_eq!(
+        st.recount(),
+        (st.active, st.bound, st.stalled),
+        "group {g} counters"
+    );
+    assert!(with_credit, "group {g}: a thread attached without credit");
+    let share = sh.group_share(g);
+    let qtpg = sh.knobs.query_threads_per_group() as usize;
+    let waiting_in_wait = st
+        .threads
+        .iter()
+        .flatten()
+        .filter(|t| t.attached.as_ref().is_some_and(|a| a.wait_decremented))
+        .count();
+    if share == 0 && sh.knobs.max_active_query_threads() == 0 && waiting_in_wait == 0 {
+        assert!(
+            st.active <= qtpg + st.stalled + 1,
+            "group {g}: active {} > qtpg {qtpg} + stalled {} + 1",
+            st.active,
+            st.stalled
+        );
+    }
+    if share > 0 && st.longrun.suspended_stamp.is_none() {
+        assert!(
+            st.bound <= share + 1,
+            "group {g}: bound {} > share {share} + 1",
+            st.bound
+        );
+    }
+    if sh.groups[g].admin {
+        assert_eq!(share, 0, "the Admin group is never transaction-limited");
+    }
+}
+
+pub(crate) fn detach<S>(
+    st: &mut Guard<'_, S>,
+    me: usize,
+    attached_for: Duration,
+    statements: u64,
+    exec_time: Duration,
+) {
+    let t = st.thread(me);
+    let a = t
+        .attached
+        .take()
+        .expect("detach follows attach on the same thread");
+    t.state = ThreadState::Managing;
+    t.exec_count += statements;
+    t.acc_exec_time += exec_time;
+    t.acc_event_time += attached_for;
+    if !a.wait_decremented {
+        st.active -= 1;
+    }
+    if a.marked_stalled {
+        st.stalled -= 1;
+    }
+    st.bound -= 1;
+    st.counters.queries_executed += statements;
+}
+
+/// Runs the session while the thread stays attached: once, again while input is buffered,
+/// and (with a transaction limit, normal groups) for every statement of an open transaction.
+pub(crate) fn run_attached<S: Session>(
+    sh: &Arc<Shared<S>>,
+    g: usize,
+    me: usize,
+    session: &mut S,
+) -> (Outcome, u64, Duration) {
+    let observer = thread_observer(sh, g, me);
+    observer.depth.set(0);
+    wait::install(observer.clone());
+    let admin = sh.groups[g].admin;
+    if !admin {
+        let delay = sh.knobs.transaction_delay();
+        if delay > 0 && !session.in_transaction() {
+            observer.begin(Reason::TrxDelay);
+            std::thread::sleep(Duration::from_millis(u64::from(delay)));
+            observer.end();
+        }
+    }
+    let mut statements = 0;
+    let mut exec_time = Duration::ZERO;
+    let outcome = loop {
+        let start = sh.clock.now();
+        sh.running.fetch_add(1, Ordering::Relaxed);
+        let o = catch_unwind(AssertUnwindSafe(|| session.run())).unwrap_or(Outcome::Close);
+        sh.running.fetch_sub(1, Ordering::Relaxed);
+        statements += 1;
+        exec_time += sh.clock.now().saturating_sub(start);
+        if o == Outcome::Close {
+            break Outcome::Close;
+        }
+        if session.has_buffered_input() {
+            continue;
+        }
+        if !admin && sh.knobs.max_transactions_limit() > 0 && session.in_transaction() {
+            // Stay bound: the next read blocks on this connection (bounded by wait_timeout).
+            continue;
+        }
+        break Outcome::Continue;
+    };
+    wait::uninstall();
+    (outcome, statements, exec_time)
+}
+
+#[cfg(not(loom))]
+thread_local! {
+    /// This thread's wait observer, made at its first attachment and reused by later ones.
+    static OBSERVER: RefCell<Option<Rc<dyn Any>>> = const { RefCell::new(None) };
+}
+
+// Loom runs every model thread on one OS thread: the cache must be a loom thread-local.
+#[cfg(loom)]
+loom::thread_local! {
+    static OBSERVER: RefCell<Option<Rc<dyn Any>>> = RefCell::new(None);
+}
+
+/// The wait observer of thread `me` of group `g`: made once per thread, so an attachment
+/// allocates nothing and touches no shared reference count.
+fn thread_observer<S: Session>(sh: &Arc<Shared<S>>, g: usize, me: usize) -> Rc<Observer<S>> {
+    OBSERVER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let cached = cell
+            .clone()
+            .and_then(|o| o.downcast::<Observer<S>>().ok())
+            .filter(|o| Arc::ptr_eq(&o.sh, sh) && o.g == g && o.me == me);
+        if let Some(o) = cached {
+            return o;
+        }
+        let o = Rc::new(Observer {
+            sh: sh.clone(),
+            g,
+            me,
+            depth: Cell::new(0),
+        });
+        *cell = Some(o.clone());
+        o
+    })
+}
+
+/// Why a thread waits: a wait the engine reported, or the pool's own transaction delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reason {
+    Kind(WaitKind),
+    TrxDelay,
+}
+
+/// The wait hook of an attached worker (threadpool.md §1.5).
+struct Observer<S: Session> {
+    sh: Arc<Shared<S>>,
+    g: usize,
+    me: usize,
+    /// Nesting depth: only the outermost begin/end count.
+    depth: Cell<u32>,
+}
+
+impl<S: Session> Observer<S> {
+    fn begin(&self, reason: Reason) {
+        let d = self.depth.get();
+        self.depth.set(d + 1);
+        if d > 0 {
+            return;
+        }
+        let mut st = lock(&self.sh.groups[self.g].state);
+        let me = self.me;
+        let t = st.thread(me);
+        let Some(a) = t.attached.as_mut() else {
+            return;
+        };
+        a.wait = match reason {
+            Reason::Kind(k) => Some(k),
+            Reason::TrxDelay => None,
+        };
+        let decrement = !a.marked_stalled;
+        a.wait_decremented = decrement;
+        if decrement {
+            st.active -= 1;
+        }
+        let c = &mut st.counters;
+        match reason {
+            Reason::Kind(WaitKind::Sleep) => c.sleep_waits += 1,
+            Reason::Kind(WaitKind::RowLock) => c.row_lock_waits += 1,
+            Reason::Kind(WaitKind::UserLock) => c.user_lock_waits += 1,
+            Reason::Kind(WaitKind::CommitFlush) => c.group_commit_waits += 1,
+            Reason::TrxDelay => c.tpbed_trx_delay_waits += 1,
+        }
+        // The wake is unconditional: a waiting thread hands its role to a woken or new
+        // thread; any other waiter wakes a sleeper if one exists.
+        if st.waiting == Some(me) {
+            st.waiting = None;
+            park::wake(&self.sh, self.g, &mut st, WakeLevel::OrCreate);
+        } else {
+            park::wake(&self.sh, self.g, &mut st, WakeLevel::IfCreated);
+        }
+    }
+
+    fn end(&self) {
+        let d = self.depth.get().saturating_sub(1);
+        self.depth.set(d);
+        if d > 0 {
+            return;
+        }
+        let mut st = lock(&self.sh.groups[self.g].state);
+        let t = st.thread(self.me);
+        let Some(a) = t.attached.as_mut() else {
+            return;
+        };
+        a.wait = None;
+        if std::mem::take(&mut a.wait_decremented) {
+            st.active += 1;
+        }
+    }
+}
+
+impl<S: Session> WaitObserver for Observer<S> {
+    fn wait_begin(&self, kind: WaitKind) {
+        self.begin(Reason::Kind(kind));
+    }
+
+    fn wait_end(&self, _kind: WaitKind) {
+        self.end();
+    }
+}

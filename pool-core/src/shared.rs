@@ -1,0 +1,167 @@
+//! The state every thread of one pool shares: the groups, the dynamic knobs, the clock, the
+//! join handles, the timer's control block, the log sink and the role table. Invariant: nothing
+//! here is global — every pool owns its groups, threads and clock, so tests run several pools
+//! side by side.
+
+use crate::clock::Clock;
+use crate::config::{Algorithm, PoolKnobs};
+use crate::group::{credit_available, CreditInputs, Group, GroupState};
+use crate::placement::RoundRobin;
+use crate::sync::{thread, Arc, Condvar, Mutex, MutexGuard};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::time::Duration;
+
+/// A group's guard.
+pub(crate) type Guard<'a, S> = MutexGuard<'a, GroupState<S>>;
+
+/// Severity of a pool log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    /// Informational (MySQL's `[Note]`/`[System]`).
+    Info,
+    /// A warning.
+    Warning,
+}
+
+/// Where the pool writes its log lines (the server's error log).
+pub type LogSink = std::sync::Arc<dyn Fn(LogLevel, &str) + Send + Sync>;
+
+/// What a pool thread does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Query,
+    Listener,
+    ConnHandler { permanent: bool },
+}
+
+/// A role's loop: run by a pool thread of group `g` (second argument) with thread number `me`
+/// (third) until the thread should exit; returns the group guard its exit is recorded under.
+pub(crate) type RoleLoop<S> = for<'a> fn(&'a Arc<Shared<S>>, usize, usize, Role) -> Guard<'a, S>;
+
+/// Timer-thread control.
+#[derive(Debug, Default)]
+pub(crate) struct TimerCtl {
+    pub(crate) stop: bool,
+    /// When the last connection report was written (pool clock).
+    pub(crate) last_report: Duration,
+}
+
+/// Join handles of every thread the pool started.
+pub(crate) struct Handles {
+    next: u64,
+    live: Vec<(u64, thread::JoinHandle<()>)>,
+    finished: Vec<u64>,
+}
+
+impl fmt::Debug for Handles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handles")
+            .field("live", &self.live.len())
+            .finish()
+    }
+}
+
+impl Handles {
+    pub(crate) fn new() -> Handles {
+        Handles {
+            next: 0,
+            live: Vec::new(),
+            finished: Vec::new(),
+        }
+    }
+
+    pub(crate) fn next_serial(&mut self) -> u64 {
+        self.next += 1;
+        self.next
+    }
+
+    pub(crate) fn push(&mut self, serial: u64, h: thread::JoinHandle<()>) {
+        self.live.push((serial, h));
+    }
+
+    /// A thread's last act: it is about to return, so joining it cannot block for long.
+    pub(crate) fn finished(&mut self, serial: u64) {
+        self.finished.push(serial);
+    }
+
+    /// Takes every handle not joined yet (shutdown joins them).
+    pub(crate) fn take_live(&mut self) -> Vec<(u64, thread::JoinHandle<()>)> {
+        std::mem::take(&mut self.live)
+    }
+
+    /// Joins threads that have finished (retired workers and handlers).
+    pub(crate) fn reap(&mut self) {
+        for s in std::mem::take(&mut self.finished) {
+            if let Some(i) = self.live.iter().position(|(x, _)| *x == s) {
+                let (_, h) = self.live.swap_remove(i);
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+/// State shared by every thread of one pool.
+pub(crate) struct Shared<S> {
+    pub(crate) size: usize,
+    pub(crate) algorithm: Algorithm,
+    pub(crate) dedicated: bool,
+    pub(crate) pin: bool,
+    pub(crate) steal: bool,
+    pub(crate) ncpu: usize,
+    pub(crate) knobs: std::sync::Arc<PoolKnobs>,
+    pub(crate) clock: std::sync::Arc<dyn Clock>,
+    pub(crate) groups: Vec<Group<S>>,
+    pub(crate) handles: Mutex<Handles>,
+    pub(crate) timer: Mutex<TimerCtl>,
+    pub(crate) timer_cv: Condvar,
+    /// Statistics only (Relaxed): they order nothing.
+    pub(crate) total_query_threads: AtomicUsize,
+    pub(crate) running: AtomicUsize,
+    pub(crate) connecting: AtomicUsize,
+    pub(crate) alive: AtomicUsize,
+    pub(crate) threads_created: AtomicU64,
+    pub(crate) rr: RoundRobin,
+    pub(crate) log: LogSink,
+    pub(crate) connection_handlers: bool,
+    /// The loop each role's thread runs (spawn.rs starts threads through it).
+    pub(crate) run_role: RoleLoop<S>,
+}
+
+impl<S> Shared<S> {
+    /// The transaction share of group `g` (0 for the Admin group and when the limit is 0).
+    pub(crate) fn group_share(&self, g: usize) -> usize {
+        if self.groups[g].admin {
+            0
+        } else {
+            self.knobs.group_share() as usize
+        }
+    }
+
+    /// The credit rule ([`credit_available`]) for group `g` in state `st`.
+    pub(crate) fn credit(&self, g: usize, st: &GroupState<S>) -> bool {
+        credit_available(CreditInputs {
+            txnlim: self.group_share(g),
+            suspended: st.longrun.suspended_stamp.is_some(),
+            bound: st.bound,
+            max_active_query_threads: self.knobs.max_active_query_threads() as usize,
+            active: st.active,
+            query_threads_per_group: self.knobs.query_threads_per_group() as usize,
+            stalled: st.stalled,
+        })
+    }
+
+    /// Whether the high-concurrency algorithm is in force (algorithm 1 and more than one query
+    /// thread per group).
+    pub(crate) fn high_concurrency(&self) -> bool {
+        self.algorithm == Algorithm::HighConcurrency && self.knobs.query_threads_per_group() > 1
+    }
+
+    pub(crate) fn log_info(&self, msg: &str) {
+        (self.log)(LogLevel::Info, msg);
+    }
+
+    pub(crate) fn log_warn(&self, msg: &str) {
+        (self.log)(LogLevel::Warning, msg);
+    }
+}
