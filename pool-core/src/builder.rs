@@ -1,5 +1,5 @@
 //! Building a pool: validate the configuration, probe and create the pollers, start each
-//! group's threads (§1.7: `query_threads_per_group` query threads, a dedicated listener when
+//! group's threads (as MySQL: `query_threads_per_group` query threads, a dedicated listener when
 //! configured, the permanent connection handler) and the timer. Invariant: a pool that
 //! `build` returns has every group running; on error nothing is left running.
 
@@ -152,7 +152,7 @@ impl PoolBuilder {
             connection_handlers: self.connection_handlers,
             run_role: run_role::<S>,
         });
-        // Start-up per group (§1.7): query_threads_per_group query threads, a dedicated
+        // Start-up per group, as MySQL: query_threads_per_group query threads, a dedicated
         // listener when configured, and the permanent connection handler.
         for g in 0..=size {
             if g == size && !self.admin_threads {

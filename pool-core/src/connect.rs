@@ -1,6 +1,6 @@
 //! Connection handlers: new connections wait in their group's connect queue until a
 //! connection-handler thread authenticates them, then they are armed in the poller of their
-//! group, or of the Admin group for `TP_CONNECTION_ADMIN` sessions (threadpool.md §1.2).
+//! group, or of the Admin group for `TP_CONNECTION_ADMIN` sessions.
 //! Invariant: a connection is counted in its group's `connections` exactly from the moment its
 //! slot is inserted until the slot is removed.
 

@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Attaches thread `me` of group `g` to the queued connection `token` of the same group,
-/// runs it, detaches and re-arms it (§1.3.5). `wake` is a sleeper already marked woken
+/// runs it, detaches and re-arms it. `wake` is a sleeper already marked woken
 /// (`park::take_consumer`); it is notified as soon as the mutex is released.
 pub(crate) fn process<'a, S: Session>(
     sh: &'a Arc<Shared<S>>,
@@ -322,7 +322,9 @@ enum Reason {
     TrxDelay,
 }
 
-/// The wait hook of an attached worker (threadpool.md §1.5).
+/// The wait hook of an attached worker (MySQL's `thd_wait_begin`/`thd_wait_end`): while a
+/// reported wait lasts, the thread does not count as active, and a waiting thread hands its
+/// role on.
 struct Observer<S: Session> {
     sh: Arc<Shared<S>>,
     g: usize,

@@ -1,7 +1,7 @@
 //! One thread group's state machine. Invariant: every field of [`GroupState`] changes only
 //! under the group mutex, sessions never run while it is held, and each counter below agrees
-//! with the per-thread records it summarises (`active`, `bound`, `stalled` are recounted by
-//! the loom models).
+//! with the per-thread records it summarises (`active`, `bound`, `stalled` are recounted at
+//! every attach in test builds, the loom models included).
 //!
 //! # Layers
 //!
@@ -71,13 +71,18 @@
 //!    and an event is queued, or step 3 took the role.
 //! 6. Close armed connections idle past `wait_timeout` (outside the mutex: `Session::expire`).
 //!
+//! With `tpbed_thread_pool_steal=on`, between steps 5 and 6 a group whose queued events cannot
+//! start offers them to the other normal groups and, outside its mutex, wakes an idle thread of
+//! one of them (steal.rs).
+//!
 //! # Shutdown protocol
 //!
 //! 1. Under each group mutex: set `shutdown`, take every parked session (armed, queued,
 //!    connecting) out of the group, interrupt (`shutdown(2)`) every attached connection and
 //!    every one a connection handler is authenticating.
 //! 2. Wake every sleeping thread of the group and the poller's wake fd.
-//! 3. Outside the mutex: deregister, `Session::kill` and drop the parked sessions.
+//! 3. Outside the mutex: drop the connecting sessions; deregister, `Session::kill` and drop the
+//!    armed and queued ones.
 //! 4. Stop the timer thread.
 //! 5. Join every thread; threads see `shutdown` at their next decision, attached ones when
 //!    their `run` returns (the interrupted socket reads EOF), and drop their session instead of
@@ -285,7 +290,7 @@ pub(crate) struct GroupState<S> {
     pub(crate) counters: GroupStatsRow,
 }
 
-/// Inputs of the credit rule (threadpool.md §1.4).
+/// Inputs of the credit rule ([`credit_available`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CreditInputs {
     /// Per-group transaction share, 0 for none (always 0 in the Admin group).
@@ -316,7 +321,7 @@ pub(crate) fn credit_available(c: CreditInputs) -> bool {
     }
 }
 
-/// The queue an event goes to (threadpool.md §1.3.3): high if the transaction is already
+/// The queue an event goes to, as MySQL decides it: high if the transaction is already
 /// active, or kick-up is off (timer 0), or the session asked for high priority.
 pub(crate) fn is_high_priority(in_transaction: bool, kickup_timer_ms: u32, high: bool) -> bool {
     in_transaction || kickup_timer_ms == 0 || high
@@ -370,7 +375,7 @@ impl<S> GroupState<S> {
     }
 
     /// Moves the head of the low queue to the tail of the high queue when it has waited
-    /// longer than `timer_ms` (at most one per call: §1.3.6).
+    /// longer than `timer_ms` (at most one per call, as MySQL's timer does).
     pub(crate) fn kick_up(&mut self, now: Duration, timer_ms: u32) -> bool {
         let due = self
             .low

@@ -1,5 +1,6 @@
 //! Connection-handling models for tpbed: one thread per connection and MySQL's
-//! thread-group pool. This crate schedules [`Session`]s and knows nothing of SQL or MySQL.
+//! thread-group pool. This crate schedules [`Session`]s and knows nothing of SQL or of the MySQL
+//! protocol.
 //!
 //! The server builds one handler at start-up and hands it every accepted connection:
 //!

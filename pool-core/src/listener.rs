@@ -1,7 +1,7 @@
-//! The waiting (listener) role: poll, then execute one event directly or queue them all
-//! (threadpool.md §1.3.1–1.3.3, §1.9). Invariant: at most one thread per group holds the role
-//! (`GroupState::waiting`); it is taken and given up only under the group mutex, and the
-//! blocking poll happens only while holding it.
+//! The waiting (listener) role: poll, then execute one event directly or queue them all by
+//! priority; a dedicated listener only polls, queues and wakes. Invariant: at most one thread
+//! per group holds the role (`GroupState::waiting`); it is taken and given up only under the
+//! group mutex, and a blocking poll happens only while holding the role.
 
 use crate::event;
 use crate::group::{is_high_priority, ConnState, Queued};
@@ -68,7 +68,7 @@ pub(crate) fn wait_for_events<'a, S: Session>(
     }
     enqueue(sh, &mut st, &ready);
     if sh.dedicated {
-        // A dedicated listener only polls, queues and wakes (§1.9).
+        // A dedicated listener only polls, queues and wakes.
         for _ in 0..ready.len() {
             let level = if st.query_threads < sh.group_share(g) {
                 WakeLevel::OrCreate
@@ -126,7 +126,7 @@ fn resolve<S>(st: &mut Guard<'_, S>, events: &[Token]) -> Vec<Token> {
     ready
 }
 
-/// Queues `ready` events by priority (§1.3.3).
+/// Queues `ready` events by priority ([`is_high_priority`]).
 pub(crate) fn enqueue<S: Session>(sh: &Shared<S>, st: &mut Guard<'_, S>, ready: &[Token]) {
     let now = sh.clock.now();
     let timer = sh.knobs.prio_kickup_timer();
@@ -152,7 +152,7 @@ pub(crate) fn enqueue<S: Session>(sh: &Shared<S>, st: &mut Guard<'_, S>, ready: 
     }
 }
 
-/// A dedicated listener thread: polls forever (§1.9).
+/// A dedicated listener thread: polls until shutdown.
 pub(crate) fn run_dedicated<'a, S: Session>(
     sh: &'a Arc<Shared<S>>,
     g: usize,

@@ -33,7 +33,8 @@ pub(crate) const CH_IDLE_EXIT: Duration = Duration::from_secs(60);
 pub(crate) enum WakeLevel {
     /// A consumer, else a reserve sleeper; never creates.
     IfCreated,
-    /// A consumer, else a reserve, else create a query thread within §1.7's limits.
+    /// A consumer, else a reserve, else create a query thread within MySQL's limits
+    /// (`spawn::create_query_thread`).
     OrCreate,
 }
 
@@ -74,9 +75,9 @@ pub(crate) fn wake<S: Session>(
 }
 
 /// Sleeps query thread `me` as a consumer (while fewer than `query_threads_per_group` are)
-/// or a reserve; returns `Err` (exit) at shutdown or when §1.7 says it should exit instead: a reserve when
-/// `max_unused_threads` != 0 and reserves + 1 >= it, or any query thread while the group has
-/// more query threads than its transaction share.
+/// or a reserve; returns `Err` (exit) at shutdown or, as in MySQL, when it should exit instead:
+/// a reserve when `max_unused_threads` != 0 and reserves + 1 >= it, or any query thread while
+/// the group has more query threads than its transaction share.
 pub(crate) fn sleep_query<'a, S: Session>(
     sh: &'a Arc<Shared<S>>,
     g: usize,

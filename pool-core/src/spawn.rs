@@ -14,11 +14,12 @@ use std::time::Duration;
 /// Most threads a group may have (MySQL's 4096 thread slots).
 pub(crate) const MAX_THREADS_PER_GROUP: usize = 4096;
 /// Thread creation gaps when the group is busy and threads are plentiful, as MySQL codes
-/// them (compared against a microsecond clock; threadpool.md §1.7 notes ms may be meant).
+/// them: 50 and 100 compared against a microsecond clock, so microseconds (milliseconds may
+/// have been meant; tpbed keeps MySQL's behaviour).
 const CREATE_GAP_FEW: Duration = Duration::from_micros(50);
 const CREATE_GAP_MANY: Duration = Duration::from_micros(100);
 
-/// Creates a query thread unless §1.7 forbids it: more than 1 + connections threads, 4096
+/// Creates a query thread unless MySQL's limits forbid it: more than 1 + connections threads, 4096
 /// threads, the transaction cap `share + 1` (unless suspended), or the creation throttle.
 pub(crate) fn create_query_thread<S: Session>(
     sh: &Arc<Shared<S>>,

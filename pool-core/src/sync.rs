@@ -1,5 +1,8 @@
-//! The one place pool-core takes its synchronisation types from: std normally, loom under
-//! `--cfg loom`, so the scheduler's real code is what the loom models check.
+//! Where pool-core takes the synchronisation types that order the scheduler's state from: std
+//! normally, loom under `--cfg loom`, so the scheduler's real code is what the loom models
+//! check. What publishes no other memory stays on std: the Relaxed statistics counters, the
+//! knobs, the round-robin counter, the shared clock and log sink, and the real pollers' own
+//! locks (the loom models run on the model poller).
 
 #[cfg(not(loom))]
 pub use std::sync::{atomic, Arc, Condvar, Mutex, MutexGuard};

@@ -1,7 +1,9 @@
 //! The stall checker (MySQL's TIMER_WORKER_THREAD): one pool-wide `tick(now)` that runs the
-//! stall protocol of group.rs on every group, driven by a timer thread every 10 ms (1 ms after
-//! a pass that woke something), or by tests with a manual clock. Invariant: a tick never runs a
-//! session and never blocks while holding a group mutex; expired sessions are told outside it.
+//! stall protocol of group.rs on every group (and, with `tpbed_thread_pool_steal=on`, offers
+//! what a group cannot start to the others), then writes the periodic connection report. A
+//! timer thread drives it every 10 ms (1 ms after a pass that woke a thread or kicked an event
+//! up), or tests do with a manual clock. Invariant: a tick never runs a session and never
+//! waits while holding a group mutex; expired sessions are told outside it.
 
 use crate::config::Algorithm;
 use crate::group::ConnState;

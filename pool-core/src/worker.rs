@@ -10,7 +10,7 @@ use crate::shared::{Guard, Shared};
 use crate::steal;
 use crate::sync::{lock, Arc};
 
-/// The query worker's loop (threadpool.md §1.3, §1.9). Returns the group guard when the
+/// The query worker's loop. Returns the group guard when the
 /// thread should exit.
 pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -> Guard<'a, S> {
     let group = &sh.groups[g];
@@ -21,7 +21,7 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
             return st;
         }
         // While draining, a thread polls without blocking whenever nobody polls and the high
-        // queue is empty, so one hot thread both polls and executes (§1.9).
+        // queue is empty, so one hot thread both polls and executes.
         if !sh.dedicated && st.waiting.is_none() && st.high.is_empty() && !st.low.is_empty() {
             st = listener::poll_nonblocking(sh, g, st, &mut events);
         }

@@ -250,7 +250,9 @@ impl Poller for UringPoller {
         self.push_poll(token.0, fd)
     }
 
-    /// Re-arms are pushed under the group mutex (the io_uring design).
+    /// Re-arms are pushed under the group mutex: whether one may be deferred depends on
+    /// whether a thread of the group is blocked in `poll`, which only that mutex tells
+    /// (group.rs, re-arm protocol steps 4 and 5).
     fn rearms_outside_group_lock(&self) -> bool {
         false
     }
