@@ -63,19 +63,22 @@ impl PoolBuilder {
     }
 
     /// Uses `clock` for every time stamp and the stall checker.
-    pub fn clock(mut self, clock: std::sync::Arc<dyn Clock>) -> PoolBuilder {
+    #[cfg(test)]
+    pub(crate) fn clock(mut self, clock: std::sync::Arc<dyn Clock>) -> PoolBuilder {
         self.clock = clock;
         self
     }
 
     /// No timer thread: the caller drives the stall checker with [`ThreadPool::tick`].
-    pub fn manual_ticks(mut self) -> PoolBuilder {
+    #[cfg(test)]
+    pub(crate) fn manual_ticks(mut self) -> PoolBuilder {
         self.timer_thread = false;
         self
     }
 
     /// Makes each group's poller with `factory` instead of the configured kind.
-    pub fn pollers(mut self, factory: PollerFactory) -> PoolBuilder {
+    #[cfg(test)]
+    pub(crate) fn pollers(mut self, factory: PollerFactory) -> PoolBuilder {
         self.pollers = Some(factory);
         self
     }

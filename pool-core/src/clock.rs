@@ -2,24 +2,25 @@
 //! through a [`Clock`] so unit and loom tests drive time by hand. Invariant: `now()` never
 //! goes backwards.
 
+#[cfg(test)]
 use crate::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// A monotonic clock.
-pub trait Clock: Send + Sync + 'static {
+pub(crate) trait Clock: Send + Sync + 'static {
     /// Time since this clock's epoch.
     fn now(&self) -> Duration;
 }
 
 /// The real monotonic clock; its epoch is when it was made.
 #[derive(Debug)]
-pub struct SystemClock {
+pub(crate) struct SystemClock {
     epoch: Instant,
 }
 
 impl SystemClock {
     /// A clock whose epoch is now.
-    pub fn new() -> SystemClock {
+    pub(crate) fn new() -> SystemClock {
         SystemClock {
             epoch: Instant::now(),
         }
@@ -39,21 +40,23 @@ impl Clock for SystemClock {
 }
 
 /// A clock that moves only when told to (tests, loom models).
+#[cfg(test)]
 #[derive(Debug, Default)]
-pub struct ManualClock {
+pub(crate) struct ManualClock {
     micros: AtomicU64,
 }
 
+#[cfg(test)]
 impl ManualClock {
     /// A clock at time zero.
-    pub fn new() -> ManualClock {
+    pub(crate) fn new() -> ManualClock {
         ManualClock {
             micros: AtomicU64::new(0),
         }
     }
 
     /// Moves the clock forward by `d`.
-    pub fn advance(&self, d: Duration) {
+    pub(crate) fn advance(&self, d: Duration) {
         // Release pairs with the Acquire in `now`, so a thread that sees the new time also
         // sees what the advancing thread did before.
         self.micros
@@ -61,6 +64,7 @@ impl ManualClock {
     }
 }
 
+#[cfg(test)]
 impl Clock for ManualClock {
     fn now(&self) -> Duration {
         Duration::from_micros(self.micros.load(Ordering::Acquire))

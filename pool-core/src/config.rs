@@ -97,27 +97,27 @@ pub struct PoolConfig {
 }
 
 /// Inclusive ranges of the variables, as MySQL declares them.
-pub mod ranges {
+pub(crate) mod ranges {
     /// `thread_pool_size`.
-    pub const SIZE: (u32, u32) = (1, 512);
+    pub(crate) const SIZE: (u32, u32) = (1, 512);
     /// `thread_pool_stall_limit` (10 ms units).
-    pub const STALL_LIMIT: (u32, u32) = (4, 600);
+    pub(crate) const STALL_LIMIT: (u32, u32) = (4, 600);
     /// `thread_pool_prio_kickup_timer` (ms).
-    pub const PRIO_KICKUP_TIMER: (u32, u32) = (0, u32::MAX);
+    pub(crate) const PRIO_KICKUP_TIMER: (u32, u32) = (0, u32::MAX);
     /// `thread_pool_max_unused_threads`.
-    pub const MAX_UNUSED_THREADS: (u32, u32) = (0, 4096);
+    pub(crate) const MAX_UNUSED_THREADS: (u32, u32) = (0, 4096);
     /// `thread_pool_max_active_query_threads`.
-    pub const MAX_ACTIVE_QUERY_THREADS: (u32, u32) = (0, 512);
+    pub(crate) const MAX_ACTIVE_QUERY_THREADS: (u32, u32) = (0, 512);
     /// `thread_pool_max_transactions_limit`.
-    pub const MAX_TRANSACTIONS_LIMIT: (u32, u32) = (0, 1_000_000);
+    pub(crate) const MAX_TRANSACTIONS_LIMIT: (u32, u32) = (0, 1_000_000);
     /// `thread_pool_transaction_delay` (ms).
-    pub const TRANSACTION_DELAY: (u32, u32) = (0, 300_000);
+    pub(crate) const TRANSACTION_DELAY: (u32, u32) = (0, 300_000);
     /// `thread_pool_query_threads_per_group`.
-    pub const QUERY_THREADS_PER_GROUP: (u32, u32) = (1, 4096);
+    pub(crate) const QUERY_THREADS_PER_GROUP: (u32, u32) = (1, 4096);
     /// `thread_pool_connection_report_interval` (s); 0 is also allowed.
-    pub const CONNECTION_REPORT_INTERVAL: (u32, u32) = (60, 600);
+    pub(crate) const CONNECTION_REPORT_INTERVAL: (u32, u32) = (60, 600);
     /// `thread_pool_longrun_trx_limit` (ms).
-    pub const LONGRUN_TRX_LIMIT: (u32, u32) = (10, 86_400_000);
+    pub(crate) const LONGRUN_TRX_LIMIT: (u32, u32) = (10, 86_400_000);
 }
 
 impl PoolConfig {
@@ -147,7 +147,7 @@ impl PoolConfig {
     /// dedicated listeners are forced OFF when the transaction limit is 0, and
     /// `query_threads_per_group` is lowered to the per-group transaction share when it exceeds
     /// it. Out-of-range values are errors.
-    pub fn validate(mut self) -> Result<(PoolConfig, Vec<String>), ConfigError> {
+    pub(crate) fn validate(mut self) -> Result<(PoolConfig, Vec<String>), ConfigError> {
         check("thread_pool_size", self.size, ranges::SIZE)?;
         check(
             "thread_pool_stall_limit",
@@ -228,7 +228,7 @@ pub fn default_max_transactions_limit(size: u32) -> u32 {
 
 /// Per-group share of the transaction limit: 0 when the limit is 0, else
 /// max(1, ceil(limit / size)).
-pub fn group_share(limit: u32, size: u32) -> u32 {
+pub(crate) fn group_share(limit: u32, size: u32) -> u32 {
     if limit == 0 {
         0
     } else {
@@ -343,7 +343,7 @@ pub struct PoolKnobs {
 macro_rules! getter {
     ($(#[$m:meta])* $name:ident) => {
         $(#[$m])*
-        pub fn $name(&self) -> u32 {
+        pub(crate) fn $name(&self) -> u32 {
             self.$name.load(Ordering::Relaxed)
         }
     };
@@ -352,7 +352,7 @@ macro_rules! getter {
 macro_rules! simple_setter {
     ($(#[$m:meta])* $fn:ident, $field:ident, $var:literal, $range:expr) => {
         $(#[$m])*
-        pub fn $fn(&self, value: u32) -> Result<(), ConfigError> {
+        pub(crate) fn $fn(&self, value: u32) -> Result<(), ConfigError> {
             check($var, value, $range)?;
             self.$field.store(value, Ordering::Relaxed);
             Ok(())
@@ -362,7 +362,7 @@ macro_rules! simple_setter {
 
 impl PoolKnobs {
     /// Knobs seeded from a validated configuration.
-    pub fn new(c: &PoolConfig) -> PoolKnobs {
+    pub(crate) fn new(c: &PoolConfig) -> PoolKnobs {
         PoolKnobs {
             size: c.size,
             dedicated_listeners: c.dedicated_listeners,
@@ -416,18 +416,8 @@ impl PoolKnobs {
         longrun_trx_limit
     );
 
-    /// `thread_pool_size` (read-only).
-    pub fn size(&self) -> u32 {
-        self.size
-    }
-
-    /// `thread_pool_dedicated_listeners` as in force (read-only).
-    pub fn dedicated_listeners(&self) -> bool {
-        self.dedicated_listeners
-    }
-
     /// The per-group transaction share of a normal group, ceil(limit / size), 0 = no limit.
-    pub fn group_share(&self) -> u32 {
+    pub(crate) fn group_share(&self) -> u32 {
         group_share(self.max_transactions_limit(), self.size)
     }
 
@@ -462,7 +452,7 @@ impl PoolKnobs {
     );
 
     /// `SET GLOBAL thread_pool_connection_report_interval` (0 or 60..=600).
-    pub fn set_connection_report_interval(&self, value: u32) -> Result<(), ConfigError> {
+    pub(crate) fn set_connection_report_interval(&self, value: u32) -> Result<(), ConfigError> {
         check_report_interval(value)?;
         self.connection_report_interval
             .store(value, Ordering::Relaxed);
@@ -491,7 +481,7 @@ impl PoolKnobs {
 
     /// `SET GLOBAL thread_pool_query_threads_per_group`: refused when > 1 and above the
     /// per-group transaction share.
-    pub fn set_query_threads_per_group(&self, value: u32) -> Result<(), ConfigError> {
+    pub(crate) fn set_query_threads_per_group(&self, value: u32) -> Result<(), ConfigError> {
         check(
             "thread_pool_query_threads_per_group",
             value,
@@ -527,26 +517,6 @@ impl PoolKnobs {
             "thread_pool_dedicated_listeners" => {
                 Err(ConfigError::ReadOnly("thread_pool_dedicated_listeners"))
             }
-            _ => return None,
-        })
-    }
-
-    /// The current value of a pool-owned variable by name (as [`PoolKnobs::set_global`]
-    /// names them); `None` for other names. Algorithm is not kept here: read it from
-    /// [`PoolStartup::config`](crate::PoolStartup).
-    pub fn get_global(&self, name: &str) -> Option<u32> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "thread_pool_stall_limit" => self.stall_limit(),
-            "thread_pool_prio_kickup_timer" => self.prio_kickup_timer(),
-            "thread_pool_max_unused_threads" => self.max_unused_threads(),
-            "thread_pool_max_active_query_threads" => self.max_active_query_threads(),
-            "thread_pool_max_transactions_limit" => self.max_transactions_limit(),
-            "thread_pool_transaction_delay" => self.transaction_delay(),
-            "thread_pool_query_threads_per_group" => self.query_threads_per_group(),
-            "thread_pool_connection_report_interval" => self.connection_report_interval(),
-            "thread_pool_longrun_trx_limit" => self.longrun_trx_limit(),
-            "thread_pool_size" => self.size,
-            "thread_pool_dedicated_listeners" => u32::from(self.dedicated_listeners),
             _ => return None,
         })
     }
@@ -614,7 +584,7 @@ mod tests {
     fn set_global_by_name() {
         let k = PoolKnobs::new(&PoolConfig::mysql_defaults(4).validate().unwrap().0);
         assert_eq!(k.set_global("THREAD_POOL_STALL_LIMIT", 10), Some(Ok(())));
-        assert_eq!(k.get_global("thread_pool_stall_limit"), Some(10));
+        assert_eq!(k.stall_limit(), 10);
         assert_eq!(
             k.set_global("thread_pool_size", 4),
             Some(Err(ConfigError::ReadOnly("thread_pool_size")))

@@ -15,8 +15,8 @@
 //! - Start-up: fill a [`PoolConfig`] (start from [`PoolConfig::mysql_defaults`] or
 //!   `PoolConfig::default()`, then the command line), call
 //!   `PoolBuilder::new(config).log(sink).build::<YourSession>()`, log
-//!   [`PoolStartup::warnings`] and [`PollerChoice::fallback_reason`]; render `SHOW VARIABLES`
-//!   from [`PoolStartup::config`] and [`PoolKnobs::get_global`].
+//!   [`PoolStartup::warnings`] and [`PollerChoice::fallback_reason`]; show in `SHOW VARIABLES`
+//!   the configuration in force, [`PoolStartup::config`].
 //! - `SET GLOBAL thread_pool_x = v`: `pool.knobs().set_global("thread_pool_x", v)`;
 //!   `Some(Err(ConfigError::ReadOnly(_)))` is ER 1238, `OutOfRange` is 1231 (or clamp and
 //!   warn first, as MySQL does), the two MySQL-specific refusals have their own variants.
@@ -26,15 +26,16 @@
 //! - KILL CONNECTION: `shutdown(2)` the victim's socket; its current or next `run` reads end
 //!   of file and returns [`Outcome::Close`]. Server shutdown: [`ConnectionHandler::shutdown`].
 
-pub mod clock;
 pub mod config;
-pub mod placement;
 pub mod poller;
-pub mod session;
 pub mod stats;
-pub mod sync;
-pub mod thread_per_conn;
 pub mod wait;
+
+mod clock;
+mod placement;
+mod session;
+mod sync;
+mod thread_per_conn;
 
 mod builder;
 mod connect;
@@ -59,15 +60,14 @@ mod model_tests;
 mod testkit;
 
 pub use builder::PoolBuilder;
-pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Algorithm, ConfigError, PinMode, PollerKind, PoolConfig, PoolKnobs};
 pub use handler::ConnectionHandler;
-pub use poller::{Poller, PollerChoice, Token};
-pub use pool::{PollerFactory, PoolError, PoolStartup, ThreadPool};
+pub use poller::PollerChoice;
+pub use pool::{PoolError, PoolStartup, ThreadPool};
 pub use session::{Outcome, Session};
 pub use shared::{LogLevel, LogSink};
 pub use stats::{
     GroupStateRow, GroupStatsRow, HandlerStats, ThreadKind, ThreadState, ThreadStateRow,
 };
-pub use thread_per_conn::{autosized_thread_cache_size, ThreadPerConnection};
+pub use thread_per_conn::ThreadPerConnection;
 pub use wait::{WaitGuard, WaitKind};

@@ -3,7 +3,7 @@
 //! sets cover every core, so every core is still used when size < ncores.
 
 /// Logical CPUs available to this process (at least 1).
-pub fn cpu_count() -> usize {
+pub(crate) fn cpu_count() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -12,7 +12,7 @@ pub fn cpu_count() -> usize {
 /// The cores group `group` of `size` normal groups may run on, out of `ncores` cores
 /// (indices into the core list): {c : c mod size = g mod ncores}. Empty for the Admin group
 /// (index `size`) when size < ncores; it then runs unpinned.
-pub fn group_cores(group: usize, size: usize, ncores: usize) -> Vec<usize> {
+pub(crate) fn group_cores(group: usize, size: usize, ncores: usize) -> Vec<usize> {
     if ncores == 0 || size == 0 {
         return Vec::new();
     }
@@ -21,7 +21,7 @@ pub fn group_cores(group: usize, size: usize, ncores: usize) -> Vec<usize> {
 
 /// Restricts the calling thread to `cores` (indices into `core_affinity::get_core_ids()`).
 /// Returns false when the platform refused or the list is empty.
-pub fn pin_current_thread(cores: &[usize]) -> bool {
+pub(crate) fn pin_current_thread(cores: &[usize]) -> bool {
     let Some(ids) = core_affinity::get_core_ids() else {
         return false;
     };

@@ -12,14 +12,13 @@ use crate::session::Session;
 use crate::shared::Shared;
 use crate::stats::HandlerStats;
 use crate::sync::{lock, thread, Arc, Mutex};
-use crate::timer;
 use std::fmt;
 use std::io;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 /// Makes one group's poller; given the group index.
-pub type PollerFactory = Box<dyn Fn(usize) -> io::Result<Box<dyn Poller>>>;
+pub(crate) type PollerFactory = Box<dyn Fn(usize) -> io::Result<Box<dyn Poller>>>;
 
 /// Why a pool could not start.
 #[derive(Debug)]
@@ -91,16 +90,6 @@ impl<S: Session> ThreadPool<S> {
         self.sh.knobs.clone()
     }
 
-    /// `thread_pool_size`.
-    pub fn size(&self) -> usize {
-        self.sh.size
-    }
-
-    /// The poller in force.
-    pub fn poller(&self) -> &PollerChoice {
-        &self.poller
-    }
-
     /// Wall-clock time of the pool clock's zero, to render the snapshots' `TIME_OF_*`.
     pub fn clock_epoch(&self) -> SystemTime {
         self.started_at
@@ -109,9 +98,11 @@ impl<S: Session> ThreadPool<S> {
     }
 
     /// One stall-checker pass at `now` (pool clock). The timer thread calls this every 10 ms;
-    /// with [`PoolBuilder::manual_ticks`](crate::PoolBuilder::manual_ticks) the caller does. True when it woke a thread.
-    pub fn tick(&self, now: Duration) -> bool {
-        timer::tick(&self.sh, now)
+    /// with `PoolBuilder::manual_ticks` the caller does. True when it woke a thread or kicked
+    /// an event up.
+    #[cfg(test)]
+    pub(crate) fn tick(&self, now: std::time::Duration) -> bool {
+        crate::timer::tick(&self.sh, now)
     }
 }
 

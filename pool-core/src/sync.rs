@@ -4,15 +4,19 @@
 //! knobs, the round-robin counter, the shared clock and log sink, and the real pollers' own
 //! locks (the loom models run on the model poller).
 
+#[cfg(all(test, not(loom)))]
+pub(crate) use std::sync::atomic;
 #[cfg(not(loom))]
-pub use std::sync::{atomic, Arc, Condvar, Mutex, MutexGuard};
+pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub use std::thread;
+pub(crate) use std::thread;
 
+#[cfg(all(test, loom))]
+pub(crate) use loom::sync::atomic;
 #[cfg(loom)]
-pub use loom::sync::{atomic, Arc, Condvar, Mutex, MutexGuard};
+pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 #[cfg(loom)]
-pub use loom::thread;
+pub(crate) use loom::thread;
 
 /// Locks `m`, ignoring poisoning: scheduler state stays consistent across a panicking session
 /// because sessions never run under a group mutex.

@@ -49,11 +49,6 @@ impl<S: Session> fmt::Debug for ThreadPerConnection<S> {
     }
 }
 
-/// MySQL's autosized `thread_cache_size`: 8 + max_connections / 100, at most 100.
-pub fn autosized_thread_cache_size(max_connections: u32) -> u32 {
-    (8 + max_connections / 100).min(100)
-}
-
 impl<S: Session> ThreadPerConnection<S> {
     /// A handler whose cache keeps at most `thread_cache_size` idle threads.
     pub fn new(thread_cache_size: u32) -> ThreadPerConnection<S> {
@@ -77,7 +72,7 @@ impl<S: Session> ThreadPerConnection<S> {
     }
 
     /// `@@thread_cache_size`.
-    pub fn thread_cache_size(&self) -> u32 {
+    pub(crate) fn thread_cache_size(&self) -> u32 {
         self.sh.cache_size.load(Ordering::Relaxed)
     }
 
@@ -221,17 +216,5 @@ impl<S: Session> ConnectionHandler<S> for ThreadPerConnection<S> {
 impl<S: Session> Drop for ThreadPerConnection<S> {
     fn drop(&mut self) {
         self.shutdown();
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn autosize_matches_mysql() {
-        assert_eq!(autosized_thread_cache_size(151), 9);
-        assert_eq!(autosized_thread_cache_size(4000), 48);
-        assert_eq!(autosized_thread_cache_size(100_000), 100);
     }
 }

@@ -12,7 +12,7 @@ const WAKE: u64 = u64::MAX;
 
 /// One group's epoll set and wake fd.
 #[derive(Debug)]
-pub struct EpollPoller {
+pub(crate) struct EpollPoller {
     epoll: Epoll,
     wake: OwnedFd,
 }
@@ -30,7 +30,7 @@ fn borrowed(fd: RawFd) -> BorrowedFd<'static> {
 
 impl EpollPoller {
     /// A new epoll set with its wake fd registered.
-    pub fn new() -> io::Result<EpollPoller> {
+    pub(crate) fn new() -> io::Result<EpollPoller> {
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
         let wake = new_eventfd()?;
         epoll.add(wake.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, WAKE))?;

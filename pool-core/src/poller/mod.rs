@@ -7,8 +7,8 @@ mod epoll;
 pub(crate) mod model;
 mod uring;
 
-pub use epoll::EpollPoller;
-pub use uring::UringPoller;
+pub(crate) use epoll::EpollPoller;
+pub(crate) use uring::UringPoller;
 
 use crate::config::PollerKind;
 use std::io;
@@ -17,35 +17,35 @@ use std::os::fd::RawFd;
 /// A connection's identity in a poller: slot index in the low 32 bits, the slot's generation in
 /// the high 32 bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Token(pub u64);
+pub(crate) struct Token(pub(crate) u64);
 
 impl Token {
     /// Token of slot `index` at generation `generation`.
-    pub fn new(index: u32, generation: u32) -> Token {
+    pub(crate) fn new(index: u32, generation: u32) -> Token {
         Token((u64::from(generation) << 32) | u64::from(index))
     }
 
     /// The slot index.
-    pub fn index(self) -> u32 {
+    pub(crate) fn index(self) -> u32 {
         self.0 as u32
     }
 
     /// The slot generation.
-    pub fn generation(self) -> u32 {
+    pub(crate) fn generation(self) -> u32 {
         (self.0 >> 32) as u32
     }
 }
 
 /// Maximum events taken per poll, as MySQL's `epoll_wait` (32).
-pub const MAX_EVENTS: usize = 32;
+pub(crate) const MAX_EVENTS: usize = 32;
 
 /// Deferred re-arms ([`Poller::rearm_deferred`]) after which a non-blocking poll hands them to
 /// the kernel even while completions are still waiting to be taken.
-pub const DEFER_BATCH: usize = 16;
+pub(crate) const DEFER_BATCH: usize = 16;
 
 /// One group's readiness source. A registration outlives the thread that made it: pool
 /// threads retire while the connections they armed stay armed.
-pub trait Poller: Send + Sync + 'static {
+pub(crate) trait Poller: Send + Sync + 'static {
     /// Registers `fd` one-shot for input under `token`.
     fn register(&self, token: Token, fd: RawFd) -> io::Result<()>;
     /// Re-arms a registration after its report.
@@ -107,7 +107,7 @@ pub fn choose(requested: PollerKind) -> PollerChoice {
 }
 
 /// Makes a poller of `kind` for one group.
-pub fn new_poller(kind: PollerKind) -> io::Result<Box<dyn Poller>> {
+pub(crate) fn new_poller(kind: PollerKind) -> io::Result<Box<dyn Poller>> {
     Ok(match kind {
         PollerKind::Epoll => Box::new(EpollPoller::new()?),
         PollerKind::IoUring => Box::new(UringPoller::new()?),

@@ -35,7 +35,7 @@ const IGNORE: u64 = u64::MAX - 1;
 const ENTRIES: u32 = 256;
 
 /// One group's ring and wake fd.
-pub struct UringPoller {
+pub(crate) struct UringPoller {
     ring: IoUring,
     sq: Mutex<()>,
     cq: Mutex<()>,
@@ -92,7 +92,7 @@ pub(super) fn probe() -> Result<(), String> {
 
 impl UringPoller {
     /// A new ring with a poll request on its wake fd.
-    pub fn new() -> io::Result<UringPoller> {
+    pub(crate) fn new() -> io::Result<UringPoller> {
         // A poll completion is posted by task work run on the thread that submitted the
         // request. Cooperative task running (Linux 5.19+) lets that work wait for the thread's
         // next kernel entry instead of interrupting it with an IPI (a VM exit here); a sleeping
