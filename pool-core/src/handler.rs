@@ -8,7 +8,7 @@ use crate::stats::HandlerStats;
 /// The acceptor accepts a TCP connection, builds an `S` around the blocking socket and calls
 /// [`add_connection`](ConnectionHandler::add_connection); the handler runs
 /// [`Session::handshake`] (on the connection's own thread, or on a pool connection-handler
-/// thread), then schedules [`Session::run`] until it returns [`Outcome::Close`], and drops
+/// thread), then schedules [`Session::run`] until it returns [`Outcome::Close`](crate::Outcome::Close), and drops
 /// the session. `KILL CONNECTION` needs nothing from the handler: the server shuts the
 /// socket down (`shutdown(2)`), the blocked or next `run` sees end of file and returns
 /// `Close`.

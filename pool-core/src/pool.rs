@@ -60,7 +60,9 @@ pub struct PoolStartup {
 /// if let Some(why) = &startup.poller.fallback_reason {
 ///     eprintln!("io_uring unavailable, using epoll: {why}");
 /// }
-/// pool.knobs().set_stall_limit(10).expect("in range"); // SET GLOBAL thread_pool_stall_limit
+/// // SET GLOBAL thread_pool_stall_limit = 10
+/// let set = pool.knobs().set_global("thread_pool_stall_limit", 10);
+/// assert!(matches!(set, Some(Ok(()))));
 /// for s in accepted {
 ///     pool.add_connection(s);
 /// }
