@@ -8,8 +8,8 @@
 pub mod accounts;
 pub mod config;
 pub mod connections;
+pub mod datadir;
 pub mod digest;
-pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod listener;
@@ -17,7 +17,13 @@ pub mod log;
 pub mod server;
 pub mod session;
 pub mod sql;
+pub mod storage;
 pub mod thread_pool;
-pub mod trx;
-pub mod value;
 pub mod vars;
+
+/// The storage engine crate, under the name the server's modules use for it.
+pub use tpbed_engine as engine;
+/// Transactions (in the engine crate).
+pub use tpbed_engine::trx;
+/// SQL values (in the engine crate).
+pub use tpbed_engine::value;

@@ -79,6 +79,8 @@ pub struct Server {
     pub trx: Arc<crate::trx::TrxSys>,
     /// The redo log: every committing read-write transaction calls `redo.commit(bytes)`.
     pub redo: crate::engine::redo::RedoLog,
+    /// The data directory (declared after `redo` so it is removed after the log closes).
+    pub datadir: crate::datadir::DataDir,
     /// `events_statements_summary_by_digest`.
     pub digests: crate::digest::DigestStore,
 }
@@ -122,6 +124,7 @@ impl Server {
     /// Builds the server state from the start-up configuration. Returns the state and the
     /// messages to log; fails on an unknown command-line option or a bad value.
     pub fn from_config(cfg: &Config) -> Result<Arc<Server>, String> {
+        crate::engine::log::install(log::engine_sink);
         for w in &cfg.warnings {
             log::warning(w);
         }
@@ -228,22 +231,10 @@ impl Server {
             transaction_isolation: id("transaction_isolation")?,
             transaction_read_only: id("transaction_read_only")?,
         };
-        let trx = crate::trx::TrxSys::new(crate::engine::lock::LockConfig {
-            shards: vars.global_by_name("tpbed_lock_sys_shards").as_int().max(1) as usize,
-            schedule: crate::engine::lock::ScheduleAlgorithm::parse(
-                vars.global_by_name("innodb_lock_schedule_algorithm")
-                    .as_str(),
-            )
-            .unwrap_or(crate::engine::lock::ScheduleAlgorithm::Cats),
-            deadlock_detect: vars.global_by_name("innodb_deadlock_detect").as_bool(),
-        });
-        for name in [
-            "innodb_purge_batch_size",
-            "innodb_max_purge_lag",
-            "innodb_max_purge_lag_delay",
-        ] {
-            crate::trx::apply_global(&trx, name, &vars.global_by_name(name));
-        }
+        let trx = crate::trx::TrxSys::new(
+            crate::storage::lock_config(&vars),
+            crate::storage::purge_config(&vars),
+        );
         trx.start_purge();
         // thread_pool_max_transactions_limit defaults to MIN(32 x size, 512) of the size in force.
         if pool
@@ -270,10 +261,11 @@ impl Server {
                 VarValue::Int((8 + mc / 100).min(100)),
             );
         }
-        let redo = crate::engine::redo::RedoLog::from_vars(&vars)?;
+        let (redo, datadir) = crate::storage::open_redo(&vars)?;
         let digests = crate::digest::store_from(&vars);
         Ok(Arc::new(Server {
             redo,
+            datadir,
             vars,
             accounts: Accounts::with_root(),
             catalog: crate::exec::SharedCatalog::default(),
@@ -305,10 +297,8 @@ impl Server {
             Some(Handler::Pool(p)) if name.starts_with("thread_pool_") => {
                 crate::thread_pool::set_global(p, name, &v)?;
             }
-            _ if name.starts_with("innodb_") => crate::trx::apply_global(&self.trx, name, &v),
-            _ => {}
+            _ => crate::storage::set_global(&self.trx, &self.redo, name, &v),
         }
-        self.redo.set_global(name, &v);
         self.vars.set_global_unchecked(id, v);
         Ok(())
     }

@@ -70,6 +70,7 @@ pub fn commit(st: &mut SessionState) {
     st.savepoints.clear();
     st.in_transaction = false;
     if let Some(trx) = st.trx.get_mut().take() {
+        crate::digest::note_lock_wait(trx.take_lock_wait());
         let redo = st.server.trx.commit(trx);
         if redo > 0 {
             st.server.redo.commit(redo);
@@ -82,6 +83,7 @@ pub fn rollback(st: &mut SessionState) {
     st.savepoints.clear();
     st.in_transaction = false;
     if let Some(trx) = st.trx.get_mut().take() {
+        crate::digest::note_lock_wait(trx.take_lock_wait());
         st.server.trx.rollback(trx);
     }
 }

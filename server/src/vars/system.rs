@@ -309,7 +309,7 @@ pub fn definitions() -> Vec<VarDef> {
         var("innodb_log_group_home_dir", Global, VarType::Str, s("./")).read_only(),
         // Ours, not MySQL's: > 0 makes a redo sync sleep this long instead of fdatasync.
         var("tpbed_log_fsync_us", Global, int(0, 10_000_000), i(0)),
-        // Transactions, locks and purge (server/src/trx).
+        // Transactions, locks and purge (server/engine/src/trx).
         var(
             "innodb_lock_wait_timeout",
             Both,

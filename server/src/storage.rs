@@ -1,0 +1,185 @@
+//! The server's side of the storage engine: builds the engine's typed configs from the
+//! system variables at start-up and opens the redo log in the data directory.
+
+use crate::datadir::DataDir;
+use crate::engine::lock::{LockConfig, ScheduleAlgorithm};
+use crate::engine::redo::{FlushAtCommit, RedoConfig, RedoLog, DEFAULT_CAPACITY, REDO_DIR};
+use crate::trx::{PurgeConfig, TrxSys};
+use crate::vars::{Registry, VarValue};
+
+/// The lock system's configuration from `tpbed_lock_sys_shards`,
+/// `innodb_lock_schedule_algorithm` and `innodb_deadlock_detect`.
+pub fn lock_config(vars: &Registry) -> LockConfig {
+    LockConfig {
+        shards: vars.global_by_name("tpbed_lock_sys_shards").as_int().max(1) as usize,
+        schedule: ScheduleAlgorithm::parse(
+            vars.global_by_name("innodb_lock_schedule_algorithm")
+                .as_str(),
+        )
+        .unwrap_or(ScheduleAlgorithm::Cats),
+        deadlock_detect: vars.global_by_name("innodb_deadlock_detect").as_bool(),
+    }
+}
+
+/// Purge's configuration from `innodb_purge_batch_size`, `innodb_max_purge_lag` and
+/// `innodb_max_purge_lag_delay`.
+pub fn purge_config(vars: &Registry) -> PurgeConfig {
+    PurgeConfig {
+        batch_size: non_negative(&vars.global_by_name("innodb_purge_batch_size")),
+        max_purge_lag: non_negative(&vars.global_by_name("innodb_max_purge_lag")),
+        max_purge_lag_delay: non_negative(&vars.global_by_name("innodb_max_purge_lag_delay")),
+    }
+}
+
+/// Resolves `datadir` (an empty value makes a temporary directory, removed when the returned
+/// [`DataDir`] drops) and writes the real path back to `@@datadir`, then opens the redo log
+/// under `innodb_log_group_home_dir` (relative to the datadir; default `./`) with the flush
+/// variables' start-up values. Keep the [`DataDir`] until after the log is dropped.
+pub fn open_redo(vars: &Registry) -> Result<(RedoLog, DataDir), String> {
+    let datadir = DataDir::resolve(vars.global_by_name("datadir").as_str())?;
+    if let Some(id) = vars.lookup("datadir") {
+        vars.set_global_unchecked(id, VarValue::Str(datadir.shown()));
+    }
+    let home = vars.global_by_name("innodb_log_group_home_dir");
+    let home = match home.as_str().trim() {
+        "" => datadir.path().to_path_buf(),
+        h => datadir.path().join(h),
+    };
+    let dir = home.join(REDO_DIR);
+    let cfg = RedoConfig {
+        capacity: DEFAULT_CAPACITY,
+        flush_at_commit: FlushAtCommit::from_int(
+            vars.global_by_name("innodb_flush_log_at_trx_commit")
+                .as_int(),
+        ),
+        flush_timeout_s: non_negative(&vars.global_by_name("innodb_flush_log_at_timeout")),
+        fsync_us: non_negative(&vars.global_by_name("tpbed_log_fsync_us")),
+        ..RedoConfig::in_dir(dir.clone())
+    };
+    let log = RedoLog::open(cfg)
+        .map_err(|e| format!("Can't create redo log in '{}': {e}", dir.display()))?;
+    datadir.remove_on_signal(&[log.path(), &dir]);
+    Ok((log, datadir))
+}
+
+/// Applies `SET GLOBAL name = v` of a storage variable (the caller has validated the value);
+/// other names are ignored.
+pub fn set_global(trx: &TrxSys, redo: &RedoLog, name: &str, v: &VarValue) {
+    let n = non_negative(v);
+    let purge = trx.purge_config();
+    match name {
+        "innodb_purge_batch_size" => trx.set_purge(PurgeConfig {
+            batch_size: n,
+            ..purge
+        }),
+        "innodb_max_purge_lag" => trx.set_purge(PurgeConfig {
+            max_purge_lag: n,
+            ..purge
+        }),
+        "innodb_max_purge_lag_delay" => trx.set_purge(PurgeConfig {
+            max_purge_lag_delay: n,
+            ..purge
+        }),
+        "innodb_deadlock_detect" => trx.locks.set_deadlock_detect(v.as_bool()),
+        "innodb_lock_schedule_algorithm" => {
+            if let Some(a) = ScheduleAlgorithm::parse(v.as_str()) {
+                trx.locks.set_schedule(a);
+            }
+        }
+        "innodb_flush_log_at_trx_commit" => {
+            redo.set_flush_at_commit(FlushAtCommit::from_int(v.as_int()))
+        }
+        "innodb_flush_log_at_timeout" => redo.set_flush_timeout_s(n),
+        "tpbed_log_fsync_us" => redo.set_fsync_us(n),
+        _ => {}
+    }
+}
+
+/// A variable's value as a count (negative values, which validation rejects, as 0).
+fn non_negative(v: &VarValue) -> u64 {
+    u64::try_from(v.as_int()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::engine::redo::{FlushAtCommit, REDO_DIR, REDO_FILE};
+    use crate::vars::VarValue;
+
+    #[test]
+    fn redo_server_builds_it_from_variables_and_set_global_reaches_it() {
+        let base =
+            std::env::temp_dir().join(format!("tpbed-redo-test-server-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let args: Vec<String> = [
+            format!("--datadir={}", base.join("data").display()),
+            "--innodb-flush-log-at-trx-commit=2".to_string(),
+            "--tpbed-log-fsync-us=500".to_string(),
+        ]
+        .into();
+        let cfg = crate::config::parse_args(&args).unwrap();
+        let server = crate::server::Server::from_config(&cfg).unwrap();
+        let datadir = base.join("data").canonicalize().unwrap();
+        assert_eq!(
+            server.vars.global_by_name("datadir").as_str(),
+            format!("{}/", datadir.display())
+        );
+        assert_eq!(
+            server.redo.path(),
+            datadir.join(REDO_DIR).join(REDO_FILE).as_path()
+        );
+        assert_eq!(server.redo.flush_at_commit(), FlushAtCommit::Write);
+        let id = server
+            .vars
+            .lookup("innodb_flush_log_at_trx_commit")
+            .unwrap();
+        server.set_global(id, VarValue::Int(0)).unwrap();
+        assert_eq!(server.redo.flush_at_commit(), FlushAtCommit::Background);
+        assert_eq!(server.vars.global(id), VarValue::Int(0));
+        let status = server.status(None);
+        for name in [
+            "Innodb_os_log_fsyncs",
+            "Innodb_log_writes",
+            "Innodb_os_log_written",
+            "Innodb_log_write_requests",
+            "Innodb_os_log_pending_fsyncs",
+        ] {
+            assert!(status.iter().any(|(k, _)| k == name), "{name} missing");
+        }
+        drop(server);
+        assert!(datadir.is_dir(), "an explicit datadir is kept");
+        let _ = std::fs::remove_dir_all(base);
+    }
+
+    #[test]
+    fn redo_default_datadir_is_temporary() {
+        let server = crate::server::Server::from_config(&crate::config::Config::default()).unwrap();
+        let shown = server.vars.global_by_name("datadir").as_str().to_string();
+        let expect = PathBuf::from(shown.trim_end_matches('/'));
+        assert!(shown.ends_with('/'));
+        assert!(expect.starts_with(std::env::temp_dir()));
+        let name = expect.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(
+            name.starts_with(&format!("tpbed-{}", std::process::id())),
+            "{name}"
+        );
+        assert!(server.redo.path().is_file());
+        assert_eq!(
+            server
+                .vars
+                .global_by_name("innodb_log_group_home_dir")
+                .as_str(),
+            "./"
+        );
+        assert_eq!(
+            server
+                .vars
+                .global_by_name("innodb_flush_log_at_trx_commit")
+                .as_int(),
+            1
+        );
+        drop(server);
+        assert!(!expect.exists(), "removed with the server");
+    }
+}
