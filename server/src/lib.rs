@@ -17,6 +17,7 @@ pub mod log;
 pub mod server;
 pub mod session;
 pub mod sql;
+pub mod startup;
 pub mod storage;
 pub mod thread_pool;
 pub mod vars;

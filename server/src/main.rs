@@ -44,7 +44,7 @@ fn main() -> ExitCode {
     let server = match Server::from_config(&cfg) {
         Ok(s) => s,
         Err(e) => {
-            log::error(&e);
+            log::error(&e.to_string());
             log::error("Aborting");
             return ExitCode::FAILURE;
         }
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
     let sock = match listener::bind(&server) {
         Ok(l) => l,
         Err(e) => {
-            log::error(&format!("Can't start server: Bind on TCP/IP port: {e}"));
+            log::error(&e.to_string());
             return ExitCode::FAILURE;
         }
     };
@@ -68,7 +68,13 @@ fn main() -> ExitCode {
             .vars
             .set_global_unchecked(id, tpbed_server::vars::VarValue::Int(i64::from(port)));
     }
-    let handler = listener::start_handler(&server);
+    let handler = match listener::start_handler(&server) {
+        Ok(h) => h,
+        Err(e) => {
+            log::error(&format!("{e}; aborting"));
+            return ExitCode::FAILURE;
+        }
+    };
     log::note(&format!(
         "tpbed-server: ready for connections. Version: '{}'  port: {port}  thread_handling: {}",
         tpbed_server::vars::system::SERVER_VERSION,

@@ -12,6 +12,7 @@ use crate::config::{raw_value, Config};
 use crate::connections::{ConnInfo, Connections};
 use crate::log;
 use crate::session::ClientSession;
+use crate::startup::StartupError;
 use crate::vars::registry::{Feature, RawValue, Registry};
 use crate::vars::status::{Counter, RetiredCounters};
 use crate::vars::system::definitions;
@@ -121,9 +122,10 @@ pub struct HotVars {
 }
 
 impl Server {
-    /// Builds the server state from the start-up configuration. Returns the state and the
-    /// messages to log; fails on an unknown command-line option or a bad value.
-    pub fn from_config(cfg: &Config) -> Result<Arc<Server>, String> {
+    /// Builds the server state from the start-up configuration, logging what it adjusts or
+    /// ignores; fails on an unknown command-line option, a bad value, or a data directory or
+    /// redo log it cannot create.
+    pub fn from_config(cfg: &Config) -> Result<Arc<Server>, StartupError> {
         crate::engine::log::install(log::engine_sink);
         for w in &cfg.warnings {
             log::warning(w);
@@ -183,7 +185,7 @@ impl Server {
                     continue;
                 }
                 if matches!(s.origin, crate::config::Origin::CommandLine) {
-                    return Err(format!("unknown variable '{}'", s.name));
+                    return Err(StartupError::UnknownVariable(s.name.clone()));
                 }
                 log::warning(&format!(
                     "unknown variable '{}' ignored ({})",
@@ -194,7 +196,7 @@ impl Server {
             };
             let value = vars
                 .parse_value(id, &raw_value(&s.value))
-                .map_err(|e| format!("{} ({})", e.message, s.whence()))?;
+                .map_err(|e| StartupError::BadValue(format!("{} ({})", e.message, s.whence())))?;
             if let (VarValue::Int(got), RawValue::Int(asked)) = (&value, raw_value(&s.value)) {
                 if *got != asked {
                     log::warning(&format!(
@@ -206,14 +208,19 @@ impl Server {
             }
             vars.set_global_unchecked(id, value);
         }
-        let th = vars.require("thread_handling").map_err(|e| e.message)?;
+        let th = vars
+            .require("thread_handling")
+            .map_err(|e| StartupError::MissingVariable(e.message))?;
         let label = match (pool, loaded_dynamically) {
             (true, true) => "loaded-dynamically",
             (true, false) => "pool-of-threads",
             _ => "one-thread-per-connection",
         };
         vars.set_global_unchecked(th, VarValue::Str(label.into()));
-        let id = |n: &str| vars.require(n).map_err(|e| e.message);
+        let id = |n: &str| {
+            vars.require(n)
+                .map_err(|e| StartupError::MissingVariable(e.message))
+        };
         let ids = HotVars {
             autocommit: id("autocommit")?,
             max_connections: id("max_connections")?,

@@ -4,6 +4,7 @@
 use crate::datadir::DataDir;
 use crate::engine::lock::{LockConfig, ScheduleAlgorithm};
 use crate::engine::redo::{FlushAtCommit, RedoConfig, RedoLog, DEFAULT_CAPACITY, REDO_DIR};
+use crate::startup::StartupError;
 use crate::trx::{PurgeConfig, TrxSys};
 use crate::vars::{Registry, VarValue};
 
@@ -35,8 +36,9 @@ pub fn purge_config(vars: &Registry) -> PurgeConfig {
 /// [`DataDir`] drops) and writes the real path back to `@@datadir`, then opens the redo log
 /// under `innodb_log_group_home_dir` (relative to the datadir; default `./`) with the flush
 /// variables' start-up values. Keep the [`DataDir`] until after the log is dropped.
-pub fn open_redo(vars: &Registry) -> Result<(RedoLog, DataDir), String> {
-    let datadir = DataDir::resolve(vars.global_by_name("datadir").as_str())?;
+pub fn open_redo(vars: &Registry) -> Result<(RedoLog, DataDir), StartupError> {
+    let datadir =
+        DataDir::resolve(vars.global_by_name("datadir").as_str()).map_err(StartupError::DataDir)?;
     if let Some(id) = vars.lookup("datadir") {
         vars.set_global_unchecked(id, VarValue::Str(datadir.shown()));
     }
@@ -56,8 +58,10 @@ pub fn open_redo(vars: &Registry) -> Result<(RedoLog, DataDir), String> {
         fsync_us: non_negative(&vars.global_by_name("tpbed_log_fsync_us")),
         ..RedoConfig::in_dir(dir.clone())
     };
-    let log = RedoLog::open(cfg)
-        .map_err(|e| format!("Can't create redo log in '{}': {e}", dir.display()))?;
+    let log = RedoLog::open(cfg).map_err(|source| StartupError::Redo {
+        dir: dir.clone(),
+        source,
+    })?;
     datadir.remove_on_signal(&[log.path(), &dir]);
     Ok((log, datadir))
 }

@@ -245,13 +245,17 @@ mod tests {
     fn registry() {
         let cat = Catalog::new();
         assert!(cat.create_database("db", false).unwrap());
-        assert_eq!(cat.create_database("db", false).unwrap_err().code(), 1007);
+        assert_eq!(
+            cat.create_database("db", false).unwrap_err().code().code(),
+            1007
+        );
         let def = TableDef::new("t", vec![Column::new("a", int())], vec![]).unwrap();
         let (t, created) = cat.create_table("db", def.clone(), false).unwrap();
         assert!(created);
         assert_eq!(
             cat.create_table("db", def.clone(), false)
                 .unwrap_err()
+                .code()
                 .code(),
             1050
         );
@@ -259,23 +263,32 @@ mod tests {
             &cat.create_table("db", def, true).unwrap().0,
             &t
         ));
-        assert_eq!(cat.table("db", "T").unwrap_err().code(), 1146);
-        assert_eq!(cat.database("nope").unwrap_err().code(), 1049);
+        assert_eq!(cat.table("db", "T").unwrap_err().code().code(), 1146);
+        assert_eq!(cat.database("nope").unwrap_err().code().code(), 1049);
         t.insert(vec![Value::Int(1)], &Default::default()).unwrap();
         t.insert(vec![Value::Int(1)], &Default::default()).unwrap();
         let u = IndexDef::new("u", IndexKind::Unique, vec![0]);
-        assert_eq!(cat.create_index("db", "t", u, 0).unwrap_err().code(), 1062);
+        assert_eq!(
+            cat.create_index("db", "t", u, 0).unwrap_err().code().code(),
+            1062
+        );
         let k = IndexDef::new("k", IndexKind::NonUnique, vec![0]);
         let t2 = cat.create_index("db", "t", k, 0).unwrap();
         assert_eq!((t2.row_count(), t2.index_count()), (2, 2));
         assert_eq!(t2.count_range(1, crate::scan::KeyRange::all(), 10), 2);
         assert_eq!(
-            cat.drop_index("db", "t", "nope", 0).unwrap_err().code(),
+            cat.drop_index("db", "t", "nope", 0)
+                .unwrap_err()
+                .code()
+                .code(),
             1091
         );
         assert_eq!(cat.drop_index("db", "t", "K", 0).unwrap().index_count(), 1);
         assert!(cat.drop_table("db", "t", false).unwrap());
-        assert_eq!(cat.drop_table("db", "t", false).unwrap_err().code(), 1051);
+        assert_eq!(
+            cat.drop_table("db", "t", false).unwrap_err().code().code(),
+            1051
+        );
         assert!(cat.drop_database("db", false).unwrap());
     }
 }

@@ -1,7 +1,9 @@
-//! Engine errors: every way a storage call can fail, each mapped to the MySQL error code and
-//! SQLSTATE the SQL layer must send (strict mode), with MySQL's message text.
+//! Engine errors: every way a storage call can fail, each mapped to the [`ErrorCode`] (MySQL's
+//! code and SQLSTATE) the SQL layer must send (strict mode), with MySQL's message text.
 
 use std::fmt;
+
+use crate::ErrorCode;
 
 /// An error from the catalog, value coercion or an index operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,44 +87,29 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    /// The MySQL error number.
-    pub fn code(&self) -> u16 {
+    /// The MySQL error code (with its SQLSTATE).
+    pub fn code(&self) -> ErrorCode {
         match self {
-            EngineError::OutOfRange { .. } => 1264,
-            EngineError::DataTooLong { .. } => 1406,
-            EngineError::NullNotAllowed { .. } => 1048,
-            EngineError::IncorrectValue { .. } => 1366,
-            EngineError::IncorrectDatetime { .. } => 1292,
-            EngineError::NoDefault { .. } => 1364,
-            EngineError::DuplicateKey { .. } => 1062,
-            EngineError::AutoIncrementExhausted => 1467,
-            EngineError::NoSuchDatabase(_) => 1049,
-            EngineError::DatabaseExists(_) => 1007,
-            EngineError::DropNoSuchDatabase(_) => 1008,
-            EngineError::NoSuchTable(..) => 1146,
-            EngineError::TableExists(_) => 1050,
-            EngineError::UnknownTable(_) => 1051,
-            EngineError::DuplicateColumn(_) => 1060,
-            EngineError::DuplicateKeyName(_) => 1061,
-            EngineError::MultiplePrimaryKey => 1068,
-            EngineError::WrongAutoKey => 1075,
-            EngineError::CantDropKey(_) => 1091,
-            EngineError::BadColumnDefinition { .. } => 1064,
-        }
-    }
-
-    /// The SQLSTATE that goes with [`EngineError::code`].
-    pub fn sqlstate(&self) -> &'static str {
-        match self.code() {
-            1264 => "22003",
-            1406 => "22001",
-            1048 | 1062 => "23000",
-            1292 => "22007",
-            1049 | 1061 | 1068 | 1075 | 1064 | 1091 => "42000",
-            1146 | 1051 => "42S02",
-            1050 => "42S01",
-            1060 => "42S21",
-            _ => "HY000",
+            EngineError::OutOfRange { .. } => ErrorCode::WarnDataOutOfRange,
+            EngineError::DataTooLong { .. } => ErrorCode::DataTooLong,
+            EngineError::NullNotAllowed { .. } => ErrorCode::BadNull,
+            EngineError::IncorrectValue { .. } => ErrorCode::TruncatedWrongValueForField,
+            EngineError::IncorrectDatetime { .. } => ErrorCode::TruncatedWrongValue,
+            EngineError::NoDefault { .. } => ErrorCode::NoDefaultForField,
+            EngineError::DuplicateKey { .. } => ErrorCode::DupEntry,
+            EngineError::AutoIncrementExhausted => ErrorCode::AutoincReadFailed,
+            EngineError::NoSuchDatabase(_) => ErrorCode::BadDb,
+            EngineError::DatabaseExists(_) => ErrorCode::DbCreateExists,
+            EngineError::DropNoSuchDatabase(_) => ErrorCode::DbDropExists,
+            EngineError::NoSuchTable(..) => ErrorCode::NoSuchTable,
+            EngineError::TableExists(_) => ErrorCode::TableExists,
+            EngineError::UnknownTable(_) => ErrorCode::BadTable,
+            EngineError::DuplicateColumn(_) => ErrorCode::DupFieldName,
+            EngineError::DuplicateKeyName(_) => ErrorCode::DupKeyName,
+            EngineError::MultiplePrimaryKey => ErrorCode::MultiplePriKey,
+            EngineError::WrongAutoKey => ErrorCode::WrongAutoKey,
+            EngineError::CantDropKey(_) => ErrorCode::CantDropFieldOrKey,
+            EngineError::BadColumnDefinition { .. } => ErrorCode::ParseError,
         }
     }
 
@@ -193,3 +180,9 @@ impl fmt::Display for EngineError {
 }
 
 impl std::error::Error for EngineError {}
+
+impl From<&EngineError> for ErrorCode {
+    fn from(e: &EngineError) -> ErrorCode {
+        e.code()
+    }
+}

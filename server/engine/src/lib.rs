@@ -7,7 +7,8 @@
 //! (a lock wait returns its duration) and what went wrong (errors, or a line through the
 //! [`log`] hook the server installs).
 //!
-//! Layering (each module only uses the ones before it): `value` → `error` → `types` (column types) →
+//! Layering (each module only uses the ones before it): `value` → `error_code` (MySQL's
+//! codes) → `error` → `types` (column types) →
 //! `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row` (compact row
 //! bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) → `cursor`
 //! (positioning, save/restore) → `scan` and `table` (a definition and its indexes) →
@@ -27,6 +28,7 @@ pub mod catalog;
 pub mod coerce;
 pub mod cursor;
 pub mod error;
+pub mod error_code;
 pub mod index;
 pub mod key;
 pub mod latch;
@@ -45,6 +47,7 @@ pub mod value;
 pub use catalog::{Catalog, Column, ColumnDefault, Database, IndexDef, IndexKind, TableDef};
 pub use cursor::{Cursor, Direction, LatchMode, Restored, SavedPosition, SearchMode};
 pub use error::EngineError;
+pub use error_code::ErrorCode;
 pub use index::{BTree, ClusteredRec, IndexStats, KeyBuf, PageCapacity, Record, SecondaryRec};
 pub use mvcc::{ReadView, Version, VersionStore, Visible};
 pub use scan::{HandlerStats, KeyRange, ScanItem, TableScan};

@@ -366,6 +366,7 @@ mod tests {
         assert_eq!(
             TableDef::new("t", vec![c.clone()], vec![])
                 .unwrap_err()
+                .code()
                 .code(),
             1075
         );
@@ -374,12 +375,14 @@ mod tests {
         assert_eq!(
             TableDef::new("t", vec![c.clone()], vec![pk(), pk()])
                 .unwrap_err()
+                .code()
                 .code(),
             1061
         );
         assert_eq!(
             TableDef::new("t", vec![c.clone(), c], vec![])
                 .unwrap_err()
+                .code()
                 .code(),
             1060
         );

@@ -15,13 +15,7 @@ use crate::vars::VarValue;
 
 /// The SQL error of a lock error.
 pub fn lock_error(e: LockError) -> SqlError {
-    let code = match e {
-        LockError::WaitTimeout => ErrorCode::LockWaitTimeout,
-        LockError::Deadlock => ErrorCode::LockDeadlock,
-        LockError::NoWait => ErrorCode::LockNowait,
-        LockError::Interrupted => ErrorCode::QueryInterrupted,
-    };
-    SqlError::new(code, e.message())
+    SqlError::new(e.into(), e.message())
 }
 
 /// `innodb_lock_wait_timeout` of the session.

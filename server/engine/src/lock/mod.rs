@@ -64,6 +64,8 @@ pub use wait::LockWait;
 
 use std::fmt;
 
+use crate::ErrorCode;
+
 /// Why a lock request or wait failed, with MySQL's error codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LockError {
@@ -79,22 +81,13 @@ pub enum LockError {
 }
 
 impl LockError {
-    /// The MySQL error code.
-    pub fn code(self) -> u16 {
+    /// The MySQL error code (with its SQLSTATE).
+    pub fn code(self) -> ErrorCode {
         match self {
-            LockError::WaitTimeout => 1205,
-            LockError::Deadlock => 1213,
-            LockError::NoWait => 3572,
-            LockError::Interrupted => 1317,
-        }
-    }
-
-    /// The SQLSTATE.
-    pub fn sqlstate(self) -> &'static str {
-        match self {
-            LockError::WaitTimeout | LockError::NoWait => "HY000",
-            LockError::Deadlock => "40001",
-            LockError::Interrupted => "70100",
+            LockError::WaitTimeout => ErrorCode::LockWaitTimeout,
+            LockError::Deadlock => ErrorCode::LockDeadlock,
+            LockError::NoWait => ErrorCode::LockNowait,
+            LockError::Interrupted => ErrorCode::QueryInterrupted,
         }
     }
 
@@ -118,8 +111,14 @@ impl LockError {
 
 impl fmt::Display for LockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.message(), self.code())
+        write!(f, "{} ({})", self.message(), self.code().code())
     }
 }
 
 impl std::error::Error for LockError {}
+
+impl From<LockError> for ErrorCode {
+    fn from(e: LockError) -> ErrorCode {
+        e.code()
+    }
+}

@@ -479,9 +479,9 @@ fn lock_data_rendering_and_errors() {
         "'ab', -3"
     );
     assert_eq!(lock_data_text(&[Value::UInt(512)], true), "0x000000000200");
-    assert_eq!(LockError::Deadlock.sqlstate(), "40001");
-    assert_eq!(LockError::NoWait.code(), 3572);
-    assert_eq!(LockError::Interrupted.sqlstate(), "70100");
+    assert_eq!(LockError::Deadlock.code().sql_state(), "40001");
+    assert_eq!(LockError::NoWait.code().code(), 3572);
+    assert_eq!(LockError::Interrupted.code().sql_state(), "70100");
     assert!(LockError::Deadlock.rolls_back_transaction());
     assert!(!LockError::WaitTimeout.rolls_back_transaction());
 }

@@ -141,8 +141,8 @@ proptest! {
                     match m.get(&id) {
                         None => prop_assert_eq!(got, Ok(UpdateOutcome::NotFound)),
                         Some(old) if new_id == id && *old == r => prop_assert_eq!(got, Ok(UpdateOutcome::Unchanged)),
-                        Some(_) if new_id != id && m.contains_key(&new_id) => prop_assert_eq!(got.unwrap_err().code(), 1062),
-                        Some(_) if unique_taken(&m, r.1, id) => prop_assert_eq!(got.unwrap_err().code(), 1062),
+                        Some(_) if new_id != id && m.contains_key(&new_id) => prop_assert_eq!(got.unwrap_err().code().code(), 1062),
+                        Some(_) if unique_taken(&m, r.1, id) => prop_assert_eq!(got.unwrap_err().code().code(), 1062),
                         Some(_) => {
                             prop_assert_eq!(got, Ok(UpdateOutcome::Updated { primary_key: pk(&t, new_id) }));
                             m.remove(&id);
@@ -308,7 +308,7 @@ fn strict_mode_errors() {
             &opts,
         )
         .unwrap_err();
-    assert_eq!((e.code(), e.sqlstate()), (1264, "22003"));
+    assert_eq!((e.code().code(), e.code().sql_state()), (1264, "22003"));
     let e = t
         .insert(
             vec![
@@ -320,7 +320,7 @@ fn strict_mode_errors() {
             &opts,
         )
         .unwrap_err();
-    assert_eq!((e.code(), e.sqlstate()), (1406, "22001"));
+    assert_eq!((e.code().code(), e.code().sql_state()), (1406, "22001"));
     let e = t
         .insert(
             vec![Value::Null, Value::Null, Value::Null, Value::str("")],
