@@ -66,6 +66,8 @@ pub fn start_handler(
     Ok(match server.thread_handling {
         ThreadHandling::Pool => {
             let p = crate::thread_pool::start(&server.vars).map_err(StartupError::ThreadPool)?;
+            crate::thread_pool::register_hooks(&server.vars, &p)
+                .map_err(|e| StartupError::MissingVariable(e.message))?;
             let _ = server.handler.set(Handler::Pool(p.clone()));
             p
         }
@@ -76,6 +78,14 @@ pub fn start_handler(
                 .as_int()
                 .clamp(0, 16384) as u32;
             let h = Arc::new(ThreadPerConnection::new(size));
+            let cache = Arc::clone(&h);
+            server
+                .vars
+                .on_set("thread_cache_size", move |n: u32| {
+                    cache.set_thread_cache_size(n);
+                    Ok(())
+                })
+                .map_err(|e| StartupError::MissingVariable(e.message))?;
             let _ = server.handler.set(Handler::PerConnection(h.clone()));
             h
         }

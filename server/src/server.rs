@@ -79,7 +79,7 @@ pub struct Server {
     /// Transactions, purge and the lock system.
     pub trx: Arc<crate::trx::TrxSys>,
     /// The redo log: every committing read-write transaction calls `redo.commit(bytes)`.
-    pub redo: crate::engine::redo::RedoLog,
+    pub redo: Arc<crate::engine::redo::RedoLog>,
     /// The data directory (declared after `redo` so it is removed after the log closes).
     pub datadir: crate::datadir::DataDir,
     /// `events_statements_summary_by_digest`.
@@ -269,6 +269,9 @@ impl Server {
             );
         }
         let (redo, datadir) = crate::storage::open_redo(&vars)?;
+        let redo = Arc::new(redo);
+        crate::storage::register_hooks(&vars, &trx, &redo)
+            .map_err(|e| StartupError::MissingVariable(e.message))?;
         let digests = crate::digest::store_from(&vars);
         Ok(Arc::new(Server {
             redo,
@@ -294,20 +297,10 @@ impl Server {
         }))
     }
 
-    /// SET GLOBAL of a validated value, with the side effects some variables have.
+    /// SET GLOBAL of a validated value: the variable's on-set hook (if a subsystem registered
+    /// one) applies it to the running server, then the registry stores it.
     pub fn set_global(&self, id: VarId, v: VarValue) -> crate::error::SqlResult<()> {
-        let name = self.vars.def(id).name;
-        match self.handler.get() {
-            Some(Handler::PerConnection(h)) if name == "thread_cache_size" => {
-                h.set_thread_cache_size(v.as_int().clamp(0, i64::from(u32::MAX)) as u32);
-            }
-            Some(Handler::Pool(p)) if name.starts_with("thread_pool_") => {
-                crate::thread_pool::set_global(p, name, &v)?;
-            }
-            _ => crate::storage::set_global(&self.trx, &self.redo, name, &v),
-        }
-        self.vars.set_global_unchecked(id, v);
-        Ok(())
+        self.vars.set_global(id, v)
     }
 
     /// Whether database `name` exists (system databases included).

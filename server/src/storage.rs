@@ -1,9 +1,13 @@
 //! The server's side of the storage engine: builds the engine's typed configs from the
-//! system variables at start-up and opens the redo log in the data directory.
+//! system variables at start-up, opens the redo log in the data directory, and registers the
+//! on-set hooks that carry `SET GLOBAL` of a storage variable to the running engine.
+
+use std::sync::Arc;
 
 use crate::datadir::DataDir;
 use crate::engine::lock::{LockConfig, ScheduleAlgorithm};
 use crate::engine::redo::{FlushAtCommit, RedoConfig, RedoLog, DEFAULT_CAPACITY, REDO_DIR};
+use crate::error::SqlResult;
 use crate::startup::StartupError;
 use crate::trx::{PurgeConfig, TrxSys};
 use crate::vars::{Registry, VarValue};
@@ -66,37 +70,53 @@ pub fn open_redo(vars: &Registry) -> Result<(RedoLog, DataDir), StartupError> {
     Ok((log, datadir))
 }
 
-/// Applies `SET GLOBAL name = v` of a storage variable (the caller has validated the value);
-/// other names are ignored.
-pub fn set_global(trx: &TrxSys, redo: &RedoLog, name: &str, v: &VarValue) {
-    let n = non_negative(v);
-    let purge = trx.purge_config();
-    match name {
-        "innodb_purge_batch_size" => trx.set_purge(PurgeConfig {
-            batch_size: n,
-            ..purge
-        }),
-        "innodb_max_purge_lag" => trx.set_purge(PurgeConfig {
-            max_purge_lag: n,
-            ..purge
-        }),
-        "innodb_max_purge_lag_delay" => trx.set_purge(PurgeConfig {
-            max_purge_lag_delay: n,
-            ..purge
-        }),
-        "innodb_deadlock_detect" => trx.locks.set_deadlock_detect(v.as_bool()),
-        "innodb_lock_schedule_algorithm" => {
-            if let Some(a) = ScheduleAlgorithm::parse(v.as_str()) {
-                trx.locks.set_schedule(a);
-            }
+/// Registers the on-set hooks of the storage variables: purge's three settings, the lock
+/// system's deadlock detection and schedule, and the redo log's flush mode, timeout and
+/// emulated sync.
+pub fn register_hooks(vars: &Registry, trx: &Arc<TrxSys>, redo: &Arc<RedoLog>) -> SqlResult<()> {
+    let purge = |set: fn(&mut PurgeConfig, u64)| {
+        let trx = Arc::clone(trx);
+        move |n: u64| {
+            let mut cfg = trx.purge_config();
+            set(&mut cfg, n);
+            trx.set_purge(cfg);
+            Ok(())
         }
-        "innodb_flush_log_at_trx_commit" => {
-            redo.set_flush_at_commit(FlushAtCommit::from_int(v.as_int()))
+    };
+    vars.on_set("innodb_purge_batch_size", purge(|c, n| c.batch_size = n))?;
+    vars.on_set("innodb_max_purge_lag", purge(|c, n| c.max_purge_lag = n))?;
+    vars.on_set(
+        "innodb_max_purge_lag_delay",
+        purge(|c, n| c.max_purge_lag_delay = n),
+    )?;
+    let t = Arc::clone(trx);
+    vars.on_set("innodb_deadlock_detect", move |on: bool| {
+        t.locks.set_deadlock_detect(on);
+        Ok(())
+    })?;
+    let t = Arc::clone(trx);
+    vars.on_set("innodb_lock_schedule_algorithm", move |name: String| {
+        // The registry admits only the enum's names, which all parse.
+        if let Some(a) = ScheduleAlgorithm::parse(&name) {
+            t.locks.set_schedule(a);
         }
-        "innodb_flush_log_at_timeout" => redo.set_flush_timeout_s(n),
-        "tpbed_log_fsync_us" => redo.set_fsync_us(n),
-        _ => {}
-    }
+        Ok(())
+    })?;
+    let r = Arc::clone(redo);
+    vars.on_set("innodb_flush_log_at_trx_commit", move |n: i64| {
+        r.set_flush_at_commit(FlushAtCommit::from_int(n));
+        Ok(())
+    })?;
+    let r = Arc::clone(redo);
+    vars.on_set("innodb_flush_log_at_timeout", move |s: u64| {
+        r.set_flush_timeout_s(s);
+        Ok(())
+    })?;
+    let r = Arc::clone(redo);
+    vars.on_set("tpbed_log_fsync_us", move |us: u64| {
+        r.set_fsync_us(us);
+        Ok(())
+    })
 }
 
 /// A variable's value as a count (negative values, which validation rejects, as 0).
