@@ -56,14 +56,6 @@ impl Catalog {
         Catalog::default()
     }
 
-    /// An empty catalog whose new tables use `page_capacity` (tests use small pages).
-    pub fn with_page_capacity(page_capacity: PageCapacity) -> Catalog {
-        Catalog {
-            databases: RwLock::default(),
-            page_capacity,
-        }
-    }
-
     /// CREATE DATABASE; Ok(false) if it existed and `if_not_exists`.
     pub fn create_database(&self, name: &str, if_not_exists: bool) -> Result<bool, EngineError> {
         let mut dbs = self.databases.write().unwrap_or_else(|e| e.into_inner());

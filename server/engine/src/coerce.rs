@@ -228,7 +228,7 @@ fn to_f64(v: &Value, column: &str) -> Result<f64, EngineError> {
 }
 
 /// `d` at exactly `scale` digits, rounding half away from zero when digits are dropped.
-pub fn rescale(d: Decimal, scale: u8) -> Decimal {
+pub(crate) fn rescale(d: Decimal, scale: u8) -> Decimal {
     if d.scale == scale {
         return d;
     }
@@ -340,7 +340,7 @@ fn to_decimal(v: &Value, scale: u8, column: &str) -> Result<Option<Decimal>, Eng
 }
 
 /// Days in a month of the proleptic Gregorian calendar.
-pub fn days_in_month(year: u16, month: u8) -> u8 {
+pub(crate) fn days_in_month(year: u16, month: u8) -> u8 {
     match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,

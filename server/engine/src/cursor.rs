@@ -82,11 +82,6 @@ impl<R: Record> SavedPosition<R> {
     pub fn key(&self) -> Option<&[u8]> {
         self.inner.as_ref().map(|s| &*s.key)
     }
-
-    /// Id of the page the record was on.
-    pub fn page_id(&self) -> Option<u64> {
-        self.inner.as_ref().map(|s| s.page.id)
-    }
 }
 
 /// A cursor on a [`BTree`].
@@ -138,7 +133,7 @@ impl<'t, R: Record> Cursor<'t, R> {
     }
 
     /// Positions on the record `mode` selects; false if there is none.
-    pub fn search(&mut self, key: &[u8], mode: SearchMode) -> bool {
+    pub(crate) fn search(&mut self, key: &[u8], mode: SearchMode) -> bool {
         self.release();
         match mode {
             SearchMode::Ge | SearchMode::Gt => {
@@ -216,7 +211,7 @@ impl<'t, R: Record> Cursor<'t, R> {
     }
 
     /// True when positioned on a record.
-    pub fn is_on_record(&self) -> bool {
+    pub(crate) fn is_on_record(&self) -> bool {
         self.leaf
             .as_ref()
             .is_some_and(|l| self.slot < l.records.len())
@@ -227,35 +222,18 @@ impl<'t, R: Record> Cursor<'t, R> {
         self.leaf.as_ref().and_then(|l| l.records.get(self.slot))
     }
 
-    /// The current record, changeable in place (Write mode only). Its key must not change.
-    pub fn record_mut(&mut self) -> Option<&mut R> {
-        let slot = self.slot;
-        self.leaf.as_mut()?.data_mut()?.records.get_mut(slot)
-    }
-
     /// Id of the latched leaf.
-    pub fn page_id(&self) -> Option<u64> {
+    pub(crate) fn page_id(&self) -> Option<u64> {
         self.leaf.as_ref().map(|l| l.page().id)
     }
 
     /// The latched leaf's `max_trx_id` (meaningful on secondary indexes).
-    pub fn page_max_trx_id(&self) -> Option<u64> {
+    pub(crate) fn page_max_trx_id(&self) -> Option<u64> {
         self.leaf.as_ref().map(|l| l.max_trx_id)
     }
 
-    /// Raises the latched leaf's `max_trx_id` to at least `trx_id` (Write mode only).
-    pub fn raise_page_max_trx_id(&mut self, trx_id: u64) -> bool {
-        match self.leaf.as_mut().and_then(|l| l.data_mut()) {
-            Some(d) => {
-                d.max_trx_id = d.max_trx_id.max(trx_id);
-                true
-            }
-            None => false,
-        }
-    }
-
     /// Moves to the next record; false (and unpositioned) past the last.
-    pub fn move_next(&mut self) -> bool {
+    pub(crate) fn move_next(&mut self) -> bool {
         if !self.is_on_record() {
             return false;
         }
@@ -264,7 +242,7 @@ impl<'t, R: Record> Cursor<'t, R> {
     }
 
     /// Moves to the previous record; false (and unpositioned) before the first.
-    pub fn move_prev(&mut self) -> bool {
+    pub(crate) fn move_prev(&mut self) -> bool {
         let Some(rec) = self.record() else {
             return false;
         };

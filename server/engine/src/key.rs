@@ -27,7 +27,7 @@ const VALUE_TAG: u8 = 0x01;
 
 /// Compares a stored key with a search key on the search key's length: a record whose first
 /// bytes equal the whole search key compares `Equal` (it lies in the prefix range).
-pub fn cmp_prefix(record: &[u8], search: &[u8]) -> Ordering {
+pub(crate) fn cmp_prefix(record: &[u8], search: &[u8]) -> Ordering {
     let n = record.len().min(search.len());
     match record[..n].cmp(&search[..n]) {
         Ordering::Equal if record.len() < search.len() => Ordering::Less,
@@ -105,8 +105,9 @@ pub fn encode(col: KeyColumn, v: &Value, out: &mut Vec<u8>) {
     }
 }
 
+#[cfg(test)]
 /// Encodes values (one per column) into a key.
-pub fn encode_key(cols: &[KeyColumn], values: &[Value]) -> Vec<u8> {
+pub(crate) fn encode_key(cols: &[KeyColumn], values: &[Value]) -> Vec<u8> {
     let mut out = Vec::with_capacity(values.len() * 5);
     for (c, v) in cols.iter().zip(values) {
         encode(*c, v, &mut out);
@@ -203,7 +204,7 @@ pub fn decode(col: KeyColumn, bytes: &[u8]) -> (Value, usize) {
 }
 
 /// Decodes a whole key of the given columns.
-pub fn decode_key(cols: &[KeyColumn], mut bytes: &[u8]) -> Vec<Value> {
+pub(crate) fn decode_key(cols: &[KeyColumn], mut bytes: &[u8]) -> Vec<Value> {
     let mut out = Vec::with_capacity(cols.len());
     for c in cols {
         let (v, used) = decode(*c, bytes);
@@ -214,7 +215,7 @@ pub fn decode_key(cols: &[KeyColumn], mut bytes: &[u8]) -> Vec<Value> {
 }
 
 /// Length of the encoding of the first `cols.len()` parts of `bytes`.
-pub fn prefix_len(cols: &[KeyColumn], bytes: &[u8]) -> usize {
+pub(crate) fn prefix_len(cols: &[KeyColumn], bytes: &[u8]) -> usize {
     let mut pos = 0;
     for c in cols {
         pos += decode(*c, &bytes[pos..]).1;
@@ -262,9 +263,10 @@ pub(crate) fn unpack_datetime(p: u64) -> DateTime {
     }
 }
 
+#[cfg(test)]
 /// The SQL order of two values coerced to one column type (NULL first); the order the key
 /// encoding must reproduce.
-pub fn cmp_values(a: &Value, b: &Value) -> Ordering {
+pub(crate) fn cmp_values(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
         (Value::Null, Value::Null) => Ordering::Equal,
         (Value::Null, _) => Ordering::Less,

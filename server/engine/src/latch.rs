@@ -40,7 +40,7 @@ impl RawLatch {
     }
 
     /// Takes a shared latch if no writer holds or waits for it.
-    pub fn try_read(&self) -> bool {
+    pub(crate) fn try_read(&self) -> bool {
         let mut s = self.state.load(SeqCst);
         loop {
             if s & (WRITER | WAITING_MASK) != 0 || s & READERS == READERS {
@@ -54,7 +54,7 @@ impl RawLatch {
     }
 
     /// Takes an exclusive latch if nobody holds it.
-    pub fn try_write(&self) -> bool {
+    pub(crate) fn try_write(&self) -> bool {
         self.try_write_inner(0)
     }
 
@@ -107,7 +107,7 @@ impl RawLatch {
     }
 
     /// Releases a shared latch.
-    pub fn unlock_read(&self) {
+    pub(crate) fn unlock_read(&self) {
         let prev = self.state.fetch_sub(1, SeqCst);
         if prev & READERS == 1 {
             self.wake();
@@ -115,7 +115,7 @@ impl RawLatch {
     }
 
     /// Releases an exclusive latch.
-    pub fn unlock_write(&self) {
+    pub(crate) fn unlock_write(&self) {
         self.state.fetch_and(!WRITER, SeqCst);
         self.wake();
     }

@@ -143,7 +143,12 @@ impl ReadView {
     }
 
     /// The version of `rec` this view sees. Delete marks are the caller's to check.
-    pub fn visible_version(&self, rec: &ClusteredRec, me: u64, store: &VersionStore) -> Visible {
+    pub(crate) fn visible_version(
+        &self,
+        rec: &ClusteredRec,
+        me: u64,
+        store: &VersionStore,
+    ) -> Visible {
         if self.sees(rec.trx_id, me) {
             return Visible::Current;
         }

@@ -87,7 +87,7 @@ impl RowCodec {
 
     /// Decodes the columns listed in `which` (in that order), walking the row once and
     /// moving each decoded value into its place (a column listed twice is cloned).
-    pub fn decode_columns(&self, bytes: &[u8], which: &[usize]) -> Vec<Value> {
+    pub(crate) fn decode_columns(&self, bytes: &[u8], which: &[usize]) -> Vec<Value> {
         let mut out = vec![Value::Null; which.len()];
         let mut pos = self.null_bytes;
         let last = which.iter().copied().max().map_or(0, |m| m + 1);

@@ -263,8 +263,9 @@ impl<'t> TableScan<'t> {
         self
     }
 
+    #[cfg(test)]
     /// Return delete-marked records too (the lock manager visits them).
-    pub fn include_delete_marked(mut self, yes: bool) -> Self {
+    pub(crate) fn include_delete_marked(mut self, yes: bool) -> Self {
         self.include_delete_marked = yes;
         self
     }

@@ -66,7 +66,7 @@ impl Column {
     }
 
     /// The key-encoding view of the column.
-    pub fn key_column(&self) -> KeyColumn {
+    pub(crate) fn key_column(&self) -> KeyColumn {
         KeyColumn {
             ty: self.ty,
             nullable: self.nullable,
@@ -267,7 +267,7 @@ impl TableDef {
     }
 
     /// The row codec for this layout.
-    pub fn row_codec(&self) -> RowCodec {
+    pub(crate) fn row_codec(&self) -> RowCodec {
         RowCodec::new(self.columns.iter().map(|c| (c.ty, c.nullable)))
     }
 

@@ -32,7 +32,7 @@ impl IntKind {
     }
 
     /// The signed range, inclusive.
-    pub fn signed_range(self) -> (i64, i64) {
+    pub(crate) fn signed_range(self) -> (i64, i64) {
         match self {
             IntKind::Big => (i64::MIN, i64::MAX),
             k => {
@@ -43,7 +43,7 @@ impl IntKind {
     }
 
     /// The largest unsigned value.
-    pub fn unsigned_max(self) -> u64 {
+    pub(crate) fn unsigned_max(self) -> u64 {
         match self {
             IntKind::Big => u64::MAX,
             k => (1u64 << (8 * k.bytes() as u32)) - 1,
@@ -110,7 +110,7 @@ pub enum ColumnType {
 }
 
 /// Largest DECIMAL precision an `i128` holds exactly.
-pub const MAX_DECIMAL_PRECISION: u8 = 38;
+pub(crate) const MAX_DECIMAL_PRECISION: u8 = 38;
 
 impl ColumnType {
     /// Checks the type's own parameters (DECIMAL precision/scale, fsp).

@@ -49,7 +49,7 @@ pub struct SecondaryRec {
 
 impl SecondaryRec {
     /// The secondary key columns part of the key.
-    pub fn secondary_part(&self) -> &[u8] {
+    pub(crate) fn secondary_part(&self) -> &[u8] {
         &self.key[..self.pk_offset as usize]
     }
 

@@ -97,11 +97,6 @@ impl<R: Record> BTree<R> {
         self.capacity
     }
 
-    /// Pages allocated so far (including the root).
-    pub fn pages_allocated(&self) -> u64 {
-        self.next_page_id.load(Relaxed)
-    }
-
     fn waits(&self) -> &AtomicU64 {
         &self.stats.page_latch_waits
     }
@@ -178,14 +173,14 @@ impl<R: Record> BTree<R> {
     }
 
     /// Physically removes the record with exactly `key` if `pred` accepts it (purge).
-    pub fn remove_if(&self, key: &[u8], pred: impl FnOnce(&R) -> bool) -> Option<R> {
+    pub(crate) fn remove_if(&self, key: &[u8], pred: impl FnOnce(&R) -> bool) -> Option<R> {
         self.remove_reporting(key, pred, |_| {})
     }
 
     /// [`BTree::remove_if`] that, once the record is removed and still under the leaf latch,
     /// calls `after` with the record now after the removed key (None: the supremum), for the
     /// lock manager's gap-lock inheritance.
-    pub fn remove_reporting(
+    pub(crate) fn remove_reporting(
         &self,
         key: &[u8],
         pred: impl FnOnce(&R) -> bool,
@@ -259,7 +254,7 @@ impl<R: Record> BTree<R> {
     /// `on_equal(existing, rec)` decides under the leaf latch: it may overwrite the existing
     /// record in place (e.g. clear a delete mark) and return Ok, or refuse with an error.
     /// The leaf's `max_trx_id` is raised to `trx_id`.
-    pub fn insert_with<E>(
+    pub(crate) fn insert_with<E>(
         &self,
         rec: R,
         trx_id: u64,
@@ -273,7 +268,7 @@ impl<R: Record> BTree<R> {
     /// successor is on a later leaf, that leaf's shared latch), just before the insert, with
     /// the first record after the new key (None: the supremum of the index). An error
     /// aborts the insert (e.g. the gap is locked: the caller releases, waits, retries).
-    pub fn insert_checked<E>(
+    pub(crate) fn insert_checked<E>(
         &self,
         rec: R,
         trx_id: u64,
@@ -495,8 +490,9 @@ impl<R: Record> BTree<R> {
         (leaves, empty, parents)
     }
 
+    #[cfg(test)]
     /// Tree height (1 for a lone leaf root).
-    pub fn height(&self) -> usize {
+    pub(crate) fn height(&self) -> usize {
         let g = Page::read(self.root.clone(), self.waits());
         usize::from(g.level) + 1
     }

@@ -7,7 +7,7 @@ use super::modes::{GapKind, RecLockMode, Strength, TableLockMode};
 /// InnoDB's table-lock compatibility matrix: may `req` be granted next to `held` of another
 /// transaction? Intention locks conflict only with whole-table S/X; AUTO_INC with itself,
 /// S and X.
-pub fn table_compatible(req: TableLockMode, held: TableLockMode) -> bool {
+pub(crate) fn table_compatible(req: TableLockMode, held: TableLockMode) -> bool {
     use TableLockMode::*;
     match (req, held) {
         (X, _) | (_, X) => false,
@@ -24,7 +24,7 @@ pub fn table_compatible(req: TableLockMode, held: TableLockMode) -> bool {
 /// anything but an insert intention on the supremum) never waits; nothing but an insert
 /// intention waits for a gap lock; a gap request does not wait for a record-only lock;
 /// nobody waits for an insert intention.
-pub fn rec_has_to_wait(req: RecLockMode, held: RecLockMode, supremum: bool) -> bool {
+pub(crate) fn rec_has_to_wait(req: RecLockMode, held: RecLockMode, supremum: bool) -> bool {
     if req.strength() == Strength::S && held.strength() == Strength::S {
         return false;
     }
@@ -44,7 +44,7 @@ pub fn rec_has_to_wait(req: RecLockMode, held: RecLockMode, supremum: bool) -> b
 /// same record (InnoDB's `lock_rec_has_expl`)? X covers S; a next-key lock covers the
 /// record-only and the gap-only lock; on the supremum every non-insert-intention lock of
 /// enough strength covers. An insert intention neither covers nor is looked up this way.
-pub fn rec_covers(held: RecLockMode, req: RecLockMode, supremum: bool) -> bool {
+pub(crate) fn rec_covers(held: RecLockMode, req: RecLockMode, supremum: bool) -> bool {
     if held.is_insert_intention() || req.is_insert_intention() {
         return false;
     }

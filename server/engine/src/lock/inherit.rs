@@ -30,7 +30,7 @@ impl LockSys {
     /// `X,REC_NOT_GAP` (call under the leaf latch, when the record's DB_TRX_ID is an active
     /// transaction other than the requester's, before requesting the lock). Returns whether
     /// the holder now has such a lock (false: the holder is not registered or has released).
-    pub fn convert_implicit(&self, holder: TrxId, rec: RecAt<'_>) -> bool {
+    pub(crate) fn convert_implicit(&self, holder: TrxId, rec: RecAt<'_>) -> bool {
         let Some(h) = self.inner.find_trx(holder) else {
             return false;
         };
@@ -71,7 +71,7 @@ impl LockSys {
     /// Gap-lock inheritance between neighbouring records `from` → `to` of `index` (see
     /// [`Inherit`]); call under the leaf latch of the insert or purge. `to_page` is the heir's
     /// page.
-    pub fn inherit_gap_locks(
+    pub(crate) fn inherit_gap_locks(
         &self,
         index: IndexId,
         from: RecKey<'_>,

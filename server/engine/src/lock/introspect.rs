@@ -56,7 +56,7 @@ pub trait LockNames {
 }
 
 /// `LOCK_DATA` of the supremum.
-pub const SUPREMUM_LOCK_DATA: &str = "supremum pseudo-record";
+pub(crate) const SUPREMUM_LOCK_DATA: &str = "supremum pseudo-record";
 
 /// Renders decoded key values as InnoDB's `LOCK_DATA` does: fields joined by `", "`,
 /// integers in decimal, strings in single quotes, and a hidden row id (the last value when
@@ -420,8 +420,9 @@ impl LockSys {
         info_of(&trx.0)
     }
 
+    #[cfg(test)]
     /// The lock columns of every registered transaction.
-    pub fn trx_lock_infos(&self) -> Vec<TrxLockInfo> {
+    pub(crate) fn trx_lock_infos(&self) -> Vec<TrxLockInfo> {
         let mut v: Vec<TrxLockInfo> = self.inner.all_trxs().iter().map(|t| info_of(t)).collect();
         v.sort_by_key(|i| i.trx_id);
         v

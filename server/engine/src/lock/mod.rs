@@ -48,13 +48,12 @@ mod tests;
 #[cfg(test)]
 mod threads_tests;
 
-pub use compat::{rec_covers, rec_has_to_wait, table_compatible};
 pub use grant::{Candidate, Cats, Fcfs, GrantPolicy, ScheduleAlgorithm};
 pub use hint::{HintOwners, LockHint};
 pub use inherit::Inherit;
 pub use introspect::{
     lock_data_text, DataLockRow, DataLockWaitRow, DeadlockReport, DeadlockTrx, LockDesc, LockNames,
-    LockObject, LockStats, TrxLockInfo, SUPREMUM_LOCK_DATA,
+    LockObject, LockStats, TrxLockInfo,
 };
 pub use modes::{GapKind, RecLockMode, Strength, TableLockMode};
 pub use sys::{Acquired, LockConfig, LockSys, RecAt, WaitPolicy, DEFAULT_SHARDS};
@@ -101,11 +100,6 @@ impl LockError {
             LockError::NoWait => "Do not wait for lock.",
             LockError::Interrupted => "Query execution was interrupted",
         }
-    }
-
-    /// Whether the whole transaction must be rolled back (else only the statement).
-    pub fn rolls_back_transaction(self) -> bool {
-        self == LockError::Deadlock
     }
 }
 

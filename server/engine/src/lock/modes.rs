@@ -42,7 +42,7 @@ impl TableLockMode {
 
     /// Whether holding `self` already gives everything `other` would (InnoDB's
     /// `lock_mode_stronger_or_eq`): X covers all, S covers IS, IX covers IS.
-    pub fn stronger_or_eq(self, other: TableLockMode) -> bool {
+    pub(crate) fn stronger_or_eq(self, other: TableLockMode) -> bool {
         use TableLockMode::*;
         matches!(
             (self, other),
@@ -92,11 +92,11 @@ impl RecLockMode {
     /// `X` (next-key).
     pub const X: RecLockMode = RecLockMode::new(Strength::X, GapKind::NextKey);
     /// `S,GAP`.
-    pub const S_GAP: RecLockMode = RecLockMode::new(Strength::S, GapKind::Gap);
+    pub(crate) const S_GAP: RecLockMode = RecLockMode::new(Strength::S, GapKind::Gap);
     /// `X,GAP`.
-    pub const X_GAP: RecLockMode = RecLockMode::new(Strength::X, GapKind::Gap);
+    pub(crate) const X_GAP: RecLockMode = RecLockMode::new(Strength::X, GapKind::Gap);
     /// `S,REC_NOT_GAP`.
-    pub const S_REC_NOT_GAP: RecLockMode = RecLockMode::new(Strength::S, GapKind::RecNotGap);
+    pub(crate) const S_REC_NOT_GAP: RecLockMode = RecLockMode::new(Strength::S, GapKind::RecNotGap);
     /// `X,REC_NOT_GAP`.
     pub const X_REC_NOT_GAP: RecLockMode = RecLockMode::new(Strength::X, GapKind::RecNotGap);
     /// `X,GAP,INSERT_INTENTION`.
@@ -124,7 +124,7 @@ impl RecLockMode {
     }
 
     /// S or X.
-    pub fn strength(self) -> Strength {
+    pub(crate) fn strength(self) -> Strength {
         self.strength
     }
 
@@ -134,17 +134,17 @@ impl RecLockMode {
     }
 
     /// The GAP bit is set (plain gap locks and insert intentions).
-    pub fn is_gap(self) -> bool {
+    pub(crate) fn is_gap(self) -> bool {
         matches!(self.kind, GapKind::Gap | GapKind::InsertIntention)
     }
 
     /// An insert-intention lock.
-    pub fn is_insert_intention(self) -> bool {
+    pub(crate) fn is_insert_intention(self) -> bool {
         self.kind == GapKind::InsertIntention
     }
 
     /// The mode as stored on the supremum: GAP and REC_NOT_GAP cleared, insert intention kept.
-    pub fn on_supremum(self) -> RecLockMode {
+    pub(crate) fn on_supremum(self) -> RecLockMode {
         match self.kind {
             GapKind::Gap | GapKind::RecNotGap => RecLockMode::new(self.strength, GapKind::NextKey),
             _ => self,
@@ -169,7 +169,7 @@ impl RecLockMode {
 
     /// The mode as `SHOW ENGINE INNODB STATUS` describes it (`lock_mode X locks rec but not
     /// gap`, `lock mode S`, ...).
-    pub fn status_text(self, supremum: bool) -> String {
+    pub(crate) fn status_text(self, supremum: bool) -> String {
         let m = if supremum { self.on_supremum() } else { self };
         let base = match m.strength {
             Strength::S => "lock mode S",

@@ -131,6 +131,7 @@ impl Inner {
         lock(self.registry(id)).get(&id).cloned()
     }
 
+    #[cfg(test)]
     pub(crate) fn all_trxs(&self) -> Vec<Arc<TrxShared>> {
         self.trxs
             .iter()
@@ -285,7 +286,7 @@ impl LockSys {
     /// [`LockSys::lock_rec`] that also says whether this call created the lock (false: a
     /// lock the transaction already held covers the request), so READ COMMITTED releases
     /// only locks the current fetch took.
-    pub fn lock_rec_new(
+    pub(crate) fn lock_rec_new(
         &self,
         trx: &LockTrx,
         rec: RecAt<'_>,
@@ -307,7 +308,7 @@ impl LockSys {
     /// LOCKED or NOWAIT, a hint that proves another transaction's conflicting granted lock
     /// decides at once, without the lock table (the same answer the table would give); a lock
     /// this call creates and grants is noted in the hint.
-    pub fn lock_rec_hinted(
+    pub(crate) fn lock_rec_hinted(
         &self,
         trx: &LockTrx,
         rec: RecAt<'_>,
@@ -451,11 +452,6 @@ impl LockSys {
         let sup = rec.key == RecKey::Supremum;
         let mode = AnyMode::Rec(if sup { mode.on_supremum() } else { mode });
         self.release_one(trx, TargetRef::Rec(rec.index, rec.key), mode)
-    }
-
-    /// Releases one granted table lock of `mode` (the AUTO_INC lock at statement end).
-    pub fn release_table(&self, trx: &LockTrx, table: TableId, mode: TableLockMode) -> bool {
-        self.release_one(trx, TargetRef::Table(table), AnyMode::Table(mode))
     }
 
     fn release_one(&self, trx: &LockTrx, t: TargetRef<'_>, mode: AnyMode) -> bool {

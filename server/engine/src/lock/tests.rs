@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 
 use super::compat::tests::model_wait;
+use super::introspect::SUPREMUM_LOCK_DATA;
 use super::*;
 
 pub(crate) struct Names;
@@ -482,8 +483,6 @@ fn lock_data_rendering_and_errors() {
     assert_eq!(LockError::Deadlock.code().sql_state(), "40001");
     assert_eq!(LockError::NoWait.code().code(), 3572);
     assert_eq!(LockError::Interrupted.code().sql_state(), "70100");
-    assert!(LockError::Deadlock.rolls_back_transaction());
-    assert!(!LockError::WaitTimeout.rolls_back_transaction());
 }
 
 /// The model's covering rule (InnoDB's `lock_rec_has_expl`), written out independently.

@@ -199,7 +199,7 @@ impl LockTrx {
 
     /// KILL QUERY: ends the current (or next) lock wait with
     /// [`super::LockError::Interrupted`] until [`LockTrx::clear_interrupt`].
-    pub fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         self.0.interrupted.store(true, Relaxed);
         let _st = self.0.state();
         self.0.cond.notify_all();
@@ -224,13 +224,13 @@ impl LockTrx {
 
     /// Sets the undo-record count the deadlock victim choice weighs (the caller's undo log
     /// length; lock structs are added by the lock system).
-    pub fn set_undo_records(&self, n: u64) {
+    pub(crate) fn set_undo_records(&self, n: u64) {
         self.0.undo_records.store(n, Relaxed);
     }
 
     /// Marks the transaction as READ COMMITTED (or READ UNCOMMITTED): its X record locks
     /// are then not inherited as gap locks when their record is removed, as in InnoDB.
-    pub fn set_read_committed(&self, yes: bool) {
+    pub(crate) fn set_read_committed(&self, yes: bool) {
         self.0.read_committed.store(yes, Relaxed);
     }
 }

@@ -53,9 +53,9 @@ pub const REDO_FILE: &str = "#ib_redo0";
 /// Size of the ring of log blocks after the header (the file is header + this).
 pub const DEFAULT_CAPACITY: u64 = 32 << 20;
 /// Bytes every commit appends besides the transaction's own redo (its commit record).
-pub const COMMIT_RECORD_BYTES: u64 = 16;
+pub(crate) const COMMIT_RECORD_BYTES: u64 = 16;
 /// The unit of log writes: a write starts and ends on a block boundary.
-pub const BLOCK: u64 = 512;
+pub(crate) const BLOCK: u64 = 512;
 /// Size of the file header before the ring.
 const HEADER: u64 = 2048;
 /// Largest single write (a longer range is written in pieces).

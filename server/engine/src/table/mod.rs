@@ -26,7 +26,7 @@ use crate::scan::KeyRange;
 use crate::value::Value;
 
 /// Bytes of the hidden row id (DB_ROW_ID).
-pub const ROW_ID_LEN: usize = 6;
+pub(crate) const ROW_ID_LEN: usize = 6;
 
 /// The transaction metadata a write stamps on clustered records (the roll pointer to the
 /// previous version is the table's to assign).
@@ -76,7 +76,7 @@ pub struct Change {
 impl Change {
     /// A fresh insert: the only kind of change that leaves nothing for purge (InnoDB's
     /// insert undo, discarded at commit).
-    pub fn is_insert(&self) -> bool {
+    pub(crate) fn is_insert(&self) -> bool {
         self.created && self.secondary.iter().all(|s| s.op == SecOp::Inserted)
     }
 }
@@ -295,7 +295,7 @@ impl Table {
     }
 
     /// The row codec.
-    pub fn codec(&self) -> &RowCodec {
+    pub(crate) fn codec(&self) -> &RowCodec {
         &self.codec
     }
 
@@ -314,12 +314,12 @@ impl Table {
     }
 
     /// The clustered index (for cursors of the lock manager and purge).
-    pub fn clustered_index(&self) -> &BTree<ClusteredRec> {
+    pub(crate) fn clustered_index(&self) -> &BTree<ClusteredRec> {
         &self.clustered
     }
 
     /// Secondary index `index` (>= 1, in [`TableDef::indexes`] order).
-    pub fn secondary_index(&self, index: usize) -> &BTree<SecondaryRec> {
+    pub(crate) fn secondary_index(&self, index: usize) -> &BTree<SecondaryRec> {
         &self.secondaries[index - 1].tree
     }
 
@@ -418,8 +418,9 @@ impl Table {
             .flatten()
     }
 
+    #[cfg(test)]
     /// The clustered record with key `pk`, delete-marked or not, with its metadata.
-    pub fn get_record(&self, pk: &[u8]) -> Option<RecordVersion> {
+    pub(crate) fn get_record(&self, pk: &[u8]) -> Option<RecordVersion> {
         self.clustered.get(pk, |r| RecordVersion {
             row: self.codec.decode(&r.row),
             trx_id: r.trx_id,

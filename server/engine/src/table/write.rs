@@ -287,7 +287,7 @@ impl Table {
     /// before the error returns, and no latch is held then, so the caller may wait and retry.
     /// (The UNIQUE-index mutex of the module docs is held while `check` runs; a check must
     /// not block.)
-    pub fn insert_checked<E: From<EngineError>>(
+    pub(crate) fn insert_checked<E: From<EngineError>>(
         &self,
         mut row: Vec<Value>,
         opts: &InsertOptions,
@@ -456,7 +456,7 @@ impl Table {
     /// when an equal delete-marked entry is reused in place). Each probe is made under the
     /// leaf latch it reads, but the change is applied after the probes, under latches of its
     /// own, so a gap lock granted to another transaction in between is not seen.
-    pub fn update_checked<E: From<EngineError>>(
+    pub(crate) fn update_checked<E: From<EngineError>>(
         &self,
         pk: &[u8],
         new_row: Vec<Value>,
@@ -637,7 +637,7 @@ impl Table {
 
     /// [`Table::rollback`] reporting each physically removed record as (index, key,
     /// successor key or None for the supremum), under its leaf latch.
-    pub fn rollback_with(&self, change: &Change, removed: &mut RemovedHook<'_>) {
+    pub(crate) fn rollback_with(&self, change: &Change, removed: &mut RemovedHook<'_>) {
         for sc in change.secondary.iter().rev() {
             let tree = &self.secondaries[sc.index - 1].tree;
             match sc.op {
@@ -700,7 +700,12 @@ impl Table {
     /// secondary entries), and removes secondary entries it delete-marked that no
     /// remaining version of the row needs. Removed records are reported as by
     /// [`Table::rollback_with`]. Returns the number of records removed.
-    pub fn purge_change(&self, change: &Change, trx_id: u64, removed: &mut RemovedHook<'_>) -> u64 {
+    pub(crate) fn purge_change(
+        &self,
+        change: &Change,
+        trx_id: u64,
+        removed: &mut RemovedHook<'_>,
+    ) -> u64 {
         self.versions.free(change.prior);
         let mut n = 0;
         let gone = self.clustered.remove_reporting(
@@ -783,9 +788,10 @@ impl Table {
         true
     }
 
+    #[cfg(test)]
     /// Purge of one delete-marked secondary entry (e.g. left by an update of an indexed
     /// column); `index` >= 1.
-    pub fn purge_secondary(&self, index: usize, key: &[u8]) -> bool {
+    pub(crate) fn purge_secondary(&self, index: usize, key: &[u8]) -> bool {
         self.secondaries[index - 1]
             .tree
             .remove_if(key, |r| r.delete_mark)

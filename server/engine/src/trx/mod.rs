@@ -169,16 +169,6 @@ impl Trx {
         self.undo
             .extend(changes.into_iter().map(|c| (Arc::clone(table), c)));
     }
-
-    /// Whether the transaction has a consistent-read view now.
-    pub fn has_view(&self) -> bool {
-        self.view.is_some()
-    }
-
-    /// Whether it changed anything.
-    pub fn has_changes(&self) -> bool {
-        !self.undo.is_empty()
-    }
 }
 
 /// An estimate of the redo a list of changes generates: per change a record header, the
@@ -204,7 +194,7 @@ pub fn table_id(table: &Table) -> TableId {
 }
 
 /// A lock record key for an encoded key, or the supremum.
-pub fn rec_key(key: Option<&[u8]>) -> RecKey<'_> {
+pub(crate) fn rec_key(key: Option<&[u8]>) -> RecKey<'_> {
     key.map_or(RecKey::Supremum, RecKey::User)
 }
 
@@ -365,7 +355,7 @@ impl TrxSys {
     }
 
     /// Whether read-write transaction `id` is still active (not committed or rolled back).
-    pub fn is_active(&self, id: TrxId) -> bool {
+    pub(crate) fn is_active(&self, id: TrxId) -> bool {
         if id == 0 || id < self.min_active.load(Relaxed) {
             return false;
         }
@@ -373,7 +363,7 @@ impl TrxSys {
     }
 
     /// The smallest active read-write id (u64::MAX: none).
-    pub fn min_active_id(&self) -> u64 {
+    pub(crate) fn min_active_id(&self) -> u64 {
         self.min_active.load(Relaxed)
     }
 

@@ -53,7 +53,7 @@ impl TrxSys {
 
     /// Purges up to `innodb_purge_batch_size` undo records of transactions every view sees;
     /// returns how many it purged.
-    pub fn purge_batch(&self) -> u64 {
+    pub(crate) fn purge_batch(&self) -> u64 {
         let limit = self.purge_limit();
         let batch = self.purge_config().batch_size.max(1);
         let mut done = 0;
