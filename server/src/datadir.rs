@@ -3,9 +3,9 @@
 //!
 //! The test harness and most users stop the server with a signal, so "goes away" has three
 //! paths: dropping the [`DataDir`] (in-process servers, unit tests) removes it; SIGTERM and
-//! SIGINT remove it from a signal handler before the process dies of the signal as before; and
-//! a server killed with SIGKILL leaves its directory behind, which the next server to start
-//! removes once the process that owned it no longer exists.
+//! SIGINT remove it from a signal handler `main` installs, before the process dies of the
+//! signal; and a server killed with SIGKILL leaves its directory behind, which the next server
+//! to start removes once the process that owned it no longer exists.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;

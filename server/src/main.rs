@@ -49,6 +49,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Signals are main's: SIGTERM and SIGINT first remove a temporary data directory (the redo
+    // file, its directory, the datadir), then end the process as they would have.
+    let redo_file = server.redo.path().to_path_buf();
+    let mut created: Vec<&std::path::Path> = vec![&redo_file];
+    created.extend(redo_file.parent());
+    server.datadir.remove_on_signal(&created);
     let nofile = listener::raise_nofile_limit();
     if let Some(id) = server.vars.lookup("open_files_limit") {
         server
