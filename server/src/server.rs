@@ -162,6 +162,7 @@ impl Server {
             features.push(Feature::ThreadPool);
         }
         let mut defs = definitions();
+        defs.extend(crate::storage::definitions());
         defs.extend(crate::thread_pool::definitions());
         defs.extend(crate::digest::definitions());
         let vars = Registry::new(defs, &features);

@@ -1,7 +1,9 @@
-//! The server's side of the storage engine: builds the engine's typed configs from the
-//! system variables at start-up, opens the redo log in the data directory, and registers the
-//! on-set hooks that carry `SET GLOBAL` of a storage variable to the running engine.
+//! The server's side of the storage engine: defines the engine's system variables, builds the
+//! engine's typed configs from them at start-up, opens the redo log in the data directory, and
+//! registers the on-set hooks that carry `SET GLOBAL` of a storage variable to the running
+//! engine.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::datadir::DataDir;
@@ -10,7 +12,130 @@ use crate::engine::redo::{FlushAtCommit, RedoConfig, RedoLog, DEFAULT_CAPACITY, 
 use crate::error::SqlResult;
 use crate::startup::StartupError;
 use crate::trx::{PurgeConfig, TrxSys};
+use crate::vars::registry::{Scope, VarDef, VarType};
 use crate::vars::{Registry, VarValue};
+
+/// The storage engine's variables, with MySQL's names and the engine's typed configs'
+/// defaults (which are MySQL's).
+pub fn definitions() -> Vec<VarDef> {
+    use Scope::{Both, Global};
+    let int = |min: i64, max: i64| VarType::Int { min, max };
+    let i = |v: u64| VarValue::Int(i64::try_from(v).unwrap_or(i64::MAX));
+    let redo = RedoConfig::in_dir(PathBuf::new());
+    let lock = LockConfig::default();
+    let purge = PurgeConfig::default();
+    vec![
+        // Set at start-up to the real path (empty: a temporary directory).
+        VarDef::new(
+            "datadir",
+            Global,
+            VarType::Str,
+            VarValue::Str(String::new()),
+        )
+        .read_only(),
+        // The redo log and group commit.
+        VarDef::new(
+            "innodb_flush_log_at_trx_commit",
+            Global,
+            int(0, 2),
+            i(redo.flush_at_commit as u64),
+        ),
+        VarDef::new(
+            "innodb_flush_log_at_timeout",
+            Global,
+            int(1, 2700),
+            i(redo.flush_timeout_s),
+        ),
+        VarDef::new(
+            "innodb_log_group_home_dir",
+            Global,
+            VarType::Str,
+            VarValue::Str("./".into()),
+        )
+        .read_only(),
+        // Ours, not MySQL's: > 0 makes a redo sync sleep this long instead of fdatasync.
+        VarDef::new(
+            "tpbed_log_fsync_us",
+            Global,
+            int(0, 10_000_000),
+            i(redo.fsync_us),
+        ),
+        // Transactions, locks and purge.
+        VarDef::new(
+            "innodb_lock_wait_timeout",
+            Both,
+            int(1, 1_073_741_824),
+            VarValue::Int(50),
+        ),
+        VarDef::new(
+            "innodb_rollback_on_timeout",
+            Global,
+            VarType::Bool,
+            VarValue::Bool(false),
+        )
+        .read_only(),
+        VarDef::new(
+            "innodb_deadlock_detect",
+            Global,
+            VarType::Bool,
+            VarValue::Bool(lock.deadlock_detect),
+        ),
+        // Ours in MySQL 8.0 (MariaDB <= 10.5 had it): CATS is what 8.0.20+ always does.
+        VarDef::new(
+            "innodb_lock_schedule_algorithm",
+            Global,
+            VarType::Enum(&["fcfs", "cats"]),
+            VarValue::Str(lock.schedule.as_str().into()),
+        ),
+        VarDef::new(
+            "innodb_print_all_deadlocks",
+            Global,
+            VarType::Bool,
+            VarValue::Bool(false),
+        ),
+        VarDef::new(
+            "innodb_table_locks",
+            Both,
+            VarType::Bool,
+            VarValue::Bool(true),
+        ),
+        VarDef::new(
+            "innodb_autoinc_lock_mode",
+            Global,
+            int(0, 2),
+            VarValue::Int(2),
+        )
+        .read_only(),
+        // Accepted; one purge coordinator thread does the work in tpbed.
+        VarDef::new("innodb_purge_threads", Global, int(1, 32), VarValue::Int(4)).read_only(),
+        VarDef::new(
+            "innodb_purge_batch_size",
+            Global,
+            int(1, 5000),
+            i(purge.batch_size),
+        ),
+        VarDef::new(
+            "innodb_max_purge_lag",
+            Global,
+            int(0, i64::from(u32::MAX)),
+            i(purge.max_purge_lag),
+        ),
+        VarDef::new(
+            "innodb_max_purge_lag_delay",
+            Global,
+            int(0, 10_000_000),
+            i(purge.max_purge_lag_delay),
+        ),
+        // Ours: lock-table shards (InnoDB 8.0 has 512 page shards).
+        VarDef::new(
+            "tpbed_lock_sys_shards",
+            Global,
+            int(1, 65_536),
+            i(lock.shards as u64),
+        )
+        .read_only(),
+    ]
+}
 
 /// The lock system's configuration from `tpbed_lock_sys_shards`,
 /// `innodb_lock_schedule_algorithm` and `innodb_deadlock_detect`.

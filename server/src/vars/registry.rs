@@ -118,6 +118,27 @@ pub struct VarDef {
     pub feature: Feature,
 }
 
+impl VarDef {
+    /// A dynamic variable that always exists (see [`VarDef::read_only`]).
+    pub fn new(name: &'static str, scope: Scope, ty: VarType, default: VarValue) -> VarDef {
+        VarDef {
+            name,
+            scope,
+            dynamic: true,
+            session_read_only: false,
+            ty,
+            default,
+            feature: Feature::Core,
+        }
+    }
+
+    /// The same variable, settable only at start-up.
+    pub fn read_only(mut self) -> VarDef {
+        self.dynamic = false;
+        self
+    }
+}
+
 /// Groups of variables that exist only in some configurations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Feature {
