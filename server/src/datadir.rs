@@ -1,17 +1,13 @@
 //! Where the server keeps its files: `--datadir=PATH`, or by default a fresh directory
 //! `tpbed-<pid>` under the system temp dir that is removed again when the server goes away.
 //!
-//! The test harness and most users stop the server with a signal, so "goes away" has three
-//! paths: dropping the [`DataDir`] (in-process servers, unit tests) removes it; SIGTERM and
-//! SIGINT remove it from a signal handler `main` installs, before the process dies of the
-//! signal; and a server killed with SIGKILL leaves its directory behind, which the next server
-//! to start removes once the process that owned it no longer exists.
+//! "Goes away" has two paths: dropping the [`DataDir`] removes it (in-process servers, unit
+//! tests, and the binary's graceful shutdown on SIGTERM, SIGINT or `SHUTDOWN`); a server killed
+//! with SIGKILL leaves its directory behind, which the next server to start removes once the
+//! process that owned it no longer exists.
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
 
 use crate::engine::redo::REDO_DIR;
 
@@ -78,44 +74,6 @@ impl DataDir {
         }
         s
     }
-
-    /// For an owned directory, arranges that SIGTERM or SIGINT first removes `files` (deepest
-    /// first: files, then their directories) and the directory itself, then lets the signal end
-    /// the process as it would have (a signal that was ignored at start-up stays ignored). Only
-    /// the first call in a process installs the handler.
-    pub fn remove_on_signal(&self, files: &[&Path]) {
-        if !self.owned {
-            return;
-        }
-        let mut paths: Vec<CString> = files
-            .iter()
-            .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
-            .collect();
-        paths.extend(CString::new(self.path.as_os_str().as_bytes()).ok());
-        if SIGNAL_CLEANUP.set(paths).is_err() {
-            return;
-        }
-        for sig in [libc::SIGTERM, libc::SIGINT] {
-            // SAFETY: the handler only calls async-signal-safe functions (unlink, rmdir, raise)
-            // on C strings built before it was installed and never changed afterwards;
-            // SA_RESETHAND restores the default action, so the re-raised signal ends the
-            // process as it would have without the handler.
-            unsafe {
-                // A signal the server was started with ignored (`nohup`, `&` in a script) stays
-                // ignored: the handler must not make it fatal.
-                let mut old: libc::sigaction = std::mem::zeroed();
-                libc::sigaction(sig, std::ptr::null(), &mut old);
-                if old.sa_sigaction == libc::SIG_IGN {
-                    continue;
-                }
-                let mut act: libc::sigaction = std::mem::zeroed();
-                act.sa_sigaction = on_exit_signal as extern "C" fn(libc::c_int) as usize;
-                act.sa_flags = libc::SA_RESETHAND;
-                libc::sigemptyset(&mut act.sa_mask);
-                libc::sigaction(sig, &act, std::ptr::null_mut());
-            }
-        }
-    }
 }
 
 impl Drop for DataDir {
@@ -128,27 +86,6 @@ impl Drop for DataDir {
 
 /// How many temporary data directories this process has made.
 static SEQUENCE: AtomicU32 = AtomicU32::new(0);
-
-/// Paths the exit-signal handler removes, in order.
-static SIGNAL_CLEANUP: OnceLock<Vec<CString>> = OnceLock::new();
-
-extern "C" fn on_exit_signal(sig: libc::c_int) {
-    if let Some(paths) = SIGNAL_CLEANUP.get() {
-        for p in paths {
-            // SAFETY: unlink and rmdir are async-signal-safe and take valid C strings; one of
-            // them fails harmlessly for the kind of entry the path is not.
-            unsafe {
-                if libc::unlink(p.as_ptr()) != 0 {
-                    libc::rmdir(p.as_ptr());
-                }
-            }
-        }
-    }
-    // SAFETY: raise is async-signal-safe; the disposition is the default again (SA_RESETHAND).
-    unsafe {
-        libc::raise(sig);
-    }
-}
 
 /// Removes `<base>/tpbed-<pid>[.<n>]` directories of processes that no longer exist and that hold
 /// a redo directory (so only directories a tpbed server made are touched).

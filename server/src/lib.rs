@@ -23,7 +23,7 @@
 //!   performance_schema, sys, the pool's `tp_*`) live inside it for now.
 //! - session: [`session`] runs the MySQL command loop of one connection.
 //! - server: [`server`] (the state every session shares), [`config`], [`thread_pool`],
-//!   [`listener`], [`log`].
+//!   [`listener`], [`log`], [`shutdown`].
 //! - main: parses options, builds the server, binds and serves.
 //!
 //! # Cycles that remain
@@ -52,6 +52,7 @@ pub mod listener;
 pub mod log;
 pub mod server;
 pub mod session;
+pub mod shutdown;
 pub mod sql;
 pub mod startup;
 pub mod storage;

@@ -92,13 +92,17 @@ pub fn start_handler(
     })
 }
 
-/// Accepts connections until the listener fails.
+/// Accepts connections until a shutdown is requested (the shutdown then shuts the listening
+/// socket down, which ends the wait in `accept`).
 pub fn accept_loop(
     server: Arc<Server>,
     listener: TcpListener,
     handler: Arc<dyn ConnectionHandler<ClientSession>>,
 ) {
     for stream in listener.incoming() {
+        if server.shutdown.requested() {
+            return;
+        }
         match stream {
             Ok(s) => admit(&server, s, handler.as_ref()),
             Err(e) => {

@@ -2,10 +2,10 @@
 //! and the status counters that are not per session.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use pool_core::{ConnectionHandler, HandlerStats, ThreadPerConnection, ThreadPool};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::accounts::Accounts;
 use crate::config::{raw_value, Config};
@@ -49,6 +49,51 @@ impl Handler {
     }
 }
 
+/// Why the server shuts down.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// A signal (its number).
+    Signal(i32),
+    /// The `SHUTDOWN` statement, by this user.
+    Statement(String),
+}
+
+/// The request to shut down: set once, waited for by `main`.
+#[derive(Debug, Default)]
+pub struct ShutdownRequest {
+    reason: Mutex<Option<Reason>>,
+    cond: Condvar,
+}
+
+impl ShutdownRequest {
+    /// Asks for a shutdown (the first reason wins).
+    pub fn request(&self, why: Reason) {
+        let mut r = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        if r.is_none() {
+            *r = Some(why);
+            self.cond.notify_all();
+        }
+    }
+
+    /// Whether a shutdown was asked for.
+    pub fn requested(&self) -> bool {
+        self.reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Waits up to `timeout` for a request; its reason, if one came.
+    pub fn wait(&self, timeout: Duration) -> Option<Reason> {
+        let r = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        let (r, _) = self
+            .cond
+            .wait_timeout_while(r, timeout, |r| r.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        r.clone()
+    }
+}
+
 /// State shared by all sessions of one server.
 #[derive(Debug)]
 pub struct Server {
@@ -84,6 +129,8 @@ pub struct Server {
     pub datadir: crate::datadir::DataDir,
     /// `events_statements_summary_by_digest`.
     pub digests: crate::digest::DigestStore,
+    /// Set by SIGTERM, SIGINT or the `SHUTDOWN` statement; `main` waits for it.
+    pub shutdown: ShutdownRequest,
 }
 
 /// Registry ids of variables read on every connection or command.
@@ -295,6 +342,7 @@ impl Server {
             ids,
             trx,
             digests,
+            shutdown: ShutdownRequest::default(),
         }))
     }
 
