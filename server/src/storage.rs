@@ -164,8 +164,8 @@ pub fn purge_config(vars: &Registry) -> PurgeConfig {
 /// Resolves `datadir` (an empty value makes a temporary directory, removed when the returned
 /// [`DataDir`] drops) and writes the real path back to `@@datadir`, then opens the redo log
 /// under `innodb_log_group_home_dir` (relative to the datadir; default `./`) with the flush
-/// variables' start-up values. Keep the [`DataDir`] until after the log is dropped; what
-/// happens to it on a signal is `main`'s to arrange.
+/// variables' start-up values. Keep the [`DataDir`] until after the log is dropped (the
+/// server declares it after the log, so dropping the server closes the log first).
 pub fn open_redo(vars: &Registry) -> Result<(RedoLog, DataDir), StartupError> {
     let datadir =
         DataDir::resolve(vars.global_by_name("datadir").as_str()).map_err(StartupError::DataDir)?;

@@ -213,8 +213,8 @@ impl ErrorCode {
             _ => "HY000",
         }
     }
-    /// MySQL's message template for this code (`messages_to_clients.txt`, printf-style
-    /// placeholders), as the server formats its messages from it.
+    /// MySQL's message template for this code (its error message file, printf-style
+    /// placeholders): the text a message with this code should read as, once filled in.
     pub fn template(self) -> &'static str {
         use ErrorCode::*;
         match self {

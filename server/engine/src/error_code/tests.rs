@@ -145,3 +145,21 @@ fn no_lock_error_is_unknown() {
     assert_eq!(ErrorCode::from(LockError::NoWait).code(), 3572);
     assert_eq!(ErrorCode::from(LockError::Interrupted).code(), 1317);
 }
+
+#[test]
+fn fixed_messages_read_as_mysqls_templates() {
+    for e in [
+        LockError::WaitTimeout,
+        LockError::Deadlock,
+        LockError::Interrupted,
+    ] {
+        assert_eq!(e.message(), e.code().template(), "{e:?}");
+    }
+    for e in [
+        EngineError::AutoIncrementExhausted,
+        EngineError::MultiplePrimaryKey,
+        EngineError::WrongAutoKey,
+    ] {
+        assert_eq!(e.message(1), e.code().template(), "{e:?}");
+    }
+}
