@@ -273,7 +273,7 @@ fn skip_slope(sys: &TrxSys, t: &Table) {
 }
 
 fn main() {
-    let sys: Arc<TrxSys> = TrxSys::new(LockConfig::default());
+    let sys: Arc<TrxSys> = TrxSys::new(LockConfig::default(), Default::default());
     let t = q_v1();
     fill(&t, MAX_K + BATCH);
     let keys: Vec<Vec<u8>> = (1..=MAX_K)

@@ -48,6 +48,8 @@ pub enum Privilege {
     Process,
     /// `CREATE USER`.
     CreateUser,
+    /// `SHUTDOWN`: the SHUTDOWN statement.
+    Shutdown,
     /// `CONNECTION_ADMIN`: the spare connection past `max_connections`, KILL of others.
     ConnectionAdmin,
     /// `SYSTEM_VARIABLES_ADMIN`: SET GLOBAL.
@@ -72,6 +74,7 @@ impl Privilege {
             "SUPER" => Privilege::Super,
             "PROCESS" => Privilege::Process,
             "CREATE USER" => Privilege::CreateUser,
+            "SHUTDOWN" => Privilege::Shutdown,
             "CONNECTION_ADMIN" => Privilege::ConnectionAdmin,
             "SYSTEM_VARIABLES_ADMIN" => Privilege::SystemVariablesAdmin,
             "TP_CONNECTION_ADMIN" => Privilege::TpConnectionAdmin,
@@ -83,7 +86,6 @@ impl Privilege {
             | "CREATE"
             | "DROP"
             | "RELOAD"
-            | "SHUTDOWN"
             | "FILE"
             | "REFERENCES"
             | "INDEX"
@@ -140,14 +142,16 @@ impl Privileges {
         }
     }
 
-    /// Whether the account holds `p` (SUPER, PROCESS and CREATE USER are static privileges).
+    /// Whether the account holds `p` (SUPER, PROCESS, CREATE USER and SHUTDOWN are static
+    /// privileges).
     pub fn has(&self, p: Privilege) -> bool {
         match p {
             Privilege::Usage => true,
             Privilege::AllStatic
             | Privilege::Super
             | Privilege::Process
-            | Privilege::CreateUser => self.all_static || self.dynamic.contains(&p),
+            | Privilege::CreateUser
+            | Privilege::Shutdown => self.all_static || self.dynamic.contains(&p),
             _ => self.dynamic.contains(&p),
         }
     }

@@ -102,6 +102,7 @@ pub fn parse_args(args: &[String]) -> Result<Config, String> {
 
 fn takes_value(name: &str) -> bool {
     let mut defs = definitions();
+    defs.extend(crate::storage::definitions());
     defs.extend(crate::thread_pool::definitions());
     let registry = Registry::new(defs, &[Feature::Core, Feature::ThreadPool]);
     match registry.lookup(name) {

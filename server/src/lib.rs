@@ -1,23 +1,67 @@
-//! tpbed-server: the session layer, SQL front end and in-memory engine.
+//! tpbed-server: the MySQL session layer and SQL front end over the `tpbed-engine` storage
+//! engine, served by a connection handler from `pool-core`.
 //!
-//! Layers: [`listener`] accepts sockets and hands them to a connection handler from
-//! `pool-core`; [`session`] runs the MySQL command loop of one connection; [`sql`] parses,
-//! plans and executes statements; [`engine`] holds the data. [`vars`] is the one registry
-//! behind SHOW VARIABLES/STATUS, SET and `@@x`.
+//! # Layers
+//!
+//! Each layer may use the ones before it, never those after:
+//!
+//! values/errors ← variables ← engine ← transactions ← digest ← sql ← exec ← introspection ←
+//! session ← server ← main
+//!
+//! - values/errors: [`value`] (SQL values) and [`error_code`](engine::error_code) (the one
+//!   [`ErrorCode`](error::ErrorCode) vocabulary) in the engine crate; [`error`] (client
+//!   errors), [`startup`] (start-up errors).
+//! - variables: [`vars`] (the registry behind SHOW VARIABLES/STATUS, SET and `@@x`, with the
+//!   on-set hooks subsystems register); [`accounts`].
+//! - engine and transactions: the `tpbed-engine` crate ([`engine`], [`trx`]), which the
+//!   compiler keeps from using anything here; [`storage`] and [`datadir`] configure it from
+//!   the variables.
+//! - digest: [`digest`] (statement digests and their summary table); [`connections`] (live
+//!   connections and their counters).
+//! - sql: [`sql`] parses, binds, evaluates and plans statements.
+//! - exec: [`exec`] runs table statements; the introspection tables (information_schema,
+//!   performance_schema, sys, the pool's `tp_*`) live inside it for now.
+//! - session: [`session`] runs the MySQL command loop of one connection.
+//! - server: [`server`] (the state every session shares), [`config`], [`thread_pool`],
+//!   [`listener`], [`log`], [`shutdown`].
+//! - main: parses options, builds the server, binds and serves.
+//!
+//! # Cycles that remain
+//!
+//! `tests/layers.rs` reads the `crate::` paths of every top-level module and fails unless its
+//! import cycles are exactly the ones listed here. One strongly connected set remains:
+//!
+//! - cycle: config, connections, digest, exec, log, server, session, sql, thread_pool — one
+//!   context object, `SessionState`, holds `Arc<Server>` and is handed to `sql`, `exec` and
+//!   `digest` (whose statement probes read it), while `server` and `thread_pool` name
+//!   `session::ClientSession` as their handler's session type and `config` reads the pool's
+//!   variable definitions from `thread_pool`; `connections::ConnInfo` keeps a digest text
+//!   cache, and `log` borrows `sql::time`'s calendar arithmetic for its timestamps. Breaking
+//!   it takes a `Core` and a per-statement context for `sql` and `exec` (no `SessionState`),
+//!   the handler behind a trait, the digest probes split from the digest store, and the
+//!   calendar arithmetic in the values layer.
 
 pub mod accounts;
 pub mod config;
 pub mod connections;
+pub mod datadir;
 pub mod digest;
-pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod listener;
 pub mod log;
 pub mod server;
 pub mod session;
+pub mod shutdown;
 pub mod sql;
+pub mod startup;
+pub mod storage;
 pub mod thread_pool;
-pub mod trx;
-pub mod value;
 pub mod vars;
+
+/// The storage engine crate, under the name the server's modules use for it.
+pub use tpbed_engine as engine;
+/// Transactions (in the engine crate).
+pub use tpbed_engine::trx;
+/// SQL values (in the engine crate).
+pub use tpbed_engine::value;

@@ -10,6 +10,7 @@ use pool_core::{ConnectionHandler, ThreadPerConnection};
 use crate::log;
 use crate::server::{Handler, Server, ThreadHandling};
 use crate::session::ClientSession;
+use crate::startup::StartupError;
 use crate::vars::Counter;
 
 /// Raises the soft open-file limit to the hard limit (a server holding thousands of sockets
@@ -34,7 +35,7 @@ pub fn raise_nofile_limit() -> u64 {
 /// with a full accept queue the kernel drops the client's final handshake ACK, so a burst of
 /// 1,024 connects (sysbench's thread start) left some clients waiting for the greeting until
 /// their read timeout. The kernel caps the backlog at `net.core.somaxconn`.
-pub fn bind(server: &Server) -> std::io::Result<TcpListener> {
+pub fn bind(server: &Server) -> Result<TcpListener, StartupError> {
     use std::os::fd::AsRawFd;
     let addr = server.vars.global_by_name("bind_address");
     let port = server.vars.global_by_name("port").as_int();
@@ -43,7 +44,7 @@ pub fn bind(server: &Server) -> std::io::Result<TcpListener> {
         "localhost" => "127.0.0.1",
         other => other,
     };
-    let listener = TcpListener::bind((host, port as u16))?;
+    let listener = TcpListener::bind((host, port as u16)).map_err(StartupError::Bind)?;
     let backlog = server
         .vars
         .global_by_name("back_log")
@@ -53,24 +54,23 @@ pub fn bind(server: &Server) -> std::io::Result<TcpListener> {
     // SAFETY: listen(2) on a socket we own; calling it again on a listening socket only
     // changes its backlog.
     if unsafe { libc::listen(listener.as_raw_fd(), backlog) } != 0 {
-        return Err(std::io::Error::last_os_error());
+        return Err(StartupError::Bind(std::io::Error::last_os_error()));
     }
     Ok(listener)
 }
 
 /// Creates the connection handler the configuration asks for and records it in the server.
-pub fn start_handler(server: &Arc<Server>) -> Arc<dyn ConnectionHandler<ClientSession>> {
-    match server.thread_handling {
-        ThreadHandling::Pool => match crate::thread_pool::start(&server.vars) {
-            Ok(p) => {
-                let _ = server.handler.set(Handler::Pool(p.clone()));
-                p
-            }
-            Err(e) => {
-                log::error(&format!("{e}; aborting"));
-                std::process::exit(1);
-            }
-        },
+pub fn start_handler(
+    server: &Arc<Server>,
+) -> Result<Arc<dyn ConnectionHandler<ClientSession>>, StartupError> {
+    Ok(match server.thread_handling {
+        ThreadHandling::Pool => {
+            let p = crate::thread_pool::start(&server.vars).map_err(StartupError::ThreadPool)?;
+            crate::thread_pool::register_hooks(&server.vars, &p)
+                .map_err(|e| StartupError::MissingVariable(e.message))?;
+            let _ = server.handler.set(Handler::Pool(p.clone()));
+            p
+        }
         ThreadHandling::PerConnection => {
             let size = server
                 .vars
@@ -78,19 +78,31 @@ pub fn start_handler(server: &Arc<Server>) -> Arc<dyn ConnectionHandler<ClientSe
                 .as_int()
                 .clamp(0, 16384) as u32;
             let h = Arc::new(ThreadPerConnection::new(size));
+            let cache = Arc::clone(&h);
+            server
+                .vars
+                .on_set("thread_cache_size", move |n: u32| {
+                    cache.set_thread_cache_size(n);
+                    Ok(())
+                })
+                .map_err(|e| StartupError::MissingVariable(e.message))?;
             let _ = server.handler.set(Handler::PerConnection(h.clone()));
             h
         }
-    }
+    })
 }
 
-/// Accepts connections until the listener fails.
+/// Accepts connections until a shutdown is requested (the shutdown then shuts the listening
+/// socket down, which ends the wait in `accept`).
 pub fn accept_loop(
     server: Arc<Server>,
     listener: TcpListener,
     handler: Arc<dyn ConnectionHandler<ClientSession>>,
 ) {
     for stream in listener.incoming() {
+        if server.shutdown.requested() {
+            return;
+        }
         match stream {
             Ok(s) => admit(&server, s, handler.as_ref()),
             Err(e) => {

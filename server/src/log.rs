@@ -51,3 +51,11 @@ pub fn warning(msg: &str) {
 pub fn error(msg: &str) {
     write(Level::Error, 0, msg);
 }
+
+/// The sink the server installs for the storage engine's messages.
+pub fn engine_sink(level: crate::engine::log::Level, msg: &str) {
+    match level {
+        crate::engine::log::Level::Error => error(msg),
+        crate::engine::log::Level::Warning => warning(msg),
+    }
+}

@@ -1,8 +1,53 @@
-//! `tpbed-server`: parses mysqld-style options, binds, and serves until killed.
+//! `tpbed-server`: parses mysqld-style options, builds the server, binds and serves until
+//! SIGTERM, SIGINT or the `SHUTDOWN` statement, then shuts down gracefully and exits 0.
+//!
+//! Signals are main's alone: SIGTERM and SIGINT are blocked before any thread starts (threads
+//! inherit the mask) and main takes them with `sigtimedwait`; one ignored at start-up
+//! (`nohup`, a background job) stays ignored.
 
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-use tpbed_server::{config, listener, log, server::Server};
+use tpbed_server::server::{Reason, Server};
+use tpbed_server::{config, listener, log, shutdown};
+
+/// SIGTERM and SIGINT, less any the process was started with ignored.
+fn exit_signals() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset fill a zeroed set we own; sigaction with a null new action
+    // only reads the current disposition.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGTERM, libc::SIGINT] {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut old);
+            if old.sa_sigaction != libc::SIG_IGN {
+                libc::sigaddset(&mut set, sig);
+            }
+        }
+        set
+    }
+}
+
+/// Blocks `set` in the calling thread and every thread it starts from now on.
+fn block(set: &libc::sigset_t) {
+    // SAFETY: pthread_sigmask with a valid set; the old mask is not needed.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_BLOCK, set, std::ptr::null_mut());
+    }
+}
+
+/// Waits up to `timeout` for one of the blocked signals in `set`; its number, if one came.
+fn take_signal(set: &libc::sigset_t, timeout: Duration) -> Option<i32> {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
+    };
+    // SAFETY: sigtimedwait with a valid set and timeout; the siginfo is not needed.
+    let sig = unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) };
+    (sig > 0).then_some(sig)
+}
 
 const HELP: &str = "\
 tpbed-server: a MySQL-protocol test bed server (in-memory engine)
@@ -41,10 +86,12 @@ fn main() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
+    let signals = exit_signals();
+    block(&signals);
     let server = match Server::from_config(&cfg) {
         Ok(s) => s,
         Err(e) => {
-            log::error(&e);
+            log::error(&e.to_string());
             log::error("Aborting");
             return ExitCode::FAILURE;
         }
@@ -58,7 +105,7 @@ fn main() -> ExitCode {
     let sock = match listener::bind(&server) {
         Ok(l) => l,
         Err(e) => {
-            log::error(&format!("Can't start server: Bind on TCP/IP port: {e}"));
+            log::error(&e.to_string());
             return ExitCode::FAILURE;
         }
     };
@@ -68,12 +115,82 @@ fn main() -> ExitCode {
             .vars
             .set_global_unchecked(id, tpbed_server::vars::VarValue::Int(i64::from(port)));
     }
-    let handler = listener::start_handler(&server);
+    let handler = match listener::start_handler(&server) {
+        Ok(h) => h,
+        Err(e) => {
+            log::error(&format!("{e}; aborting"));
+            return ExitCode::FAILURE;
+        }
+    };
     log::note(&format!(
         "tpbed-server: ready for connections. Version: '{}'  port: {port}  thread_handling: {}",
         tpbed_server::vars::system::SERVER_VERSION,
         server.vars.global_by_name("thread_handling").show()
     ));
-    listener::accept_loop(server, sock, handler);
+    let acceptor = {
+        let (server, handler) = (Arc::clone(&server), Arc::clone(&handler));
+        let sock = match sock.try_clone() {
+            Ok(s) => s,
+            Err(e) => {
+                log::error(&format!("Can't start server: listening socket: {e}"));
+                return ExitCode::FAILURE;
+            }
+        };
+        std::thread::Builder::new()
+            .name("tpbed-acceptor".into())
+            .spawn(move || listener::accept_loop(server, sock, handler))
+    };
+    let acceptor = match acceptor {
+        Ok(h) => h,
+        Err(e) => {
+            log::error(&format!("Can't start server: acceptor thread: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let reason = loop {
+        if let Some(sig) = take_signal(&signals, Duration::from_millis(100)) {
+            server.shutdown.request(Reason::Signal(sig));
+        }
+        if let Some(r) = server.shutdown.wait(Duration::ZERO) {
+            break r;
+        }
+    };
+    log::note(&match &reason {
+        Reason::Signal(sig) => format!("Received signal {sig}. Shutting down."),
+        Reason::Statement(user) => format!("Received SHUTDOWN from user {user}. Shutting down."),
+    });
+    let s = shutdown::run(
+        &server,
+        &sock,
+        acceptor,
+        &handler,
+        shutdown::STATEMENT_GRACE,
+    );
+    log::note(&format!(
+        "Shutdown: {} connections closed, {} killed when the {} s grace period ended, {} \
+         transactions rolled back",
+        s.closed,
+        s.killed,
+        shutdown::STATEMENT_GRACE.as_secs(),
+        s.rolled_back
+    ));
+    drop(handler);
+    drop(sock);
+    // The last reference: dropping it stops purge and the redo log and removes a temporary
+    // data directory.
+    match Arc::try_unwrap(server) {
+        Ok(server) => drop(server),
+        Err(server) => {
+            log::error(&format!(
+                "Shutdown: {} references to the server remain; its data directory is kept",
+                Arc::strong_count(&server) - 1
+            ));
+            return ExitCode::FAILURE;
+        }
+    }
+    log::note(&format!(
+        "tpbed-server: Shutdown complete (Version: '{}')",
+        tpbed_server::vars::system::SERVER_VERSION
+    ));
     ExitCode::SUCCESS
 }

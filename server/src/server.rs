@@ -2,16 +2,17 @@
 //! and the status counters that are not per session.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use pool_core::{ConnectionHandler, HandlerStats, ThreadPerConnection, ThreadPool};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::accounts::Accounts;
 use crate::config::{raw_value, Config};
 use crate::connections::{ConnInfo, Connections};
 use crate::log;
 use crate::session::ClientSession;
+use crate::startup::StartupError;
 use crate::vars::registry::{Feature, RawValue, Registry};
 use crate::vars::status::{Counter, RetiredCounters};
 use crate::vars::system::definitions;
@@ -48,6 +49,51 @@ impl Handler {
     }
 }
 
+/// Why the server shuts down.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// A signal (its number).
+    Signal(i32),
+    /// The `SHUTDOWN` statement, by this user.
+    Statement(String),
+}
+
+/// The request to shut down: set once, waited for by `main`.
+#[derive(Debug, Default)]
+pub struct ShutdownRequest {
+    reason: Mutex<Option<Reason>>,
+    cond: Condvar,
+}
+
+impl ShutdownRequest {
+    /// Asks for a shutdown (the first reason wins).
+    pub fn request(&self, why: Reason) {
+        let mut r = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        if r.is_none() {
+            *r = Some(why);
+            self.cond.notify_all();
+        }
+    }
+
+    /// Whether a shutdown was asked for.
+    pub fn requested(&self) -> bool {
+        self.reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Waits up to `timeout` for a request; its reason, if one came.
+    pub fn wait(&self, timeout: Duration) -> Option<Reason> {
+        let r = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        let (r, _) = self
+            .cond
+            .wait_timeout_while(r, timeout, |r| r.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        r.clone()
+    }
+}
+
 /// State shared by all sessions of one server.
 #[derive(Debug)]
 pub struct Server {
@@ -78,9 +124,13 @@ pub struct Server {
     /// Transactions, purge and the lock system.
     pub trx: Arc<crate::trx::TrxSys>,
     /// The redo log: every committing read-write transaction calls `redo.commit(bytes)`.
-    pub redo: crate::engine::redo::RedoLog,
+    pub redo: Arc<crate::engine::redo::RedoLog>,
+    /// The data directory (declared after `redo` so it is removed after the log closes).
+    pub datadir: crate::datadir::DataDir,
     /// `events_statements_summary_by_digest`.
     pub digests: crate::digest::DigestStore,
+    /// Set by SIGTERM, SIGINT or the `SHUTDOWN` statement; `main` waits for it.
+    pub shutdown: ShutdownRequest,
 }
 
 /// Registry ids of variables read on every connection or command.
@@ -119,9 +169,11 @@ pub struct HotVars {
 }
 
 impl Server {
-    /// Builds the server state from the start-up configuration. Returns the state and the
-    /// messages to log; fails on an unknown command-line option or a bad value.
-    pub fn from_config(cfg: &Config) -> Result<Arc<Server>, String> {
+    /// Builds the server state from the start-up configuration, logging what it adjusts or
+    /// ignores; fails on an unknown command-line option, a bad value, or a data directory or
+    /// redo log it cannot create.
+    pub fn from_config(cfg: &Config) -> Result<Arc<Server>, StartupError> {
+        crate::engine::log::install(log::engine_sink);
         for w in &cfg.warnings {
             log::warning(w);
         }
@@ -157,6 +209,7 @@ impl Server {
             features.push(Feature::ThreadPool);
         }
         let mut defs = definitions();
+        defs.extend(crate::storage::definitions());
         defs.extend(crate::thread_pool::definitions());
         defs.extend(crate::digest::definitions());
         let vars = Registry::new(defs, &features);
@@ -180,7 +233,7 @@ impl Server {
                     continue;
                 }
                 if matches!(s.origin, crate::config::Origin::CommandLine) {
-                    return Err(format!("unknown variable '{}'", s.name));
+                    return Err(StartupError::UnknownVariable(s.name.clone()));
                 }
                 log::warning(&format!(
                     "unknown variable '{}' ignored ({})",
@@ -191,7 +244,7 @@ impl Server {
             };
             let value = vars
                 .parse_value(id, &raw_value(&s.value))
-                .map_err(|e| format!("{} ({})", e.message, s.whence()))?;
+                .map_err(|e| StartupError::BadValue(format!("{} ({})", e.message, s.whence())))?;
             if let (VarValue::Int(got), RawValue::Int(asked)) = (&value, raw_value(&s.value)) {
                 if *got != asked {
                     log::warning(&format!(
@@ -203,14 +256,19 @@ impl Server {
             }
             vars.set_global_unchecked(id, value);
         }
-        let th = vars.require("thread_handling").map_err(|e| e.message)?;
+        let th = vars
+            .require("thread_handling")
+            .map_err(|e| StartupError::MissingVariable(e.message))?;
         let label = match (pool, loaded_dynamically) {
             (true, true) => "loaded-dynamically",
             (true, false) => "pool-of-threads",
             _ => "one-thread-per-connection",
         };
         vars.set_global_unchecked(th, VarValue::Str(label.into()));
-        let id = |n: &str| vars.require(n).map_err(|e| e.message);
+        let id = |n: &str| {
+            vars.require(n)
+                .map_err(|e| StartupError::MissingVariable(e.message))
+        };
         let ids = HotVars {
             autocommit: id("autocommit")?,
             max_connections: id("max_connections")?,
@@ -228,22 +286,10 @@ impl Server {
             transaction_isolation: id("transaction_isolation")?,
             transaction_read_only: id("transaction_read_only")?,
         };
-        let trx = crate::trx::TrxSys::new(crate::engine::lock::LockConfig {
-            shards: vars.global_by_name("tpbed_lock_sys_shards").as_int().max(1) as usize,
-            schedule: crate::engine::lock::ScheduleAlgorithm::parse(
-                vars.global_by_name("innodb_lock_schedule_algorithm")
-                    .as_str(),
-            )
-            .unwrap_or(crate::engine::lock::ScheduleAlgorithm::Cats),
-            deadlock_detect: vars.global_by_name("innodb_deadlock_detect").as_bool(),
-        });
-        for name in [
-            "innodb_purge_batch_size",
-            "innodb_max_purge_lag",
-            "innodb_max_purge_lag_delay",
-        ] {
-            crate::trx::apply_global(&trx, name, &vars.global_by_name(name));
-        }
+        let trx = crate::trx::TrxSys::new(
+            crate::storage::lock_config(&vars),
+            crate::storage::purge_config(&vars),
+        );
         trx.start_purge();
         // thread_pool_max_transactions_limit defaults to MIN(32 x size, 512) of the size in force.
         if pool
@@ -270,10 +316,14 @@ impl Server {
                 VarValue::Int((8 + mc / 100).min(100)),
             );
         }
-        let redo = crate::engine::redo::RedoLog::from_vars(&vars)?;
+        let (redo, datadir) = crate::storage::open_redo(&vars)?;
+        let redo = Arc::new(redo);
+        crate::storage::register_hooks(&vars, &trx, &redo)
+            .map_err(|e| StartupError::MissingVariable(e.message))?;
         let digests = crate::digest::store_from(&vars);
         Ok(Arc::new(Server {
             redo,
+            datadir,
             vars,
             accounts: Accounts::with_root(),
             catalog: crate::exec::SharedCatalog::default(),
@@ -292,25 +342,14 @@ impl Server {
             ids,
             trx,
             digests,
+            shutdown: ShutdownRequest::default(),
         }))
     }
 
-    /// SET GLOBAL of a validated value, with the side effects some variables have.
+    /// SET GLOBAL of a validated value: the variable's on-set hook (if a subsystem registered
+    /// one) applies it to the running server, then the registry stores it.
     pub fn set_global(&self, id: VarId, v: VarValue) -> crate::error::SqlResult<()> {
-        let name = self.vars.def(id).name;
-        match self.handler.get() {
-            Some(Handler::PerConnection(h)) if name == "thread_cache_size" => {
-                h.set_thread_cache_size(v.as_int().clamp(0, i64::from(u32::MAX)) as u32);
-            }
-            Some(Handler::Pool(p)) if name.starts_with("thread_pool_") => {
-                crate::thread_pool::set_global(p, name, &v)?;
-            }
-            _ if name.starts_with("innodb_") => crate::trx::apply_global(&self.trx, name, &v),
-            _ => {}
-        }
-        self.redo.set_global(name, &v);
-        self.vars.set_global_unchecked(id, v);
-        Ok(())
+        self.vars.set_global(id, v)
     }
 
     /// Whether database `name` exists (system databases included).

@@ -1,10 +1,10 @@
 //! The thread pool as the server configures it: MySQL's 13 `thread_pool_*` variables (which
 //! exist only while the pool is loaded, as with MySQL's plugin) plus tpbed's own
-//! `tpbed_thread_pool_*` settings, the pool built from them, and SET GLOBAL of the dynamic ones.
+//! `tpbed_thread_pool_*` settings, the pool built from them, and the on-set hooks of the dynamic ones.
 
 use std::sync::Arc;
 
-use pool_core::config::ConfigError;
+use pool_core::config::{ConfigError, PoolKnobs};
 use pool_core::{Algorithm, LogLevel, PinMode, PollerKind, PoolBuilder, PoolConfig, ThreadPool};
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
@@ -252,12 +252,51 @@ fn refused(name: &str, v: &VarValue, e: &ConfigError) -> SqlError {
     )
 }
 
-/// Applies SET GLOBAL of a pool variable to the running pool (before the registry stores it).
-pub fn set_global(pool: &ThreadPool<ClientSession>, name: &str, v: &VarValue) -> SqlResult<()> {
-    let n = v.as_int().clamp(0, i64::from(u32::MAX)) as u32;
-    match pool.knobs().set_global(name, n) {
-        Some(r) => r.map_err(|e| refused(name, v, &e)),
-        // Session-scoped (thread_pool_high_priority_connection): the registry keeps it.
-        None => Ok(()),
+/// Registers the on-set hooks of the pool's dynamic variables: each goes to its validated
+/// setter on the running pool, which may refuse the value (1231, with the pool's reason).
+/// `thread_pool_high_priority_connection` has none: sessions read their own copy.
+pub fn register_hooks(vars: &Registry, pool: &Arc<ThreadPool<ClientSession>>) -> SqlResult<()> {
+    type Setter = fn(&PoolKnobs, u32) -> Result<(), ConfigError>;
+    let setters: [(&'static str, Setter); 9] = [
+        ("thread_pool_stall_limit", PoolKnobs::set_stall_limit),
+        (
+            "thread_pool_prio_kickup_timer",
+            PoolKnobs::set_prio_kickup_timer,
+        ),
+        (
+            "thread_pool_max_unused_threads",
+            PoolKnobs::set_max_unused_threads,
+        ),
+        (
+            "thread_pool_max_active_query_threads",
+            PoolKnobs::set_max_active_query_threads,
+        ),
+        (
+            "thread_pool_max_transactions_limit",
+            PoolKnobs::set_max_transactions_limit,
+        ),
+        (
+            "thread_pool_transaction_delay",
+            PoolKnobs::set_transaction_delay,
+        ),
+        (
+            "thread_pool_query_threads_per_group",
+            PoolKnobs::set_query_threads_per_group,
+        ),
+        (
+            "thread_pool_connection_report_interval",
+            PoolKnobs::set_connection_report_interval,
+        ),
+        (
+            "thread_pool_longrun_trx_limit",
+            PoolKnobs::set_longrun_trx_limit,
+        ),
+    ];
+    for (name, set) in setters {
+        let knobs = pool.knobs();
+        vars.on_set(name, move |n: u32| {
+            set(&knobs, n).map_err(|e| refused(name, &VarValue::Int(i64::from(n)), &e))
+        })?;
     }
+    Ok(())
 }

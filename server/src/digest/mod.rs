@@ -103,8 +103,9 @@ thread_local! {
     static LOCK_WAIT_NS: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Counts a lock wait of the calling thread into the SUM_LOCK_TIME of the statement it runs
-/// (the lock manager calls this when a wait ends).
+/// Counts a lock wait of the calling thread into the SUM_LOCK_TIME of the statement it runs:
+/// the session charges its transaction's lock-wait time here at the end of each statement and
+/// before the transaction ends ([`crate::trx::Trx::take_lock_wait`]).
 pub fn note_lock_wait(waited: Duration) {
     LOCK_WAIT_NS.with(|c| c.set(c.get().saturating_add(waited.as_nanos() as u64)));
 }
@@ -130,6 +131,9 @@ impl Probe {
     /// What the statement measured, ending at `now`, now that it produced `r`.
     fn measure(&self, st: &SessionState, now: Instant, r: &SqlResult<Output>) -> Measure {
         let timer_ns = now.saturating_duration_since(self.start).as_nanos() as u64;
+        if let Some(trx) = st.trx.borrow().as_ref() {
+            note_lock_wait(trx.take_lock_wait());
+        }
         let (rows_sent, rows_affected) = match r {
             Ok(Output::Rows(rs)) => (rs.rows.len() as u64, 0),
             Ok(Output::Ok { affected_rows, .. }) => (0, *affected_rows),

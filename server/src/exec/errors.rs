@@ -1,4 +1,4 @@
-//! Engine errors as client errors: the engine's MySQL code mapped onto [`ErrorCode`].
+//! Engine errors as client errors, and the client errors the executor raises itself.
 
 use crate::engine::EngineError;
 use crate::error::{ErrorCode, SqlError};
@@ -6,30 +6,7 @@ use crate::error::{ErrorCode, SqlError};
 /// The client error for an engine error; `row` is the 1-based input row MySQL names in
 /// per-row messages.
 pub fn engine_error(e: &EngineError, row: u64) -> SqlError {
-    let code = match e.code() {
-        1264 => ErrorCode::WarnDataOutOfRange,
-        1406 => ErrorCode::DataTooLong,
-        1048 => ErrorCode::BadNull,
-        1366 => ErrorCode::TruncatedWrongValueForField,
-        1292 => ErrorCode::TruncatedWrongValue,
-        1364 => ErrorCode::NoDefaultForField,
-        1062 => ErrorCode::DupEntry,
-        1467 => ErrorCode::AutoincReadFailed,
-        1049 => ErrorCode::BadDb,
-        1007 => ErrorCode::DbCreateExists,
-        1008 => ErrorCode::DbDropExists,
-        1146 => ErrorCode::NoSuchTable,
-        1050 => ErrorCode::TableExists,
-        1051 => ErrorCode::BadTable,
-        1060 => ErrorCode::DupFieldName,
-        1061 => ErrorCode::DupKeyName,
-        1068 => ErrorCode::MultiplePriKey,
-        1075 => ErrorCode::WrongAutoKey,
-        1064 => ErrorCode::ParseError,
-        1091 => ErrorCode::CantDropFieldOrKey,
-        _ => ErrorCode::Unknown,
-    };
-    SqlError::new(code, e.message(row))
+    SqlError::new(e.code(), e.message(row))
 }
 
 /// 1054 for an unknown column in `clause` (`field list`, `where clause`, ...).

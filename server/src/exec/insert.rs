@@ -339,7 +339,7 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
                     if matches!(e, EngineError::DuplicateKey { .. }) {
                         dups += 1;
                     }
-                    warnings.push((e.code(), e.message(rowno)));
+                    warnings.push((e.code().code(), e.message(rowno)));
                     break;
                 }
                 Err(e) => {

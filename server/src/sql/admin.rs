@@ -152,6 +152,18 @@ pub fn kill(
     Ok(Output::ok())
 }
 
+/// `SHUTDOWN`: with the SHUTDOWN privilege, asks the server to shut down gracefully (the
+/// client gets its OK first; `main` does the rest).
+pub fn shutdown(st: &mut SessionState) -> SqlResult<Output> {
+    if !st.privileges.has(Privilege::Shutdown) {
+        return Err(SqlError::need_privilege("SHUTDOWN"));
+    }
+    st.server
+        .shutdown
+        .request(crate::server::Reason::Statement(st.user.clone()));
+    Ok(Output::ok())
+}
+
 /// Kills connection `id` (or its running statement) if `st` may.
 pub fn kill_id(st: &SessionState, id: i64, query: bool) -> SqlResult<()> {
     let no_such = || SqlError::new(ErrorCode::NoSuchThread, format!("Unknown thread id: {id}"));

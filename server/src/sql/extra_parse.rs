@@ -1,6 +1,6 @@
 //! Statements sqlparser does not parse the MySQL way, recognised from tokens: `CREATE USER`,
 //! `DROP USER`, `GRANT` (with dynamic privileges such as `TP_CONNECTION_ADMIN`),
-//! `SET [GLOBAL|SESSION] TRANSACTION ...` (sqlparser drops the scope) and `DO`.
+//! `SET [GLOBAL|SESSION] TRANSACTION ...` (sqlparser drops the scope), `DO` and `SHUTDOWN`.
 
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -134,7 +134,7 @@ pub fn try_plan(st: &SessionState, sql: &str) -> SqlResult<Option<PreparedStmt>>
         .take(12)
         .collect::<String>()
         .to_ascii_uppercase();
-    let interesting = ["CREATE", "DROP", "GRANT", "SET", "DO", "START"]
+    let interesting = ["CREATE", "DROP", "GRANT", "SET", "DO", "START", "SHUTDOWN"]
         .iter()
         .any(|k| head.starts_with(k));
     if !interesting {
@@ -158,6 +158,13 @@ pub fn try_plan(st: &SessionState, sql: &str) -> SqlResult<Option<PreparedStmt>>
             return Err(t.err());
         }
         return Ok(Some(stmt(Plan::DropUser { users, if_exists })));
+    }
+    t.i = 0;
+    if t.eat("SHUTDOWN") {
+        if !t.done() {
+            return Err(t.err());
+        }
+        return Ok(Some(stmt(Plan::Shutdown)));
     }
     t.i = 0;
     if t.eat("GRANT") {

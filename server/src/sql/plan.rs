@@ -86,6 +86,8 @@ pub enum Plan {
         /// QUERY (else CONNECTION).
         query: bool,
     },
+    /// `SHUTDOWN`.
+    Shutdown,
     /// `BEGIN` / `START TRANSACTION`.
     Begin {
         /// READ ONLY (Some(true)) or READ WRITE (Some(false)); None: `transaction_read_only`.
@@ -285,6 +287,7 @@ pub fn execute(st: &mut SessionState, plan: &Plan, params: &[Value]) -> SqlResul
         Plan::DropUser { users, if_exists } => admin::drop_users(st, users, *if_exists),
         Plan::Grant { privileges, users } => admin::grant(st, privileges, users),
         Plan::Kill { id, query } => admin::kill(st, id, *query, params),
+        Plan::Shutdown => admin::shutdown(st),
         Plan::Begin {
             read_only,
             snapshot,

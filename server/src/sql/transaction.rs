@@ -15,13 +15,7 @@ use crate::vars::VarValue;
 
 /// The SQL error of a lock error.
 pub fn lock_error(e: LockError) -> SqlError {
-    let code = match e {
-        LockError::WaitTimeout => ErrorCode::LockWaitTimeout,
-        LockError::Deadlock => ErrorCode::LockDeadlock,
-        LockError::NoWait => ErrorCode::LockNowait,
-        LockError::Interrupted => ErrorCode::QueryInterrupted,
-    };
-    SqlError::new(code, e.message())
+    SqlError::new(e.into(), e.message())
 }
 
 /// `innodb_lock_wait_timeout` of the session.
@@ -70,6 +64,7 @@ pub fn commit(st: &mut SessionState) {
     st.savepoints.clear();
     st.in_transaction = false;
     if let Some(trx) = st.trx.get_mut().take() {
+        crate::digest::note_lock_wait(trx.take_lock_wait());
         let redo = st.server.trx.commit(trx);
         if redo > 0 {
             st.server.redo.commit(redo);
@@ -82,6 +77,7 @@ pub fn rollback(st: &mut SessionState) {
     st.savepoints.clear();
     st.in_transaction = false;
     if let Some(trx) = st.trx.get_mut().take() {
+        crate::digest::note_lock_wait(trx.take_lock_wait());
         st.server.trx.rollback(trx);
     }
 }

@@ -3,9 +3,15 @@
 //!
 //! Sessions copy the session-scoped globals when they connect, as MySQL does, so a `SET GLOBAL`
 //! affects new connections only; `@@global.x` always reads the shared value.
+//!
+//! A subsystem whose running state a variable controls (purge, the lock system, the redo log,
+//! the thread pool, the thread cache) registers a typed on-set hook for it with
+//! [`Registry::on_set`]; [`Registry::set_global`] runs the hook, which may refuse the value,
+//! before it stores the value. Variables without a hook are read from the registry where they
+//! are used.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
 
@@ -112,6 +118,27 @@ pub struct VarDef {
     pub feature: Feature,
 }
 
+impl VarDef {
+    /// A dynamic variable that always exists (see [`VarDef::read_only`]).
+    pub fn new(name: &'static str, scope: Scope, ty: VarType, default: VarValue) -> VarDef {
+        VarDef {
+            name,
+            scope,
+            dynamic: true,
+            session_read_only: false,
+            ty,
+            default,
+            feature: Feature::Core,
+        }
+    }
+
+    /// The same variable, settable only at start-up.
+    pub fn read_only(mut self) -> VarDef {
+        self.dynamic = false;
+        self
+    }
+}
+
 /// Groups of variables that exist only in some configurations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Feature {
@@ -126,13 +153,74 @@ pub enum Feature {
 pub struct VarId(pub u16);
 
 /// All variables of one server: definitions and global values.
-#[derive(Debug)]
 pub struct Registry {
     defs: Vec<VarDef>,
     by_name: HashMap<&'static str, VarId>,
     /// The global values; SET GLOBAL replaces the whole snapshot (copy on write), so a session
     /// keeps the one it connected with for nothing more than a reference count.
     globals: RwLock<Arc<Vec<VarValue>>>,
+    /// On-set hooks by variable.
+    hooks: RwLock<HashMap<VarId, Arc<Hook>>>,
+    /// Serialises `SET GLOBAL` so a subsystem and the registry end with the same value.
+    setting: Mutex<()>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut hooked: Vec<&str> = self
+            .hooks
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .map(|id| self.def(*id).name)
+            .collect();
+        hooked.sort_unstable();
+        f.debug_struct("Registry")
+            .field("variables", &self.defs.len())
+            .field("hooked", &hooked)
+            .finish()
+    }
+}
+
+/// An on-set hook as the registry keeps it.
+type Hook = dyn Fn(&VarValue) -> SqlResult<()> + Send + Sync;
+
+/// A type an on-set hook takes its value as (the registry has validated it for the variable).
+pub trait FromVar: Sized {
+    /// The value as this type.
+    fn from_var(v: &VarValue) -> Self;
+}
+
+impl FromVar for bool {
+    fn from_var(v: &VarValue) -> bool {
+        v.as_bool()
+    }
+}
+
+impl FromVar for i64 {
+    fn from_var(v: &VarValue) -> i64 {
+        v.as_int()
+    }
+}
+
+/// Counts and durations: negative values (which no such variable's range admits) as 0.
+impl FromVar for u64 {
+    fn from_var(v: &VarValue) -> u64 {
+        u64::try_from(v.as_int()).unwrap_or(0)
+    }
+}
+
+/// Counts and durations, saturating at `u32::MAX`.
+impl FromVar for u32 {
+    fn from_var(v: &VarValue) -> u32 {
+        v.as_int().clamp(0, i64::from(u32::MAX)) as u32
+    }
+}
+
+impl FromVar for String {
+    fn from_var(v: &VarValue) -> String {
+        v.as_str().to_string()
+    }
 }
 
 /// A session's variables: the global values at connect time (shared with every session that
@@ -184,7 +272,52 @@ impl Registry {
             defs,
             by_name,
             globals,
+            hooks: RwLock::new(HashMap::new()),
+            setting: Mutex::new(()),
         }
+    }
+
+    /// Registers what `SET GLOBAL name = v` does to the subsystem that owns `name`: `hook`
+    /// gets the validated value as `T` and may refuse it with an error, in which case the
+    /// registry keeps the old value. Fails with 1193 if the variable does not exist, and
+    /// replaces an earlier hook of the same variable.
+    pub fn on_set<T: FromVar>(
+        &self,
+        name: &str,
+        hook: impl Fn(T) -> SqlResult<()> + Send + Sync + 'static,
+    ) -> SqlResult<()> {
+        let id = self.require(name)?;
+        let hook: Arc<Hook> = Arc::new(move |v: &VarValue| hook(T::from_var(v)));
+        self.hooks
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, hook);
+        Ok(())
+    }
+
+    /// Whether a subsystem registered an on-set hook for `id`.
+    pub fn has_hook(&self, id: VarId) -> bool {
+        self.hooks
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(&id)
+    }
+
+    /// `SET GLOBAL` of a validated value: runs the variable's on-set hook (if any), then
+    /// stores the value unless the hook refused it.
+    pub fn set_global(&self, id: VarId, v: VarValue) -> SqlResult<()> {
+        let _one_at_a_time = self.setting.lock().unwrap_or_else(|e| e.into_inner());
+        let hook = self
+            .hooks
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+            .cloned();
+        if let Some(hook) = hook {
+            hook(&v)?;
+        }
+        self.set_global_unchecked(id, v);
+        Ok(())
     }
 
     /// Looks a variable up by any spelling (case, dashes).

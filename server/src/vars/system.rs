@@ -301,56 +301,7 @@ pub fn definitions() -> Vec<VarDef> {
             int(5_242_880, i64::MAX),
             i(134_217_728),
         ),
-        // Set at start-up to the real path (empty: a temporary directory; engine/redo).
-        var("datadir", Global, VarType::Str, s("")).read_only(),
-        // Redo log and group commit (engine/redo).
-        var("innodb_flush_log_at_trx_commit", Global, int(0, 2), i(1)),
-        var("innodb_flush_log_at_timeout", Global, int(1, 2700), i(1)),
-        var("innodb_log_group_home_dir", Global, VarType::Str, s("./")).read_only(),
-        // Ours, not MySQL's: > 0 makes a redo sync sleep this long instead of fdatasync.
-        var("tpbed_log_fsync_us", Global, int(0, 10_000_000), i(0)),
-        // Transactions, locks and purge (server/src/trx).
-        var(
-            "innodb_lock_wait_timeout",
-            Both,
-            int(1, 1_073_741_824),
-            i(50),
-        ),
-        var(
-            "innodb_rollback_on_timeout",
-            Global,
-            VarType::Bool,
-            b(false),
-        )
-        .read_only(),
-        var("innodb_deadlock_detect", Global, VarType::Bool, b(true)),
-        // Ours in MySQL 8.0 (MariaDB <= 10.5 had it): CATS is what 8.0.20+ always does.
-        var(
-            "innodb_lock_schedule_algorithm",
-            Global,
-            VarType::Enum(&["fcfs", "cats"]),
-            s("cats"),
-        ),
-        var(
-            "innodb_print_all_deadlocks",
-            Global,
-            VarType::Bool,
-            b(false),
-        ),
-        var("innodb_table_locks", Both, VarType::Bool, b(true)),
-        var("innodb_autoinc_lock_mode", Global, int(0, 2), i(2)).read_only(),
-        // Accepted; one purge coordinator thread does the work in tpbed.
-        var("innodb_purge_threads", Global, int(1, 32), i(4)).read_only(),
-        var("innodb_purge_batch_size", Global, int(1, 5000), i(300)),
-        var("innodb_max_purge_lag", Global, int(0, U32), i(0)),
-        var(
-            "innodb_max_purge_lag_delay",
-            Global,
-            int(0, 10_000_000),
-            i(0),
-        ),
-        // Ours: lock-table shards (InnoDB 8.0 has 512 page shards).
-        var("tpbed_lock_sys_shards", Global, int(1, 65_536), i(512)).read_only(),
+        // The storage engine's variables are defined in `crate::storage`.
     ];
     list.into_iter().map(|b| b.def).collect()
 }

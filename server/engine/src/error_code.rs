@@ -1,0 +1,298 @@
+//! One vocabulary of MySQL errors for every layer: the codes tpbed emits, each with its
+//! SQLSTATE and MySQL's message template. Engine and lock errors convert into it with `From`
+//! (next to their own definitions, in `error` and `lock`); the server's client errors carry it.
+
+/// The MySQL error codes tpbed emits, each with its SQLSTATE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u16)]
+pub enum ErrorCode {
+    /// ER_CON_COUNT_ERROR: too many connections.
+    ConCount = 1040,
+    /// ER_BAD_HOST_ERROR / handshake failures ("Bad handshake").
+    HandshakeError = 1043,
+    /// ER_DBACCESS_DENIED_ERROR.
+    DbAccessDenied = 1044,
+    /// ER_ACCESS_DENIED_ERROR: wrong user or password.
+    AccessDenied = 1045,
+    /// ER_NO_DB_ERROR: no database selected.
+    NoDb = 1046,
+    /// ER_UNKNOWN_COM_ERROR: unknown command byte.
+    UnknownCommand = 1047,
+    /// ER_BAD_NULL_ERROR: NULL into a NOT NULL column.
+    BadNull = 1048,
+    /// ER_BAD_DB_ERROR: unknown database.
+    BadDb = 1049,
+    /// ER_TABLE_EXISTS_ERROR.
+    TableExists = 1050,
+    /// ER_BAD_TABLE_ERROR: unknown table (DROP).
+    BadTable = 1051,
+    /// ER_BAD_FIELD_ERROR: unknown column.
+    BadField = 1054,
+    /// ER_DUP_KEYNAME.
+    DupKeyName = 1061,
+    /// ER_DUP_ENTRY.
+    DupEntry = 1062,
+    /// ER_PARSE_ERROR.
+    ParseError = 1064,
+    /// ER_EMPTY_QUERY.
+    EmptyQuery = 1065,
+    /// ER_NO_SUCH_THREAD: KILL of an unknown id.
+    NoSuchThread = 1094,
+    /// ER_KILL_DENIED_ERROR.
+    KillDenied = 1095,
+    /// ER_NO_SUCH_TABLE.
+    NoSuchTable = 1146,
+    /// ER_NET_PACKET_TOO_LARGE.
+    NetPacketTooLarge = 1153,
+    /// ER_NET_READ_ERROR.
+    NetReadError = 1158,
+    /// ER_NET_READ_INTERRUPTED.
+    NetReadInterrupted = 1159,
+    /// ER_CANNOT_USER: CREATE/DROP USER failed.
+    CannotUser = 1396,
+    /// ER_TABLE_DEF_CHANGED: a read view older than the table's last rebuild.
+    TableDefChanged = 1412,
+    /// ER_LOCK_WAIT_TIMEOUT.
+    LockWaitTimeout = 1205,
+    /// ER_LOCK_DEADLOCK.
+    LockDeadlock = 1213,
+    /// ER_SPECIFIC_ACCESS_DENIED_ERROR: a privilege is missing.
+    SpecificAccessDenied = 1227,
+    /// ER_LOCAL_VARIABLE: SESSION variable set with SET GLOBAL.
+    LocalVariable = 1228,
+    /// ER_GLOBAL_VARIABLE: GLOBAL variable set with SET SESSION.
+    GlobalVariable = 1229,
+    /// ER_NO_DEFAULT: variable has no default.
+    NoDefault = 1230,
+    /// ER_WRONG_VALUE_FOR_VAR.
+    WrongValueForVar = 1231,
+    /// ER_WRONG_TYPE_FOR_VAR.
+    WrongTypeForVar = 1232,
+    /// ER_INCORRECT_GLOBAL_LOCAL_VAR: read-only variable.
+    IncorrectGlobalLocalVar = 1238,
+    /// ER_NOT_SUPPORTED_YET.
+    NotSupportedYet = 1235,
+    /// ER_UNKNOWN_STMT_HANDLER.
+    UnknownStmtHandler = 1243,
+    /// ER_UNSUPPORTED_PS: statement cannot be prepared.
+    UnsupportedPs = 1295,
+    /// ER_QUERY_INTERRUPTED.
+    QueryInterrupted = 1317,
+    /// ER_SP_DOES_NOT_EXIST (unknown function).
+    SpDoesNotExist = 1305,
+    /// ER_UNKNOWN_SYSTEM_VARIABLE.
+    UnknownSystemVariable = 1193,
+    /// ER_WRONG_ARGUMENTS.
+    WrongArguments = 1210,
+    /// ER_WRONG_PARAMCOUNT_TO_PROCEDURE / wrong argument count to a native function.
+    WrongParamcountToNativeFct = 1582,
+    /// ER_DB_CREATE_EXISTS.
+    DbCreateExists = 1007,
+    /// ER_DB_DROP_EXISTS.
+    DbDropExists = 1008,
+    /// ER_MAX_PREPARED_STMT_COUNT_REACHED.
+    MaxPreparedStmtCountReached = 1461,
+    /// ER_WARN_DATA_OUT_OF_RANGE.
+    WarnDataOutOfRange = 1264,
+    /// ER_DATA_TOO_LONG.
+    DataTooLong = 1406,
+    /// ER_TRUNCATED_WRONG_VALUE.
+    TruncatedWrongValue = 1292,
+    /// ER_DIVISION_BY_ZERO.
+    DivisionByZero = 1365,
+    /// ER_OPERAND_COLUMNS.
+    OperandColumns = 1241,
+    /// ER_DATA_OUT_OF_RANGE: arithmetic overflow.
+    DataOutOfRange = 1690,
+    /// ER_NO_TABLES_USED: `SELECT *` without a table.
+    NoTablesUsed = 1096,
+    /// ER_UNKNOWN_CHARACTER_SET.
+    UnknownCharacterSet = 1115,
+    /// ER_CANT_CHANGE_TX_CHARACTERISTICS.
+    CantChangeTxCharacteristics = 1568,
+    /// ER_ILLEGAL_PRIVILEGE_LEVEL.
+    IllegalPrivilegeLevel = 3619,
+    /// ER_LOCK_NOWAIT.
+    LockNowait = 3572,
+    /// ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: a write in START TRANSACTION READ ONLY.
+    ReadOnlyTransaction = 1792,
+    /// ER_VARIABLE_IS_READONLY: a session-read-only variable set without GLOBAL.
+    VariableIsReadonly = 1621,
+    /// ER_CLIENT_INTERACTION_TIMEOUT: disconnected for inactivity (8.0.24+).
+    ClientInteractionTimeout = 4031,
+    /// ER_UNKNOWN_ERROR.
+    Unknown = 1105,
+    /// ER_DUP_FIELDNAME: two columns with one name.
+    DupFieldName = 1060,
+    /// ER_MULTIPLE_PRI_KEY.
+    MultiplePriKey = 1068,
+    /// ER_WRONG_AUTO_KEY.
+    WrongAutoKey = 1075,
+    /// ER_NO_DEFAULT_FOR_FIELD: a NOT NULL column without default was not given.
+    NoDefaultForField = 1364,
+    /// ER_TRUNCATED_WRONG_VALUE_FOR_FIELD: not a number of the column's kind.
+    TruncatedWrongValueForField = 1366,
+    /// ER_AUTOINC_READ_FAILED: AUTO_INCREMENT exhausted.
+    AutoincReadFailed = 1467,
+    /// ER_WRONG_VALUE_COUNT_ON_ROW.
+    WrongValueCountOnRow = 1136,
+    /// ER_NONUNIQ_TABLE: a table alias used twice.
+    NonUniqTable = 1066,
+    /// ER_NON_UNIQ_ERROR: an ambiguous column name.
+    NonUniqField = 1052,
+    /// ER_KEY_DOES_NOT_EXITS: an index hint or DROP INDEX names no index.
+    KeyDoesNotExist = 1176,
+    /// ER_CANT_DROP_FIELD_OR_KEY.
+    CantDropFieldOrKey = 1091,
+    /// ER_INVALID_GROUP_FUNC_USE.
+    InvalidGroupFuncUse = 1111,
+    /// ER_KEY_COLUMN_DOES_NOT_EXITS.
+    KeyColumnDoesNotExist = 1072,
+    /// ER_INVALID_DEFAULT.
+    InvalidDefault = 1067,
+}
+
+impl ErrorCode {
+    /// The numeric MySQL error code.
+    pub fn code(self) -> u16 {
+        self as u16
+    }
+
+    /// The SQLSTATE MySQL sends with this code.
+    pub fn sql_state(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            ConCount => "08004",
+            HandshakeError => "08S01",
+            DbAccessDenied
+            | ParseError
+            | EmptyQuery
+            | BadDb
+            | SpecificAccessDenied
+            | WrongValueForVar
+            | WrongTypeForVar
+            | NoDefault
+            | MaxPreparedStmtCountReached
+            | BadTable
+            | TableExists
+            | BadField
+            | NoSuchTable
+            | SpDoesNotExist
+            | WrongParamcountToNativeFct
+            | DupKeyName
+            | MultiplePriKey
+            | WrongAutoKey
+            | NonUniqTable
+            | KeyDoesNotExist
+            | CantDropFieldOrKey
+            | DupFieldName
+            | InvalidDefault
+            | KeyColumnDoesNotExist
+            | UnknownCharacterSet => match self {
+                TableExists => "42S01",
+                BadTable | NoSuchTable => "42S02",
+                BadField => "42S22",
+                DupFieldName => "42S21",
+                _ => "42000",
+            },
+            AccessDenied => "28000",
+            NoDb => "3D000",
+            UnknownCommand | NetPacketTooLarge | NetReadError | NetReadInterrupted => "08S01",
+            BadNull | DupEntry | NonUniqField => "23000",
+            WrongValueCountOnRow => "21S01",
+            WarnDataOutOfRange | DataOutOfRange => "22003",
+            DataTooLong => "22001",
+            TruncatedWrongValue => "22007",
+            DivisionByZero => "22012",
+            OperandColumns => "21000",
+            QueryInterrupted => "70100",
+            LockDeadlock => "40001",
+            CantChangeTxCharacteristics => "25001",
+            ReadOnlyTransaction => "25006",
+            NotSupportedYet => "42000",
+            _ => "HY000",
+        }
+    }
+    /// MySQL's message template for this code (its error message file, printf-style
+    /// placeholders): the text a message with this code should read as, once filled in.
+    pub fn template(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            ConCount => "Too many connections",
+            HandshakeError => "Bad handshake",
+            DbAccessDenied => "Access denied for user '%-.48s'@'%-.64s' to database '%-.192s'",
+            AccessDenied => "Access denied for user '%-.48s'@'%-.64s' (using password: %s)",
+            NoDb => "No database selected",
+            UnknownCommand => "Unknown command",
+            BadNull => "Column '%-.192s' cannot be null",
+            BadDb => "Unknown database '%-.192s'",
+            TableExists => "Table '%-.192s' already exists",
+            BadTable => "Unknown table '%-.129s'",
+            BadField => "Unknown column '%-.192s' in '%-.192s'",
+            DupKeyName => "Duplicate key name '%-.192s'",
+            DupEntry => "Duplicate entry '%-.64s' for key '%-.385s'",
+            ParseError => "%s near '%-.80s' at line %d",
+            EmptyQuery => "Query was empty",
+            NoSuchThread => "Unknown thread id: %lu",
+            KillDenied => "You are not owner of thread %lu",
+            NoSuchTable => "Table '%-.192s.%-.192s' doesn't exist",
+            NetPacketTooLarge => "Got a packet bigger than 'max_allowed_packet' bytes",
+            NetReadError => "Got an error reading communication packets",
+            NetReadInterrupted => "Got timeout reading communication packets",
+            CannotUser => "Operation %s failed for %.256s",
+            TableDefChanged => "Table definition has changed, please retry transaction",
+            LockWaitTimeout => "Lock wait timeout exceeded; try restarting transaction",
+            LockDeadlock => "Deadlock found when trying to get lock; try restarting transaction",
+            SpecificAccessDenied => "Access denied; you need (at least one of) the %-.128s privilege(s) for this operation",
+            LocalVariable => "Variable '%-.64s' is a SESSION variable and can't be used with SET GLOBAL",
+            GlobalVariable => "Variable '%-.64s' is a GLOBAL variable and should be set with SET GLOBAL",
+            NoDefault => "Variable '%-.64s' doesn't have a default value",
+            WrongValueForVar => "Variable '%-.64s' can't be set to the value of '%-.200s'",
+            WrongTypeForVar => "Incorrect argument type to variable '%-.64s'",
+            IncorrectGlobalLocalVar => "Variable '%-.64s' is a %s variable",
+            NotSupportedYet => "This version of MySQL doesn't yet support '%s'",
+            UnknownStmtHandler => "Unknown prepared statement handler (%.*s) given to %s",
+            UnsupportedPs => "This command is not supported in the prepared statement protocol yet",
+            QueryInterrupted => "Query execution was interrupted",
+            SpDoesNotExist => "%s %s does not exist",
+            UnknownSystemVariable => "Unknown system variable '%-.64s'",
+            WrongArguments => "Incorrect arguments to %s",
+            WrongParamcountToNativeFct => "Incorrect parameter count in the call to native function '%-.192s'",
+            DbCreateExists => "Can't create database '%-.192s'; database exists",
+            DbDropExists => "Can't drop database '%-.192s'; database doesn't exist",
+            MaxPreparedStmtCountReached => "Can't create more than max_prepared_stmt_count statements (current value: %u)",
+            WarnDataOutOfRange => "Out of range value for column '%s' at row %ld",
+            DataTooLong => "Data too long for column '%s' at row %ld",
+            TruncatedWrongValue => "Truncated incorrect %-.32s value: '%-.128s'",
+            DivisionByZero => "Division by 0",
+            OperandColumns => "Operand should contain %d column(s)",
+            DataOutOfRange => "%-.256s value is out of range in '%-.256s'",
+            NoTablesUsed => "No tables used",
+            UnknownCharacterSet => "Unknown character set: '%-.64s'",
+            CantChangeTxCharacteristics => "Transaction characteristics can't be changed while a transaction is in progress",
+            IllegalPrivilegeLevel => "Illegal privilege level specified for %s",
+            LockNowait => "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set.",
+            ReadOnlyTransaction => "Cannot execute statement in a READ ONLY transaction.",
+            VariableIsReadonly => "%s variable '%s' is read-only. Use SET %s to assign the value",
+            ClientInteractionTimeout => "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior.",
+            Unknown => "Unknown error",
+            DupFieldName => "Duplicate column name '%-.192s'",
+            MultiplePriKey => "Multiple primary key defined",
+            WrongAutoKey => "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+            NoDefaultForField => "Field '%-.192s' doesn't have a default value",
+            TruncatedWrongValueForField => "Incorrect %-.32s value: '%-.128s' for column '%.192s' at row %ld",
+            AutoincReadFailed => "Failed to read auto-increment value from storage engine",
+            WrongValueCountOnRow => "Column count doesn't match value count at row %ld",
+            NonUniqTable => "Not unique table/alias: '%-.192s'",
+            NonUniqField => "Column '%-.192s' in %-.192s is ambiguous",
+            KeyDoesNotExist => "Key '%-.192s' doesn't exist in table '%-.192s'",
+            CantDropFieldOrKey => "Can't DROP '%-.192s'; check that column/key exists",
+            InvalidGroupFuncUse => "Invalid use of group function",
+            KeyColumnDoesNotExist => "Key column '%-.192s' doesn't exist in table",
+            InvalidDefault => "Invalid default value for '%-.192s'",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,58 @@
+//! tpbed's storage engine: SQL values, the catalog, page-latched B+tree indexes, records and
+//! cursors, MVCC, the lock system, the redo log and transactions.
+//!
+//! The engine knows nothing of sessions, SQL text, variables by name, log sinks or signals:
+//! it is configured by typed configs ([`lock::LockConfig`], [`trx::PurgeConfig`],
+//! [`redo::RedoConfig`]) and changed at run time by typed setters; it reports what it waited
+//! (a lock wait returns its duration) and what went wrong (errors, or a line through the
+//! [`log`] hook the server installs).
+//!
+//! Layering (each module only uses the ones before it): `value` → `error_code` (MySQL's
+//! codes) → `error` → `types` (column types) →
+//! `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row` (compact row
+//! bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) → `cursor`
+//! (positioning, save/restore) → `scan` and `table` (a definition and its indexes) →
+//! `catalog` (the registry of databases and tables) → `mvcc` → `lock` → `redo` → `trx`
+//! (transactions: undo, purge, locking reads and writes).
+//!
+//! How the SQL layer drives storage: resolve a table with [`Catalog::table`]; build rows with
+//! [`TableDef::fill_row`] and write them with [`Table::insert`] / [`Table::update`] /
+//! [`Table::delete`] (errors are [`EngineError`]s carrying MySQL's code and SQLSTATE); encode
+//! search values with [`Table::encode_search_key`] and read with [`Table::get`] or a
+//! [`Table::scan`] over a [`KeyRange`] of any index (index 0 is the clustered one). The lock
+//! manager works one level down, on [`BTree`] cursors: lock under the leaf latch,
+//! [`Cursor::save`], wait with no latch held, [`Cursor::restore`]; inserts go through
+//! [`Table::insert_checked`] so the gap check sees each new key's successor under its latch.
+
+pub mod catalog;
+pub mod coerce;
+pub mod cursor;
+pub mod error;
+pub mod error_code;
+pub mod index;
+pub mod key;
+pub mod latch;
+pub mod lock;
+pub mod log;
+pub mod mvcc;
+pub mod redo;
+pub mod row;
+pub mod scan;
+pub mod schema;
+pub mod table;
+pub mod trx;
+pub mod types;
+pub mod value;
+
+pub use catalog::{Catalog, Column, ColumnDefault, Database, IndexDef, IndexKind, TableDef};
+pub use cursor::{Cursor, Direction, LatchMode, Restored, SavedPosition, SearchMode};
+pub use error::EngineError;
+pub use error_code::ErrorCode;
+pub use index::{BTree, ClusteredRec, IndexStats, KeyBuf, PageCapacity, Record, SecondaryRec};
+pub use mvcc::{ReadView, Version, VersionStore, Visible};
+pub use scan::{HandlerStats, KeyRange, ScanItem, TableScan};
+pub use table::{
+    Change, Existing, InsertOptions, InsertOutcome, InsertProbe, ProbeKind, RecordVersion,
+    RemovedHook, SecChange, SecOp, Table, UpdateOutcome, WriteStamp,
+};
+pub use types::{ColumnType, IntKind};

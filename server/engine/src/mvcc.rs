@@ -1,0 +1,229 @@
+//! Multi-versioning: the store of old record versions that roll pointers point into, and read
+//! views that decide which transaction's writes a consistent read sees.
+//!
+//! Invariant: a clustered record's `roll_ptr` is 0 (no older version: the record was created
+//! by the transaction in its `trx_id`) or names a [`Version`] in the [`VersionStore`], put
+//! there under the record's leaf latch before the record pointed to it. Purge frees a version
+//! only once every read view sees the transaction that overwrote it, so a reader that needs a
+//! version finds it; a reader that follows a freed pointer only ever does so past a version it
+//! already sees.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use crate::index::ClusteredRec;
+
+/// An old version of a clustered record, as it was before a transaction overwrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    /// The row bytes (the table's `RowCodec` encoding).
+    pub row: Box<[u8]>,
+    /// DB_TRX_ID of that version.
+    pub trx_id: u64,
+    /// Its own roll pointer (the version before it; 0: none).
+    pub roll_ptr: u64,
+    /// It was delete-marked.
+    pub delete_mark: bool,
+}
+
+impl Version {
+    /// The version a clustered record holds now.
+    pub fn of(rec: &ClusteredRec) -> Version {
+        Version {
+            row: rec.row.clone(),
+            trx_id: rec.trx_id,
+            roll_ptr: rec.roll_ptr,
+            delete_mark: rec.delete_mark,
+        }
+    }
+}
+
+const SHARDS: usize = 64;
+
+/// Old versions by roll pointer, sharded so writers and readers on different rows do not
+/// meet on one mutex.
+#[derive(Debug)]
+pub struct VersionStore {
+    shards: Box<[Mutex<HashMap<u64, Version>>]>,
+    next: AtomicU64,
+    live: AtomicU64,
+}
+
+impl Default for VersionStore {
+    fn default() -> Self {
+        VersionStore {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            next: AtomicU64::new(1),
+            live: AtomicU64::new(0),
+        }
+    }
+}
+
+impl VersionStore {
+    fn shard(&self, ptr: u64) -> std::sync::MutexGuard<'_, HashMap<u64, Version>> {
+        self.shards[(ptr as usize) % SHARDS]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stores a version and returns its roll pointer (never 0).
+    pub fn put(&self, v: Version) -> u64 {
+        let ptr = self.next.fetch_add(1, Relaxed);
+        self.shard(ptr).insert(ptr, v);
+        self.live.fetch_add(1, Relaxed);
+        ptr
+    }
+
+    /// The version at `ptr`, if it is still stored.
+    pub fn get(&self, ptr: u64) -> Option<Version> {
+        if ptr == 0 {
+            return None;
+        }
+        self.shard(ptr).get(&ptr).cloned()
+    }
+
+    /// Frees the version at `ptr` (purge).
+    pub fn free(&self, ptr: u64) {
+        if ptr != 0 && self.shard(ptr).remove(&ptr).is_some() {
+            self.live.fetch_sub(1, Relaxed);
+        }
+    }
+
+    /// Versions stored now.
+    pub fn len(&self) -> u64 {
+        self.live.load(Relaxed)
+    }
+
+    /// No version is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Which version of a record a read view sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Visible {
+    /// The record as it is.
+    Current,
+    /// An older version.
+    Older(Version),
+    /// None: the row did not exist for this view.
+    Nothing,
+}
+
+/// A consistent-read snapshot: the writes of transactions that committed before it was
+/// made, plus its creator's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadView {
+    /// Ids below this had all committed (or were never active) when the view was made.
+    pub up_limit_id: u64,
+    /// Ids at or above this did not exist yet.
+    pub low_limit_id: u64,
+    /// Transaction numbers below this had committed when the view was made (purge may
+    /// remove what only older views need).
+    pub low_limit_no: u64,
+    /// Active read-write transactions at creation, sorted (excluding the creator).
+    pub active: Vec<u64>,
+    /// The creator's own id (0: it had none yet; it sees its own writes once it has one).
+    pub creator: u64,
+}
+
+impl ReadView {
+    /// Whether writes by `trx_id` are visible. `me` is the reader's current transaction id
+    /// (0 if it has none).
+    pub fn sees(&self, trx_id: u64, me: u64) -> bool {
+        if trx_id == 0 || trx_id < self.up_limit_id || (me != 0 && trx_id == me) {
+            return true;
+        }
+        if trx_id == self.creator && self.creator != 0 {
+            return true;
+        }
+        trx_id < self.low_limit_id && self.active.binary_search(&trx_id).is_err()
+    }
+
+    /// The version of `rec` this view sees. Delete marks are the caller's to check.
+    pub(crate) fn visible_version(
+        &self,
+        rec: &ClusteredRec,
+        me: u64,
+        store: &VersionStore,
+    ) -> Visible {
+        if self.sees(rec.trx_id, me) {
+            return Visible::Current;
+        }
+        let mut ptr = rec.roll_ptr;
+        loop {
+            let Some(v) = store.get(ptr) else {
+                return Visible::Nothing;
+            };
+            if self.sees(v.trx_id, me) {
+                return Visible::Older(v);
+            }
+            ptr = v.roll_ptr;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(up: u64, low: u64, active: Vec<u64>) -> ReadView {
+        ReadView {
+            up_limit_id: up,
+            low_limit_id: low,
+            low_limit_no: low,
+            active,
+            creator: 0,
+        }
+    }
+
+    #[test]
+    fn visibility_follows_the_snapshot() {
+        let v = view(5, 10, vec![5, 7]);
+        assert!(v.sees(0, 0));
+        assert!(v.sees(4, 0));
+        assert!(!v.sees(5, 0));
+        assert!(v.sees(6, 0));
+        assert!(!v.sees(7, 0));
+        assert!(!v.sees(10, 0));
+        assert!(v.sees(7, 7), "a transaction sees its own writes");
+    }
+
+    #[test]
+    fn old_versions_are_found_through_roll_pointers() {
+        let store = VersionStore::default();
+        let p1 = store.put(Version {
+            row: Box::new([1]),
+            trx_id: 3,
+            roll_ptr: 0,
+            delete_mark: false,
+        });
+        let p2 = store.put(Version {
+            row: Box::new([2]),
+            trx_id: 8,
+            roll_ptr: p1,
+            delete_mark: false,
+        });
+        let rec = ClusteredRec {
+            key: (&[1u8][..]).into(),
+            row: Box::new([3]),
+            trx_id: 9,
+            roll_ptr: p2,
+            delete_mark: false,
+            lock_hint: Default::default(),
+        };
+        let v = view(8, 9, vec![8]);
+        let Visible::Older(old) = v.visible_version(&rec, 0, &store) else {
+            panic!("an older version is visible");
+        };
+        assert_eq!(old.row[0], 1);
+        let all = view(20, 20, vec![]);
+        assert_eq!(all.visible_version(&rec, 0, &store), Visible::Current);
+        let none = view(2, 3, vec![]);
+        assert_eq!(none.visible_version(&rec, 0, &store), Visible::Nothing);
+        store.free(p1);
+        assert_eq!(store.len(), 1);
+    }
+}

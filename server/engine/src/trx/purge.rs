@@ -1,0 +1,89 @@
+//! Purge: a background thread that takes committed transactions from the front of the
+//! history list, in commit-number order, once every open read view sees them, and finishes
+//! their changes (frees old versions, removes delete-marked records and entries; removed
+//! records pass their locks to their successors as gap locks).
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{index_id, rec_key, TrxSys};
+use crate::lock::{Inherit, RecKey};
+
+/// How often purge looks for work when nobody wakes it.
+const PURGE_INTERVAL: Duration = Duration::from_millis(10);
+
+impl TrxSys {
+    /// Starts the purge thread (`innodb_purge_threads` is accepted; one coordinator thread
+    /// does the work here).
+    pub fn start_purge(self: &Arc<TrxSys>) {
+        let me = Arc::downgrade(self);
+        let h = std::thread::Builder::new()
+            .name("purge".into())
+            .spawn(move || loop {
+                let Some(sys) = me.upgrade() else { return };
+                if sys.shutdown.load(Relaxed) {
+                    return;
+                }
+                if sys.purge_batch() == 0 {
+                    // Nothing purgeable: sleep a period, or until shutdown wakes us.
+                    let guard = sys.purge_sleep.lock().unwrap_or_else(|e| e.into_inner());
+                    let _ = sys.purge_wake.wait_timeout(guard, PURGE_INTERVAL);
+                }
+                drop(sys);
+            })
+            .expect("spawn the purge thread");
+        *self.purge_thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(h);
+    }
+
+    pub(super) fn stop_purge(&self) {
+        self.shutdown.store(true, Relaxed);
+        self.purge_wake.notify_all();
+        let h = self
+            .purge_thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(h) = h {
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
+        }
+    }
+
+    /// Purges up to `innodb_purge_batch_size` undo records of transactions every view sees;
+    /// returns how many it purged.
+    pub(crate) fn purge_batch(&self) -> u64 {
+        let limit = self.purge_limit();
+        let batch = self.purge_config().batch_size.max(1);
+        let mut done = 0;
+        while done < batch {
+            let next = {
+                let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
+                match h.front() {
+                    Some(c) if c.trx_no < limit => h.pop_front(),
+                    _ => None,
+                }
+            };
+            let Some(c) = next else { break };
+            for (table, change) in &c.changes {
+                let removed = table.purge_change(change, c.trx_id, &mut |index, key, succ| {
+                    self.locks.inherit_gap_locks(
+                        index_id(table, index),
+                        RecKey::User(key),
+                        rec_key(succ),
+                        0,
+                        Inherit::Removal,
+                    );
+                });
+                self.stats.purged_records.fetch_add(removed, Relaxed);
+            }
+            done += c.changes.len() as u64;
+            self.stats
+                .purged_undo
+                .fetch_add(c.changes.len() as u64, Relaxed);
+            self.history_len.fetch_sub(1, Relaxed);
+        }
+        done
+    }
+}

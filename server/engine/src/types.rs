@@ -1,0 +1,191 @@
+//! Column types: the integer family, strings, DOUBLE/FLOAT, DECIMAL and dates, with their
+//! parameters validated and their MySQL spelling. Coercion of values to a type is in
+//! `coerce`.
+
+use crate::error::EngineError;
+
+/// The integer family, by storage width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IntKind {
+    /// TINYINT, 1 byte.
+    Tiny,
+    /// SMALLINT, 2 bytes.
+    Small,
+    /// MEDIUMINT, 3 bytes.
+    Medium,
+    /// INT, 4 bytes.
+    Int,
+    /// BIGINT, 8 bytes.
+    Big,
+}
+
+impl IntKind {
+    /// Storage width in bytes.
+    pub fn bytes(self) -> usize {
+        match self {
+            IntKind::Tiny => 1,
+            IntKind::Small => 2,
+            IntKind::Medium => 3,
+            IntKind::Int => 4,
+            IntKind::Big => 8,
+        }
+    }
+
+    /// The signed range, inclusive.
+    pub(crate) fn signed_range(self) -> (i64, i64) {
+        match self {
+            IntKind::Big => (i64::MIN, i64::MAX),
+            k => {
+                let bits = 8 * k.bytes() as u32;
+                (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+            }
+        }
+    }
+
+    /// The largest unsigned value.
+    pub(crate) fn unsigned_max(self) -> u64 {
+        match self {
+            IntKind::Big => u64::MAX,
+            k => (1u64 << (8 * k.bytes() as u32)) - 1,
+        }
+    }
+
+    fn sql_name(self) -> &'static str {
+        match self {
+            IntKind::Tiny => "tinyint",
+            IntKind::Small => "smallint",
+            IntKind::Medium => "mediumint",
+            IntKind::Int => "int",
+            IntKind::Big => "bigint",
+        }
+    }
+}
+
+/// A column's type. String lengths are in characters (CHAR/VARCHAR, utf8mb4) or bytes
+/// (BINARY/VARBINARY/TEXT/BLOB), as MySQL counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ColumnType {
+    /// TINYINT..BIGINT, optionally UNSIGNED.
+    Integer {
+        /// Width.
+        kind: IntKind,
+        /// UNSIGNED.
+        unsigned: bool,
+    },
+    /// FLOAT (single precision, held as a double rounded to f32).
+    Float,
+    /// DOUBLE.
+    Double,
+    /// DECIMAL(precision, scale); precision up to 38 here (MySQL allows 65).
+    Decimal {
+        /// Total digits.
+        precision: u8,
+        /// Digits after the point.
+        scale: u8,
+    },
+    /// CHAR(n): trailing spaces are not stored (MySQL strips them on read).
+    Char(u32),
+    /// VARCHAR(n).
+    VarChar(u32),
+    /// BINARY(n): padded with 0x00 to n bytes.
+    Binary(u32),
+    /// VARBINARY(n).
+    VarBinary(u32),
+    /// TINYTEXT/TEXT/MEDIUMTEXT/LONGTEXT, by maximum bytes.
+    Text(u32),
+    /// TINYBLOB/BLOB/MEDIUMBLOB/LONGBLOB, by maximum bytes.
+    Blob(u32),
+    /// DATE.
+    Date,
+    /// DATETIME(fsp).
+    DateTime {
+        /// Fractional-second digits, 0..=6.
+        fsp: u8,
+    },
+    /// TIMESTAMP(fsp): 1970-01-01 00:00:01 .. 2038-01-19 03:14:07.
+    Timestamp {
+        /// Fractional-second digits, 0..=6.
+        fsp: u8,
+    },
+}
+
+/// Largest DECIMAL precision an `i128` holds exactly.
+pub(crate) const MAX_DECIMAL_PRECISION: u8 = 38;
+
+impl ColumnType {
+    /// Checks the type's own parameters (DECIMAL precision/scale, fsp).
+    pub fn validate(&self, column: &str) -> Result<(), EngineError> {
+        let bad = |reason: String| {
+            Err(EngineError::BadColumnDefinition {
+                column: column.to_string(),
+                reason,
+            })
+        };
+        match *self {
+            ColumnType::Decimal { precision, scale } => {
+                if precision == 0 || precision > MAX_DECIMAL_PRECISION {
+                    return bad(format!(
+                        "DECIMAL precision {precision} not supported (1..={MAX_DECIMAL_PRECISION})"
+                    ));
+                }
+                if scale > precision || scale > 30 {
+                    return bad(format!(
+                        "DECIMAL scale {scale} exceeds precision {precision}"
+                    ));
+                }
+            }
+            ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } if fsp > 6 => {
+                return bad(format!("fractional seconds precision {fsp} exceeds 6"));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The type as `SHOW CREATE TABLE` and `information_schema.COLUMNS.COLUMN_TYPE` spell it.
+    pub fn sql_name(&self) -> String {
+        match *self {
+            ColumnType::Integer { kind, unsigned } => {
+                format!(
+                    "{}{}",
+                    kind.sql_name(),
+                    if unsigned { " unsigned" } else { "" }
+                )
+            }
+            ColumnType::Float => "float".into(),
+            ColumnType::Double => "double".into(),
+            ColumnType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+            ColumnType::Char(n) => format!("char({n})"),
+            ColumnType::VarChar(n) => format!("varchar({n})"),
+            ColumnType::Binary(n) => format!("binary({n})"),
+            ColumnType::VarBinary(n) => format!("varbinary({n})"),
+            ColumnType::Text(n) => text_name(n, "text").into(),
+            ColumnType::Blob(n) => text_name(n, "blob").into(),
+            ColumnType::Date => "date".into(),
+            ColumnType::DateTime { fsp: 0 } => "datetime".into(),
+            ColumnType::DateTime { fsp } => format!("datetime({fsp})"),
+            ColumnType::Timestamp { fsp: 0 } => "timestamp".into(),
+            ColumnType::Timestamp { fsp } => format!("timestamp({fsp})"),
+        }
+    }
+
+    /// True for the CHAR/VARCHAR/TEXT family (character strings).
+    pub fn is_text(&self) -> bool {
+        matches!(
+            self,
+            ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text(_)
+        )
+    }
+}
+
+fn text_name(max: u32, base: &'static str) -> &'static str {
+    match (max, base) {
+        (0..=255, "text") => "tinytext",
+        (0..=255, _) => "tinyblob",
+        (256..=65_535, _) => base,
+        (65_536..=16_777_215, "text") => "mediumtext",
+        (65_536..=16_777_215, _) => "mediumblob",
+        (_, "text") => "longtext",
+        _ => "longblob",
+    }
+}

@@ -1,0 +1,47 @@
+//! Why the server could not start once its options are parsed: one typed error per start-up
+//! step, each shown as mysqld words it in the error log. Only `main` decides to exit on one.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// A start-up failure.
+#[derive(Debug)]
+pub enum StartupError {
+    /// An unknown variable named on the command line.
+    UnknownVariable(String),
+    /// A variable given a value it cannot take (the message names it and where it was set).
+    BadValue(String),
+    /// A variable the server needs is not defined (a bug in the variable table).
+    MissingVariable(String),
+    /// The data directory cannot be created or used.
+    DataDir(String),
+    /// The redo log cannot be created in its directory.
+    Redo {
+        /// The redo directory.
+        dir: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The listening socket cannot be bound.
+    Bind(std::io::Error),
+    /// The thread pool cannot start.
+    ThreadPool(String),
+}
+
+impl fmt::Display for StartupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartupError::BadValue(m)
+            | StartupError::MissingVariable(m)
+            | StartupError::DataDir(m)
+            | StartupError::ThreadPool(m) => f.write_str(m),
+            StartupError::UnknownVariable(name) => write!(f, "unknown variable '{name}'"),
+            StartupError::Redo { dir, source } => {
+                write!(f, "Can't create redo log in '{}': {source}", dir.display())
+            }
+            StartupError::Bind(e) => write!(f, "Can't start server: Bind on TCP/IP port: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StartupError {}
