@@ -57,7 +57,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Algorithm, ConfigError, PinMode, PollerKind, PoolConfig, PoolKnobs};
 pub use poller::{Poller, PollerChoice, Token};
 pub use pool::{LogLevel, LogSink, PollerFactory, PoolError, PoolStartup, ThreadPool};
-pub use session::{Outcome, Session};
+pub use session::{Outcome, Session, SESSION_THREAD_STACK};
 pub use stats::{
     GroupStateRow, GroupStatsRow, HandlerStats, ThreadKind, ThreadState, ThreadStateRow,
 };

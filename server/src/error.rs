@@ -122,6 +122,17 @@ pub enum ErrorCode {
     ClientInteractionTimeout = 4031,
     /// ER_UNKNOWN_ERROR.
     Unknown = 1105,
+    /// ER_OUTOFMEMORY: an allocation a statement needed failed.
+    OutOfMemory = 1037,
+    /// ER_WARN_ALLOWED_PACKET_OVERFLOWED: a function's result would exceed
+    /// `max_allowed_packet` (a warning; the result is NULL).
+    WarnAllowedPacketOverflowed = 1301,
+    /// ER_ILLEGAL_VALUE_FOR_TYPE: a literal out of its type's range (`1e309`).
+    IllegalValueForType = 1367,
+    /// ER_TOO_BIG_SCALE: a DECIMAL scale above 30.
+    TooBigScale = 1425,
+    /// ER_STACK_OVERRUN_NEED_MORE: a statement nests deeper than the thread's stack allows.
+    StackOverrunNeedMore = 1436,
     /// ER_DUP_FIELDNAME: two columns with one name.
     DupFieldName = 1060,
     /// ER_MULTIPLE_PRI_KEY.
@@ -188,7 +199,8 @@ impl ErrorCode {
             | DupFieldName
             | InvalidDefault
             | KeyColumnDoesNotExist
-            | UnknownCharacterSet => match self {
+            | UnknownCharacterSet
+            | TooBigScale => match self {
                 TableExists => "42S01",
                 BadTable | NoSuchTable => "42S02",
                 BadField => "42S22",
@@ -206,6 +218,8 @@ impl ErrorCode {
             DivisionByZero => "22012",
             OperandColumns => "21000",
             QueryInterrupted => "70100",
+            OutOfMemory => "HY001",
+            IllegalValueForType => "22007",
             LockDeadlock => "40001",
             CantChangeTxCharacteristics => "25001",
             ReadOnlyTransaction => "25006",

@@ -71,6 +71,11 @@ impl PacketIo {
         self.framer.recycle(payload);
     }
 
+    /// The sequence id of the last packet header read ([`Framer::last_header_seq`]).
+    pub fn last_header_seq(&self) -> u8 {
+        self.framer.last_header_seq()
+    }
+
     /// Whether bytes of a further packet are already buffered.
     pub fn has_buffered(&self) -> bool {
         self.framer.has_buffered()

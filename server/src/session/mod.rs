@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod handshake;
 pub mod io;
+pub mod panic;
 pub mod reply;
 pub mod state;
 pub mod statements;
@@ -158,7 +159,8 @@ impl ClientSession {
                 );
             }
             ReadError::TooLarge => {
-                self.seq = self.seq.wrapping_add(1);
+                // As mysqld: the error follows the header that announced too much.
+                self.seq = self.io.last_header_seq().wrapping_add(1);
                 self.write_err(&SqlError::new(
                     ErrorCode::NetPacketTooLarge,
                     "Got a packet bigger than 'max_allowed_packet' bytes",
@@ -206,8 +208,38 @@ impl ClientSession {
             Ok(p) => p,
             Err(e) => return self.read_failed(e),
         };
-        self.seq = seq.wrapping_add(1);
-        let outcome = commands::dispatch(self, &payload);
+        // The reply follows the last fragment of the command (a command of 16 MiB or more
+        // arrives in several).
+        self.seq = seq.wrapping_add(protocol::packet::fragment_count(payload.len()) as u8);
+        // A KILL QUERY that found no statement running ends nothing: the new command starts
+        // unkilled (a KILL CONNECTION stays).
+        let _ = self.st.conn.killed.compare_exchange(
+            crate::connections::KILL_QUERY,
+            KILL_NONE,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        let (reply_start, reply_seq) = (self.out.len(), self.seq);
+        let outcome = match panic::catch(|| commands::dispatch(self, &payload)) {
+            Ok(o) => o,
+            Err(what) => {
+                // Whatever part of a reply was written goes; the client gets one error.
+                self.out.truncate(reply_start);
+                self.seq = reply_seq;
+                self.st.shared_warnings.get_mut().clear();
+                self.st.conn.end();
+                log::write(
+                    log::Level::Error,
+                    self.st.conn.id,
+                    &format!("command failed with an internal error: {what}"),
+                );
+                self.write_err(&SqlError::new(
+                    ErrorCode::Unknown,
+                    format!("Internal error: {what}"),
+                ));
+                Outcome::Continue
+            }
+        };
         self.io.recycle(payload);
         if !self.flush() {
             return Outcome::Close;
