@@ -137,6 +137,29 @@ impl PacketIo {
         }
     }
 
+    /// Before closing after an error the client may still be sending into (1153 for a
+    /// packet over `max_allowed_packet`): stops writing and reads and discards what arrives
+    /// for up to `limit`, so the client can finish its write and read the error instead of
+    /// having its write reset (which clients report as 2006, server gone away).
+    pub fn drain_before_close(&mut self, limit: Duration) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Write);
+        let deadline = std::time::Instant::now() + limit;
+        let mut sink = [0u8; 16 * 1024];
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            self.set_timeout(left);
+            match self.stream.read(&mut sink) {
+                Ok(0) => return,
+                Ok(n) => self.bytes_in += n as u64,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
+
     /// Writes `out` completely and clears it; returns the bytes written.
     pub fn flush(&mut self, out: &mut Vec<u8>) -> std::io::Result<u64> {
         let n = out.len() as u64;

@@ -166,6 +166,8 @@ impl ClientSession {
                     "Got a packet bigger than 'max_allowed_packet' bytes",
                 ));
                 self.flush();
+                let read = self.secs(self.st.server.ids.net_read_timeout);
+                self.io.drain_before_close(read.min(Duration::from_secs(5)));
                 self.st.server.retired.add(Counter::AbortedClients, 1);
                 log::write(
                     log::Level::Note,
