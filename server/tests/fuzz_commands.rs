@@ -9,9 +9,11 @@
 //! without an error, or exits. At the end the server must be back to the threads it started
 //! with (plus its thread cache) and its RSS must have stayed bounded.
 //!
-//! `TPBED_FUZZ_CASES` sets the cases per handling mode (default 4,000, a few seconds each) and
-//! `TPBED_FUZZ_SEED` the seed (default: fixed, so a plain `cargo test` is repeatable); a
-//! failure prints both and the case.
+//! `TPBED_FUZZ_CASES` sets the cases per handling mode (default: 4,000 or 30 seconds,
+//! whichever ends first, so `cargo test` stays short) and `TPBED_FUZZ_SEED` the seed
+//! (default: fixed, so a plain `cargo test` is repeatable); a failure prints both and the
+//! case. Long runs go faster optimised, with overflow checks still on:
+//! `TPBED_FUZZ_CASES=1000000 cargo test -p tpbed-server --profile fuzz --test fuzz_commands`.
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -707,8 +709,22 @@ fn prepare_all(s: &mut TcpStream) -> Vec<u32> {
         .collect()
 }
 
-/// Runs `cases` cases against a server in `mode`; returns (cases run, elapsed).
-fn fuzz(mode: &str, cases: u64, seed: u64) -> (u64, Duration) {
+/// What a run does.
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    cases: u64,
+    seed: u64,
+    /// Stop early after this long (the default short run).
+    budget: Option<Duration>,
+}
+
+/// Runs up to `cfg.cases` cases against a server in `mode`; returns (cases run, elapsed).
+fn fuzz(mode: &str, cfg: Settings) -> (u64, Duration) {
+    let Settings {
+        cases,
+        seed,
+        budget,
+    } = cfg;
     let mut server = Server::start(mode);
     let (rss0, threads0) = server.rss_and_threads();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -721,7 +737,12 @@ fn fuzz(mode: &str, cases: u64, seed: u64) -> (u64, Duration) {
         .collect();
     let started = Instant::now();
     let mut peak_rss = rss0;
+    let mut ran = 0;
     for n in 0..cases {
+        if budget.is_some_and(|b| started.elapsed() > b) {
+            break;
+        }
+        ran += 1;
         let slot = rng.random_range(0..CONNECTIONS);
         // Keep the table small, so scans stay fast however long the run.
         let c = if n % 256 == 255 {
@@ -807,7 +828,7 @@ fn fuzz(mode: &str, cases: u64, seed: u64) -> (u64, Duration) {
         (rss, threads) = server.rss_and_threads();
     }
     eprintln!(
-        "{mode}: {cases} cases in {elapsed:.1?}; threads {threads0} -> {threads}; \
+        "{mode}: {ran} cases (seed {seed}) in {elapsed:.1?}; threads {threads0} -> {threads}; \
          RSS {rss0} KiB -> peak {peak_rss} KiB -> {rss} KiB at the end"
     );
     assert!(server.alive(), "{mode}: the server exited");
@@ -819,30 +840,36 @@ fn fuzz(mode: &str, cases: u64, seed: u64) -> (u64, Duration) {
         peak_rss < 1 << 20,
         "{mode}: RSS reached {peak_rss} KiB (limit 1 GiB)"
     );
-    (cases, elapsed)
+    (ran, elapsed)
 }
 
-fn settings() -> (u64, u64) {
-    let var = |name: &str, default: u64| {
+fn settings() -> Settings {
+    let var = |name: &str| -> Option<u64> {
         std::env::var(name)
             .ok()
             .and_then(|v| v.replace('_', "").parse().ok())
-            .unwrap_or(default)
     };
-    (
-        var("TPBED_FUZZ_CASES", 4000),
-        var("TPBED_FUZZ_SEED", 0x7b_ed_f0_22),
-    )
+    let cases = var("TPBED_FUZZ_CASES");
+    Settings {
+        cases: cases.unwrap_or(4000),
+        seed: var("TPBED_FUZZ_SEED").unwrap_or(0x7b_ed_f0_22),
+        budget: cases.is_none().then_some(Duration::from_secs(30)),
+    }
 }
 
 #[test]
 fn fuzz_one_thread_per_connection() {
-    let (cases, seed) = settings();
-    fuzz("one-thread-per-connection", cases, seed);
+    fuzz("one-thread-per-connection", settings());
 }
 
 #[test]
 fn fuzz_pool_of_threads() {
-    let (cases, seed) = settings();
-    fuzz("pool-of-threads", cases, seed ^ 0x5eed);
+    let cfg = settings();
+    fuzz(
+        "pool-of-threads",
+        Settings {
+            seed: cfg.seed ^ 0x5eed,
+            ..cfg
+        },
+    );
 }
