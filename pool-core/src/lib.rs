@@ -64,7 +64,7 @@ pub use config::{Algorithm, ConfigError, PinMode, PollerKind, PoolConfig, PoolKn
 pub use handler::ConnectionHandler;
 pub use poller::PollerChoice;
 pub use pool::{PoolError, PoolStartup, ThreadPool};
-pub use session::{Outcome, Session};
+pub use session::{Outcome, Session, SESSION_THREAD_STACK};
 pub use shared::{LogLevel, LogSink};
 pub use stats::{
     GroupStateRow, GroupStatsRow, HandlerStats, ThreadKind, ThreadState, ThreadStateRow,

@@ -12,6 +12,12 @@ pub enum Outcome {
     Close,
 }
 
+/// The stack of every thread that runs [`Session::run`] or [`Session::handshake`], in both
+/// handling modes. Rust's default of 2 MiB is too little for a debug build's frames on a
+/// statement at the server's nesting bound; the pages are only reserved, and a thread's
+/// resident stack is what its deepest statement touched.
+pub const SESSION_THREAD_STACK: usize = 8 << 20;
+
 /// One client connection as the handlers see it.
 ///
 /// Sockets stay blocking in every mode: a poller only reports readiness, then the attached

@@ -91,6 +91,7 @@ pub(crate) fn spawn<S: Session>(
     };
     match thread::Builder::new()
         .name(name)
+        .stack_size(crate::session::SESSION_THREAD_STACK)
         .spawn(move || thread_main(sh2, g, me, role, serial))
     {
         Ok(h) => {

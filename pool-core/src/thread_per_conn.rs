@@ -160,6 +160,7 @@ impl<S: Session> ConnectionHandler<S> for ThreadPerConnection<S> {
         let sh = self.sh.clone();
         match thread::Builder::new()
             .name(format!("conn-{serial}"))
+            .stack_size(crate::session::SESSION_THREAD_STACK)
             .spawn(move || thread_main(sh, serial, (id, session)))
         {
             Ok(h) => {

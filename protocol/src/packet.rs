@@ -106,6 +106,8 @@ pub struct Framer {
     /// the id the next fragment must carry.
     partial: Option<Partial>,
     failed: Option<ProtocolError>,
+    /// The sequence id of the last header examined (the one refused, after an error).
+    last_seq: u8,
     /// A payload buffer handed back with [`Framer::recycle`], reused by the next packet.
     spare: Option<Vec<u8>>,
 }
@@ -140,8 +142,16 @@ impl Framer {
             start: 0,
             partial: None,
             failed: None,
+            last_seq: 0,
             spare: None,
         }
+    }
+
+    /// The sequence id of the last packet header examined: after
+    /// [`ProtocolError::PacketTooLarge`], the refused one, so the error reply can follow it
+    /// (with this id plus one) as mysqld's does.
+    pub fn last_header_seq(&self) -> u8 {
+        self.last_seq
     }
 
     /// Hands back a payload buffer taken from [`Self::next_packet`] once its owner is done
@@ -229,6 +239,7 @@ impl Framer {
             let Some((len, seq)) = frame_header(avail) else {
                 return Ok(None);
             };
+            self.last_seq = seq;
             let joined = self.partial.as_ref().map_or(0, |p| p.payload.len());
             if joined + len > self.max_packet {
                 return Err(ProtocolError::PacketTooLarge);
@@ -363,6 +374,16 @@ mod tests {
         f.push(&[11, 0, 0, 0]);
         assert_eq!(f.next_packet(), Err(ProtocolError::PacketTooLarge));
         assert_eq!(f.next_packet(), Err(ProtocolError::PacketTooLarge));
+    }
+
+    #[test]
+    fn refused_header_sequence_is_reported() {
+        let mut f = Framer::new(MAX_PAYLOAD + 10);
+        f.push(&[0xFF, 0xFF, 0xFF, 0]);
+        f.push(&vec![0; MAX_PAYLOAD]);
+        f.push(&[20, 0, 0, 1]);
+        assert_eq!(f.next_packet(), Err(ProtocolError::PacketTooLarge));
+        assert_eq!(f.last_header_seq(), 1);
     }
 
     #[test]

@@ -122,6 +122,17 @@ pub enum ErrorCode {
     ClientInteractionTimeout = 4031,
     /// ER_UNKNOWN_ERROR.
     Unknown = 1105,
+    /// ER_OUTOFMEMORY: an allocation a statement needed failed.
+    OutOfMemory = 1037,
+    /// ER_WARN_ALLOWED_PACKET_OVERFLOWED: a function's result would exceed
+    /// `max_allowed_packet` (a warning; the result is NULL).
+    WarnAllowedPacketOverflowed = 1301,
+    /// ER_ILLEGAL_VALUE_FOR_TYPE: a literal out of its type's range (`1e309`).
+    IllegalValueForType = 1367,
+    /// ER_TOO_BIG_SCALE: a DECIMAL scale above 30.
+    TooBigScale = 1425,
+    /// ER_STACK_OVERRUN_NEED_MORE: a statement nests deeper than the thread's stack allows.
+    StackOverrunNeedMore = 1436,
     /// ER_DUP_FIELDNAME: two columns with one name.
     DupFieldName = 1060,
     /// ER_MULTIPLE_PRI_KEY.
@@ -188,7 +199,8 @@ impl ErrorCode {
             | DupFieldName
             | InvalidDefault
             | KeyColumnDoesNotExist
-            | UnknownCharacterSet => match self {
+            | UnknownCharacterSet
+            | TooBigScale => match self {
                 TableExists => "42S01",
                 BadTable | NoSuchTable => "42S02",
                 BadField => "42S22",
@@ -206,6 +218,8 @@ impl ErrorCode {
             DivisionByZero => "22012",
             OperandColumns => "21000",
             QueryInterrupted => "70100",
+            OutOfMemory => "HY001",
+            IllegalValueForType => "22007",
             LockDeadlock => "40001",
             CantChangeTxCharacteristics => "25001",
             ReadOnlyTransaction => "25006",
@@ -276,6 +290,11 @@ impl ErrorCode {
             VariableIsReadonly => "%s variable '%s' is read-only. Use SET %s to assign the value",
             ClientInteractionTimeout => "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior.",
             Unknown => "Unknown error",
+            OutOfMemory => "Out of memory; restart server and try again (needed %d bytes)",
+            WarnAllowedPacketOverflowed => "Result of %s() was larger than max_allowed_packet (%ld) - truncated",
+            IllegalValueForType => "Illegal %s '%-.192s' value found during parsing",
+            TooBigScale => "Too big scale %u specified for column '%-.192s'. Maximum is %lu.",
+            StackOverrunNeedMore => "Thread stack overrun:  %ld bytes used of a %ld byte stack, and %ld bytes needed.  Use 'mysqld --thread_stack=#' to specify a bigger stack.",
             DupFieldName => "Duplicate column name '%-.192s'",
             MultiplePriKey => "Multiple primary key defined",
             WrongAutoKey => "Incorrect table definition; there can be only one auto column and it must be defined as a key",

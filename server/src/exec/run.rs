@@ -18,7 +18,7 @@ use crate::exec::aggregate::Acc;
 use crate::exec::query::{Query, Source, SourceKind};
 use crate::session::state::SessionState;
 use crate::sql::env::StmtEnv;
-use crate::sql::eval::{compare, eval, to_i64, truth};
+use crate::sql::eval::{compare, eval, to_i64, truth, EvalEnv};
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::{column_for, ResultSet};
 use crate::sql::transaction::{lock_error, lock_wait_timeout};
@@ -157,11 +157,23 @@ impl<'a> Exec<'a> {
         eval(e, &self.env(row))
     }
 
-    /// Whether a condition holds over `row` (absent conditions hold).
+    /// Whether a condition holds over `row` (absent conditions hold). A KILL QUERY that
+    /// arrived meanwhile (say during a `SLEEP()` in the condition) ends the statement with
+    /// 1317, as mysqld's row loop does.
     pub fn holds(&self, e: Option<&BoundExpr>, row: &[Value]) -> SqlResult<bool> {
         match e {
             None => Ok(true),
-            Some(e) => Ok(truth(&self.eval(e, row)?) == Some(true)),
+            Some(e) => {
+                let env = self.env(row);
+                let t = truth(&eval(e, &env)?) == Some(true);
+                if env.killed() {
+                    return Err(SqlError::new(
+                        ErrorCode::QueryInterrupted,
+                        "Query execution was interrupted",
+                    ));
+                }
+                Ok(t)
+            }
         }
     }
 

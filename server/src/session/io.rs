@@ -71,6 +71,11 @@ impl PacketIo {
         self.framer.recycle(payload);
     }
 
+    /// The sequence id of the last packet header read ([`Framer::last_header_seq`]).
+    pub fn last_header_seq(&self) -> u8 {
+        self.framer.last_header_seq()
+    }
+
     /// Whether bytes of a further packet are already buffered.
     pub fn has_buffered(&self) -> bool {
         self.framer.has_buffered()
@@ -128,6 +133,29 @@ impl PacketIo {
                     return Err(ReadError::Closed)
                 }
                 Err(e) => return Err(ReadError::Io(e)),
+            }
+        }
+    }
+
+    /// Before closing after an error the client may still be sending into (1153 for a
+    /// packet over `max_allowed_packet`): stops writing and reads and discards what arrives
+    /// for up to `limit`, so the client can finish its write and read the error instead of
+    /// having its write reset (which clients report as 2006, server gone away).
+    pub fn drain_before_close(&mut self, limit: Duration) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Write);
+        let deadline = std::time::Instant::now() + limit;
+        let mut sink = [0u8; 16 * 1024];
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            self.set_timeout(left);
+            match self.stream.read(&mut sink) {
+                Ok(0) => return,
+                Ok(n) => self.bytes_in += n as u64,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return,
             }
         }
     }

@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod handshake;
 pub mod io;
+pub mod panic;
 pub mod reply;
 pub mod state;
 pub mod statements;
@@ -158,12 +159,15 @@ impl ClientSession {
                 );
             }
             ReadError::TooLarge => {
-                self.seq = self.seq.wrapping_add(1);
+                // As mysqld: the error follows the header that announced too much.
+                self.seq = self.io.last_header_seq().wrapping_add(1);
                 self.write_err(&SqlError::new(
                     ErrorCode::NetPacketTooLarge,
                     "Got a packet bigger than 'max_allowed_packet' bytes",
                 ));
                 self.flush();
+                let read = self.secs(self.st.server.ids.net_read_timeout);
+                self.io.drain_before_close(read.min(Duration::from_secs(5)));
                 self.st.server.retired.add(Counter::AbortedClients, 1);
                 log::write(
                     log::Level::Note,
@@ -196,6 +200,22 @@ thread_local! {
     static IN: std::cell::RefCell<FramerBuffers> = std::cell::RefCell::default();
 }
 
+/// A command at least this long is followed by [`release_free_memory`].
+const LARGE_PACKET: usize = 1 << 20;
+
+/// Gives the allocator's free memory back to the OS. A large command (a multi-megabyte
+/// statement tokenizes into millions of small allocations) leaves its thread's malloc arena
+/// holding that memory once freed; under the thread pool successive commands run on
+/// different threads, each keeping its own, so a few large packets held 90 MB. Called only
+/// after a large command, so its cost (a walk of the arenas) is rare.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages to the OS; it is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 impl ClientSession {
     /// Reads, runs and answers one command.
     fn run_one(&mut self) -> Outcome {
@@ -206,9 +226,43 @@ impl ClientSession {
             Ok(p) => p,
             Err(e) => return self.read_failed(e),
         };
-        self.seq = seq.wrapping_add(1);
-        let outcome = commands::dispatch(self, &payload);
+        // The reply follows the last fragment of the command (a command of 16 MiB or more
+        // arrives in several).
+        self.seq = seq.wrapping_add(protocol::packet::fragment_count(payload.len()) as u8);
+        // A KILL QUERY that found no statement running ends nothing: the new command starts
+        // unkilled (a KILL CONNECTION stays).
+        let _ = self.st.conn.killed.compare_exchange(
+            crate::connections::KILL_QUERY,
+            KILL_NONE,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        let (reply_start, reply_seq) = (self.out.len(), self.seq);
+        let outcome = match panic::catch(|| commands::dispatch(self, &payload)) {
+            Ok(o) => o,
+            Err(what) => {
+                // Whatever part of a reply was written goes; the client gets one error.
+                self.out.truncate(reply_start);
+                self.seq = reply_seq;
+                self.st.shared_warnings.get_mut().clear();
+                self.st.conn.end();
+                log::write(
+                    log::Level::Error,
+                    self.st.conn.id,
+                    &format!("command failed with an internal error: {what}"),
+                );
+                self.write_err(&SqlError::new(
+                    ErrorCode::Unknown,
+                    format!("Internal error: {what}"),
+                ));
+                Outcome::Continue
+            }
+        };
+        let large = payload.len() >= LARGE_PACKET;
         self.io.recycle(payload);
+        if large {
+            release_free_memory();
+        }
         if !self.flush() {
             return Outcome::Close;
         }

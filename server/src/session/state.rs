@@ -34,6 +34,9 @@ pub struct SessionStmt {
     pub param_types: Vec<(protocol::ColumnType, bool)>,
     /// Data collected by COM_STMT_SEND_LONG_DATA, per parameter.
     pub long_data: Vec<Option<Vec<u8>>>,
+    /// Long data went past `max_allowed_packet` (or could not be stored): the next execute
+    /// fails with this error, as MySQL's, instead of the data growing without bound.
+    pub long_data_error: Option<crate::error::SqlError>,
     /// Its statement digest, computed at prepare time (None with performance_schema off).
     pub digest: Option<Arc<crate::digest::Prepared>>,
 }
@@ -97,6 +100,8 @@ pub struct SessionState {
     pub in_transaction: bool,
     /// Warnings of the last statement.
     pub warnings: Vec<Warning>,
+    /// Warnings raised during evaluation, moved into `warnings` when the statement ends.
+    pub shared_warnings: std::cell::RefCell<Vec<Warning>>,
     /// Prepared statements by id (removed and put back by every execute, so a fast hash).
     pub statements: foldhash::HashMap<u32, SessionStmt>,
     /// The next statement id.
@@ -142,6 +147,7 @@ impl SessionState {
             last_insert_id: 0,
             in_transaction: false,
             warnings: Vec::new(),
+            shared_warnings: std::cell::RefCell::default(),
             statements: foldhash::HashMap::default(),
             next_stmt_id: 1,
             interactive: false,
@@ -195,6 +201,25 @@ impl SessionState {
     /// Counts one event in the session's status counters.
     pub fn count(&self, c: Counter) {
         self.conn.counters.incr(c);
+    }
+
+    /// Adds a warning raised where only a shared reference to the session is at hand
+    /// (expression evaluation); [`SessionState::take_shared_warnings`] moves it into
+    /// `warnings` when the statement ends.
+    pub fn warn_shared(&self, code: u16, message: impl Into<String>) {
+        self.shared_warnings.borrow_mut().push(Warning {
+            level: "Warning",
+            code,
+            message: message.into(),
+        });
+    }
+
+    /// Moves the warnings raised through [`SessionState::warn_shared`] into `warnings`.
+    pub fn take_shared_warnings(&mut self) {
+        let w = self.shared_warnings.get_mut();
+        if !w.is_empty() {
+            self.warnings.append(w);
+        }
     }
 
     /// Adds a warning for SHOW WARNINGS.

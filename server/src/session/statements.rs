@@ -34,7 +34,14 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
         .vars
         .global(server.ids.max_prepared_stmt_count)
         .as_int();
-    if server.prepared_stmt_count.load(Ordering::Relaxed) >= max {
+    // Take a slot before preparing, atomically, so concurrent prepares cannot pass the limit
+    // together; a failed prepare gives it back.
+    let took = server
+        .prepared_stmt_count
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then_some(n + 1)
+        });
+    if took.is_err() {
         s.write_err(&SqlError::new(
             ErrorCode::MaxPreparedStmtCountReached,
             format!(
@@ -49,7 +56,6 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
         Ok(stmt) => {
             let id = s.st.next_stmt_id;
             s.st.next_stmt_id = s.st.next_stmt_id.wrapping_add(1).max(1);
-            server.prepared_stmt_count.fetch_add(1, Ordering::Relaxed);
             write_prepare_ok(
                 &mut s.out,
                 &mut s.seq,
@@ -67,11 +73,15 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
                     stmt: Arc::new(stmt),
                     param_types: Vec::new(),
                     long_data: vec![None; n],
+                    long_data_error: None,
                     digest: digest.map(Arc::new),
                 },
             );
         }
-        Err(e) => s.write_err(&e),
+        Err(e) => {
+            server.prepared_stmt_count.fetch_sub(1, Ordering::AcqRel);
+            s.write_err(&e);
+        }
     }
     s.st.conn.end();
 }
@@ -123,7 +133,7 @@ fn param_value(v: BinaryValue, ty: ColumnType) -> Value {
             seconds,
             micros,
         } => {
-            let h = days * 24 + u32::from(hours);
+            let h = u64::from(days) * 24 + u64::from(hours);
             let sign = if negative { "-" } else { "" };
             let frac = if micros != 0 {
                 format!(".{micros:06}")
@@ -147,6 +157,12 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
         s.st.conn.end();
         return;
     };
+    if let Some(e) = entry.long_data_error.take() {
+        entry.long_data.iter_mut().for_each(|d| *d = None);
+        s.write_err(&e);
+        s.st.conn.end();
+        return;
+    }
     // Which parameters came by COM_STMT_SEND_LONG_DATA; usually none, and then nothing is
     // allocated.
     let long: Vec<bool> = if entry.long_data.iter().any(Option::is_some) {
@@ -198,10 +214,40 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
 /// COM_STMT_SEND_LONG_DATA (no reply).
 pub fn send_long_data(s: &mut ClientSession, id: u32, param: u16, data: &[u8]) {
     s.st.count(Counter::ComStmtSendLongData);
-    if let Some(entry) = s.st.statements.get_mut(&id) {
-        if let Some(slot) = entry.long_data.get_mut(usize::from(param)) {
-            slot.get_or_insert_with(Vec::new).extend_from_slice(data);
-        }
+    let max = s.st.vars.get(s.st.server.ids.max_allowed_packet).as_int();
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    let Some(entry) = s.st.statements.get_mut(&id) else {
+        return;
+    };
+    if entry.long_data_error.is_some() {
+        return;
+    }
+    let Some(slot) = entry.long_data.get_mut(usize::from(param)) else {
+        return;
+    };
+    let buf = slot.get_or_insert_with(Vec::new);
+    let failed = if buf.len().saturating_add(data.len()) > max {
+        Some(SqlError::new(
+            ErrorCode::Unknown,
+            "Parameter of prepared statement which is set through mysql_send_long_data() is \
+             longer than 'max_allowed_packet' bytes",
+        ))
+    } else if buf.try_reserve(data.len()).is_err() {
+        Some(SqlError::new(
+            ErrorCode::OutOfMemory,
+            format!(
+                "Out of memory; restart server and try again (needed {} bytes)",
+                data.len()
+            ),
+        ))
+    } else {
+        buf.extend_from_slice(data);
+        None
+    };
+    if let Some(e) = failed {
+        // The data collected so far is useless: free it now.
+        entry.long_data.iter_mut().for_each(|d| *d = None);
+        entry.long_data_error = Some(e);
     }
 }
 
@@ -221,6 +267,7 @@ pub fn reset(s: &mut ClientSession, id: u32) {
     match s.st.statements.get_mut(&id) {
         Some(entry) => {
             entry.long_data.iter_mut().for_each(|d| *d = None);
+            entry.long_data_error = None;
             ok(s);
         }
         None => s.write_err(&unknown(id, "mysqld_stmt_reset")),

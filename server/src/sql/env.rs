@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::connections::KILL_NONE;
-use crate::error::{SqlError, SqlResult};
+use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::session::state::SessionState;
 use crate::sql::eval::EvalEnv;
 use crate::sql::expr::VarScopeRef;
@@ -100,7 +100,13 @@ impl EvalEnv for StmtEnv<'_> {
 
     fn sleep(&self, seconds: f64) -> SqlResult<bool> {
         let _wait = pool_core::wait::begin(pool_core::WaitKind::Sleep);
-        let end = std::time::Instant::now() + Duration::from_secs_f64(seconds.min(1e9));
+        // At most about 31 years (NaN too): a wait only KILL ends, never an overflow.
+        let secs = if seconds.is_finite() {
+            seconds.clamp(0.0, 1e9)
+        } else {
+            1e9
+        };
+        let end = std::time::Instant::now() + Duration::from_secs_f64(secs);
         loop {
             if self.killed() {
                 return Ok(true);
@@ -111,6 +117,19 @@ impl EvalEnv for StmtEnv<'_> {
             }
             std::thread::sleep((end - now).min(Duration::from_millis(10)));
         }
+    }
+
+    fn max_allowed_packet(&self) -> usize {
+        let v = self
+            .st
+            .vars
+            .get(self.st.server.ids.max_allowed_packet)
+            .as_int();
+        usize::try_from(v).unwrap_or(usize::MAX)
+    }
+
+    fn warn(&self, code: ErrorCode, message: String) {
+        self.st.warn_shared(code.code(), message);
     }
 
     fn killed(&self) -> bool {

@@ -30,6 +30,10 @@ pub trait EvalEnv {
     fn sleep(&self, seconds: f64) -> SqlResult<bool>;
     /// Whether the statement has been killed (checked by long loops such as BENCHMARK()).
     fn killed(&self) -> bool;
+    /// The session's `max_allowed_packet`: no value a function builds may be longer.
+    fn max_allowed_packet(&self) -> usize;
+    /// Adds a warning to the statement's diagnostics (SHOW WARNINGS).
+    fn warn(&self, code: ErrorCode, message: String);
 }
 
 /// Decimal scale added by `/` (MySQL's `div_precision_increment` default).
@@ -308,6 +312,28 @@ fn align(a: Decimal, b: Decimal) -> Option<(i128, i128, u8)> {
     Some((x, y, s))
 }
 
+/// The most digits after the point a decimal keeps (MySQL's `DECIMAL_MAX_SCALE`).
+pub const MAX_DECIMAL_SCALE: u8 = 30;
+
+/// A decimal of `unscaled` at `scale`, rounded (half away from zero) to at most
+/// [`MAX_DECIMAL_SCALE`] digits after the point; `scale` is at most twice that plus 4.
+fn limit_scale(unscaled: i128, scale: u8) -> Decimal {
+    if scale <= MAX_DECIMAL_SCALE {
+        return Decimal { unscaled, scale };
+    }
+    let drop = 10i128.pow(u32::from(scale - MAX_DECIMAL_SCALE));
+    let (q, r) = (unscaled / drop, unscaled % drop);
+    let q = if r.unsigned_abs() * 2 >= drop.unsigned_abs() {
+        q + unscaled.signum()
+    } else {
+        q
+    };
+    Decimal {
+        unscaled: q,
+        scale: MAX_DECIMAL_SCALE,
+    }
+}
+
 fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
@@ -357,10 +383,10 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
                         unscaled: u,
                         scale: s,
                     }),
-                    BinOp::Mul => x.unscaled.checked_mul(y.unscaled).map(|u| Decimal {
-                        unscaled: u,
-                        scale: x.scale + y.scale,
-                    }),
+                    BinOp::Mul => x
+                        .unscaled
+                        .checked_mul(y.unscaled)
+                        .map(|u| limit_scale(u, x.scale + y.scale)),
                     BinOp::Div => {
                         if q == 0 {
                             return Ok(Value::Null);
@@ -368,33 +394,38 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
                         let scale = x.scale + DIV_PRECISION;
                         // result = x / y with `scale` digits: x.unscaled * 10^(scale - x.scale + y.scale) / y.unscaled
                         let shift = u32::from(scale + y.scale - x.scale);
-                        x.unscaled.checked_mul(10i128.pow(shift)).map(|n| {
-                            let (qt, rem) = (n / y.unscaled, n % y.unscaled);
-                            // Round half away from zero, as MySQL's decimal division does.
-                            let away = if (n < 0) != (y.unscaled < 0) { -1 } else { 1 };
-                            let qt = if rem.abs() * 2 >= y.unscaled.abs() {
-                                qt + away
-                            } else {
-                                qt
-                            };
-                            Decimal {
-                                unscaled: qt,
-                                scale,
-                            }
-                        })
+                        10i128
+                            .checked_pow(shift)
+                            .and_then(|p| x.unscaled.checked_mul(p))
+                            .and_then(|n| {
+                                let (qt, rem) =
+                                    (n.checked_div(y.unscaled)?, n.checked_rem(y.unscaled)?);
+                                // Round half away from zero, as MySQL's decimal division does.
+                                let away = if (n < 0) != (y.unscaled < 0) { -1 } else { 1 };
+                                let qt = if rem.unsigned_abs() * 2 >= y.unscaled.unsigned_abs() {
+                                    qt.checked_add(away)?
+                                } else {
+                                    qt
+                                };
+                                Some(limit_scale(qt, scale))
+                            })
                     }
                     BinOp::IntDiv => {
                         if q == 0 {
                             return Ok(Value::Null);
                         }
-                        return Ok(Value::Int((p / q) as i64));
+                        return p
+                            .checked_div(q)
+                            .and_then(|r| i64::try_from(r).ok())
+                            .map(Value::Int)
+                            .ok_or_else(|| out_of_range("DIV"));
                     }
                     BinOp::Mod => {
                         if q == 0 {
                             return Ok(Value::Null);
                         }
                         Some(Decimal {
-                            unscaled: p % q,
+                            unscaled: p.checked_rem(q).unwrap_or(0),
                             scale: s,
                         })
                     }
@@ -415,7 +446,7 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
         }
     }
     let (x, y) = (to_f64(a).unwrap_or(0.0), to_f64(b).unwrap_or(0.0));
-    Ok(match op {
+    let r = match op {
         BinOp::Add => Value::Double(x + y),
         BinOp::Sub => Value::Double(x - y),
         BinOp::Mul => Value::Double(x * y),
@@ -430,7 +461,11 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
             if y == 0.0 {
                 Value::Null
             } else {
-                Value::Int((x / y).trunc() as i64)
+                let q = (x / y).trunc();
+                if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&q) {
+                    return Err(out_of_range(&format!("({x} DIV {y})")));
+                }
+                Value::Int(q as i64)
             }
         }
         BinOp::Mod => {
@@ -441,7 +476,14 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
             }
         }
         _ => Value::Null,
-    })
+    };
+    match r {
+        Value::Double(d) if !d.is_finite() => Err(SqlError::new(
+            ErrorCode::DataOutOfRange,
+            format!("DOUBLE value is out of range in '({x:?} {op:?} {y:?})'"),
+        )),
+        r => Ok(r),
+    }
 }
 
 fn bits(op: BinOp, a: &Value, b: &Value) -> Value {
@@ -472,6 +514,7 @@ fn bits(op: BinOp, a: &Value, b: &Value) -> Value {
 
 /// Evaluates `e` in `env`.
 pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
+    crate::sql::stack::check()?;
     Ok(match e {
         BoundExpr::Literal(v) => v.clone(),
         BoundExpr::Param(i) => env.param(*i)?,
@@ -548,7 +591,10 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
                 Err(_) => return Err(out_of_range(&format!("-({u})"))),
             },
             Value::Decimal(d) => Value::Decimal(Decimal {
-                unscaled: -d.unscaled,
+                unscaled: d
+                    .unscaled
+                    .checked_neg()
+                    .ok_or_else(|| out_of_range("-(decimal)"))?,
                 scale: d.scale,
             }),
             other => Value::Double(-to_f64(&other).unwrap_or(0.0)),

@@ -159,10 +159,14 @@ fn number_literal(s: &str) -> SqlResult<Value> {
         return Ok(Value::UInt(u));
     }
     if s.contains(['e', 'E']) {
-        return s
-            .parse::<f64>()
-            .map(Value::Double)
-            .map_err(|_| SqlError::parse(s));
+        return match s.parse::<f64>() {
+            Ok(d) if d.is_finite() => Ok(Value::Double(d)),
+            Ok(_) => Err(SqlError::new(
+                ErrorCode::IllegalValueForType,
+                format!("Illegal double '{s}' value found during parsing"),
+            )),
+            Err(_) => Err(SqlError::parse(s)),
+        };
     }
     crate::sql::eval::parse_decimal(s)
         .map(Value::Decimal)
@@ -212,6 +216,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
 
     /// Binds one expression.
     pub fn bind(&mut self, e: &Expr) -> SqlResult<BoundExpr> {
+        crate::sql::stack::check()?;
         let b = |s: &mut Self, e: &Expr| s.bind(e).map(Box::new);
         Ok(match e {
             Expr::Value(v) => match &v.value {
@@ -235,7 +240,10 @@ impl<'r, R: Resolver> Binder<'r, R> {
             Expr::Nested(inner) => self.bind(inner)?,
             Expr::UnaryOp { op, expr } => match op {
                 UnaryOperator::Minus => match self.bind(expr)? {
-                    BoundExpr::Literal(Value::Int(i)) => BoundExpr::Literal(Value::Int(-i)),
+                    // -(i64::MIN) does not fold: evaluating it reports 1690.
+                    BoundExpr::Literal(Value::Int(i)) if i != i64::MIN => {
+                        BoundExpr::Literal(Value::Int(-i))
+                    }
                     BoundExpr::Literal(Value::UInt(u)) if u == 1u64 << 63 => {
                         BoundExpr::Literal(Value::Int(i64::MIN))
                     }
@@ -427,7 +435,18 @@ fn cast_type(t: &ast::DataType) -> SqlResult<CastType> {
             CastType::Char
         }
         D::Decimal(info) | D::Numeric(info) => CastType::Decimal(match info {
-            ast::ExactNumberInfo::PrecisionAndScale(_, s) => *s as u8,
+            ast::ExactNumberInfo::PrecisionAndScale(_, s) => u8::try_from(*s)
+                .ok()
+                .filter(|s| *s <= crate::sql::eval::MAX_DECIMAL_SCALE)
+                .ok_or_else(|| {
+                    SqlError::new(
+                        ErrorCode::TooBigScale,
+                        format!(
+                            "Too big scale {s} specified for 'CAST'. Maximum is {}.",
+                            crate::sql::eval::MAX_DECIMAL_SCALE
+                        ),
+                    )
+                })?,
             _ => 0,
         }),
         D::Double(_) | D::Float(_) | D::Real | D::DoublePrecision => CastType::Double,

@@ -224,8 +224,7 @@ pub fn try_plan(st: &SessionState, sql: &str) -> SqlResult<Option<PreparedStmt>>
 }
 
 fn parse_one(sql: &str) -> SqlResult<sqlparser::ast::Statement> {
-    let mut v = sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, sql)
-        .map_err(|e| crate::sql::parse_error(sql, &e))?;
+    let mut v = crate::sql::parse(sql)?;
     if v.len() != 1 {
         return Err(SqlError::parse(sql));
     }

@@ -149,7 +149,13 @@ impl Func {
 
 fn round_f64(x: f64, d: i64) -> f64 {
     let m = 10f64.powi(d.clamp(-30, 30) as i32);
-    (x * m).round() / m
+    let r = (x * m).round() / m;
+    // Scaling a huge value up overflows: it has no digits that far right to round.
+    if r.is_finite() {
+        r
+    } else {
+        x
+    }
 }
 
 fn round_decimal(v: Decimal, d: i64) -> Decimal {
@@ -168,6 +174,28 @@ fn round_decimal(v: Decimal, d: i64) -> Decimal {
         unscaled: q,
         scale: d,
     }
+}
+
+/// Room for a result of `len` bytes that `name()` builds: `Ok(None)` (the result is NULL,
+/// with warning 1301) when it would exceed `max_allowed_packet`, as MySQL; 1037 when the
+/// memory cannot be had, so a huge result fails this statement instead of the process.
+fn result_buffer(len: usize, name: &str, env: &dyn EvalEnv) -> SqlResult<Option<Vec<u8>>> {
+    let max = env.max_allowed_packet();
+    if len > max {
+        env.warn(
+            ErrorCode::WarnAllowedPacketOverflowed,
+            format!("Result of {name}() was larger than max_allowed_packet ({max}) - truncated"),
+        );
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| {
+        SqlError::new(
+            ErrorCode::OutOfMemory,
+            format!("Out of memory; restart server and try again (needed {len} bytes)"),
+        )
+    })?;
+    Ok(Some(out))
 }
 
 fn text_arg(args: &[BoundExpr], i: usize, env: &dyn EvalEnv) -> SqlResult<Option<Vec<u8>>> {
@@ -231,14 +259,21 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
             }
         }
         Concat => {
-            let mut out = Vec::new();
+            let mut parts = Vec::with_capacity(args.len());
             for i in 0..args.len() {
                 match text_arg(args, i, env)? {
-                    Some(b) => out.extend_from_slice(&b),
+                    Some(b) => parts.push(b),
                     None => return Ok(Value::Null),
                 }
             }
-            Value::Bytes(out)
+            let len = parts.iter().fold(0usize, |n, p| n.saturating_add(p.len()));
+            match result_buffer(len, "concat", env)? {
+                Some(mut out) => {
+                    parts.iter().for_each(|p| out.extend_from_slice(p));
+                    Value::Bytes(out)
+                }
+                None => Value::Null,
+            }
         }
         ConcatWs => {
             let Some(sep) = text_arg(args, 0, env)? else {
@@ -250,7 +285,20 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
                     parts.push(b);
                 }
             }
-            Value::Bytes(parts.join(&sep[..]))
+            let len = parts.iter().fold(0usize, |n, p| n.saturating_add(p.len()));
+            let seps = sep.len().saturating_mul(parts.len().saturating_sub(1));
+            match result_buffer(len.saturating_add(seps), "concat_ws", env)? {
+                Some(mut out) => {
+                    for (i, p) in parts.iter().enumerate() {
+                        if i > 0 {
+                            out.extend_from_slice(&sep);
+                        }
+                        out.extend_from_slice(p);
+                    }
+                    Value::Bytes(out)
+                }
+                None => Value::Null,
+            }
         }
         Length => text_arg(args, 0, env)?.map_or(Value::Null, |b| Value::Int(b.len() as i64)),
         CharLength => text_arg(args, 0, env)?.map_or(Value::Null, |b| {
@@ -284,7 +332,7 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
             }
             let end = match len {
                 Some(l) if l <= 0 => return Ok(Value::str("")),
-                Some(l) => (start + l).min(n),
+                Some(l) => start.saturating_add(l).min(n),
                 None => n,
             };
             Value::str(
@@ -303,11 +351,14 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
             let (Some(s), Some(n)) = (text_arg(args, 0, env)?, to_i64(&arg(1)?)) else {
                 return Ok(Value::Null);
             };
-            let n = n.max(0) as usize;
-            if s.len().saturating_mul(n) > 64 << 20 {
-                return Ok(Value::Null);
+            let n = usize::try_from(n).unwrap_or(0);
+            match result_buffer(s.len().saturating_mul(n), "repeat", env)? {
+                Some(mut out) => {
+                    (0..n).for_each(|_| out.extend_from_slice(&s));
+                    Value::Bytes(out)
+                }
+                None => Value::Null,
             }
-            Value::Bytes(s.repeat(n))
         }
         Abs => match arg(0)? {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| {
@@ -318,7 +369,12 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
             })?),
             Value::UInt(u) => Value::UInt(u),
             Value::Decimal(d) => Value::Decimal(Decimal {
-                unscaled: d.unscaled.abs(),
+                unscaled: d.unscaled.checked_abs().ok_or_else(|| {
+                    SqlError::new(
+                        ErrorCode::DataOutOfRange,
+                        "DECIMAL value is out of range in 'abs'",
+                    )
+                })?,
                 scale: d.scale,
             }),
             Value::Null => Value::Null,

@@ -3,6 +3,7 @@
 //! planned once and executed many times with parameters.
 
 pub mod admin;
+pub mod depth;
 pub mod env;
 pub mod eval;
 pub mod expr;
@@ -14,21 +15,32 @@ pub mod plan;
 pub mod select;
 pub mod set;
 pub mod show;
+pub mod stack;
 pub mod time;
 pub mod transaction;
 
 pub use output::{Output, ResultSet};
 pub use plan::{Plan, PreparedStmt};
 
+use sqlparser::ast::Statement;
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Tokenizer;
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::session::state::SessionState;
 use crate::value::Value;
 
-/// Turns a sqlparser error into MySQL's 1064 with the text near the error position.
+/// Turns a sqlparser error into MySQL's 1064 with the text near the error position (1436
+/// when the parser's own recursion limit stopped it).
 pub fn parse_error(sql: &str, e: &ParserError) -> SqlError {
+    if matches!(e, ParserError::RecursionLimitExceeded) {
+        return SqlError::new(
+            ErrorCode::StackOverrunNeedMore,
+            "Thread stack overrun: the statement nests brackets, subqueries or prefix operators \
+             too deeply",
+        );
+    }
     let msg = e.to_string();
     // sqlparser reports "... at Line: L, Column: C"; point the near-text there.
     let near = msg
@@ -37,24 +49,47 @@ pub fn parse_error(sql: &str, e: &ParserError) -> SqlError {
             let (l, c) = pos.split_once(", Column: ")?;
             let line: usize = l.trim().parse().ok()?;
             let col: usize = c.trim().parse().ok()?;
-            let start: usize = sql.split_inclusive('\n').take(line - 1).map(str::len).sum();
-            let offset = sql[start..]
+            let start: usize = sql
+                .split_inclusive('\n')
+                .take(line.saturating_sub(1))
+                .map(str::len)
+                .sum();
+            let offset = sql
+                .get(start..)?
                 .char_indices()
                 .nth(col.saturating_sub(1))
                 .map(|(i, _)| start + i)?;
-            Some(&sql[offset..])
+            sql.get(offset..)
         })
         .unwrap_or("");
     SqlError::parse(near)
 }
 
-/// Parses one or more statements (`;`-separated).
-fn parse(sql: &str) -> SqlResult<Vec<sqlparser::ast::Statement>> {
-    Parser::parse_sql(&MySqlDialect {}, sql).or_else(|e| {
-        let rewritten =
-            crate::exec::rewrite_lock_in_share_mode(sql).ok_or_else(|| parse_error(sql, &e))?;
-        Parser::parse_sql(&MySqlDialect {}, &rewritten).map_err(|_| parse_error(sql, &e))
-    })
+/// Tokenizes `sql`, bounds its nesting ([`depth::check`]) and parses it: the outer error is
+/// the nesting bound, the inner one sqlparser's.
+fn parse_bounded(sql: &str) -> SqlResult<Result<Vec<Statement>, ParserError>> {
+    let dialect = MySqlDialect {};
+    let tokens = match Tokenizer::new(&dialect, sql).tokenize_with_location() {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(e.into())),
+    };
+    depth::check(&tokens)?;
+    Ok(Parser::new(&dialect)
+        .with_tokens_with_locations(tokens)
+        .parse_statements())
+}
+
+/// Parses one or more statements (`;`-separated), refusing any that nest deeper than
+/// [`depth::MAX_DEPTH`].
+pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
+    match parse_bounded(sql)? {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let rewritten =
+                crate::exec::rewrite_lock_in_share_mode(sql).ok_or_else(|| parse_error(sql, &e))?;
+            parse_bounded(&rewritten)?.map_err(|_| parse_error(sql, &e))
+        }
+    }
 }
 
 /// Plans the text of one statement (hand-parsed forms first, then sqlparser).
@@ -138,5 +173,7 @@ pub fn execute(st: &mut SessionState, p: &PreparedStmt, params: &[Value]) -> Sql
     if !matches!(p.plan, Plan::Show(show::ShowPlan::Warnings { .. })) {
         st.warnings.clear();
     }
-    plan::execute(st, &p.plan, params)
+    let r = plan::execute(st, &p.plan, params);
+    st.take_shared_warnings();
+    r
 }
