@@ -343,7 +343,7 @@ pub struct PoolKnobs {
 macro_rules! getter {
     ($(#[$m:meta])* $name:ident) => {
         $(#[$m])*
-        pub(crate) fn $name(&self) -> u32 {
+        pub fn $name(&self) -> u32 {
             self.$name.load(Ordering::Relaxed)
         }
     };
@@ -352,7 +352,7 @@ macro_rules! getter {
 macro_rules! simple_setter {
     ($(#[$m:meta])* $fn:ident, $field:ident, $var:literal, $range:expr) => {
         $(#[$m])*
-        pub(crate) fn $fn(&self, value: u32) -> Result<(), ConfigError> {
+        pub fn $fn(&self, value: u32) -> Result<(), ConfigError> {
             check($var, value, $range)?;
             self.$field.store(value, Ordering::Relaxed);
             Ok(())
@@ -452,7 +452,7 @@ impl PoolKnobs {
     );
 
     /// `SET GLOBAL thread_pool_connection_report_interval` (0 or 60..=600).
-    pub(crate) fn set_connection_report_interval(&self, value: u32) -> Result<(), ConfigError> {
+    pub fn set_connection_report_interval(&self, value: u32) -> Result<(), ConfigError> {
         check_report_interval(value)?;
         self.connection_report_interval
             .store(value, Ordering::Relaxed);
@@ -481,7 +481,7 @@ impl PoolKnobs {
 
     /// `SET GLOBAL thread_pool_query_threads_per_group`: refused when > 1 and above the
     /// per-group transaction share.
-    pub(crate) fn set_query_threads_per_group(&self, value: u32) -> Result<(), ConfigError> {
+    pub fn set_query_threads_per_group(&self, value: u32) -> Result<(), ConfigError> {
         check(
             "thread_pool_query_threads_per_group",
             value,

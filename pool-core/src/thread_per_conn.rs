@@ -72,7 +72,7 @@ impl<S: Session> ThreadPerConnection<S> {
     }
 
     /// `@@thread_cache_size`.
-    pub(crate) fn thread_cache_size(&self) -> u32 {
+    pub fn thread_cache_size(&self) -> u32 {
         self.sh.cache_size.load(Ordering::Relaxed)
     }
 
