@@ -290,7 +290,10 @@ impl Server {
             crate::storage::lock_config(&vars),
             crate::storage::purge_config(&vars),
         );
-        trx.start_purge();
+        trx.start_purge().map_err(|e| StartupError::Thread {
+            name: "purge",
+            source: e,
+        })?;
         // thread_pool_max_transactions_limit defaults to MIN(32 x size, 512) of the size in force.
         if pool
             && !cfg
