@@ -165,7 +165,7 @@ fn main() -> ExitCode {
         if let Some(sig) = take_signal(&signals, Duration::from_millis(100)) {
             server.shutdown.request(Reason::Signal(sig));
         }
-        if let Some(r) = server.shutdown.wait(Duration::ZERO) {
+        if let Some(r) = server.shutdown.reason() {
             break r;
         }
     };

@@ -2,10 +2,10 @@
 //! and the status counters that are not per session.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use pool_core::{ConnectionHandler, HandlerStats, ThreadPerConnection, ThreadPool};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::accounts::Accounts;
 use crate::config::{raw_value, Config};
@@ -58,11 +58,10 @@ pub enum Reason {
     Statement(String),
 }
 
-/// The request to shut down: set once, waited for by `main`.
+/// The request to shut down: set once, polled by `main` between its waits for a signal.
 #[derive(Debug, Default)]
 pub struct ShutdownRequest {
     reason: Mutex<Option<Reason>>,
-    cond: Condvar,
 }
 
 impl ShutdownRequest {
@@ -71,26 +70,20 @@ impl ShutdownRequest {
         let mut r = self.reason.lock().unwrap_or_else(|e| e.into_inner());
         if r.is_none() {
             *r = Some(why);
-            self.cond.notify_all();
         }
     }
 
     /// Whether a shutdown was asked for.
     pub fn requested(&self) -> bool {
+        self.reason().is_some()
+    }
+
+    /// Why a shutdown was asked for, if it was.
+    pub fn reason(&self) -> Option<Reason> {
         self.reason
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .is_some()
-    }
-
-    /// Waits up to `timeout` for a request; its reason, if one came.
-    pub fn wait(&self, timeout: Duration) -> Option<Reason> {
-        let r = self.reason.lock().unwrap_or_else(|e| e.into_inner());
-        let (r, _) = self
-            .cond
-            .wait_timeout_while(r, timeout, |r| r.is_none())
-            .unwrap_or_else(|e| e.into_inner());
-        r.clone()
+            .clone()
     }
 }
 
@@ -290,7 +283,10 @@ impl Server {
             crate::storage::lock_config(&vars),
             crate::storage::purge_config(&vars),
         );
-        trx.start_purge();
+        trx.start_purge().map_err(|e| StartupError::Thread {
+            name: "purge",
+            source: e,
+        })?;
         // thread_pool_max_transactions_limit defaults to MIN(32 x size, 512) of the size in force.
         if pool
             && !cfg

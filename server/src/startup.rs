@@ -22,6 +22,13 @@ pub enum StartupError {
         /// What failed.
         source: std::io::Error,
     },
+    /// A server thread cannot be started.
+    Thread {
+        /// Which thread.
+        name: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The listening socket cannot be bound.
     Bind(std::io::Error),
     /// The thread pool cannot start.
@@ -38,6 +45,9 @@ impl fmt::Display for StartupError {
             StartupError::UnknownVariable(name) => write!(f, "unknown variable '{name}'"),
             StartupError::Redo { dir, source } => {
                 write!(f, "Can't create redo log in '{}': {source}", dir.display())
+            }
+            StartupError::Thread { name, source } => {
+                write!(f, "Can't create the {name} thread: {source}")
             }
             StartupError::Bind(e) => write!(f, "Can't start server: Bind on TCP/IP port: {e}"),
         }

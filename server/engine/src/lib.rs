@@ -3,17 +3,20 @@
 //!
 //! The engine knows nothing of sessions, SQL text, variables by name, log sinks or signals:
 //! it is configured by typed configs ([`lock::LockConfig`], [`trx::PurgeConfig`],
-//! [`redo::RedoConfig`]) and changed at run time by typed setters; it reports what it waited
-//! (a lock wait returns its duration) and what went wrong (errors, or a line through the
-//! [`log`] hook the server installs).
+//! [`redo::RedoConfig`]) and changed at run time by typed setters. It hands back what it
+//! waited and what went wrong: each lock wait's time is charged to the waiting transaction,
+//! which the caller takes with [`trx::Trx::take_lock_wait`]; failures are errors carrying an
+//! [`ErrorCode`]; the rare message it cannot return goes through the [`log`] hook the server
+//! installs.
 //!
-//! Layering (each module only uses the ones before it): `value` → `error_code` (MySQL's
-//! codes) → `error` → `types` (column types) →
-//! `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row` (compact row
-//! bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) → `cursor`
-//! (positioning, save/restore) → `scan` and `table` (a definition and its indexes) →
-//! `catalog` (the registry of databases and tables) → `mvcc` → `lock` → `redo` → `trx`
-//! (transactions: undo, purge, locking reads and writes).
+//! Layering, bottom up: `value`, `error_code` (MySQL's codes) and `error` → `types` (column
+//! types) → `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row`
+//! (compact row bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) and
+//! `cursor` (positioning, save/restore), which use each other, with pages carrying the lock
+//! system's hints → `mvcc` (read views, versions) → `scan` and `table` (a definition and its
+//! indexes) → `catalog` (the registry of databases and tables); `lock` (the lock system) builds
+//! on `index`; `redo` stands alone; `trx` (transactions: undo, purge, locking reads and writes)
+//! uses all of them.
 //!
 //! How the SQL layer drives storage: resolve a table with [`Catalog::table`]; build rows with
 //! [`TableDef::fill_row`] and write them with [`Table::insert`] / [`Table::update`] /
@@ -22,7 +25,7 @@
 //! [`Table::scan`] over a [`KeyRange`] of any index (index 0 is the clustered one). The lock
 //! manager works one level down, on [`BTree`] cursors: lock under the leaf latch,
 //! [`Cursor::save`], wait with no latch held, [`Cursor::restore`]; inserts go through
-//! [`Table::insert_checked`] so the gap check sees each new key's successor under its latch.
+//! `Table::insert_checked` so the gap check sees each new key's successor under its latch.
 
 pub mod catalog;
 pub mod coerce;

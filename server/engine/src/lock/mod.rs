@@ -7,14 +7,14 @@
 //!
 //! 1. At transaction start (before the first lock or write): `let lt =
 //!    lock_sys.begin_trx(trx_id, thread_id, connection_id)`; set
-//!    [`LockTrx::set_read_committed`] for RC/RU and keep [`LockTrx::set_undo_records`]
+//!    `LockTrx::set_read_committed` for RC/RU and keep `LockTrx::set_undo_records`
 //!    current (the deadlock victim weight).
 //! 2. Before row locks: [`LockSys::lock_table`] IS or IX (a `Wait` is waited on at once; no
 //!    latch is held yet).
 //! 3. For each record a locking scan visits, under the leaf latch: if the record's
-//!    DB_TRX_ID is another transaction that is still active, [`LockSys::convert_implicit`]
+//!    DB_TRX_ID is another transaction that is still active, `LockSys::convert_implicit`
 //!    first; then [`LockSys::lock_rec`] with the mode InnoDB picks (reference §3) and the
-//!    statement's [`WaitPolicy`] (a scan calls [`LockSys::lock_rec_hinted`] with the record's
+//!    statement's [`WaitPolicy`] (a scan calls `LockSys::lock_rec_hinted` with the record's
 //!    [`LockHint`], so that SKIP LOCKED and NOWAIT can decide from the record itself). `Granted` → use the record; `Skipped` → next record;
 //!    `Err(NoWait)` → statement error 3572; `Wait(w)` → save the cursor, release every latch,
 //!    `w.wait(innodb_lock_wait_timeout)`, then restore the cursor and re-read the latest
@@ -22,12 +22,12 @@
 //!    statement.
 //! 4. INSERT, under the leaf latch: [`LockSys::lock_rec`] with
 //!    [`RecLockMode::INSERT_INTENTION`] on the successor (or the supremum); once inserted,
-//!    [`LockSys::inherit_gap_locks`] `(successor → new record, Inherit::Insert)`. Purge and
+//!    `LockSys::inherit_gap_locks` `(successor → new record, Inherit::Insert)`. Purge and
 //!    insert rollback: `(removed → successor, Inherit::Removal)`.
 //! 5. RC, a row that does not match: [`LockSys::release_rec`] of the mode just taken.
 //! 6. Commit or rollback (after undo is applied): [`LockSys::release_all`].
 //!
-//! KILL QUERY calls [`LockTrx::interrupt`]; the next statement calls
+//! KILL QUERY calls `LockTrx::interrupt`; the next statement calls
 //! [`LockTrx::clear_interrupt`].
 
 mod compat;

@@ -130,7 +130,7 @@ pub struct InsertOutcome {
 }
 
 /// What an insert's check hook sees, under the latch of the leaf the new entry goes into
-/// (see [`Table::insert_checked`]).
+/// (see `Table::insert_checked`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InsertProbe<'a> {
     /// The index (0 = clustered).

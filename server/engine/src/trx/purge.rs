@@ -15,8 +15,8 @@ const PURGE_INTERVAL: Duration = Duration::from_millis(10);
 
 impl TrxSys {
     /// Starts the purge thread (`innodb_purge_threads` is accepted; one coordinator thread
-    /// does the work here).
-    pub fn start_purge(self: &Arc<TrxSys>) {
+    /// does the work here); fails only if the thread cannot be spawned.
+    pub fn start_purge(self: &Arc<TrxSys>) -> std::io::Result<()> {
         let me = Arc::downgrade(self);
         let h = std::thread::Builder::new()
             .name("purge".into())
@@ -31,9 +31,9 @@ impl TrxSys {
                     let _ = sys.purge_wake.wait_timeout(guard, PURGE_INTERVAL);
                 }
                 drop(sys);
-            })
-            .expect("spawn the purge thread");
+            })?;
         *self.purge_thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(h);
+        Ok(())
     }
 
     pub(super) fn stop_purge(&self) {

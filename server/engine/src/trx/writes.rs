@@ -224,7 +224,7 @@ pub fn lock_row(
 
 /// Updates the locked row `pk` to `new_row`, logging the change. Each entry the update
 /// inserts is checked first as an INSERT's is (insert intention on its successor, S locks of
-/// a unique index's duplicate scan), waiting as needed; see [`Table::update_checked`] for
+/// a unique index's duplicate scan), waiting as needed; see `Table::update_checked` for
 /// what that check does not cover.
 pub fn update_row(
     sys: &TrxSys,
