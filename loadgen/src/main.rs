@@ -10,6 +10,7 @@ mod engine;
 mod extra;
 mod gauges;
 mod json;
+mod lab;
 #[cfg(test)]
 mod loop_tests;
 mod machine;

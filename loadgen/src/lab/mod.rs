@@ -1,0 +1,5 @@
+//! `tpbed-load experiment`: named, versioned experiments (scenarios and matrices in TOML) run
+//! against tpbed and other MySQL-compatible servers, with counters, verdicts and reports.
+
+pub(crate) mod spec;
+pub(crate) mod verdict;
