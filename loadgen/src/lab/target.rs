@@ -1,0 +1,332 @@
+//! The servers an experiment runs against: tpbed-server started next to tpbed-load, a running
+//! server at HOST:PORT, or one started from a command; the server's flavour and version, and
+//! server settings applied per session, globally, or by restarting a server the lab started.
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::blocking::Blocking;
+use crate::conn::{Login, Reply, WireFactory};
+use crate::demo::{find_server, SERVER_OPTS};
+use crate::sweep::{split_named, Managed};
+
+/// The database the lab creates on every target and runs in.
+pub(crate) const LAB_DB: &str = "tpbed_lab";
+
+/// Which server implementation a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub(crate) enum Flavour {
+    /// tpbed-server.
+    Tpbed,
+    /// MariaDB.
+    MariaDb,
+    /// MySQL (or a server that does not say otherwise).
+    MySql,
+}
+
+/// The flavour from `SELECT VERSION()` and `@@version_comment`.
+pub(crate) fn detect(version: &str, comment: &str) -> Flavour {
+    let all = format!("{version} {comment}").to_lowercase();
+    if all.contains("tpbed") {
+        Flavour::Tpbed
+    } else if all.contains("mariadb") {
+        Flavour::MariaDb
+    } else {
+        Flavour::MySql
+    }
+}
+
+/// How to reach or start a target.
+#[derive(Debug, Clone)]
+pub(crate) enum How {
+    /// tpbed-server at this path, started by the lab.
+    Tpbed(PathBuf),
+    /// A running server.
+    Endpoint(SocketAddr),
+    /// A shell command with `{port}`, started by the lab.
+    Command(String),
+}
+
+/// A named target as given on the command line.
+#[derive(Debug, Clone)]
+pub(crate) struct TargetSpec {
+    /// Its name in reports.
+    pub(crate) name: String,
+    /// How to reach it.
+    pub(crate) how: How,
+}
+
+/// Parses `--target tpbed|NAME=HOST:PORT` and `--target-cmd 'NAME=COMMAND'`.
+pub(crate) fn parse_targets(
+    targets: &[String],
+    cmds: &[String],
+    server_bin: Option<&Path>,
+) -> Result<Vec<TargetSpec>, String> {
+    let mut out = Vec::new();
+    for t in targets {
+        if t == "tpbed" {
+            out.push(TargetSpec {
+                name: "tpbed".into(),
+                how: How::Tpbed(find_server(server_bin)?),
+            });
+            continue;
+        }
+        let (name, ep) = split_named(t)
+            .map_err(|_| format!("--target {t:?}: expected `tpbed` or NAME=HOST:PORT"))?;
+        let addr = ep
+            .to_socket_addrs()
+            .map_err(|e| format!("--target {t:?}: {e}"))?
+            .next()
+            .ok_or_else(|| format!("--target {t:?}: no address"))?;
+        out.push(TargetSpec {
+            name,
+            how: How::Endpoint(addr),
+        });
+    }
+    for c in cmds {
+        let (name, cmd) = split_named(c)?;
+        if !cmd.contains("{port}") {
+            return Err(format!("--target-cmd {name}: the command needs {{port}}"));
+        }
+        out.push(TargetSpec {
+            name,
+            how: How::Command(cmd),
+        });
+    }
+    let mut names: Vec<&str> = out.iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        return Err("two targets have the same name".into());
+    }
+    if out.is_empty() {
+        return Err(
+            "give --target tpbed, --target NAME=HOST:PORT or --target-cmd 'NAME=COMMAND {port}'"
+                .into(),
+        );
+    }
+    Ok(out)
+}
+
+/// A target the lab is connected to (and may have started).
+pub(crate) struct Live {
+    /// The spec it came from.
+    pub(crate) spec: TargetSpec,
+    /// Where it listens.
+    pub(crate) addr: SocketAddr,
+    /// Login (database: [`LAB_DB`]).
+    pub(crate) login: Login,
+    /// Flavour.
+    pub(crate) flavour: Flavour,
+    /// `SELECT VERSION()`.
+    pub(crate) version: String,
+    /// The server process when the lab started it.
+    managed: Option<Managed>,
+    /// Start-up settings it runs with (`--name=value`).
+    pub(crate) flags: BTreeMap<String, String>,
+    /// Where server logs go.
+    log_dir: PathBuf,
+    wires: Arc<WireFactory>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("name", &self.spec.name)
+            .field("addr", &self.addr)
+            .field("flavour", &self.flavour)
+            .finish()
+    }
+}
+
+impl Live {
+    /// Starts or reaches the target with these start-up settings; creates [`LAB_DB`].
+    pub(crate) fn open(
+        spec: &TargetSpec,
+        user: &str,
+        password: &str,
+        flags: BTreeMap<String, String>,
+        log_dir: &Path,
+        wires: &Arc<WireFactory>,
+    ) -> Result<Live, String> {
+        let no_db = Login {
+            user: user.into(),
+            password: password.into(),
+            db: String::new(),
+        };
+        let extra: String = flags
+            .iter()
+            .map(|(k, v)| format!(" '--{k}={}'", v.replace('\'', "'\\''")))
+            .collect();
+        let cmd = match &spec.how {
+            How::Tpbed(bin) => Some(format!(
+                "'{}' --port={{port}} {SERVER_OPTS}{extra}",
+                bin.display().to_string().replace('\'', "'\\''")
+            )),
+            How::Command(c) => Some(format!("{c}{extra}")),
+            How::Endpoint(_) => {
+                if !flags.is_empty() {
+                    return Err(format!(
+                        "{}: needs start-up settings ({}) and was not started by the lab",
+                        spec.name,
+                        flags.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                None
+            }
+        };
+        let (addr, managed) = match cmd {
+            Some(cmd) => {
+                std::fs::create_dir_all(log_dir)
+                    .map_err(|e| format!("{}: {e}", log_dir.display()))?;
+                let log = log_dir.join(format!("{}.server.log", spec.name));
+                let mut m = Managed::start(&cmd, &log)?;
+                m.wait_ready(&no_db, wires, Duration::from_secs(120))
+                    .map_err(|e| format!("{}: {e} (log: {})", spec.name, log.display()))?;
+                (m.addr, Some(m))
+            }
+            None => match &spec.how {
+                How::Endpoint(a) => (*a, None),
+                _ => unreachable!("a command was built for every started target"),
+            },
+        };
+        let mut c =
+            Blocking::connect(addr, &no_db, wires).map_err(|e| format!("{}: {e}", spec.name))?;
+        let row = c.rows("SELECT VERSION(), @@version_comment")?;
+        let cell = |i: usize| {
+            row.first()
+                .and_then(|r| r.get(i).cloned().flatten())
+                .unwrap_or_default()
+        };
+        let (version, comment) = (cell(0), cell(1));
+        c.exec(&format!("CREATE DATABASE IF NOT EXISTS {LAB_DB}"))?;
+        c.quit();
+        Ok(Live {
+            spec: spec.clone(),
+            addr,
+            login: Login {
+                db: LAB_DB.into(),
+                ..no_db
+            },
+            flavour: detect(&version, &comment),
+            version,
+            managed,
+            flags,
+            log_dir: log_dir.to_path_buf(),
+            wires: wires.clone(),
+        })
+    }
+
+    /// The PID when the lab started the server.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.managed.as_ref().map(Managed::pid)
+    }
+
+    /// Whether the lab can restart it with other start-up settings.
+    pub(crate) fn restartable(&self) -> bool {
+        self.managed.is_some()
+    }
+
+    /// Stops it (if the lab started it) and starts it again with `flags`.
+    pub(crate) fn restart(self, flags: BTreeMap<String, String>) -> Result<Live, String> {
+        let spec = self.spec.clone();
+        let (user, password) = (self.login.user.clone(), self.login.password.clone());
+        let (log_dir, wires) = (self.log_dir.clone(), self.wires.clone());
+        drop(self);
+        Live::open(&spec, &user, &password, flags, &log_dir, &wires)
+    }
+
+    /// A new connection to [`LAB_DB`].
+    pub(crate) fn connect(&self) -> Result<Blocking, String> {
+        Blocking::connect(self.addr, &self.login, &self.wires)
+    }
+
+    /// Every `SHOW GLOBAL VARIABLES` row.
+    pub(crate) fn variables(&self) -> Result<Vec<(String, String)>, String> {
+        let mut c = self.connect()?;
+        let rows = c.rows("SHOW GLOBAL VARIABLES")?;
+        c.quit();
+        Ok(crate::gauges::pairs(&rows))
+    }
+}
+
+/// A setting's value as SQL (numbers bare, words quoted).
+pub(crate) fn sql_value(v: &str) -> String {
+    if v.parse::<f64>().is_ok() || matches!(v.to_uppercase().as_str(), "ON" | "OFF" | "DEFAULT") {
+        v.to_string()
+    } else {
+        format!("'{}'", v.replace('\'', "''"))
+    }
+}
+
+/// How each setting can be applied on a live target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Apply {
+    /// `SET SESSION` (scenario sessions) or `SET GLOBAL` (matrix cells) works.
+    Dynamic,
+    /// Only at start-up.
+    AtStart,
+}
+
+/// Tries `SET {scope} name = value` on a connection; tells whether it took.
+pub(crate) fn try_set(
+    c: &mut Blocking,
+    scope: &str,
+    name: &str,
+    value: &str,
+) -> Result<Apply, String> {
+    match c.query(&format!("SET {scope} {name} = {}", sql_value(value)))? {
+        Reply::Error { .. } => Ok(Apply::AtStart),
+        _ => Ok(Apply::Dynamic),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flavour_from_version_and_comment() {
+        assert_eq!(
+            detect(
+                "8.0.40-tpbed",
+                "tpbed test bed (MySQL protocol, in-memory engine)"
+            ),
+            Flavour::Tpbed
+        );
+        assert_eq!(
+            detect("10.11.19-MariaDB-0+deb12u1", "Debian 12"),
+            Flavour::MariaDb
+        );
+        assert_eq!(
+            detect("8.4.3", "MySQL Community Server - GPL"),
+            Flavour::MySql
+        );
+    }
+
+    #[test]
+    fn targets_parse_and_reject_what_they_cannot_use() {
+        let t = parse_targets(
+            &["other=127.0.0.1:3307".into()],
+            &["mdb=mariadbd --port={port}".into()],
+            None,
+        )
+        .unwrap();
+        assert_eq!(t.len(), 2);
+        assert!(matches!(t[0].how, How::Endpoint(a) if a.port() == 3307));
+        assert!(matches!(&t[1].how, How::Command(c) if c.contains("{port}")));
+        assert!(parse_targets(&["x".into()], &[], None).is_err());
+        assert!(parse_targets(&[], &["m=mariadbd".into()], None)
+            .unwrap_err()
+            .contains("{port}"));
+        assert!(parse_targets(&[], &[], None).is_err());
+        assert!(
+            parse_targets(&["a=127.0.0.1:1".into(), "a=127.0.0.1:2".into()], &[], None).is_err()
+        );
+        assert_eq!(sql_value("2"), "2");
+        assert_eq!(sql_value("READ-COMMITTED"), "'READ-COMMITTED'");
+        assert_eq!(sql_value("OFF"), "OFF");
+    }
+}
