@@ -2,6 +2,8 @@
 //! against tpbed and other MySQL-compatible servers, with counters, verdicts and reports.
 
 pub(crate) mod counters;
+pub(crate) mod matrix;
+pub(crate) mod scenario;
 pub(crate) mod spec;
 pub(crate) mod target;
 pub(crate) mod verdict;

@@ -229,13 +229,19 @@ impl Live {
         self.managed.is_some()
     }
 
-    /// Stops it (if the lab started it) and starts it again with `flags`.
-    pub(crate) fn restart(self, flags: BTreeMap<String, String>) -> Result<Live, String> {
-        let spec = self.spec.clone();
-        let (user, password) = (self.login.user.clone(), self.login.password.clone());
-        let (log_dir, wires) = (self.log_dir.clone(), self.wires.clone());
-        drop(self);
-        Live::open(&spec, &user, &password, flags, &log_dir, &wires)
+    /// Stops it (the lab started it) and starts it again with `flags`.
+    pub(crate) fn restart(&mut self, flags: BTreeMap<String, String>) -> Result<(), String> {
+        self.managed = None;
+        let new = Live::open(
+            &self.spec,
+            &self.login.user,
+            &self.login.password,
+            flags,
+            &self.log_dir,
+            &self.wires,
+        )?;
+        *self = new;
+        Ok(())
     }
 
     /// A new connection to [`LAB_DB`].
