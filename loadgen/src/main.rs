@@ -49,6 +49,7 @@ fn main() {
         Command::Idle(a) => extra::idle_cmd(a, &wires).and_then(fatal),
         Command::Sweep(a) => sweep::sweep_cmd(a, &wires),
         Command::Demo(a) => demo::demo_cmd(a, &wires),
+        Command::Experiment(a) => lab::experiment_cmd(a, &wires),
     };
     if let Err(e) = result {
         eprintln!("tpbed-load: FATAL: {e}");

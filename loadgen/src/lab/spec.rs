@@ -64,6 +64,29 @@ pub(crate) struct Experiment {
     pub(crate) verdict: Vec<Spanned<Rule>>,
 }
 
+impl Experiment {
+    /// The measurement names the verdict rules read.
+    pub(crate) fn wanted(&self) -> std::collections::BTreeSet<String> {
+        self.verdict
+            .iter()
+            .flat_map(|r| r.get_ref().names())
+            .collect()
+    }
+
+    /// Expected seconds per target at `scale` (60 when the file does not say).
+    pub(crate) fn expected_secs(&self, scale: Scale) -> u64 {
+        self.seconds.get(scale.name()).copied().unwrap_or(60)
+    }
+
+    /// The experiment's settings as text.
+    pub(crate) fn settings_text(&self) -> BTreeMap<String, String> {
+        self.settings
+            .iter()
+            .map(|(k, v)| (k.clone(), value_text(v)))
+            .collect()
+    }
+}
+
 /// Named sessions and ordered steps, run once per pass (and once per `each` value).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -289,6 +312,15 @@ fn substitute(text: &str, vars: &BTreeMap<String, toml::Value>) -> String {
 /// Parses an experiment file at a scale: reads `[scale.NAME]`, substitutes its variables,
 /// parses the result and checks it. `origin` names the file in messages.
 pub(crate) fn parse(text: &str, scale: Scale, origin: &str) -> Result<Experiment, String> {
+    parse_text(text, scale, origin).map(|(e, _)| e)
+}
+
+/// [`parse`], also returning the text after substitution (what step lines refer to).
+pub(crate) fn parse_text(
+    text: &str,
+    scale: Scale,
+    origin: &str,
+) -> Result<(Experiment, String), String> {
     let at = |t: &str, span: Option<std::ops::Range<usize>>, msg: &str| match span {
         Some(s) => format!("{origin}:{}: {}", line_of(t, s.start), msg.trim()),
         None => format!("{origin}: {}", msg.trim()),
@@ -314,13 +346,13 @@ pub(crate) fn parse(text: &str, scale: Scale, origin: &str) -> Result<Experiment
         .unwrap_or_default();
     let text = substitute(text, &vars);
     let exp: Experiment = toml::from_str(&text).map_err(|e| at(&text, e.span(), e.message()))?;
-    check(&exp, &text).map_err(|(span, msg)| at(&text, span, &msg))?;
-    Ok(exp)
+    check(&exp).map_err(|(span, msg)| at(&text, span, &msg))?;
+    Ok((exp, text))
 }
 
 type Located = (Option<std::ops::Range<usize>>, String);
 
-fn check(e: &Experiment, _text: &str) -> Result<(), Located> {
+fn check(e: &Experiment) -> Result<(), Located> {
     if e.name.trim().is_empty() {
         return Err((None, "`name` is empty".into()));
     }

@@ -326,6 +326,15 @@ impl Rule {
         }
     }
 
+    /// The measurement (or series) names it reads.
+    pub(crate) fn names(&self) -> Vec<String> {
+        match self {
+            Rule::Ratio { a, b, .. } => vec![a.clone(), b.clone()],
+            Rule::Fit { series, .. } | Rule::Trend { series, .. } => vec![series.clone()],
+            Rule::Count { value, .. } => vec![value.clone()],
+        }
+    }
+
     /// The rule in words.
     pub(crate) fn describe(&self) -> String {
         match self {
