@@ -7,6 +7,9 @@ use crate::blocking::Blocking;
 use crate::lab::target::Flavour;
 use crate::machine::proc_sample;
 
+/// Longer than InnoDB's INNODB_TRX cache period (100 ms).
+const TRX_CACHE_AGE: std::time::Duration = std::time::Duration::from_millis(150);
+
 /// Where a counter is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Source {
@@ -136,6 +139,9 @@ pub(crate) fn read(
         }
         Source::TrxRowsLocked | Source::TrxLockStructs | Source::TrxOpen => {
             let id = session()?;
+            // InnoDB answers INNODB_TRX from a cache refreshed at most every 100 ms: a read
+            // sooner than that after the previous one shows the old transaction state
+            std::thread::sleep(TRX_CACHE_AGE);
             let rows = obs.rows(&format!(
                 "SELECT trx_rows_locked, trx_lock_structs FROM information_schema.innodb_trx \
                  WHERE trx_mysql_thread_id = {id}"

@@ -121,16 +121,19 @@ pub(crate) fn run(
     for _pass in 0..passes {
         // grouped counters seen in this pass: measure name -> group -> count
         let mut groups: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+        let mut sessions = open_sessions(sc, settings, live)?;
+        let mut obs = live.connect().map_err(Stop::CannotRun)?;
         for v in &values {
             let subst = |s: &str| match (v, &sc.each) {
                 (Some(v), Some(e)) => s.replace(&format!("{{{}}}", e.name), &v.to_string()),
                 _ => s.to_string(),
             };
-            let mut sessions = open_sessions(sc, settings, live)?;
-            let mut obs = live.connect().map_err(Stop::CannotRun)?;
             for st in &sc.step {
                 let line = line_of(text, st.span().start);
                 let step = st.get_ref();
+                if !step.runs_at(*v) {
+                    continue;
+                }
                 let action = step.action().map_err(Stop::CannotRun)?;
                 let where_ = |msg: String| format!("{} line {line}: {msg}", exp.name);
                 let si = step
@@ -227,11 +230,11 @@ pub(crate) fn run(
                     }
                 }
             }
-            for s in sessions {
-                s.conn.quit();
-            }
-            obs.quit();
         }
+        for s in sessions {
+            s.conn.quit();
+        }
+        obs.quit();
         // every group name the rules or any pass use gets a value in this pass (0 if unseen)
         for (name, g) in groups {
             let prefix = format!("{name}.");

@@ -87,7 +87,8 @@ impl Experiment {
     }
 }
 
-/// Named sessions and ordered steps, run once per pass (and once per `each` value).
+/// Named sessions (opened once per pass) and ordered steps, run once per pass, or once per
+/// `each` value in turn (a step with `from`/`until` only for some values).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Scenario {
@@ -143,6 +144,20 @@ pub(crate) struct Step {
     pub(crate) rows: Option<String>,
     /// With `sql`: run it this many times and record the median time.
     pub(crate) repeat: Option<usize>,
+    /// With `each`: run this step only when the value is at least this.
+    pub(crate) from: Option<i64>,
+    /// With `each`: run this step only when the value is at most this.
+    pub(crate) until: Option<i64>,
+}
+
+impl Step {
+    /// Whether the step runs for this `each` value.
+    pub(crate) fn runs_at(&self, value: Option<i64>) -> bool {
+        match value {
+            Some(v) => self.from.is_none_or(|f| v >= f) && self.until.is_none_or(|u| v <= u),
+            None => true,
+        }
+    }
 }
 
 /// What a step does (validated form of [`Step`]).
@@ -410,6 +425,9 @@ fn check_scenario(s: &Scenario) -> Result<(), Located> {
                 span,
                 "expect_error, time and rows belong to a `sql` or `reap` step".into(),
             ));
+        }
+        if (step.from.is_some() || step.until.is_some()) && s.each.is_none() {
+            return Err((span, "`from` and `until` need `each`".into()));
         }
         if step.repeat.is_some() && !matches!(action, Action::Sql(_)) {
             return Err((span, "`repeat` belongs to a `sql` step".into()));

@@ -27,7 +27,14 @@ macro_rules! builtin {
 }
 
 /// Every built-in experiment, in the order `all` runs them.
-pub(crate) const BUILTINS: &[Builtin] = &[builtin!("queue-study", "f1-locks-per-claim.toml")];
+pub(crate) const BUILTINS: &[Builtin] = &[
+    builtin!("queue-study", "f1-locks-per-claim.toml"),
+    builtin!("queue-study", "f2-lock-modes.toml"),
+    builtin!("queue-study", "f4-empty-queue-rr.toml"),
+    builtin!("queue-study", "f5-timeout-keeps-locks.toml"),
+    builtin!("queue-study", "f6-skip-cost.toml"),
+    builtin!("queue-study", "f3-filesort-locks.toml"),
+];
 
 /// The suite names.
 pub(crate) fn suites() -> Vec<&'static str> {

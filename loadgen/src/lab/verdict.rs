@@ -411,7 +411,7 @@ impl Rule {
                 let hi = max.unwrap_or(f64::INFINITY);
                 let inside = lo <= r && r <= hi;
                 let claims_difference = !(lo <= 1.0 && 1.0 <= hi);
-                let noisy = (r - 1.0).abs() <= noise;
+                let noisy = noise > 0.0 && (r - 1.0).abs() <= noise;
                 let text = format!(
                     "{} / {} = {} (pass spread {:.1}%)",
                     fmt_num(ma),
@@ -512,7 +512,7 @@ impl Rule {
                     against * 100.0,
                     noise * 100.0
                 );
-                let v = if (change - 1.0).abs() <= noise || !change.is_finite() && noise > 0.0 {
+                let v = if noise > 0.0 && (change - 1.0).abs() <= noise {
                     Verdict::WithinNoise(format!(
                         "overall change x{} within pass spread {:.1}%",
                         fmt_num(change),
