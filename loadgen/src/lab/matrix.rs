@@ -472,31 +472,29 @@ fn fmt_cell(m: &Measurements, key: &str) -> String {
     }
 }
 
-/// The Markdown table: medians over passes.
+/// The Markdown table: medians over passes, a row per configuration and value.
 pub(crate) fn table(mx: &Matrix, configs: &[Config], m: &Measurements) -> String {
     let cols: Vec<String> = if mx.columns.is_empty() {
         vec!["qps".into()]
     } else {
         mx.columns.clone()
     };
-    let mut o = format!("| {} |", mx.vary);
-    let mut sep = "|---:|".to_string();
-    for c in configs {
-        for col in &cols {
-            let _ = write!(o, " {} {col} |", c.name);
-            sep.push_str("---:|");
-        }
+    let mut o = format!("| configuration | {} |", mx.vary);
+    let mut sep = "|---|---:|".to_string();
+    for col in &cols {
+        let _ = write!(o, " {col} |");
+        sep.push_str("---:|");
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "{sep}");
-    for v in &mx.values {
-        let _ = write!(o, "| {v} |");
-        for c in configs {
+    for c in configs {
+        for v in &mx.values {
+            let _ = write!(o, "| {} | {v} |", c.name);
             for col in &cols {
                 let _ = write!(o, " {} |", fmt_cell(m, &format!("{}.{col}@{v}", c.name)));
             }
+            let _ = writeln!(o);
         }
-        let _ = writeln!(o);
     }
     o
 }

@@ -34,6 +34,11 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     builtin!("queue-study", "f5-timeout-keeps-locks.toml"),
     builtin!("queue-study", "f6-skip-cost.toml"),
     builtin!("queue-study", "f3-filesort-locks.toml"),
+    builtin!("queue-study", "f7-skip-locked-vs-waiting.toml"),
+    builtin!("queue-study", "f9-batch-size.toml"),
+    builtin!("queue-study", "f10-workers.toml"),
+    builtin!("queue-study", "f8-purge-held-back.toml"),
+    builtin!("queue-study", "f11-shard-prefix.toml"),
 ];
 
 /// The suite names.
