@@ -10,9 +10,9 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::conn::{Reply, WireFactory};
+use crate::conn::WireFactory;
 use crate::lab::spec::{value_text, Config, Matrix};
-use crate::lab::target::{sql_value, Live};
+use crate::lab::target::{check_flags, plan_settings, sql_value, Live};
 use crate::lab::verdict::{median, missing, record, Measured, Measurements};
 use crate::plot::Series;
 use crate::report::Report;
@@ -183,52 +183,6 @@ pub(crate) fn cell_args(mx: &Matrix, cfg: &Config, value: u64) -> Vec<String> {
     args
 }
 
-/// How a configuration's settings are applied on a target.
-struct Plan {
-    /// `SET GLOBAL` statements.
-    dynamic: Vec<(String, String)>,
-    /// Start-up flags (a restart).
-    flags: BTreeMap<String, String>,
-}
-
-fn plan_settings(live: &Live, settings: &BTreeMap<String, String>) -> Result<Plan, String> {
-    let mut c = live.connect()?;
-    let mut plan = Plan {
-        dynamic: Vec::new(),
-        flags: live.flags.clone(),
-    };
-    for (k, v) in settings {
-        let cur = match c.query(&format!("SELECT @@GLOBAL.{k}"))? {
-            Reply::Rows { rows, .. } => rows
-                .first()
-                .and_then(|r| r.first().cloned().flatten())
-                .unwrap_or_default(),
-            Reply::Error { message, .. } => {
-                c.quit();
-                return Err(format!("the server has no variable {k} ({message})"));
-            }
-            _ => String::new(),
-        };
-        if cur.eq_ignore_ascii_case(v) || plan.flags.get(k) == Some(v) {
-            continue;
-        }
-        match c.query(&format!("SET GLOBAL {k} = {}", sql_value(v)))? {
-            Reply::Error { .. } => {
-                plan.flags.insert(k.clone(), v.clone());
-            }
-            _ => {
-                // put it back: the cell sets it again right before it runs
-                let _ = c.query(&format!("SET GLOBAL {k} = {}", sql_value(&cur)));
-                plan.dynamic.push((k.clone(), v.clone()));
-            }
-        }
-    }
-    // flags of another configuration that this one does not set come off
-    plan.flags.retain(|k, _| settings.contains_key(k));
-    c.quit();
-    Ok(plan)
-}
-
 /// Runs the matrix on `live`.
 pub(crate) fn run(
     mx: &Matrix,
@@ -265,7 +219,7 @@ pub(crate) fn run(
                     tick(&format!("{} {}={v}", cfg.name, mx.vary));
                 }
             };
-            let plan = match plan_settings(live, &settings) {
+            let plan = match plan_settings(live, &settings, "GLOBAL") {
                 Ok(p) => p,
                 Err(why) => {
                     fail_all(&mut out, &why);
@@ -293,11 +247,7 @@ pub(crate) fn run(
                 out.notes.push(format!(
                     "pass {pass}, {}: restarted with {}",
                     cfg.name,
-                    live.flags
-                        .iter()
-                        .map(|(k, v)| format!("--{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
+                    check_flags(live).join(" ")
                 ));
             }
             if pass == 1 {
@@ -502,7 +452,8 @@ pub(crate) fn table(mx: &Matrix, configs: &[Config], m: &Measurements) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::spec::{parse, Scale};
+    use crate::lab::spec::tests::parse;
+    use crate::lab::spec::Scale;
 
     const M: &str = r#"
 name = "m"

@@ -146,6 +146,15 @@ fn show(l: &run::Loaded) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     ));
+    for (scale, vars) in &e.scale {
+        o.push_str(&format!(
+            "scale {scale}: {}\n",
+            vars.iter()
+                .map(|(k, v)| format!("{k}={}", spec::value_text(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if !e.settings.is_empty() {
         o.push_str(&format!(
             "settings: {}\n",

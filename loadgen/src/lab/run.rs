@@ -9,11 +9,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::conn::{Reply, WireFactory};
+use crate::conn::WireFactory;
 use crate::lab::matrix;
 use crate::lab::scenario::{self, Stop};
 use crate::lab::spec::{Experiment, Scale};
-use crate::lab::target::{sql_value, Flavour, Live, TargetSpec};
+use crate::lab::target::{check_flags, plan_settings, Flavour, Live, TargetSpec};
 use crate::lab::verdict::{Measurements, Outcome, Verdict};
 use crate::plot::Series;
 
@@ -85,6 +85,10 @@ const KEY_VARS: &[&str] = &[
     "innodb_flush_log_at_trx_commit",
     "max_connections",
     "performance_schema",
+    "thread_pool_query_threads_per_group",
+    "thread_pool_stall_limit",
+    "thread_pool_max_transactions_limit",
+    "thread_pool_oversubscribe",
 ];
 
 fn cannot(target: &str, why: &str, exp: &Experiment, secs: f64) -> TargetRun {
@@ -114,39 +118,6 @@ fn cannot(target: &str, why: &str, exp: &Experiment, secs: f64) -> TargetRun {
     }
 }
 
-/// Which settings a session can set itself; the rest must be start-up flags.
-fn split_settings(
-    live: &Live,
-    settings: &BTreeMap<String, String>,
-) -> Result<(BTreeMap<String, String>, BTreeMap<String, String>), String> {
-    let mut c = live.connect()?;
-    let (mut session, mut flags) = (BTreeMap::new(), BTreeMap::new());
-    for (k, v) in settings {
-        match c.query(&format!("SET SESSION {k} = {}", sql_value(v)))? {
-            Reply::Error { .. } => {
-                let cur = match c.query(&format!("SELECT @@GLOBAL.{k}"))? {
-                    Reply::Rows { rows, .. } => rows
-                        .first()
-                        .and_then(|r| r.first().cloned().flatten())
-                        .unwrap_or_default(),
-                    Reply::Error { message, .. } => {
-                        return Err(format!("the server has no variable {k} ({message})"))
-                    }
-                    _ => String::new(),
-                };
-                if !cur.eq_ignore_ascii_case(v) {
-                    flags.insert(k.clone(), v.clone());
-                }
-            }
-            _ => {
-                session.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    c.quit();
-    Ok((session, flags))
-}
-
 /// Runs one experiment on one target.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_one(
@@ -173,21 +144,31 @@ pub(crate) fn run_one(
     let mut plots = Vec::new();
     let result: Result<Measurements, Stop> = if let Some(sc) = &exp.scenario {
         tick(&format!("{} on {}", exp.name, spec.name));
-        match split_settings(&live, &settings) {
+        match plan_settings(&live, &settings, "SESSION") {
             Err(e) => Err(Stop::CannotRun(e)),
-            Ok((session, flags)) => {
-                let restarted = if flags.is_empty() {
+            Ok(plan) => {
+                let restarted = if plan.flags.is_empty() {
                     Ok(())
                 } else if live.restartable() {
-                    changed.extend(flags.iter().map(|(k, v)| format!("--{k}={v} (start-up)")));
-                    live.restart(flags.clone())
+                    live.restart(plan.flags.clone()).map(|()| {
+                        changed.extend(
+                            check_flags(&live)
+                                .into_iter()
+                                .map(|f| format!("{f} (start-up)")),
+                        );
+                    })
                 } else {
                     Err(format!(
                         "{} can only be set at start-up and the target was not started by the lab",
-                        flags.keys().cloned().collect::<Vec<_>>().join(", ")
+                        plan.flags.keys().cloned().collect::<Vec<_>>().join(", ")
                     ))
                 };
-                changed.extend(session.iter().map(|(k, v)| format!("SET SESSION {k}={v}")));
+                changed.extend(
+                    plan.dynamic
+                        .iter()
+                        .map(|(k, v)| format!("SET SESSION {k}={v}")),
+                );
+                let session: BTreeMap<String, String> = plan.dynamic.into_iter().collect();
                 match restarted {
                     Err(e) => Err(Stop::CannotRun(e)),
                     Ok(()) => scenario::run(

@@ -78,7 +78,11 @@ fn open_sessions(
 ) -> Result<Vec<Session>, Stop> {
     let mut out = Vec::new();
     for name in &sc.sessions {
-        let mut conn = live.connect().map_err(Stop::CannotRun)?;
+        let mut conn = match sc.users.get(name) {
+            Some(user) => live.connect_as(user),
+            None => live.connect(),
+        }
+        .map_err(Stop::CannotRun)?;
         for (k, v) in settings {
             let sql = format!("SET SESSION {k} = {}", crate::lab::target::sql_value(v));
             if let Reply::Error { code, message } = conn.query(&sql).map_err(Stop::CannotRun)? {

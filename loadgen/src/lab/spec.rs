@@ -94,6 +94,10 @@ impl Experiment {
 pub(crate) struct Scenario {
     /// Session names; each is one connection, opened before the first step.
     pub(crate) sessions: Vec<String>,
+    /// Sessions that log in as another user (created by the lab, password empty, all
+    /// privileges on the lab's database only) instead of the lab's own login.
+    #[serde(default)]
+    pub(crate) users: BTreeMap<String, String>,
     /// Run the steps once per value, with `{NAME}` substituted (one variable).
     pub(crate) each: Option<Each>,
     /// Passes (default 1; `--passes` overrides).
@@ -280,18 +284,12 @@ pub(crate) struct Config {
     pub(crate) settings: BTreeMap<String, toml::Value>,
 }
 
-/// `plot = { y = ["jobs_per_s"], log_x = false }`.
+/// `plot = { y = ["jobs_per_s"] }`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Plot {
-    /// Metrics drawn, one line per configuration and metric.
+    /// Metrics drawn, a chart per metric with a line per target and configuration.
     pub(crate) y: Vec<String>,
-    /// Logarithmic x axis.
-    #[serde(default)]
-    pub(crate) log_x: bool,
-    /// Logarithmic y axis.
-    #[serde(default)]
-    pub(crate) log_y: bool,
 }
 
 /// The 1-based line of a byte offset.
@@ -325,12 +323,8 @@ fn substitute(text: &str, vars: &BTreeMap<String, toml::Value>) -> String {
 }
 
 /// Parses an experiment file at a scale: reads `[scale.NAME]`, substitutes its variables,
-/// parses the result and checks it. `origin` names the file in messages.
-pub(crate) fn parse(text: &str, scale: Scale, origin: &str) -> Result<Experiment, String> {
-    parse_text(text, scale, origin).map(|(e, _)| e)
-}
-
-/// [`parse`], also returning the text after substitution (what step lines refer to).
+/// parses the result and checks it. `origin` names the file in messages. Also returns the
+/// text after substitution (what step lines refer to).
 pub(crate) fn parse_text(
     text: &str,
     scale: Scale,
@@ -402,6 +396,17 @@ fn check(e: &Experiment) -> Result<(), Located> {
 fn check_scenario(s: &Scenario) -> Result<(), Located> {
     if s.sessions.is_empty() {
         return Err((None, "[scenario] needs at least one session".into()));
+    }
+    for (session, user) in &s.users {
+        if !s.sessions.contains(session) {
+            return Err((None, format!("users: {session:?} is not in sessions")));
+        }
+        if user.is_empty() || !user.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err((
+                None,
+                format!("users: {user:?} must be letters, digits and _"),
+            ));
+        }
     }
     let mut sent: BTreeMap<&str, bool> = BTreeMap::new();
     for st in &s.step {
@@ -489,8 +494,13 @@ fn check_matrix(m: &Matrix) -> Result<(), Located> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// [`parse_text`] without the text.
+    pub(crate) fn parse(text: &str, scale: Scale, origin: &str) -> Result<Experiment, String> {
+        parse_text(text, scale, origin).map(|(e, _)| e)
+    }
 
     const GOOD: &str = r#"
 name = "t"

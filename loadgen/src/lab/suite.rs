@@ -39,6 +39,12 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     builtin!("queue-study", "f10-workers.toml"),
     builtin!("queue-study", "f8-purge-held-back.toml"),
     builtin!("queue-study", "f11-shard-prefix.toml"),
+    builtin!("threadpool-study", "t1-pool-vs-per-connection.toml"),
+    builtin!("threadpool-study", "t3-stall-limit.toml"),
+    builtin!("threadpool-study", "t4-transaction-limit.toml"),
+    builtin!("threadpool-study", "t5-os-threads.toml"),
+    builtin!("threadpool-study", "t2-pool-size.toml"),
+    builtin!("saturation", "h1-saturation.toml"),
 ];
 
 /// The suite names.

@@ -184,7 +184,16 @@ impl Live {
                 let log = log_dir.join(format!("{}.server.log", spec.name));
                 let mut m = Managed::start(&cmd, &log)?;
                 m.wait_ready(&no_db, wires, Duration::from_secs(120))
-                    .map_err(|e| format!("{}: {e} (log: {})", spec.name, log.display()))?;
+                    .map_err(|e| {
+                        let text = std::fs::read_to_string(&log).unwrap_or_default();
+                        let last = text
+                            .lines()
+                            .rev()
+                            .find(|l| l.contains("ERROR") || l.contains("rror"))
+                            .unwrap_or_default()
+                            .to_string();
+                        format!("{}: {e}: {last} (log: {})", spec.name, log.display())
+                    })?;
                 (m.addr, Some(m))
             }
             None => match &spec.how {
@@ -249,6 +258,23 @@ impl Live {
         Blocking::connect(self.addr, &self.login, &self.wires)
     }
 
+    /// A new connection to [`LAB_DB`] as `user` (empty password), which the lab creates
+    /// first with every privilege on [`LAB_DB`] and nothing else.
+    pub(crate) fn connect_as(&self, user: &str) -> Result<Blocking, String> {
+        let mut c = self.connect()?;
+        c.exec(&format!("CREATE USER IF NOT EXISTS '{user}'@'%'"))?;
+        c.exec(&format!(
+            "GRANT ALL PRIVILEGES ON {LAB_DB}.* TO '{user}'@'%'"
+        ))?;
+        c.quit();
+        let login = Login {
+            user: user.into(),
+            password: String::new(),
+            db: LAB_DB.into(),
+        };
+        Blocking::connect(self.addr, &login, &self.wires)
+    }
+
     /// Every `SHOW GLOBAL VARIABLES` row.
     pub(crate) fn variables(&self) -> Result<Vec<(String, String)>, String> {
         let mut c = self.connect()?;
@@ -267,26 +293,110 @@ pub(crate) fn sql_value(v: &str) -> String {
     }
 }
 
-/// How each setting can be applied on a live target.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Apply {
-    /// `SET SESSION` (scenario sessions) or `SET GLOBAL` (matrix cells) works.
-    Dynamic,
-    /// Only at start-up.
-    AtStart,
+/// A setting's variable name: `loose-` (or `loose_`) marks one a server may lack.
+pub(crate) fn bare(name: &str) -> (&str, bool) {
+    match name
+        .strip_prefix("loose-")
+        .or_else(|| name.strip_prefix("loose_"))
+    {
+        Some(n) => (n, true),
+        None => (name, false),
+    }
 }
 
-/// Tries `SET {scope} name = value` on a connection; tells whether it took.
-pub(crate) fn try_set(
-    c: &mut Blocking,
+/// The global value of a variable now (`None`: the server has no such variable now).
+pub(crate) fn global_value(c: &mut Blocking, name: &str) -> Result<Option<String>, String> {
+    Ok(match c.query(&format!("SELECT @@GLOBAL.{name}"))? {
+        Reply::Rows { rows, .. } => Some(
+            rows.first()
+                .and_then(|r| r.first().cloned().flatten())
+                .unwrap_or_default(),
+        ),
+        _ => None,
+    })
+}
+
+/// How a set of settings is applied on a target.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct SettingsPlan {
+    /// Set with `SET {scope}` (per session, or globally before each run).
+    pub(crate) dynamic: Vec<(String, String)>,
+    /// Start-up flags the target must run with (a restart when they differ from its own).
+    pub(crate) flags: BTreeMap<String, String>,
+}
+
+/// Decides how to apply `settings` on `live`: `SET {scope}` where the server takes it, else
+/// a start-up flag (a variable the server lacks now may appear with other start-up flags,
+/// e.g. the thread pool's); an error where neither can work.
+pub(crate) fn plan_settings(
+    live: &Live,
+    settings: &BTreeMap<String, String>,
     scope: &str,
-    name: &str,
-    value: &str,
-) -> Result<Apply, String> {
-    match c.query(&format!("SET {scope} {name} = {}", sql_value(value)))? {
-        Reply::Error { .. } => Ok(Apply::AtStart),
-        _ => Ok(Apply::Dynamic),
+) -> Result<SettingsPlan, String> {
+    let mut c = live.connect()?;
+    let mut plan = SettingsPlan {
+        dynamic: Vec::new(),
+        flags: live
+            .flags
+            .iter()
+            .filter(|(k, _)| settings.contains_key(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    };
+    for (k, v) in settings {
+        let (name, loose) = bare(k);
+        if plan.flags.get(k) == Some(v) {
+            continue;
+        }
+        let cur = global_value(&mut c, name)?;
+        if cur
+            .as_deref()
+            .is_some_and(|cur| cur.eq_ignore_ascii_case(v))
+        {
+            continue;
+        }
+        if cur.is_some() {
+            match c.query(&format!("SET {scope} {name} = {}", sql_value(v)))? {
+                Reply::Error { .. } => {}
+                _ => {
+                    if scope == "GLOBAL" {
+                        if let Some(cur) = &cur {
+                            // put it back: the run sets it again right before it starts
+                            let _ = c.query(&format!("SET GLOBAL {name} = {}", sql_value(cur)));
+                        }
+                    }
+                    plan.dynamic.push((name.to_string(), v.clone()));
+                    continue;
+                }
+            }
+        }
+        if cur.is_none() && !loose && !live.restartable() {
+            c.quit();
+            return Err(format!("the server has no variable {name}"));
+        }
+        plan.flags.insert(k.clone(), v.clone());
     }
+    c.quit();
+    Ok(plan)
+}
+
+/// After a start with flags: what each flagged variable is (a `loose-` one the server lacks
+/// is named as ignored).
+pub(crate) fn check_flags(live: &Live) -> Vec<String> {
+    let Ok(mut c) = live.connect() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (k, v) in &live.flags {
+        let (name, _) = bare(k);
+        match global_value(&mut c, name) {
+            Ok(Some(cur)) if cur.eq_ignore_ascii_case(v) => out.push(format!("--{k}={v}")),
+            Ok(Some(cur)) => out.push(format!("--{k}={v} (the server reports {cur})")),
+            _ => out.push(format!("--{k}={v} (ignored: the server has no {name})")),
+        }
+    }
+    c.quit();
+    out
 }
 
 #[cfg(test)]

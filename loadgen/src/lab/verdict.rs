@@ -238,7 +238,7 @@ pub(crate) fn series(m: &Measurements, name: &str) -> Result<(Vec<(f64, f64)>, f
     let prefix = format!("{name}@");
     let mut pts = Vec::new();
     let mut noise: f64 = 0.0;
-    for (k, v) in m {
+    for k in m.keys() {
         let Some(x) = k.strip_prefix(&prefix).and_then(|x| x.parse::<f64>().ok()) else {
             continue;
         };
