@@ -250,6 +250,18 @@ fn show(l: &run::Loaded) -> String {
             ));
         }
     }
+    if e.scenario.is_some() {
+        o.push_str("\ncounters a measure step may read:\n");
+        for (c, what) in counters::COUNTERS {
+            o.push_str(&format!("  {c:<16} {what}\n"));
+        }
+    }
+    if e.matrix.is_some() {
+        o.push_str("\nmetrics of each cell (CONFIGURATION.METRIC@VALUE):\n");
+        for (m, what) in matrix::METRICS {
+            o.push_str(&format!("  {m:<20} {what}\n"));
+        }
+    }
     o.push_str("\nverdict (all rules must hold):\n");
     for r in &e.verdict {
         o.push_str(&format!("  {}\n", r.get_ref().describe()));
