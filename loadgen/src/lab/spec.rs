@@ -440,12 +440,14 @@ fn check_scenario(s: &Scenario) -> Result<(), Located> {
         let who = step.session.as_deref().unwrap_or("");
         match action {
             Action::Send(_) => {
-                if sent.insert(who, true) == Some(true) {
+                let was = sent.insert(who, true);
+                if was == Some(true) {
                     return Err((span, format!("session {who:?} sends again before its reap")));
                 }
             }
             Action::Reap => {
-                if sent.insert(who, false) != Some(true) {
+                let was = sent.insert(who, false);
+                if was != Some(true) {
                     return Err((span, format!("session {who:?} reaps with nothing sent")));
                 }
             }

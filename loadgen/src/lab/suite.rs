@@ -128,7 +128,7 @@ mod tests {
         let all = resolve(&["all".into()], Scale::Small).unwrap();
         assert_eq!(all.len(), BUILTINS.len());
         let qs = resolve(&["queue-study".into(), "f1".into()], Scale::Small).unwrap();
-        assert!(qs.len() >= 1 && qs[0].exp.name.starts_with("f1-"));
+        assert!(!qs.is_empty() && qs[0].exp.name.starts_with("f1-"));
         assert!(resolve(&["nope".into()], Scale::Small).is_err());
     }
 }
