@@ -38,6 +38,7 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     builtin!("queue-study", "f9-batch-size.toml"),
     builtin!("queue-study", "f10-workers.toml"),
     builtin!("queue-study", "f8-purge-held-back.toml"),
+    builtin!("queue-study", "f8b-purge-idle-rc.toml"),
     builtin!("queue-study", "f11-shard-prefix.toml"),
     builtin!("threadpool-study", "t1-pool-vs-per-connection.toml"),
     builtin!("threadpool-study", "t3-stall-limit.toml"),
