@@ -333,7 +333,7 @@ pub(crate) fn write(dir: &Path, r: &RunResult) -> Result<PathBuf, String> {
                     &Chart {
                         title: &format!("{} on {}: {name} with its linear fit", e.name, t.target),
                         x_label: &name,
-                        y_label: "ms",
+                        y_label: "median of the passes",
                         log_x: false,
                         log_y: false,
                     },
