@@ -547,15 +547,12 @@ impl Rule {
                     && at_least.is_none_or(|l| v >= l);
                 let text = if vs.len() > 1 {
                     format!(
-                        "{} (passes: {})",
+                        "{value} = {} (passes: {})",
                         fmt_num(v),
-                        vs.iter()
-                            .map(|x| fmt_num(*x))
-                            .collect::<Vec<_>>()
-                            .join(" / ")
+                        vs.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(" / ")
                     )
                 } else {
-                    fmt_num(v)
+                    format!("{value} = {}", fmt_num(v))
                 };
                 let verdict = if ok {
                     Verdict::Reproduces
