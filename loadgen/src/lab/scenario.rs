@@ -79,7 +79,10 @@ fn open_sessions(
     let mut out = Vec::new();
     for name in &sc.sessions {
         let mut conn = match sc.users.get(name) {
-            Some(user) => live.connect_as(user),
+            Some(user) => live.connect_as(
+                user,
+                sc.grants.get(user).map(Vec::as_slice).unwrap_or_default(),
+            ),
             None => live.connect(),
         }
         .map_err(Stop::CannotRun)?;

@@ -98,6 +98,9 @@ pub(crate) struct Scenario {
     /// privileges on the lab's database only) instead of the lab's own login.
     #[serde(default)]
     pub(crate) users: BTreeMap<String, String>,
+    /// Global privileges granted to such a user besides (`{ lab_admin = ["TP_CONNECTION_ADMIN"] }`).
+    #[serde(default)]
+    pub(crate) grants: BTreeMap<String, Vec<String>>,
     /// Run the steps once per value, with `{NAME}` substituted (one variable).
     pub(crate) each: Option<Each>,
     /// Passes (default 1; `--passes` overrides).
@@ -405,6 +408,22 @@ fn check_scenario(s: &Scenario) -> Result<(), Located> {
             return Err((
                 None,
                 format!("users: {user:?} must be letters, digits and _"),
+            ));
+        }
+    }
+    for (user, privs) in &s.grants {
+        if !s.users.values().any(|u| u == user) {
+            return Err((None, format!("grants: {user:?} is not a user in users")));
+        }
+        if privs.iter().any(|p| {
+            p.is_empty()
+                || !p
+                    .chars()
+                    .all(|c| c.is_ascii_alphabetic() || c == '_' || c == ' ')
+        }) {
+            return Err((
+                None,
+                format!("grants: {user:?}: privileges are words like TP_CONNECTION_ADMIN"),
             ));
         }
     }

@@ -259,13 +259,19 @@ impl Live {
     }
 
     /// A new connection to [`LAB_DB`] as `user` (empty password), which the lab creates
-    /// first with every privilege on [`LAB_DB`] and nothing else.
-    pub(crate) fn connect_as(&self, user: &str) -> Result<Blocking, String> {
+    /// first with every privilege on [`LAB_DB`] and, on `*.*`, only `grants`.
+    pub(crate) fn connect_as(&self, user: &str, grants: &[String]) -> Result<Blocking, String> {
         let mut c = self.connect()?;
         c.exec(&format!("CREATE USER IF NOT EXISTS '{user}'@'%'"))?;
         c.exec(&format!(
             "GRANT ALL PRIVILEGES ON {LAB_DB}.* TO '{user}'@'%'"
         ))?;
+        if !grants.is_empty() {
+            c.exec(&format!(
+                "GRANT {} ON *.* TO '{user}'@'%'",
+                grants.join(", ")
+            ))?;
+        }
         c.quit();
         let login = Login {
             user: user.into(),

@@ -549,7 +549,10 @@ impl Rule {
                     format!(
                         "{value} = {} (passes: {})",
                         fmt_num(v),
-                        vs.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(" / ")
+                        vs.iter()
+                            .map(|x| fmt_num(*x))
+                            .collect::<Vec<_>>()
+                            .join(" / ")
                     )
                 } else {
                     format!("{value} = {}", fmt_num(v))
