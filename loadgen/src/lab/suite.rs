@@ -46,6 +46,7 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     builtin!("threadpool-study", "t5-os-threads.toml"),
     builtin!("threadpool-study", "t2-pool-size.toml"),
     builtin!("saturation", "h1-saturation.toml"),
+    builtin!("saturation", "h2-knee.toml"),
 ];
 
 /// The suite names.
