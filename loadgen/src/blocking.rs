@@ -82,6 +82,18 @@ impl Blocking {
         self.wait()
     }
 
+    /// Sends a text statement without waiting for its reply (`finish` collects it), for a
+    /// statement that blocks while another session acts.
+    pub(crate) fn start(&mut self, sql: &str) -> Result<(), String> {
+        self.wire.query(sql, true);
+        self.send()
+    }
+
+    /// Waits for the reply of the statement `start` sent.
+    pub(crate) fn finish(&mut self) -> Result<Reply, String> {
+        self.wait()
+    }
+
     /// Runs a statement and turns an error reply into `Err`.
     pub(crate) fn exec(&mut self, sql: &str) -> Result<Reply, String> {
         match self.query(sql)? {

@@ -34,6 +34,8 @@ pub(crate) enum Command {
     Sweep(crate::sweep::SweepArgs),
     /// Start tpbed-server in both thread-handling modes and compare them on oltp_read_only (ours).
     Demo(crate::demo::DemoArgs),
+    /// The lab: list, show and run experiments that reproduce published findings (ours).
+    Experiment(crate::lab::ExperimentArgs),
 }
 
 /// The sysbench 1.0 OLTP scripts.

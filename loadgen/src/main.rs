@@ -10,6 +10,7 @@ mod engine;
 mod extra;
 mod gauges;
 mod json;
+mod lab;
 #[cfg(test)]
 mod loop_tests;
 mod machine;
@@ -51,6 +52,7 @@ fn main() {
         Command::Idle(a) => extra::idle_cmd(a, &wires).and_then(fatal),
         Command::Sweep(a) => sweep::sweep_cmd(a, &wires),
         Command::Demo(a) => demo::demo_cmd(a, &wires),
+        Command::Experiment(a) => lab::experiment_cmd(a, &wires),
     };
     if let Err(e) = result {
         eprintln!("tpbed-load: FATAL: {e}");

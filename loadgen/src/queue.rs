@@ -542,6 +542,15 @@ impl OnceCheck {
 
 /// `tpbed-load queue`.
 pub(crate) fn queue_cmd(a: &QueueArgs, wires: &Arc<WireFactory>) -> Result<Report, String> {
+    queue_run(a, wires, true)
+}
+
+/// Runs the queue workload; `print` shows interval lines and the report on stdout.
+pub(crate) fn queue_run(
+    a: &QueueArgs,
+    wires: &Arc<WireFactory>,
+    print: bool,
+) -> Result<Report, String> {
     if a.workers == 0 {
         return Err("--workers must be at least 1".into());
     }
@@ -612,7 +621,7 @@ pub(crate) fn queue_cmd(a: &QueueArgs, wires: &Arc<WireFactory>) -> Result<Repor
         report_interval: a.run.report_interval,
         percentile: a.run.percentile,
         format: a.run.format,
-        live: true,
+        live: print,
         server_pid: a.run.server_pid,
         gauges: !a.run.no_gauges,
     };
@@ -702,7 +711,9 @@ pub(crate) fn queue_cmd(a: &QueueArgs, wires: &Arc<WireFactory>) -> Result<Repor
         ),
     ];
     drop(s);
-    emit(&report, a.run.format, a.run.out.as_deref())?;
+    if print {
+        emit(&report, a.run.format, a.run.out.as_deref())?;
+    }
     if !check.ok() {
         return Err(format!("exactly-once check failed: {check:?}"));
     }

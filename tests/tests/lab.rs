@@ -1,0 +1,165 @@
+//! `tpbed-load experiment` end to end against tpbed-server started by the lab: the scenario
+//! and matrix files README shows, two built-in experiments, a rule the server does not meet
+//! (it must say "differs"), and a bad file rejected with its line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tpbed_tests::binary;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tpbed-lab-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn lab(args: &[&str], out: &Path) -> Output {
+    let server = binary("tpbed-server");
+    Command::new(binary("tpbed-load"))
+        .arg("experiment")
+        .arg("run")
+        .args(args)
+        .args(["--target", "tpbed", "--server-bin"])
+        .arg(&server)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("run tpbed-load experiment")
+}
+
+/// The verdict the summary table gives `experiment` on tpbed.
+fn verdict(stdout: &str, experiment: &str) -> String {
+    stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(experiment))
+        .and_then(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .nth(2)
+        })
+        .unwrap_or_else(|| panic!("no summary line for {experiment}:\n{stdout}"))
+        .to_string()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn readme_scenario_and_matrix_files_run_and_reproduce() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
+    let files = [
+        "loadgen/experiments/examples/row-lock-wait.toml",
+        "loadgen/experiments/examples/claim-lock-waits.toml",
+    ];
+    for f in files {
+        let body = std::fs::read_to_string(repo().join(f)).expect(f);
+        assert!(
+            readme.contains(body.trim()),
+            "README must show {f} as it is"
+        );
+    }
+    let out = out_dir("readme");
+    let paths: Vec<String> = files
+        .iter()
+        .map(|f| repo().join(f).display().to_string())
+        .collect();
+    let args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let o = lab(&args, &out);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(verdict(&stdout, "row-lock-wait"), "reproduces", "{stdout}");
+    assert_eq!(
+        verdict(&stdout, "claim-lock-waits"),
+        "reproduces",
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains(&out.display().to_string())),
+        "the last line names the folder: {stdout}"
+    );
+    let index = std::fs::read_to_string(out.join("index.md")).expect("index.md");
+    assert!(index.contains("| [row-lock-wait]") && index.contains("| [claim-lock-waits]"));
+    let json = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    assert!(json.contains("\"skip.row_lock_waits@4\"") && json.contains("\"second_ms\""));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn two_builtin_experiments_reproduce_on_tpbed() {
+    let out = out_dir("builtin");
+    let o = lab(&["f1", "f5", "--format", "text"], &out);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(
+        verdict(&stdout, "f1-locks-per-claim"),
+        "reproduces",
+        "{stdout}"
+    );
+    assert_eq!(
+        verdict(&stdout, "f5-timeout-keeps-locks"),
+        "reproduces",
+        "{stdout}"
+    );
+    // the measured lock counts, not only the verdict: 20 through idx_ready, 10 with status in the PK
+    assert!(stdout.contains("20.00 / 10.00 = 2.00"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_rule_the_server_does_not_meet_differs_and_a_bad_file_names_its_line() {
+    let dir = out_dir("rules");
+    std::fs::create_dir_all(&dir).unwrap();
+    let body =
+        std::fs::read_to_string(repo().join("loadgen/experiments/examples/row-lock-wait.toml"))
+            .unwrap();
+    // the same scenario, judged by a rule that says the second writer does not wait
+    let strict = dir.join("strict.toml");
+    std::fs::write(
+        &strict,
+        body.replace(
+            "value = \"second_ms\"\nat_least = 250",
+            "value = \"second_ms\"\nat_most = 100",
+        ),
+    )
+    .unwrap();
+    let o = lab(&[strict.to_str().unwrap()], &dir.join("out"));
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(verdict(&stdout, "row-lock-wait"), "differs", "{stdout}");
+    // a step with two actions, on line 14 of the file
+    let bad = dir.join("bad.toml");
+    let lines: Vec<&str> = body.lines().collect();
+    let at = lines.iter().position(|l| *l == "sql = \"BEGIN\"").unwrap();
+    let mut broken = lines.clone();
+    broken.insert(at + 1, "sleep_ms = 5");
+    std::fs::write(&bad, broken.join("\n")).unwrap();
+    let o = lab(&[bad.to_str().unwrap()], &dir.join("out2"));
+    let (stdout, stderr) = text(&o);
+    assert!(!o.status.success(), "{stdout}");
+    let name = bad.display().to_string();
+    let line: usize = stderr
+        .split(&format!("{name}:"))
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no line number in: {stderr}"));
+    assert!(
+        (at - 1..=at + 2).contains(&line),
+        "line {line}, step at {}: {stderr}",
+        at + 1
+    );
+    assert!(stderr.contains("only one of"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
