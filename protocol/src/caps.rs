@@ -75,8 +75,10 @@ bitflags! {
 }
 
 impl Capabilities {
-    /// What tpbed's server advertises by default: the connect-time checklist of
-    /// reference/peers.md §5. Left out on purpose: SSL and compression (not implemented),
+    /// What tpbed's server advertises by default: the flags the usual MySQL clients check
+    /// for at connect time (protocol 4.1, secure connection, plugin auth with length-encoded
+    /// data, connect attributes, multi-statements and multi-results, session tracking,
+    /// DEPRECATE_EOF). Left out on purpose: SSL and compression (not implemented),
     /// LOCAL_FILES (no `LOAD DATA LOCAL`), QUERY_ATTRIBUTES (COM_QUERY would carry a prefix),
     /// and flags that change statement semantics the engine would then have to honour
     /// (FOUND_ROWS, which Connector/J asks for, IGNORE_SPACE, NO_SCHEMA, ODBC).

@@ -2,7 +2,6 @@
 //! accepted connection to the connection handler.
 
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use pool_core::{ConnectionHandler, ThreadPerConnection};
@@ -115,7 +114,6 @@ pub fn accept_loop(
 }
 
 fn admit(server: &Arc<Server>, stream: TcpStream, handler: &dyn ConnectionHandler<ClientSession>) {
-    server.connection_count.fetch_add(1, Ordering::Relaxed);
     let _ = server.retired.get(Counter::AbortedConnects);
     handler.add_connection(ClientSession::new(server.clone(), stream));
 }

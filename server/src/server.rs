@@ -104,7 +104,9 @@ pub struct Server {
     pub handler: OnceLock<Handler>,
     /// `Max_used_connections`.
     pub max_used_connections: AtomicU64,
-    /// Open client connections, counted from accept (including those still authenticating).
+    /// Client connections holding a slot: counted from accept (including those still
+    /// authenticating) by [`Server::take_connection_slot`], at most `max_connections + 1`; a
+    /// refused connection gives its slot back before its error is sent, or never takes one.
     pub connection_count: AtomicU64,
     /// `Prepared_stmt_count`: statements prepared over all sessions.
     pub prepared_stmt_count: AtomicI64,
@@ -360,6 +362,38 @@ impl Server {
         v.extend(self.catalog.engine.database_names());
         v.sort();
         v
+    }
+
+    /// Counts a freshly accepted connection unless `max_connections + 1` are counted already
+    /// (the last slot is the spare one only CONNECTION_ADMIN keeps); false if it was not
+    /// counted, and then it must be refused with 1040. The check and the count are one
+    /// atomic step, as in MySQL's acceptor.
+    pub fn take_connection_slot(&self) -> bool {
+        let max = self.vars.global(self.ids.max_connections).as_int().max(0) as u64;
+        self.connection_count
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                (c <= max).then_some(c + 1)
+            })
+            .is_ok()
+    }
+
+    /// Gives back a counted connection's slot if more than `max_connections` are counted,
+    /// that is if the connection holds the spare slot; true if it did (the connection must
+    /// then be refused with 1040 unless it has CONNECTION_ADMIN). The check and the release
+    /// are one atomic step, so of two connections racing for the last ordinary slot one
+    /// keeps it.
+    pub fn release_spare_slot(&self) -> bool {
+        let max = self.vars.global(self.ids.max_connections).as_int().max(0) as u64;
+        self.connection_count
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                (c > max).then(|| c - 1)
+            })
+            .is_ok()
+    }
+
+    /// Gives back a connection's slot.
+    pub fn release_connection_slot(&self) {
+        self.connection_count.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Records a connection count for `Max_used_connections`.

@@ -1,10 +1,13 @@
 //! Connection limits: 2,000 concurrent connections in thread-per-connection mode, and
-//! `max_connections` with the spare slot for CONNECTION_ADMIN.
+//! `max_connections` with the spare slot for CONNECTION_ADMIN, which a refused connection
+//! never holds.
 
 use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
-use tpbed_tests::{global_status as status, raise_nofile_limit, raw_code, raw_error, TestServer};
+use tpbed_tests::{
+    each_mode, global_status as status, raise_nofile_limit, raw_code, raw_error, TestServer,
+};
 
 #[test]
 fn two_thousand_concurrent_connections_each_query_and_close_cleanly() {
@@ -69,26 +72,31 @@ fn two_thousand_concurrent_connections_each_query_and_close_cleanly() {
     );
 }
 
+/// Creates `app` (no privileges) and `ops` (CONNECTION_ADMIN), both with password `pw`, on
+/// `root`'s server.
+fn create_app_and_ops(root: &mut mysql::Conn) {
+    root.query_drop("CREATE USER 'app'@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    root.query_drop("CREATE USER 'ops'@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    root.query_drop("GRANT CONNECTION_ADMIN ON *.* TO 'ops'@'%'")
+        .unwrap();
+}
+
 #[test]
 fn connection_152_gets_1040_and_connection_admin_gets_the_spare_slot() {
     let srv = TestServer::start(&[]);
-    {
-        let mut root = srv.connect();
-        root.query_drop("CREATE USER 'app'@'%' IDENTIFIED BY 'pw'")
-            .unwrap();
-        root.query_drop("CREATE USER 'ops'@'%' IDENTIFIED BY 'pw'")
-            .unwrap();
-        root.query_drop("GRANT CONNECTION_ADMIN ON *.* TO 'ops'@'%'")
-            .unwrap();
-        let mc: u64 = root
-            .query_first("SELECT @@max_connections")
-            .unwrap()
-            .unwrap();
-        assert_eq!(mc, 151, "MySQL's default");
-    }
-    std::thread::sleep(Duration::from_millis(100));
+    // root stays connected: it is connection 1, so no connection is still closing when the
+    // limit is reached.
+    let mut root = srv.connect();
+    create_app_and_ops(&mut root);
+    let mc: u64 = root
+        .query_first("SELECT @@max_connections")
+        .unwrap()
+        .unwrap();
+    assert_eq!(mc, 151, "MySQL's default");
     let mut held = Vec::new();
-    for i in 0..151 {
+    for i in 1..151 {
         held.push(
             srv.raw_connect("app", "pw")
                 .unwrap_or_else(|e| panic!("connection {}: {e}", i + 1)),
@@ -111,4 +119,47 @@ fn connection_152_gets_1040_and_connection_admin_gets_the_spare_slot() {
         "only one spare slot"
     );
     drop(held);
+}
+
+each_mode! {
+    /// Refused connections hold no slot, not even while they close: right after a run of
+    /// 1040s, a CONNECTION_ADMIN user's connect takes the spare slot, round after round.
+    fn connection_admin_connects_right_after_refused_connections(mode) {
+        const MAX: u64 = 3;
+        const ROUNDS: usize = 100;
+        const REFUSED_PER_ROUND: usize = 5;
+        let srv = mode.start(&[&format!("--max-connections={MAX}")]);
+        // root and MAX - 1 app connections fill the ordinary slots.
+        let mut root = srv.connect();
+        create_app_and_ops(&mut root);
+        let _held: Vec<_> = (1..MAX)
+            .map(|i| {
+                srv.raw_connect("app", "pw")
+                    .unwrap_or_else(|e| panic!("app connection {i}: {e}"))
+            })
+            .collect();
+        for round in 0..ROUNDS {
+            for i in 0..REFUSED_PER_ROUND {
+                assert_eq!(
+                    raw_code(srv.raw_connect("app", "pw")),
+                    1040,
+                    "{mode:?} round {round}: app connection {i} past max_connections"
+                );
+            }
+            let ops = srv.raw_connect("ops", "pw").unwrap_or_else(|e| {
+                panic!("{mode:?} round {round}: CONNECTION_ADMIN refused right after 1040s: {e}")
+            });
+            ops.quit().unwrap();
+            // The next round starts once the server has closed ops (its slot goes back
+            // before it leaves the processlist).
+            let end = Instant::now() + Duration::from_secs(10);
+            while status(&mut root, "Threads_connected") > MAX {
+                assert!(
+                    Instant::now() < end,
+                    "{mode:?} round {round}: ops still connected after 10 s"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
 }

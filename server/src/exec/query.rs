@@ -1,7 +1,9 @@
-//! SELECT planning over tables: FROM (base, derived and virtual tables, inner and left
-//! joins), WHERE split into conjuncts and pushed to the first join level that can evaluate
-//! them, an access path per base table, aggregation, HAVING, ORDER BY (served by the index
-//! or a filesort), DISTINCT and LIMIT.
+//! SELECT planning over tables (one SELECT; no UNION or WITH): FROM (base, derived and
+//! virtual tables; comma, CROSS, INNER and LEFT joins with ON, not USING or NATURAL), WHERE
+//! split into conjuncts, each placed at the join level of the last table it reads (a WHERE
+//! conjunct on a LEFT-joined table waits for every table instead), an access path per base
+//! table, aggregation, HAVING, ORDER BY (served by the first table's access order when that
+//! gives it, else sorted), DISTINCT, LIMIT/OFFSET and the locking clause.
 
 use std::sync::Arc;
 
@@ -24,8 +26,8 @@ use crate::exec::Planner;
 use crate::sql::expr::{Binder, BoundExpr};
 use crate::sql::output::FixedColumns;
 
-/// A locking clause (`FOR UPDATE`, `FOR SHARE`, `LOCK IN SHARE MODE`), kept for the lock
-/// manager of the transactions issue: today reads take no row locks.
+/// A locking clause (`FOR UPDATE`, `FOR SHARE`, `LOCK IN SHARE MODE`): the SELECT's
+/// base-table reads take X or S row locks with this wait policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LockClause {
     /// Exclusive (FOR UPDATE) rather than shared.

@@ -1,7 +1,9 @@
 //! Executing a planned SELECT: a nested loop over the sources (each base table read through
-//! its access path, derived and virtual tables materialised first), conditions evaluated at
-//! the first level that has their columns, then aggregation, DISTINCT, sort and LIMIT. With
-//! no sort, grouping or DISTINCT the loop stops as soon as LIMIT rows are out.
+//! its access path, from the statement's consistent-read view or, for a locking read, with
+//! row locks on the latest versions; derived and virtual tables materialised first),
+//! conditions evaluated at the level the plan placed them (WHERE conditions on a LEFT-joined
+//! table once every source has a row), then aggregation, DISTINCT, sort and LIMIT. With no
+//! sort, grouping or DISTINCT the loop stops as soon as LIMIT rows are out.
 
 use std::cell::{Cell, OnceCell};
 use std::cmp::Ordering;

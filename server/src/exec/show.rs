@@ -1,4 +1,4 @@
-//! SHOW TABLES, SHOW CREATE TABLE and SHOW [FULL] COLUMNS / DESCRIBE, with MySQL's column
+//! SHOW TABLES, SHOW CREATE TABLE and `SHOW [FULL] COLUMNS` / DESCRIBE, with MySQL's column
 //! names; LIKE filters the first column.
 
 use protocol::ColumnDefinition;
@@ -18,7 +18,7 @@ use crate::vars::Counter;
 /// A planned SHOW on tables.
 #[derive(Debug, Clone)]
 pub enum ShowTable {
-    /// SHOW [FULL] TABLES [FROM db] [LIKE pattern].
+    /// `SHOW [FULL] TABLES [FROM db] [LIKE pattern]`.
     Tables {
         /// Database.
         db: String,
@@ -34,7 +34,7 @@ pub enum ShowTable {
         /// Table.
         table: String,
     },
-    /// SHOW [FULL] COLUMNS / DESCRIBE.
+    /// `SHOW [FULL] COLUMNS` / `DESCRIBE`.
     Columns {
         /// Database.
         db: String,

@@ -1,7 +1,8 @@
 //! Virtual tables: a schema plus a row snapshot taken when a statement reads them, so
 //! introspection tables go through the same WHERE/ORDER BY/GROUP BY/join code as ordinary
-//! tables. `information_schema.TABLES`, `COLUMNS` and `STATISTICS` live here; later
-//! introspection tables (performance_schema, INNODB_TRX...) implement the same trait.
+//! tables. `information_schema.TABLES`, `COLUMNS` and `STATISTICS` live here; the other
+//! introspection tables (in `innodb_tables`, `pfs_tables` and `pool_tables`) implement the
+//! same trait.
 
 use crate::engine::{Catalog, IndexKind};
 use crate::exec::describe;

@@ -112,10 +112,9 @@ fn check_password(acct: &Account, plugin: AuthPlugin, nonce: &[u8; 20], response
 /// Runs the connection phase; `Continue` means the client is logged in.
 pub fn run(s: &mut ClientSession) -> Outcome {
     let server = s.st.server.clone();
-    let max = server.vars.global(server.ids.max_connections).as_int() as u64;
-    let count = server.connection_count.load(Ordering::Relaxed);
-    if count > max + 1 {
-        // Not even the spare CONNECTION_ADMIN slot is left: refuse before the greeting.
+    if !s.counted {
+        // Not even the spare CONNECTION_ADMIN slot was left at accept: refuse before the
+        // greeting. The connection never held a slot.
         s.seq = 0;
         return deny(
             s,
@@ -214,8 +213,10 @@ pub fn run(s: &mut ClientSession) -> Outcome {
     s.st.user = acct.user.clone();
     s.st.account_host = acct.host.clone();
     s.st.privileges = acct.privileges.clone();
-    if server.connection_count.load(Ordering::Relaxed) > max && !s.st.privileges.connection_admin()
-    {
+    // Past `max_connections` only CONNECTION_ADMIN stays: anyone else gives the spare slot
+    // back before the 1040 goes out, so a client that reconnects at once finds it free.
+    if !s.st.privileges.connection_admin() && server.release_spare_slot() {
+        s.counted = false;
         return deny(
             s,
             SqlError::new(ErrorCode::ConCount, "Too many connections"),

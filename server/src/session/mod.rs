@@ -37,14 +37,18 @@ pub struct ClientSession {
     /// Everything but the socket.
     pub st: SessionState,
     nonce: [u8; 20],
+    /// Whether the connection holds a slot in [`Server::connection_count`].
+    counted: bool,
     authenticated: bool,
     quit: bool,
 }
 
 impl ClientSession {
-    /// A session for a freshly accepted socket. The caller has counted it in
-    /// [`Server::connection_count`]; dropping the session uncounts it.
+    /// A session for a freshly accepted socket. It takes a slot in
+    /// [`Server::connection_count`] if one is left (else the handshake refuses it with 1040
+    /// before the greeting); the slot goes back when the session drops or is refused.
     pub fn new(server: Arc<Server>, stream: TcpStream) -> ClientSession {
+        let counted = server.take_connection_slot();
         let host = stream
             .peer_addr()
             .map(|a| a.ip().to_string())
@@ -62,6 +66,7 @@ impl ClientSession {
             seq: 0,
             st: SessionState::new(server, conn),
             nonce: handshake::new_nonce(),
+            counted,
             authenticated: false,
             quit: false,
         }
@@ -339,10 +344,14 @@ impl Session for ClientSession {
 impl Drop for ClientSession {
     fn drop(&mut self) {
         let server = self.st.server.clone();
+        // The slot goes first: once the session is gone from the processlist
+        // (`Threads_connected`), it holds no slot either.
+        if self.counted {
+            server.release_connection_slot();
+        }
         self.st.close_all_statements();
         if let Some(c) = server.connections.remove(self.st.conn.id) {
             server.retired.absorb(&c.counters);
         }
-        server.connection_count.fetch_sub(1, Ordering::Relaxed);
     }
 }

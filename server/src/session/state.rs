@@ -1,5 +1,6 @@
-//! A session's state apart from its socket: who is logged in, session variables, the current
-//! database, transaction flags, warnings and prepared statements. The SQL layer works on this.
+//! A session's state apart from its socket: who is logged in, session and user variables,
+//! the current database, the open transaction and its savepoints, warnings and prepared
+//! statements. The SQL layer works on this; dropping it rolls the open transaction back.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -96,13 +97,15 @@ pub struct SessionState {
     pub db: Option<String>,
     /// `LAST_INSERT_ID()`.
     pub last_insert_id: u64,
-    /// An explicit transaction is open (BEGIN without COMMIT yet).
+    /// A transaction stays open past the current statement (SERVER_STATUS_IN_TRANS): set by
+    /// BEGIN, or by a statement or SAVEPOINT with autocommit off; cleared by COMMIT and
+    /// ROLLBACK.
     pub in_transaction: bool,
     /// Warnings of the last statement.
     pub warnings: Vec<Warning>,
     /// Warnings raised during evaluation, moved into `warnings` when the statement ends.
     pub shared_warnings: std::cell::RefCell<Vec<Warning>>,
-    /// Prepared statements by id (removed and put back by every execute, so a fast hash).
+    /// Prepared statements by id (looked up by every execute, so a fast hash).
     pub statements: foldhash::HashMap<u32, SessionStmt>,
     /// The next statement id.
     pub next_stmt_id: u32,

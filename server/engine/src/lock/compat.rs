@@ -67,8 +67,8 @@ pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The table of reference/innodb-locking.md §2.1, row = request, column = held, in the
-    /// order IS, IX, S, X, AUTO_INC.
+    /// InnoDB's table-lock compatibility (docs/locking.md), row = request, column = held,
+    /// in the order IS, IX, S, X, AUTO_INC: true = compatible.
     const TABLE_MATRIX: [[bool; 5]; 5] = [
         [true, true, true, false, true],
         [true, true, false, false, true],
@@ -81,8 +81,9 @@ pub(crate) mod tests {
         TableLockMode::ALL.iter().position(|&x| x == m).unwrap()
     }
 
-    /// §2.2's matrix for incompatible strengths (X vs X, S vs X either way), row = request,
-    /// column = held, in the order REC_NOT_GAP, GAP, NEXT-KEY, INSERT_INTENTION: true = wait.
+    /// InnoDB's record-lock waits for incompatible strengths (X vs X, S vs X either way; see
+    /// docs/locking.md), row = request, column = held, in the order REC_NOT_GAP, GAP,
+    /// NEXT-KEY, INSERT_INTENTION: true = wait.
     const REC_MATRIX: [[bool; 4]; 4] = [
         [true, false, true, false],
         [false, false, false, false],

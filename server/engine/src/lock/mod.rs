@@ -3,7 +3,7 @@
 //! implicit-lock conversion, gap-lock inheritance, per-record wait queues with a pluggable
 //! grant policy (CATS or FCFS), a background deadlock/weight thread, and introspection.
 //!
-//! # How the SQL layer calls it (DESIGN.md's latch/lock protocol)
+//! # How the SQL layer calls it (the latch/lock protocol, also in `docs/locking.md`)
 //!
 //! 1. At transaction start (before the first lock or write): `let lt =
 //!    lock_sys.begin_trx(trx_id, thread_id, connection_id)`; set
@@ -13,7 +13,7 @@
 //!    latch is held yet).
 //! 3. For each record a locking scan visits, under the leaf latch: if the record's
 //!    DB_TRX_ID is another transaction that is still active, `LockSys::convert_implicit`
-//!    first; then [`LockSys::lock_rec`] with the mode InnoDB picks (reference §3) and the
+//!    first; then [`LockSys::lock_rec`] with the mode InnoDB picks (`docs/locking.md` lists them) and the
 //!    statement's [`WaitPolicy`] (a scan calls `LockSys::lock_rec_hinted` with the record's
 //!    [`LockHint`], so that SKIP LOCKED and NOWAIT can decide from the record itself). `Granted` → use the record; `Skipped` → next record;
 //!    `Err(NoWait)` → statement error 3572; `Wait(w)` → save the cursor, release every latch,

@@ -1,14 +1,23 @@
-//! A table: its definition, the clustered index holding the rows and one B+tree per secondary
-//! index, kept consistent by every write: each live row has exactly one non-delete-marked
-//! entry (its secondary key columns ++ primary key) in every secondary index.
+//! A table: its definition, the clustered index holding the rows, one B+tree per secondary
+//! index, and the old versions of its rows. Every write keeps the indexes consistent: each
+//! live row has exactly one non-delete-marked entry (its secondary key columns ++ primary
+//! key) in every secondary index; the entries of deleted rows and of old versions stay,
+//! delete-marked, until rollback or purge removes them.
 //!
 //! Write order, chosen so that a failing statement leaves no trace: coerce → duplicate checks
-//! on UNIQUE secondaries → clustered write (whose own duplicate check may still fail, before
-//! anything else changed) → secondary writes (which cannot fail). Checks and inserts on a
-//! UNIQUE secondary index are serialised by that index's mutex (an equal prefix may span
-//! leaves); the row locks of the transactions issue replace that. Primary-key uniqueness is
-//! decided under the leaf latch. No MVCC here: a delete-marked record is dead, and an insert
-//! of an equal key reuses it in place, clearing the mark.
+//! on the clustered index and the UNIQUE secondaries → clustered write (whose own duplicate
+//! check may still fail, before anything else changed) → secondary writes. A write may also
+//! fail where its caller's check hook refuses (a lock it must wait for, under a leaf latch);
+//! if that happens at a secondary index, the clustered write and the secondary writes before
+//! it are rolled back before the error returns. Duplicate checks and inserts on a UNIQUE
+//! secondary index are serialised by that index's mutex (an equal prefix may span leaves),
+//! held for the whole write; primary-key uniqueness is decided under the leaf latch.
+//!
+//! Versions: a write stamps the clustered record with its transaction (DB_TRX_ID) and keeps
+//! the version it replaced in the table's [`VersionStore`], reached through the record's
+//! roll pointer (DB_ROLL_PTR). A delete only delete-marks; an insert of a key whose record
+//! is delete-marked overwrites that record in place, keeping the old one as a version. The
+//! logged [`Change`]s let rollback invert a write and purge remove what no read view needs.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;

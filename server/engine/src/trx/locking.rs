@@ -1,5 +1,6 @@
 //! Locking reads: a scan of one index range that locks each record it visits the way
-//! InnoDB's `row_search_mvcc` does (reference §3.1) and returns the latest version.
+//! InnoDB's `row_search_mvcc` does (the rules are in `docs/locking.md`) and returns the
+//! latest version.
 //!
 //! The latch/lock protocol: every lock call happens under the leaf latch of the record; a
 //! request that must wait saves the cursor on the record, releases every latch, waits, then
