@@ -151,6 +151,7 @@ fn fixed_messages_read_as_mysqls_templates() {
     for e in [
         LockError::WaitTimeout,
         LockError::Deadlock,
+        LockError::NoWait,
         LockError::Interrupted,
     ] {
         assert_eq!(e.message(), e.code().template(), "{e:?}");

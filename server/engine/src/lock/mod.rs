@@ -97,7 +97,9 @@ impl LockError {
             LockError::Deadlock => {
                 "Deadlock found when trying to get lock; try restarting transaction"
             }
-            LockError::NoWait => "Do not wait for lock.",
+            LockError::NoWait => {
+                "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set."
+            }
             LockError::Interrupted => "Query execution was interrupted",
         }
     }
