@@ -4,105 +4,21 @@
 //! "Shutdown complete" only after the handler joined its threads and the server was dropped)
 //! and remove the temporary data directory.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use mysql::{Conn, OptsBuilder};
+use mysql::Conn;
+use tpbed_tests::{code, TestServer};
 
 /// The server's grace period for running statements (10 s) plus room for a loaded machine.
 const EXIT_WITHIN: Duration = Duration::from_secs(30);
 
-/// A server process this test stops itself (so it can see how the process ends).
-struct Proc {
-    child: Child,
-    port: u16,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Proc {
-    fn start(args: &[&str]) -> Proc {
-        let mut child = Command::new(tpbed_tests::binary("tpbed-server"))
-            .args(["--port=0", "--bind-address=127.0.0.1"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start tpbed-server");
-        let stderr = child.stderr.take().expect("stderr piped");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("ready for connections") {
-                    let port = line
-                        .split("port: ")
-                        .nth(1)
-                        .and_then(|p| p.split_whitespace().next())
-                        .and_then(|p| p.parse::<u16>().ok());
-                    let _ = tx.send(port.unwrap_or(0));
-                }
-                sink.lock().unwrap().push(line);
-            }
-        });
-        let port = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("server ready");
-        Proc { child, port, log }
-    }
-
-    fn connect(&self, user: &str, password: &str) -> mysql::Result<Conn> {
-        Conn::new(
-            OptsBuilder::new()
-                .ip_or_hostname(Some("127.0.0.1"))
-                .tcp_port(self.port)
-                .user(Some(user))
-                .pass(Some(password))
-                .prefer_socket(false),
-        )
-    }
-
-    fn signal(&self, sig: libc::c_int) {
-        let pid = libc::pid_t::try_from(self.child.id()).expect("pid");
-        // SAFETY: kill(2) on our own child process.
-        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
-    }
-
-    /// Waits for the process to end by itself (killing it after `limit`).
-    fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
-        let end = Instant::now() + limit;
-        while Instant::now() < end {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                return Some(st);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-
-    fn log_text(&self) -> String {
-        self.log.lock().unwrap().join("\n")
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn code<T: std::fmt::Debug>(r: mysql::Result<T>) -> u16 {
-    match r {
-        Err(mysql::Error::MySqlError(e)) => e.code,
-        other => panic!("expected a server error, got {other:?}"),
-    }
+/// A `mysql` crate connection to `srv` as `user`/`password`.
+fn connect(srv: &TestServer, user: &str, password: &str) -> mysql::Result<Conn> {
+    Conn::new(srv.opts(user, password))
 }
 
 /// The number in the shutdown summary line before `what`.
@@ -125,8 +41,8 @@ fn datadir(c: &mut Conn) -> PathBuf {
 }
 
 fn sigterm_under_load(args: &[&str]) {
-    let mut srv = Proc::start(args);
-    let mut admin = srv.connect("root", "").expect("connect");
+    let mut srv = TestServer::start(args);
+    let mut admin = connect(&srv, "root", "").expect("connect");
     let dir = datadir(&mut admin);
     assert!(dir.is_dir(), "{}", dir.display());
     admin.query_drop("CREATE DATABASE s").unwrap();
@@ -138,7 +54,7 @@ fn sigterm_under_load(args: &[&str]) {
         .query_drop(format!("INSERT INTO s.t VALUES {}", rows.join(",")))
         .unwrap();
     // An idle connection with an open transaction: shutdown must roll it back.
-    let mut idle = srv.connect("root", "").expect("connect");
+    let mut idle = connect(&srv, "root", "").expect("connect");
     idle.query_drop("BEGIN").unwrap();
     idle.query_drop("UPDATE s.t SET v = v + 100 WHERE id = 64")
         .unwrap();
@@ -147,7 +63,7 @@ fn sigterm_under_load(args: &[&str]) {
     let done = Arc::new(AtomicU64::new(0));
     let clients: Vec<_> = (0..64u64)
         .map(|k| {
-            let mut c = srv.connect("root", "").expect("connect");
+            let mut c = connect(&srv, "root", "").expect("connect");
             let (stop, done) = (Arc::clone(&stop), Arc::clone(&done));
             std::thread::spawn(move || {
                 let mut i = 0u64;
@@ -181,7 +97,7 @@ fn sigterm_under_load(args: &[&str]) {
     }
     drop(idle);
     drop(admin);
-    let log = srv.log_text();
+    let log = srv.log_lines().join("\n");
     let status = status.unwrap_or_else(|| panic!("no exit within {EXIT_WITHIN:?}:\n{log}"));
     assert_eq!(status.code(), Some(0), "{status:?}\n{log}");
     assert!(log.contains("Received signal 15"), "{log}");
@@ -204,18 +120,18 @@ fn sigterm_under_load_exits_0_pool() {
 }
 
 fn shutdown_statement(args: &[&str]) {
-    let mut srv = Proc::start(args);
-    let mut root = srv.connect("root", "").expect("connect");
+    let mut srv = TestServer::start(args);
+    let mut root = connect(&srv, "root", "").expect("connect");
     let dir = datadir(&mut root);
     root.query_drop("CREATE USER 'plain'@'%' IDENTIFIED BY 'pw'")
         .unwrap();
-    let mut plain = srv.connect("plain", "pw").expect("connect plain");
+    let mut plain = connect(&srv, "plain", "pw").expect("connect plain");
     assert_eq!(code(plain.query_drop("SHUTDOWN")), 1227);
     root.query_drop("SHUTDOWN").expect("SHUTDOWN");
     let status = srv.wait_exit(EXIT_WITHIN);
     drop(plain);
     drop(root);
-    let log = srv.log_text();
+    let log = srv.log_lines().join("\n");
     let status = status.unwrap_or_else(|| panic!("no exit within {EXIT_WITHIN:?}:\n{log}"));
     assert_eq!(status.code(), Some(0), "{status:?}\n{log}");
     assert!(log.contains("Received SHUTDOWN from user root"), "{log}");
@@ -235,8 +151,8 @@ fn shutdown_statement_exits_0_pool() {
 
 #[test]
 fn a_statement_still_running_after_the_grace_period_is_killed_pool() {
-    let mut srv = Proc::start(&["--thread-handling=pool-of-threads"]);
-    let mut root = srv.connect("root", "").expect("connect");
+    let mut srv = TestServer::start(&["--thread-handling=pool-of-threads"]);
+    let mut root = connect(&srv, "root", "").expect("connect");
     let dir = datadir(&mut root);
     let sleeper = std::thread::spawn(move || root.query_drop("SELECT SLEEP(120)"));
     std::thread::sleep(Duration::from_millis(300));
@@ -244,7 +160,7 @@ fn a_statement_still_running_after_the_grace_period_is_killed_pool() {
     srv.signal(libc::SIGTERM);
     let status = srv.wait_exit(EXIT_WITHIN);
     let took = t.elapsed();
-    let log = srv.log_text();
+    let log = srv.log_lines().join("\n");
     let status = status.unwrap_or_else(|| panic!("no exit within {EXIT_WITHIN:?}:\n{log}"));
     assert_eq!(status.code(), Some(0), "{status:?}\n{log}");
     assert!(

@@ -413,7 +413,8 @@ fn is_reserved(upper: &str) -> bool {
     RESERVED.binary_search(&upper).is_ok()
 }
 
-fn is_string(t: &Token) -> bool {
+/// Whether `t` is a string, byte-string or hex literal: an operand, never an operator.
+pub(crate) fn is_string(t: &Token) -> bool {
     matches!(
         t,
         Token::SingleQuotedString(_)

@@ -12,6 +12,7 @@
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
+use crate::digest::normalize::is_string;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 
 /// The deepest operator and bracket nesting a statement may have. Walking a tree this deep
@@ -104,7 +105,7 @@ pub fn check(tokens: &[TokenWithSpan]) -> SqlResult<()> {
                 depth = frames.pop().map_or(depth, |f| f.1);
                 continue;
             }
-            t if is_literal(t) => continue,
+            t if is_string(t) => continue,
             // Every other token is an operator or punctuation that may combine operands.
             _ => depth += 1,
         }
@@ -116,30 +117,6 @@ pub fn check(tokens: &[TokenWithSpan]) -> SqlResult<()> {
         }
     }
     Ok(())
-}
-
-/// String and byte-string literals: operands, never operators.
-fn is_literal(t: &Token) -> bool {
-    matches!(
-        t,
-        Token::SingleQuotedString(_)
-            | Token::DoubleQuotedString(_)
-            | Token::TripleSingleQuotedString(_)
-            | Token::TripleDoubleQuotedString(_)
-            | Token::DollarQuotedString(_)
-            | Token::SingleQuotedByteStringLiteral(_)
-            | Token::DoubleQuotedByteStringLiteral(_)
-            | Token::TripleSingleQuotedByteStringLiteral(_)
-            | Token::TripleDoubleQuotedByteStringLiteral(_)
-            | Token::SingleQuotedRawStringLiteral(_)
-            | Token::DoubleQuotedRawStringLiteral(_)
-            | Token::TripleSingleQuotedRawStringLiteral(_)
-            | Token::TripleDoubleQuotedRawStringLiteral(_)
-            | Token::NationalStringLiteral(_)
-            | Token::EscapedStringLiteral(_)
-            | Token::UnicodeStringLiteral(_)
-            | Token::HexStringLiteral(_)
-    )
 }
 
 #[cfg(test)]
