@@ -287,8 +287,6 @@ pub enum ConfigError {
     /// ER_TP_CANNOT_DISABLE_MTL_WITH_DL: the limit cannot become 0 while dedicated listeners
     /// are ON.
     CannotDisableLimitWithDedicatedListeners,
-    /// The variable is read-only (ER_INCORRECT_GLOBAL_LOCAL_VAR 1238).
-    ReadOnly(&'static str),
 }
 
 impl fmt::Display for ConfigError {
@@ -313,7 +311,6 @@ impl fmt::Display for ConfigError {
                 "thread_pool_max_transactions_limit cannot be 0 while \
                  thread_pool_dedicated_listeners is ON"
             ),
-            ConfigError::ReadOnly(name) => write!(f, "{name} is a read only variable"),
         }
     }
 }
@@ -494,34 +491,6 @@ impl PoolKnobs {
     }
 }
 
-impl PoolKnobs {
-    /// `SET GLOBAL name = value` for a `thread_pool_*` variable the pool owns: the validated
-    /// setter for a dynamic one, [`ConfigError::ReadOnly`] for `thread_pool_size`,
-    /// `thread_pool_algorithm` and `thread_pool_dedicated_listeners`, and `None` for any other
-    /// name (including `thread_pool_high_priority_connection`, which the server keeps per
-    /// session and reports through `Session::high_priority`).
-    pub fn set_global(&self, name: &str, value: u32) -> Option<Result<(), ConfigError>> {
-        let name = name.to_ascii_lowercase();
-        Some(match name.as_str() {
-            "thread_pool_stall_limit" => self.set_stall_limit(value),
-            "thread_pool_prio_kickup_timer" => self.set_prio_kickup_timer(value),
-            "thread_pool_max_unused_threads" => self.set_max_unused_threads(value),
-            "thread_pool_max_active_query_threads" => self.set_max_active_query_threads(value),
-            "thread_pool_max_transactions_limit" => self.set_max_transactions_limit(value),
-            "thread_pool_transaction_delay" => self.set_transaction_delay(value),
-            "thread_pool_query_threads_per_group" => self.set_query_threads_per_group(value),
-            "thread_pool_connection_report_interval" => self.set_connection_report_interval(value),
-            "thread_pool_longrun_trx_limit" => self.set_longrun_trx_limit(value),
-            "thread_pool_size" => Err(ConfigError::ReadOnly("thread_pool_size")),
-            "thread_pool_algorithm" => Err(ConfigError::ReadOnly("thread_pool_algorithm")),
-            "thread_pool_dedicated_listeners" => {
-                Err(ConfigError::ReadOnly("thread_pool_dedicated_listeners"))
-            }
-            _ => return None,
-        })
-    }
-}
-
 fn check_pair(qtpg: u32, share: u32) -> Result<(), ConfigError> {
     if share > 0 && qtpg > 1 && qtpg > share {
         Err(ConfigError::QueryThreadsExceedTransactionLimit {
@@ -578,18 +547,6 @@ mod tests {
         assert!(k.set_stall_limit(3).is_err());
         assert!(k.set_connection_report_interval(0).is_ok());
         assert!(k.set_connection_report_interval(30).is_err());
-    }
-
-    #[test]
-    fn set_global_by_name() {
-        let k = PoolKnobs::new(&PoolConfig::mysql_defaults(4).validate().unwrap().0);
-        assert_eq!(k.set_global("THREAD_POOL_STALL_LIMIT", 10), Some(Ok(())));
-        assert_eq!(k.stall_limit(), 10);
-        assert_eq!(
-            k.set_global("thread_pool_size", 4),
-            Some(Err(ConfigError::ReadOnly("thread_pool_size")))
-        );
-        assert_eq!(k.set_global("max_connections", 4), None);
     }
 
     #[test]

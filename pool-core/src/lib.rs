@@ -17,9 +17,10 @@
 //!   `PoolBuilder::new(config).log(sink).build::<YourSession>()`, log
 //!   [`PoolStartup::warnings`] and [`PollerChoice::fallback_reason`]; show in `SHOW VARIABLES`
 //!   the configuration in force, [`PoolStartup::config`].
-//! - `SET GLOBAL thread_pool_x = v`: `pool.knobs().set_global("thread_pool_x", v)`;
-//!   `Some(Err(ConfigError::ReadOnly(_)))` is ER 1238, `OutOfRange` is 1231 (or clamp and
-//!   warn first, as MySQL does), the two MySQL-specific refusals have their own variants.
+//! - `SET GLOBAL thread_pool_x = v`: the knob's typed setter, `pool.knobs().set_x(v)`
+//!   (`thread_pool_size`, `thread_pool_algorithm` and `thread_pool_dedicated_listeners` are
+//!   read-only and have none); `OutOfRange` is ER 1231 (or clamp and warn first, as MySQL
+//!   does), the two MySQL-specific refusals have their own variants.
 //! - Introspection: [`ThreadPool::group_states`], [`ThreadPool::group_stats`],
 //!   [`ThreadPool::thread_states`] (the Admin group last), [`ConnectionHandler::stats`] for
 //!   `Threads_*`; [`ThreadPool::clock_epoch`] turns their `TIME_OF_*` durations into wall time.

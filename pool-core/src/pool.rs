@@ -61,8 +61,7 @@ pub struct PoolStartup {
 ///     eprintln!("io_uring unavailable, using epoll: {why}");
 /// }
 /// // SET GLOBAL thread_pool_stall_limit = 10
-/// let set = pool.knobs().set_global("thread_pool_stall_limit", 10);
-/// assert!(matches!(set, Some(Ok(()))));
+/// pool.knobs().set_stall_limit(10).expect("in range");
 /// for s in accepted {
 ///     pool.add_connection(s);
 /// }
