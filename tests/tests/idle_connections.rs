@@ -1,7 +1,7 @@
 //! What an idle connection costs: with 10,000 idle connections in pool mode (each has run
 //! `SELECT 1` with autocommit on; counted 65 s after the last connect, once extra connection
-//! handlers have retired) the server runs no more than `(size + 1) × (query_threads_per_group
-//! + 1)` threads beyond those it started with and grows by less than 24 KiB per connection;
+//! handlers have retired) the server runs no more threads beyond those it started with than
+//! `(size + 1) × (query_threads_per_group + 1)` and grows by less than 24 KiB per connection;
 //! in thread-per-connection mode it runs one thread per connection.
 //!
 //! The pool test runs with `thread_pool_max_unused_threads=1`: query threads that the stall rule
