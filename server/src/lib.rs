@@ -31,19 +31,16 @@
 //! `tests/layers.rs` reads the `crate::` paths of every top-level module and fails unless its
 //! import cycles are exactly the ones listed here. One strongly connected set remains:
 //!
-//! - cycle: config, connections, digest, exec, log, server, session, sql, thread_pool — one
-//!   context object, `SessionState`, holds `Arc<Server>` and is handed to `sql`, `exec` and
-//!   `digest` (whose statement probes read it), while `server` and `thread_pool` name
-//!   `session::ClientSession` as their handler's session type and `config` reads the pool's
-//!   variable definitions from `thread_pool`; `connections::ConnInfo` keeps a digest text
-//!   cache, and `log` borrows `sql::time`'s calendar arithmetic for its timestamps. Breaking
-//!   it takes a `Core` and a per-statement context for `sql` and `exec` (no `SessionState`),
-//!   the handler behind a trait, the digest probes split from the digest store, and the
-//!   calendar arithmetic in the values layer.
+//! - cycle: connections, context, core, digest, exec, sql — `core` holds the catalog type
+//!   from `exec`, `digest`'s statement probes read the `Context` and `sql`'s output, and `sql`
+//!   and `exec` call each other (statement dispatch in `sql` runs `exec`'s table statements,
+//!   which evaluate through `sql`).
 
 pub mod accounts;
 pub mod config;
 pub mod connections;
+pub mod context;
+pub mod core;
 pub mod datadir;
 pub mod digest;
 pub mod error;
@@ -57,6 +54,7 @@ pub mod sql;
 pub mod startup;
 pub mod storage;
 pub mod thread_pool;
+pub mod time;
 pub mod vars;
 
 /// The storage engine crate, under the name the server's modules use for it.

@@ -16,7 +16,7 @@ use tpbed_server::value::Value;
 fn session(server: &Arc<Server>, id: u32) -> SessionState {
     let conn = Arc::new(ConnInfo::new(id, "127.0.0.1".into(), -1));
     server.connections.insert(conn.clone());
-    let mut st = SessionState::new(Arc::clone(server), conn);
+    let mut st = SessionState::new(Arc::clone(server.core()), conn);
     st.user = "root".into();
     st.account_host = "localhost".into();
     st.privileges = Privileges::all();

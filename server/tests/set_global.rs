@@ -123,7 +123,7 @@ fn other_value(name: &str, ty: VarType, now: &VarValue) -> String {
 
 fn root_session(server: &Arc<Server>) -> SessionState {
     let conn = Arc::new(ConnInfo::new(1, "127.0.0.1".into(), -1));
-    let mut st = SessionState::new(Arc::clone(server), conn);
+    let mut st = SessionState::new(Arc::clone(server.core()), conn);
     st.user = "root".into();
     st.account_host = "localhost".into();
     st.privileges = Privileges::all();

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest as _, Sha256};
 
+use crate::context::Context;
 use crate::error::SqlResult;
-use crate::session::state::SessionState;
 use crate::sql::Output;
 use crate::vars::registry::{Feature, Registry, Scope, VarDef, VarType, VarValue};
 use crate::vars::Counter;
@@ -85,8 +85,8 @@ pub struct Prepared {
 impl Prepared {
     /// The digest of prepared text `sql` (its first statement), or None when digests are
     /// off (`performance_schema=OFF`) or the text holds no statement.
-    pub fn new(st: &SessionState, sql: &str) -> Option<Prepared> {
-        let store = &st.server.digests;
+    pub fn new(st: &Context, sql: &str) -> Option<Prepared> {
+        let store = &st.core.digests;
         if !store.enabled() {
             return None;
         }
@@ -120,8 +120,8 @@ pub struct Probe {
 
 impl Probe {
     /// Starts measuring a statement of `st`; None when digests are off.
-    pub fn start(st: &SessionState) -> Option<Probe> {
-        st.server.digests.enabled().then(|| Probe {
+    pub fn start(st: &Context) -> Option<Probe> {
+        st.core.digests.enabled().then(|| Probe {
             start: Instant::now(),
             rows_read: st.conn.counters.get(Counter::InnodbRowsRead),
             lock_ns: LOCK_WAIT_NS.with(Cell::get),
@@ -129,7 +129,7 @@ impl Probe {
     }
 
     /// What the statement measured, ending at `now`, now that it produced `r`.
-    fn measure(&self, st: &SessionState, now: Instant, r: &SqlResult<Output>) -> Measure {
+    fn measure(&self, st: &Context, now: Instant, r: &SqlResult<Output>) -> Measure {
         let timer_ns = now.saturating_duration_since(self.start).as_nanos() as u64;
         if let Some(trx) = st.trx.borrow().as_ref() {
             note_lock_wait(trx.take_lock_wait());
@@ -159,9 +159,9 @@ impl Probe {
     }
 
     /// Records a COM_STMT_EXECUTE of `p` that produced `r`.
-    pub fn finish_execute(self, st: &SessionState, p: &Prepared, r: &SqlResult<Output>) {
+    pub fn finish_execute(self, st: &Context, p: &Prepared, r: &SqlResult<Output>) {
         let m = self.measure(st, Instant::now(), r);
-        st.server
+        st.core
             .digests
             .record(st.conn.id, st.db.as_deref(), &p.digest, &m, &p.text);
     }
@@ -178,7 +178,7 @@ pub struct TextProbe<'a> {
 
 impl<'a> TextProbe<'a> {
     /// Starts measuring the first statement of `sql`.
-    pub fn begin(st: &SessionState, sql: &'a str) -> TextProbe<'a> {
+    pub fn begin(st: &Context, sql: &'a str) -> TextProbe<'a> {
         TextProbe {
             sql,
             probe: Probe::start(st),
@@ -188,12 +188,12 @@ impl<'a> TextProbe<'a> {
     }
 
     /// Records the current statement, which produced `r`, and starts the next one.
-    pub fn done(&mut self, st: &SessionState, r: &SqlResult<Output>) {
+    pub fn done(&mut self, st: &Context, r: &SqlResult<Output>) {
         let Some(p) = self.probe else {
             return;
         };
         let m = p.measure(st, Instant::now(), r);
-        let store = &st.server.digests;
+        let store = &st.core.digests;
         let digests = self
             .digests
             .get_or_insert_with(|| st.conn.digest_cache.get(self.sql, store.max_length()));

@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::core::Core;
 use crate::engine::lock::{lock_data_text, IndexId, LockNames, TableId};
 use crate::engine::Table;
 use crate::exec::vtables::{VType, VirtualTable};
-use crate::server::Server;
 use crate::value::Value;
 
 fn s(v: &str) -> Value {
@@ -21,8 +21,8 @@ fn opt(v: Option<String>) -> Value {
 }
 
 /// Every (database, table) of the catalog.
-fn tables(server: &Server) -> Vec<(String, Arc<Table>)> {
-    let cat = &server.catalog.engine;
+fn tables(core: &Core) -> Vec<(String, Arc<Table>)> {
+    let cat = &core.catalog.engine;
     let mut out = Vec::new();
     for db in cat.database_names() {
         if let Ok(d) = cat.database(&db) {
@@ -40,8 +40,8 @@ fn tables(server: &Server) -> Vec<(String, Arc<Table>)> {
 struct Names(Vec<(String, Arc<Table>)>);
 
 impl Names {
-    fn of(server: &Server) -> Names {
-        Names(tables(server))
+    fn of(core: &Core) -> Names {
+        Names(tables(core))
     }
 
     fn find(&self, table_id: u64) -> Option<&(String, Arc<Table>)> {
@@ -126,10 +126,9 @@ impl VirtualTable for DataLocks {
             ("LOCK_DATA", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let names = Names::of(server);
-        server
-            .trx
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+        let names = Names::of(core);
+        core.trx
             .locks
             .data_locks(&names)
             .into_iter()
@@ -181,9 +180,8 @@ impl VirtualTable for DataLockWaits {
             ("BLOCKING_OBJECT_INSTANCE_BEGIN", UInt),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        server
-            .trx
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+        core.trx
             .locks
             .data_lock_waits()
             .into_iter()
@@ -210,7 +208,7 @@ fn datetime_text(t: SystemTime) -> String {
     let us = t
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as i64);
-    let dt = crate::sql::time::datetime_from_micros(us);
+    let dt = crate::time::datetime_from_micros(us);
     let text = dt.to_string();
     text.split('.').next().unwrap_or(&text).to_string()
 }
@@ -222,14 +220,13 @@ struct TrxRow {
     query: Option<String>,
 }
 
-fn trx_rows(server: &Server) -> Vec<TrxRow> {
-    let conns = server.connections.snapshot();
-    server
-        .trx
+fn trx_rows(core: &Core) -> Vec<TrxRow> {
+    let conns = core.connections.snapshot();
+    core.trx
         .active_trxs()
         .into_iter()
         .map(|info| {
-            let locks = server.trx.locks.trx_lock_info(&info.lock);
+            let locks = core.trx.locks.trx_lock_info(&info.lock);
             let query = conns
                 .iter()
                 .find(|c| u64::from(c.id) == info.connection_id)
@@ -277,9 +274,9 @@ impl VirtualTable for InnodbTrx {
             ("trx_schedule_weight", UInt),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
         let now = std::time::Instant::now();
-        trx_rows(server)
+        trx_rows(core)
             .into_iter()
             .map(|r| {
                 let waiting = r.locks.requested_lock_id.is_some();
@@ -344,10 +341,10 @@ impl VirtualTable for InnodbMetrics {
             ("COMMENT", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
         use std::sync::atomic::Ordering::Relaxed;
-        let l = server.trx.locks.stats();
-        let t = &server.trx.stats;
+        let l = core.trx.locks.stats();
+        let t = &core.trx.stats;
         let row = |name: &str, sub: &str, n: u64, ty: &str, c: &str| {
             vec![s(name), s(sub), Value::UInt(n), s("enabled"), s(ty), s(c)]
         };
@@ -355,7 +352,7 @@ impl VirtualTable for InnodbMetrics {
             row(
                 "trx_rseg_history_len",
                 "transaction",
-                server.trx.history_len(),
+                core.trx.history_len(),
                 "value",
                 "Length of the TRX_RSEG_HISTORY list",
             ),
@@ -416,7 +413,7 @@ impl VirtualTable for InnodbMetrics {
                 "Number of transactions rolled back",
             ),
         ];
-        for (db, table) in tables(server) {
+        for (db, table) in tables(core) {
             for i in 0..table.index_count() {
                 let waits = table.index_stats(i).page_latch_waits.load(Relaxed);
                 rows.push(row(
@@ -470,15 +467,14 @@ impl VirtualTable for SysInnodbLockWaits {
             ("sql_kill_blocking_connection", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let names = Names::of(server);
-        let locks = server.trx.locks.data_locks(&names);
-        let trxs = trx_rows(server);
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+        let names = Names::of(core);
+        let locks = core.trx.locks.data_locks(&names);
+        let trxs = trx_rows(core);
         let now = std::time::Instant::now();
         let trx = |id: u64| trxs.iter().find(|t| t.info.id == id);
         let lock = |id: &str| locks.iter().find(|l| l.engine_lock_id == id);
-        server
-            .trx
+        core.trx
             .locks
             .data_lock_waits()
             .into_iter()
@@ -534,16 +530,16 @@ impl VirtualTable for SysInnodbLockWaits {
 }
 
 /// What `innodb_print_all_deadlocks` writes to the error log for one deadlock.
-pub fn deadlock_log_text(server: &Server, report: &crate::engine::lock::DeadlockReport) -> String {
+pub fn deadlock_log_text(core: &Core, report: &crate::engine::lock::DeadlockReport) -> String {
     format!(
         "InnoDB: Transactions deadlock detected, dumping detailed information.\n{}",
-        report.render(&Names::of(server))
+        report.render(&Names::of(core))
     )
 }
 
 /// The text of `SHOW ENGINE INNODB STATUS`: LATEST DETECTED DEADLOCK, TRANSACTIONS and ROW
 /// OPERATIONS (the sections tpbed has something to say in).
-pub fn innodb_status(server: &Server) -> String {
+pub fn innodb_status(core: &Core) -> String {
     use std::sync::atomic::Ordering::Relaxed;
     let mut out = String::new();
     let _ = writeln!(out, "\n=====================================");
@@ -553,15 +549,15 @@ pub fn innodb_status(server: &Server) -> String {
         datetime_text(SystemTime::now())
     );
     let _ = writeln!(out, "=====================================");
-    if let Some(d) = server.trx.locks.latest_deadlock() {
-        out.push_str(&d.render(&Names::of(server)));
+    if let Some(d) = core.trx.locks.latest_deadlock() {
+        out.push_str(&d.render(&Names::of(core)));
         out.push('\n');
     }
     let _ = writeln!(out, "------------\nTRANSACTIONS\n------------");
-    let _ = writeln!(out, "Trx id counter {}", server.trx.id_counter());
-    let _ = writeln!(out, "History list length {}", server.trx.history_len());
+    let _ = writeln!(out, "Trx id counter {}", core.trx.id_counter());
+    let _ = writeln!(out, "History list length {}", core.trx.history_len());
     let _ = writeln!(out, "LIST OF TRANSACTIONS FOR EACH SESSION:");
-    for r in trx_rows(server) {
+    for r in trx_rows(core) {
         let secs = r.info.started_at.elapsed().as_secs();
         let waiting = r.locks.requested_lock_id.is_some();
         let _ = writeln!(
@@ -586,20 +582,20 @@ pub fn innodb_status(server: &Server) -> String {
             r.query.as_deref().unwrap_or("")
         );
     }
-    let l = server.trx.locks.stats();
+    let l = core.trx.locks.stats();
     let _ = writeln!(out, "--------------\nROW OPERATIONS\n--------------");
     let _ = writeln!(
         out,
         "0 queries inside InnoDB, 0 queries in queue\n{} read views open inside InnoDB",
-        server.trx.open_views()
+        core.trx.open_views()
     );
     let _ = writeln!(
         out,
         "Number of rows inserted {}, updated {}, deleted {}, read {}",
-        server.status_counter(crate::vars::Counter::InnodbRowsInserted),
-        server.status_counter(crate::vars::Counter::InnodbRowsUpdated),
-        server.status_counter(crate::vars::Counter::InnodbRowsDeleted),
-        server.status_counter(crate::vars::Counter::InnodbRowsRead),
+        core.status_counter(crate::vars::Counter::InnodbRowsInserted),
+        core.status_counter(crate::vars::Counter::InnodbRowsUpdated),
+        core.status_counter(crate::vars::Counter::InnodbRowsDeleted),
+        core.status_counter(crate::vars::Counter::InnodbRowsRead),
     );
     let _ = writeln!(
         out,

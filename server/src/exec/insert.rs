@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self, Expr};
 
+use crate::context::Context;
 use crate::engine::lock::Strength;
 use crate::engine::{EngineError, InsertOptions, Table, UpdateOutcome};
 use crate::error::{ErrorCode, SqlError, SqlResult};
@@ -16,7 +17,6 @@ use crate::exec::run::Exec;
 use crate::exec::scope::Scope;
 use crate::exec::sources::{table_columns, table_name};
 use crate::exec::Planner;
-use crate::session::state::SessionState;
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::Output;
 use crate::sql::transaction::{lock_error, lock_wait_timeout};
@@ -85,7 +85,7 @@ impl Planner<'_> {
             .iter()
             .map(|c| column_pos(&table, c))
             .collect::<SqlResult<_>>()?;
-        let registry = &self.st.server.vars;
+        let registry = &self.st.core.vars;
         let mut scope = Scope::new(registry);
         scope.push(&tname, &db, table_columns(&table, &db, &tname))?;
         let source = match i.source.as_deref() {
@@ -194,7 +194,7 @@ fn conflicting_row(t: &Table, err: &EngineError, row: &[Value]) -> Option<Vec<u8
 }
 
 /// Executes INSERT / REPLACE.
-pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<Output> {
+pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Output> {
     st.count(if i.replace {
         Counter::ComReplace
     } else {
@@ -220,8 +220,8 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
             update: false,
         });
     }
-    let now = crate::sql::time::datetime_from_micros(ex.now);
-    let sys = &st.server.trx;
+    let now = crate::time::datetime_from_micros(ex.now);
+    let sys = &st.core.trx;
     let timeout = lock_wait_timeout(st);
     let dup = if i.replace || !i.on_duplicate.is_empty() {
         DupLock::Exclusive

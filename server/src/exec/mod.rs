@@ -28,9 +28,9 @@ use std::sync::Arc;
 
 use sqlparser::ast::Statement;
 
+use crate::context::Context;
 use crate::engine::Table;
 use crate::error::{SqlError, SqlResult};
-use crate::session::state::SessionState;
 use crate::sql::output::Output;
 use crate::sql::plan::{Plan, PreparedStmt};
 use crate::value::Value;
@@ -42,7 +42,7 @@ pub use store::SharedCatalog;
 #[derive(Debug)]
 pub struct Planner<'a> {
     /// The session.
-    pub st: &'a SessionState,
+    pub st: &'a Context,
     /// The statement text (column labels are the text as typed).
     pub sql: &'a str,
     /// The current database.
@@ -126,8 +126,8 @@ pub struct TablePlan {
 }
 
 /// Plans a table statement for [`crate::sql::plan::table_statement`].
-pub fn plan(st: &SessionState, stmt: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
-    let version = st.server.catalog.version();
+pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
+    let version = st.core.catalog.version();
     let mut p = Planner {
         st,
         sql,
@@ -194,8 +194,8 @@ impl Planner<'_> {
 }
 
 /// Whether every table the plan resolved is still the catalog's.
-fn still_valid(st: &SessionState, plan: &TablePlan) -> bool {
-    let cat = &st.server.catalog;
+fn still_valid(st: &Context, plan: &TablePlan) -> bool {
+    let cat = &st.core.catalog;
     plan.version == cat.version()
         || plan.tables.iter().all(|(db, name, t)| {
             cat.engine
@@ -205,7 +205,7 @@ fn still_valid(st: &SessionState, plan: &TablePlan) -> bool {
 }
 
 /// Executes a table plan with parameter values.
-pub fn execute(st: &mut SessionState, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
+pub fn execute(st: &mut Context, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
     if !still_valid(st, plan) {
         let fresh = self::plan(st, &plan.statement, &plan.sql)?;
         let Plan::Table(p) = fresh.plan else {
@@ -216,7 +216,7 @@ pub fn execute(st: &mut SessionState, plan: &TablePlan, params: &[Value]) -> Sql
     run_body(st, &plan.body, params)
 }
 
-fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<Output> {
+fn run_body(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output> {
     match body {
         Body::CreateTable(c) => ddl::create_table(st, c),
         Body::CreateIndex(c) => ddl::create_index(st, c),
@@ -250,7 +250,7 @@ fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<O
 
 /// How a SELECT's base-table reads lock: its FOR UPDATE / FOR SHARE clause, or, under
 /// SERIALIZABLE with autocommit off, a shared lock on every plain SELECT.
-fn select_lock(st: &SessionState, q: &query::Query) -> Option<run::ReadLock> {
+fn select_lock(st: &Context, q: &query::Query) -> Option<run::ReadLock> {
     use crate::engine::lock::WaitPolicy;
     use crate::trx::ScanLockMode;
     match &q.lock {

@@ -13,10 +13,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::connections::ConnInfo;
+use crate::context::Context;
+use crate::core::{Core, ThreadHandling};
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::vtables::{VType, VirtualTable};
-use crate::server::{Server, ThreadHandling};
-use crate::session::state::SessionState;
 use crate::sql::Output;
 use crate::value::Value;
 use crate::vars::Counter;
@@ -42,14 +42,14 @@ fn s(v: &str) -> Value {
 }
 
 fn ts(us: i64) -> Value {
-    Value::DateTime(crate::sql::time::datetime_from_micros(us))
+    Value::DateTime(crate::time::datetime_from_micros(us))
 }
 
 /// Executes TRUNCATE TABLE of virtual table `v`: the summaries reset; other introspection
 /// tables refuse with 1044, as MySQL refuses TRUNCATE of information_schema tables.
-pub fn truncate(st: &SessionState, v: &'static dyn VirtualTable) -> SqlResult<Output> {
+pub fn truncate(st: &Context, v: &'static dyn VirtualTable) -> SqlResult<Output> {
     st.count(Counter::ComTruncate);
-    if v.truncate(&st.server) {
+    if v.truncate(&st.core) {
         return Ok(Output::ok());
     }
     Err(SqlError::new(
@@ -115,9 +115,8 @@ impl VirtualTable for StatementsByDigest {
             ("QUERY_SAMPLE_TIMER_WAIT", UInt),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        server
-            .digests
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+        core.digests
             .rows()
             .into_iter()
             .map(|r| {
@@ -153,8 +152,8 @@ impl VirtualTable for StatementsByDigest {
             })
             .collect()
     }
-    fn truncate(&self, server: &Server) -> bool {
-        server.digests.reset();
+    fn truncate(&self, core: &Core) -> bool {
+        core.digests.reset();
         true
     }
 }
@@ -164,10 +163,10 @@ impl VirtualTable for StatementsByDigest {
 pub struct Threads;
 
 /// What a thread row needs from a connection.
-fn connection_row(server: &Server, c: &Arc<ConnInfo>) -> Vec<Value> {
+fn connection_row(core: &Core, c: &Arc<ConnInfo>) -> Vec<Value> {
     let login = c.login.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let running = c.running.load(Ordering::Relaxed);
-    let name = match server.thread_handling {
+    let name = match core.thread_handling {
         ThreadHandling::Pool => "thread/thread_pool/tp_one_connection",
         ThreadHandling::PerConnection => "thread/sql/one_connection",
     };
@@ -237,8 +236,8 @@ impl VirtualTable for Threads {
             ("TELEMETRY_ACTIVE", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        if !server.digests.enabled() {
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+        if !core.digests.enabled() {
             return Vec::new();
         }
         // The main thread's OS id is the process id.
@@ -252,7 +251,7 @@ impl VirtualTable for Threads {
             Value::Null,
             Value::Null,
             Value::Null,
-            u(server.started.elapsed().as_secs()),
+            u(core.started.elapsed().as_secs()),
             Value::Null,
             Value::Null,
             Value::Null,
@@ -270,11 +269,10 @@ impl VirtualTable for Threads {
             s("NO"),
         ]];
         rows.extend(
-            server
-                .connections
+            core.connections
                 .snapshot()
                 .iter()
-                .map(|c| connection_row(server, c)),
+                .map(|c| connection_row(core, c)),
         );
         rows
     }
@@ -302,9 +300,8 @@ impl VirtualTable for Processlist {
             ("INFO", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        server
-            .connections
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+        core.connections
             .snapshot()
             .iter()
             .map(|c| {
@@ -345,19 +342,19 @@ mod tests {
     #[test]
     fn rows_match_columns() {
         let cfg = crate::config::Config::default();
-        let server = Server::from_config(&cfg).unwrap();
+        let server = crate::server::Server::from_config(&cfg).unwrap();
+        let core = server.core();
         let conn = Arc::new(ConnInfo::new(5, "127.0.0.1".into(), -1));
-        server.connections.insert(conn.clone());
+        core.connections.insert(conn.clone());
         let d = Arc::new(crate::digest::Digest::new("SELECT ?".into()));
-        server
-            .digests
+        core.digests
             .record(5, None, &d, &crate::digest::Measure::default(), "SELECT 1");
         for t in [
             &StatementsByDigest as &dyn VirtualTable,
             &Threads,
             &Processlist,
         ] {
-            let rows = t.rows(&server);
+            let rows = t.rows(&core);
             assert!(!rows.is_empty(), "{}", t.name());
             assert!(
                 rows.iter().all(|r| r.len() == t.columns().len()),
@@ -365,8 +362,8 @@ mod tests {
                 t.name()
             );
         }
-        assert!(StatementsByDigest.truncate(&server));
-        assert!(StatementsByDigest.rows(&server).is_empty());
-        assert!(!Threads.truncate(&server));
+        assert!(StatementsByDigest.truncate(&core));
+        assert!(StatementsByDigest.rows(&core).is_empty());
+        assert!(!Threads.truncate(&core));
     }
 }

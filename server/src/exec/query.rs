@@ -178,7 +178,7 @@ impl Planner<'_> {
         }
         self.select_ids += 1;
         let select_id = self.select_ids;
-        let registry = &self.st.server.vars;
+        let registry = &self.st.core.vars;
         let mut scope = Scope::new(registry);
         let mut pending: Vec<PendingSource> = Vec::new();
         // FROM
@@ -221,7 +221,7 @@ impl Planner<'_> {
                 } => {
                     let (db, t) = table_name(self, name)?;
                     let a = alias.as_ref().map_or(t.clone(), |a| a.name.value.clone());
-                    if let Some(v) = vtables::lookup(&self.st.server, &db, &t) {
+                    if let Some(v) = vtables::lookup(&self.st.core, &db, &t) {
                         let cols = virtual_columns(v, &db, &a);
                         (a, db, PendingKind::Virtual(v), Vec::new(), cols)
                     } else {
@@ -648,7 +648,7 @@ impl Planner<'_> {
     pub fn table(&mut self, db: &str, name: &str) -> SqlResult<Arc<Table>> {
         let t = self
             .st
-            .server
+            .core
             .catalog
             .engine
             .table(db, name)

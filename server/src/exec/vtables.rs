@@ -4,9 +4,9 @@
 //! introspection tables (in `innodb_tables`, `pfs_tables` and `pool_tables`) implement the
 //! same trait.
 
+use crate::core::{Core, ThreadHandling, SYSTEM_DATABASES};
 use crate::engine::{Catalog, IndexKind};
 use crate::exec::describe;
-use crate::server::{Server, ThreadHandling, SYSTEM_DATABASES};
 use crate::value::Value;
 
 /// The kind of a virtual column (decides its result metadata).
@@ -25,16 +25,16 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
     /// Columns and their kinds.
     fn columns(&self) -> &'static [(&'static str, VType)];
     /// A snapshot of the rows (one value per column).
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>>;
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>>;
     /// `TRUNCATE TABLE`: resets what the table sums; false when the table cannot be
     /// truncated.
-    fn truncate(&self, _server: &Server) -> bool {
+    fn truncate(&self, _core: &Core) -> bool {
         false
     }
 }
 
 /// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
-pub fn lookup(server: &Server, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
+pub fn lookup(core: &Core, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
     use crate::exec::innodb_tables as innodb;
     let all: &[&'static dyn VirtualTable] = if db.eq_ignore_ascii_case("information_schema") {
         &[
@@ -55,7 +55,7 @@ pub fn lookup(server: &Server, db: &str, name: &str) -> Option<&'static dyn Virt
                 &innodb::DataLockWaits,
             ])
             .find(|t| t.name().eq_ignore_ascii_case(name));
-        if found.is_some() || server.thread_handling != ThreadHandling::Pool {
+        if found.is_some() || core.thread_handling != ThreadHandling::Pool {
             return found;
         }
         // As with MySQL's plugin, the tp_* tables exist only while the pool is loaded.
@@ -120,8 +120,8 @@ impl VirtualTable for Tables {
             ("TABLE_COMMENT", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let catalog = &server.catalog.engine;
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+        let catalog = &core.catalog.engine;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
             let n = t.row_count();
@@ -205,8 +205,8 @@ impl VirtualTable for Columns {
             ("SRS_ID", UInt),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let catalog = &server.catalog.engine;
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+        let catalog = &core.catalog.engine;
         use crate::engine::ColumnType as T;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
@@ -308,8 +308,8 @@ impl VirtualTable for Statistics {
             ("EXPRESSION", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let catalog = &server.catalog.engine;
+    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+        let catalog = &core.catalog.engine;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
             for ix in t.def().indexes() {

@@ -70,7 +70,7 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
             ok(s)
         }
         Command::Statistics => {
-            let server = &s.st.server;
+            let server = &s.st.core;
             let status = server.status(None);
             let get = |k: &str| {
                 status

@@ -33,7 +33,7 @@ pub fn new_nonce() -> [u8; 20] {
 fn deny(s: &mut ClientSession, e: SqlError, why: &str) -> Outcome {
     s.write_err(&e);
     s.flush();
-    s.st.server.retired.add(Counter::AbortedConnects, 1);
+    s.st.core.retired.add(Counter::AbortedConnects, 1);
     log::write(
         log::Level::Note,
         s.st.conn.id,
@@ -53,9 +53,9 @@ fn bad_handshake(s: &mut ClientSession, why: &str) -> Outcome {
 /// Reads the next packet of the exchange within `connect_timeout`.
 fn read(s: &mut ClientSession) -> Result<Vec<u8>, ReadError> {
     let t = Duration::from_secs(
-        s.st.server
+        s.st.core
             .vars
-            .global(s.st.server.ids.connect_timeout)
+            .global(s.st.core.ids.connect_timeout)
             .as_int()
             .max(1) as u64,
     );
@@ -84,7 +84,7 @@ fn read_or_abort(s: &mut ClientSession) -> Result<Vec<u8>, Outcome> {
         if matches!(e, ReadError::Protocol(_) | ReadError::TooLarge) {
             bad_handshake(s, &why)
         } else {
-            s.st.server.retired.add(Counter::AbortedConnects, 1);
+            s.st.core.retired.add(Counter::AbortedConnects, 1);
             log::write(
                 log::Level::Note,
                 s.st.conn.id,
@@ -111,7 +111,7 @@ fn check_password(acct: &Account, plugin: AuthPlugin, nonce: &[u8; 20], response
 
 /// Runs the connection phase; `Continue` means the client is logged in.
 pub fn run(s: &mut ClientSession) -> Outcome {
-    let server = s.st.server.clone();
+    let server = s.st.core.clone();
     if !s.counted {
         // Not even the spare CONNECTION_ADMIN slot was left at accept: refuse before the
         // greeting. The connection never held a slot.

@@ -20,9 +20,9 @@ use pool_core::{Outcome, Session};
 
 use crate::accounts::Privilege;
 use crate::connections::{ConnInfo, KILL_NONE};
+use crate::core::Core;
 use crate::error::{ErrorCode, SqlError};
 use crate::log;
-use crate::server::Server;
 use crate::vars::Counter;
 use io::{PacketIo, ReadError};
 use protocol::packet::FramerBuffers;
@@ -47,7 +47,7 @@ impl ClientSession {
     /// A session for a freshly accepted socket. It takes a slot in
     /// [`Server::connection_count`] if one is left (else the handshake refuses it with 1040
     /// before the greeting); the slot goes back when the session drops or is refused.
-    pub fn new(server: Arc<Server>, stream: TcpStream) -> ClientSession {
+    pub fn new(server: Arc<Core>, stream: TcpStream) -> ClientSession {
         let counted = server.take_connection_slot();
         let host = stream
             .peer_addr()
@@ -78,7 +78,7 @@ impl ClientSession {
 
     /// The idle timeout that applies: `interactive_timeout` for interactive clients.
     fn idle(&self) -> Duration {
-        let ids = self.st.server.ids;
+        let ids = self.st.core.ids;
         self.secs(if self.st.interactive {
             ids.interactive_timeout
         } else {
@@ -138,7 +138,7 @@ impl ClientSession {
         match e {
             ReadError::Closed => {
                 if self.st.conn.killed.load(Ordering::Relaxed) == KILL_NONE {
-                    self.st.server.retired.add(Counter::AbortedClients, 1);
+                    self.st.core.retired.add(Counter::AbortedClients, 1);
                 }
             }
             ReadError::IdleTimeout => {
@@ -148,7 +148,7 @@ impl ClientSession {
                     "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior.",
                 ));
                 self.flush();
-                self.st.server.retired.add(Counter::AbortedClients, 1);
+                self.st.core.retired.add(Counter::AbortedClients, 1);
                 log::write(
                     log::Level::Note,
                     id,
@@ -156,7 +156,7 @@ impl ClientSession {
                 );
             }
             ReadError::ReadTimeout => {
-                self.st.server.retired.add(Counter::AbortedClients, 1);
+                self.st.core.retired.add(Counter::AbortedClients, 1);
                 log::write(
                     log::Level::Note,
                     id,
@@ -171,9 +171,9 @@ impl ClientSession {
                     "Got a packet bigger than 'max_allowed_packet' bytes",
                 ));
                 self.flush();
-                let read = self.secs(self.st.server.ids.net_read_timeout);
+                let read = self.secs(self.st.core.ids.net_read_timeout);
                 self.io.drain_before_close(read.min(Duration::from_secs(5)));
-                self.st.server.retired.add(Counter::AbortedClients, 1);
+                self.st.core.retired.add(Counter::AbortedClients, 1);
                 log::write(
                     log::Level::Note,
                     id,
@@ -186,11 +186,11 @@ impl ClientSession {
                     format!("Got an error reading communication packets: {p}"),
                 ));
                 self.flush();
-                self.st.server.retired.add(Counter::AbortedClients, 1);
+                self.st.core.retired.add(Counter::AbortedClients, 1);
                 log::write(log::Level::Note, id, &format!("Aborted connection: {p}"));
             }
             ReadError::Io(err) => {
-                self.st.server.retired.add(Counter::AbortedClients, 1);
+                self.st.core.retired.add(Counter::AbortedClients, 1);
                 log::write(log::Level::Note, id, &format!("Aborted connection: {err}"));
             }
         }
@@ -224,7 +224,7 @@ fn release_free_memory() {
 impl ClientSession {
     /// Reads, runs and answers one command.
     fn run_one(&mut self) -> Outcome {
-        let (idle, read) = (self.idle(), self.secs(self.st.server.ids.net_read_timeout));
+        let (idle, read) = (self.idle(), self.secs(self.st.core.ids.net_read_timeout));
         let packet = self.io.read_packet(idle, read);
         self.take_bytes_in();
         let (seq, payload) = match packet {
@@ -314,7 +314,7 @@ impl Session for ClientSession {
 
     fn high_priority(&self) -> bool {
         self.st
-            .server
+            .core
             .ids
             .tp_high_priority
             .is_some_and(|id| self.st.vars.get(id).as_bool())
@@ -343,7 +343,7 @@ impl Session for ClientSession {
 
 impl Drop for ClientSession {
     fn drop(&mut self) {
-        let server = self.st.server.clone();
+        let server = self.st.core.clone();
         // The slot goes first: once the session is gone from the processlist
         // (`Threads_connected`), it holds no slot either.
         if self.counted {

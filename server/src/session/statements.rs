@@ -29,7 +29,7 @@ fn unknown(id: u32, what: &str) -> SqlError {
 pub fn prepare(s: &mut ClientSession, text: &[u8]) {
     s.st.count(Counter::ComStmtPrepare);
     s.st.conn.begin(ConnCommand::Prepare, Some(text));
-    let server = s.st.server.clone();
+    let server = s.st.core.clone();
     let max = server
         .vars
         .global(server.ids.max_prepared_stmt_count)
@@ -214,7 +214,7 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
 /// COM_STMT_SEND_LONG_DATA (no reply).
 pub fn send_long_data(s: &mut ClientSession, id: u32, param: u16, data: &[u8]) {
     s.st.count(Counter::ComStmtSendLongData);
-    let max = s.st.vars.get(s.st.server.ids.max_allowed_packet).as_int();
+    let max = s.st.vars.get(s.st.core.ids.max_allowed_packet).as_int();
     let max = usize::try_from(max).unwrap_or(usize::MAX);
     let Some(entry) = s.st.statements.get_mut(&id) else {
         return;
@@ -255,7 +255,7 @@ pub fn send_long_data(s: &mut ClientSession, id: u32, param: u16, data: &[u8]) {
 pub fn close(s: &mut ClientSession, id: u32) {
     s.st.count(Counter::ComStmtClose);
     if s.st.statements.remove(&id).is_some() {
-        s.st.server
+        s.st.core
             .prepared_stmt_count
             .fetch_sub(1, Ordering::Relaxed);
     }

@@ -6,8 +6,8 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::accounts::{AuthPlugin, Privilege};
+use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
-use crate::session::state::SessionState;
 use crate::sql::plan::{Plan, PreparedStmt};
 use crate::sql::set::TxScope;
 
@@ -127,7 +127,7 @@ fn stmt(plan: Plan) -> PreparedStmt {
 }
 
 /// Plans the statement if it is one of the hand-parsed forms; `Ok(None)` hands it to sqlparser.
-pub fn try_plan(st: &SessionState, sql: &str) -> SqlResult<Option<PreparedStmt>> {
+pub fn try_plan(st: &Context, sql: &str) -> SqlResult<Option<PreparedStmt>> {
     let head: String = sql
         .trim_start()
         .chars()

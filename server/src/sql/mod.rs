@@ -16,7 +16,6 @@ pub mod select;
 pub mod set;
 pub mod show;
 pub mod stack;
-pub mod time;
 pub mod transaction;
 
 pub use output::{Output, ResultSet};
@@ -27,8 +26,8 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Tokenizer;
 
+use crate::context::Context;
 use crate::error::{ErrorCode, SqlError, SqlResult};
-use crate::session::state::SessionState;
 use crate::value::Value;
 
 /// Turns a sqlparser error into MySQL's 1064 with the text near the error position (1436
@@ -93,7 +92,7 @@ pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
 }
 
 /// Plans the text of one statement (hand-parsed forms first, then sqlparser).
-fn plan_one(st: &SessionState, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
+fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
     if let Some(p) = extra_parse::try_plan(st, sql)? {
         return Ok(vec![p]);
     }
@@ -106,7 +105,7 @@ fn plan_one(st: &SessionState, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
 
 /// Runs a COM_QUERY: every statement in it (more than one only with multi-statements); stops
 /// at the first error, which is the last element.
-pub fn run_text(st: &mut SessionState, sql: &str) -> Vec<SqlResult<Output>> {
+pub fn run_text(st: &mut Context, sql: &str) -> Vec<SqlResult<Output>> {
     let trimmed = sql.trim().trim_end_matches(';').trim();
     if trimmed.is_empty() {
         return vec![Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"))];
@@ -143,7 +142,7 @@ pub fn run_text(st: &mut SessionState, sql: &str) -> Vec<SqlResult<Output>> {
 }
 
 /// Prepares a statement for COM_STMT_PREPARE.
-pub fn prepare(st: &SessionState, sql: &str) -> SqlResult<PreparedStmt> {
+pub fn prepare(st: &Context, sql: &str) -> SqlResult<PreparedStmt> {
     let trimmed = sql.trim().trim_end_matches(';').trim();
     let mut plans = plan_one(st, trimmed)?;
     if plans.len() != 1 {
@@ -162,7 +161,7 @@ pub fn prepare(st: &SessionState, sql: &str) -> SqlResult<PreparedStmt> {
 }
 
 /// Executes a planned statement with parameter values (none for text statements).
-pub fn execute(st: &mut SessionState, p: &PreparedStmt, params: &[Value]) -> SqlResult<Output> {
+pub fn execute(st: &mut Context, p: &PreparedStmt, params: &[Value]) -> SqlResult<Output> {
     if params.len() < p.params {
         return Err(SqlError::new(
             ErrorCode::WrongArguments,

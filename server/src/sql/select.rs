@@ -3,8 +3,8 @@
 
 use sqlparser::ast::{self, SelectItem, SetExpr, Spanned, TableFactor};
 
+use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
-use crate::session::state::SessionState;
 use crate::sql::env::StmtEnv;
 use crate::sql::eval::{eval, to_i64, truth};
 use crate::sql::expr::{Binder, BoundExpr, Resolver};
@@ -91,7 +91,7 @@ pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
 }
 
 /// Plans a query.
-pub fn plan(st: &SessionState, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> {
+pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> {
     let SetExpr::Select(s) = q.body.as_ref() else {
         return Err(SqlError::unsupported("UNION and other set operations"));
     };
@@ -107,7 +107,7 @@ pub fn plan(st: &SessionState, q: &ast::Query, sql: &str) -> SqlResult<PreparedS
         );
     }
     let resolver = NoTables {
-        registry: &st.server.vars,
+        registry: &st.core.vars,
     };
     let mut binder = Binder::new(&resolver);
     let mut names = Vec::new();
@@ -189,7 +189,7 @@ fn static_sample(e: &BoundExpr) -> Option<Value> {
 }
 
 /// Executes a table-less SELECT.
-pub fn execute(st: &mut SessionState, p: &SelectPlan, params: &[Value]) -> SqlResult<Output> {
+pub fn execute(st: &mut Context, p: &SelectPlan, params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComSelect);
     let env = StmtEnv::new(st, params);
     let keep = match &p.filter {
@@ -204,7 +204,7 @@ pub fn execute(st: &mut SessionState, p: &SelectPlan, params: &[Value]) -> SqlRe
         Some(o) => to_i64(&eval(o, &env)?).unwrap_or(0),
         None => 0,
     };
-    let select_limit = st.var_int(st.server.ids.sql_select_limit);
+    let select_limit = st.var_int(st.core.ids.sql_select_limit);
     let mut rows = Vec::new();
     if keep && limit > 0 && offset == 0 && select_limit > 0 {
         let row = p
