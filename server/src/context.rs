@@ -177,6 +177,11 @@ impl Context {
         self.vars.get(id).as_int()
     }
 
+    /// The session's `innodb_lock_wait_timeout`.
+    pub fn lock_wait_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.var_int(self.core.ids.lock_wait_timeout).max(1) as u64)
+    }
+
     /// Counts one event in the session's status counters.
     pub fn count(&self, c: Counter) {
         self.conn.counters.incr(c);

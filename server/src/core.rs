@@ -94,7 +94,7 @@ pub struct Core {
     /// Accounts and privileges.
     pub accounts: Accounts,
     /// User databases and their tables (the system ones are in [`SYSTEM_DATABASES`]).
-    pub catalog: crate::exec::SharedCatalog,
+    pub catalog: crate::catalog::SharedCatalog,
     /// Live connections.
     pub connections: Connections,
     /// Counters of closed sessions and server-level events.

@@ -261,7 +261,7 @@ impl Server {
             datadir,
             vars,
             accounts: Accounts::with_root(),
-            catalog: crate::exec::SharedCatalog::default(),
+            catalog: crate::catalog::SharedCatalog::default(),
             connections: Connections::default(),
             retired: RetiredCounters::default(),
             handler: OnceLock::new(),

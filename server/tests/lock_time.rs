@@ -10,7 +10,8 @@ use tpbed_server::config::Config;
 use tpbed_server::connections::ConnInfo;
 use tpbed_server::server::Server;
 use tpbed_server::session::state::SessionState;
-use tpbed_server::sql::{run_text, Output};
+use tpbed_server::sql::Output;
+use tpbed_server::stmt::run_text;
 use tpbed_server::value::Value;
 
 fn session(server: &Arc<Server>, id: u32) -> SessionState {

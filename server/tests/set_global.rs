@@ -146,7 +146,7 @@ fn walk(server: Arc<Server>, want_hooked: usize) {
         let before = vars.global(id);
         let lit = other_value(def.name, def.ty, &before);
         let sql = format!("SET GLOBAL {} = {lit}", def.name);
-        let out = tpbed_server::sql::run_text(&mut st, &sql);
+        let out = tpbed_server::stmt::run_text(&mut st, &sql);
         assert!(
             out.iter().all(Result::is_ok),
             "{sql}: {:?}",

@@ -7,9 +7,10 @@ use sqlparser::ast::{self, ColumnOption, Expr, Statement, TableConstraint};
 
 use crate::context::Context;
 use crate::engine::{Column, ColumnDefault, IndexDef, IndexKind, TableDef};
+use crate::error::engine_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::coltypes::column_type;
-use crate::exec::errors::{engine_error, no_such_table};
+use crate::exec::errors::no_such_table;
 use crate::exec::sources::table_name;
 use crate::exec::{Body, Planner};
 use crate::sql::output::{Output, ResultSet};
@@ -142,7 +143,7 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
     }
     let (db, name) = table_name(p, &c.name)?;
     if !p.st.core.database_exists(&db) {
-        return Err(crate::sql::admin::unknown_db(&db));
+        return Err(crate::error::unknown_db(&db));
     }
     let mut columns = Vec::new();
     let mut indexes: Vec<IndexDef> = Vec::new();
@@ -379,7 +380,7 @@ pub fn plan_truncate(p: &mut Planner<'_>, t: &ast::Truncate) -> SqlResult<Body> 
         return Err(SqlError::parse("TRUNCATE"));
     };
     let (db, name) = table_name(p, &first.name)?;
-    if let Some(v) = crate::exec::vtables::lookup(&p.st.core, &db, &name) {
+    if let Some(v) = crate::introspect::vtables::lookup(&p.st.core, &db, &name) {
         return Ok(Body::TruncateVirtual(v));
     }
     Ok(Body::Truncate(p.table(&db, &name)?))

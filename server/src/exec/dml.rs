@@ -9,9 +9,10 @@ use sqlparser::ast::{self, Expr};
 use crate::context::{Context, Warning};
 use crate::engine::lock::WaitPolicy;
 use crate::engine::{Table, UpdateOutcome};
+use crate::error::engine_error;
+use crate::error::lock_error;
 use crate::error::{SqlError, SqlResult};
 use crate::exec::access::{self, Access};
-use crate::exec::errors::engine_error;
 use crate::exec::query::{Source, SourceKind};
 use crate::exec::run::{order_cmp, Exec, Flow, ReadLock};
 use crate::exec::scope::{and_all, conjuncts, Scope};
@@ -20,7 +21,6 @@ use crate::exec::Planner;
 use crate::sql::eval::to_i64;
 use crate::sql::expr::{Binder, BoundExpr};
 use crate::sql::output::Output;
-use crate::sql::transaction::{lock_error, lock_wait_timeout};
 use crate::trx::WriteError;
 use crate::value::Value;
 use crate::vars::Counter;
@@ -310,7 +310,7 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
     let rows = matching(&ex, &u.target)?;
     let sys = &st.core.trx;
     let table = u.target.table();
-    let timeout = lock_wait_timeout(st);
+    let timeout = st.lock_wait_timeout();
     let (mut matched, mut changed) = (0u64, 0u64);
     for (n, (pk, old)) in rows.iter().enumerate() {
         matched += 1;

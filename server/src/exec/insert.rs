@@ -9,9 +9,10 @@ use sqlparser::ast::{self, Expr};
 use crate::context::Context;
 use crate::engine::lock::Strength;
 use crate::engine::{EngineError, InsertOptions, Table, UpdateOutcome};
+use crate::error::engine_error;
+use crate::error::lock_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::dml::{column_pos, info, warn};
-use crate::exec::errors::engine_error;
 use crate::exec::query::Query;
 use crate::exec::run::Exec;
 use crate::exec::scope::Scope;
@@ -19,7 +20,6 @@ use crate::exec::sources::{table_columns, table_name};
 use crate::exec::Planner;
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::Output;
-use crate::sql::transaction::{lock_error, lock_wait_timeout};
 use crate::trx::{DupLock, WriteError};
 use crate::value::Value;
 use crate::vars::Counter;
@@ -222,7 +222,7 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
     }
     let now = crate::time::datetime_from_micros(ex.now);
     let sys = &st.core.trx;
-    let timeout = lock_wait_timeout(st);
+    let timeout = st.lock_wait_timeout();
     let dup = if i.replace || !i.on_duplicate.is_empty() {
         DupLock::Exclusive
     } else {

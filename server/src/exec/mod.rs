@@ -8,21 +8,15 @@ pub mod access;
 pub mod aggregate;
 pub mod coltypes;
 pub mod ddl;
-pub mod describe;
 pub mod dml;
 pub mod errors;
 pub mod explain;
-pub mod innodb_tables;
 pub mod insert;
-pub mod pfs_tables;
-pub mod pool_tables;
 pub mod query;
 pub mod run;
 pub mod scope;
 pub mod show;
 pub mod sources;
-pub mod store;
-pub mod vtables;
 
 use std::sync::Arc;
 
@@ -32,11 +26,8 @@ use crate::context::Context;
 use crate::engine::Table;
 use crate::error::{SqlError, SqlResult};
 use crate::sql::output::Output;
-use crate::sql::plan::{Plan, PreparedStmt};
 use crate::value::Value;
 use crate::vars::Counter;
-
-pub use store::SharedCatalog;
 
 /// The planning context of one statement.
 #[derive(Debug)]
@@ -69,7 +60,7 @@ pub enum Body {
     /// TRUNCATE TABLE.
     Truncate(Arc<Table>),
     /// TRUNCATE TABLE of a virtual table (performance_schema summaries).
-    TruncateVirtual(&'static dyn vtables::VirtualTable),
+    TruncateVirtual(&'static dyn crate::introspect::vtables::VirtualTable),
     /// ANALYZE TABLE.
     Analyze(Vec<(String, String)>),
     /// SHOW TABLES / SHOW CREATE TABLE / SHOW COLUMNS.
@@ -125,8 +116,19 @@ pub struct TablePlan {
     pub tables: Vec<(String, String, Arc<Table>)>,
 }
 
-/// Plans a table statement for [`crate::sql::plan::table_statement`].
-pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
+/// A planned table statement with what COM_STMT_PREPARE reports of it.
+#[derive(Debug)]
+pub struct Planned {
+    /// The plan.
+    pub plan: TablePlan,
+    /// Number of `?` placeholders.
+    pub params: usize,
+    /// Result column definitions as known at prepare time (empty when none).
+    pub columns: Vec<protocol::ColumnDefinition>,
+}
+
+/// Plans a table statement.
+pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<Planned> {
     let version = st.core.catalog.version();
     let mut p = Planner {
         st,
@@ -143,16 +145,16 @@ pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<PreparedStmt
         Body::Explain(_) => explain::columns(),
         _ => Vec::new(),
     };
-    Ok(PreparedStmt {
+    Ok(Planned {
         params: p.params,
         columns,
-        plan: Plan::Table(Box::new(TablePlan {
+        plan: TablePlan {
             body,
             statement: Arc::new(stmt.clone()),
             sql: Arc::from(sql),
             version,
             tables: p.tables,
-        })),
+        },
     })
 }
 
@@ -208,10 +210,7 @@ fn still_valid(st: &Context, plan: &TablePlan) -> bool {
 pub fn execute(st: &mut Context, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
     if !still_valid(st, plan) {
         let fresh = self::plan(st, &plan.statement, &plan.sql)?;
-        let Plan::Table(p) = fresh.plan else {
-            return Err(SqlError::unsupported("re-prepare"));
-        };
-        return run_body(st, &p.body, params);
+        return run_body(st, &fresh.plan.body, params);
     }
     run_body(st, &plan.body, params)
 }
@@ -227,7 +226,7 @@ fn run_body(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output
             t.truncate();
             Ok(Output::ok())
         }
-        Body::TruncateVirtual(v) => pfs_tables::truncate(st, *v),
+        Body::TruncateVirtual(v) => crate::introspect::pfs_tables::truncate(st, *v),
         Body::Analyze(tables) => ddl::analyze(st, tables),
         Body::Show(s) => show::execute(st, s),
         Body::Select(q) => {
@@ -281,30 +280,5 @@ fn select_lock(st: &Context, q: &query::Query) -> Option<run::ReadLock> {
                 update: false,
             })
         }
-    }
-}
-
-/// Rewrites `... LOCK IN SHARE MODE` (which sqlparser does not parse) as `... FOR SHARE`,
-/// keeping the text's length-independent meaning; None when the text has no such clause.
-pub fn rewrite_lock_in_share_mode(sql: &str) -> Option<String> {
-    let lower = sql.to_ascii_lowercase();
-    let at = lower.rfind("lock in share mode")?;
-    let mut s = String::with_capacity(sql.len());
-    s.push_str(&sql[..at]);
-    s.push_str("FOR SHARE");
-    s.push_str(&sql[at + "lock in share mode".len()..]);
-    Some(s)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn lock_in_share_mode_becomes_for_share() {
-        assert_eq!(
-            super::rewrite_lock_in_share_mode("SELECT 1 FROM t WHERE a=1 lock in share mode")
-                .as_deref(),
-            Some("SELECT 1 FROM t WHERE a=1 FOR SHARE")
-        );
-        assert_eq!(super::rewrite_lock_in_share_mode("SELECT 1"), None);
     }
 }

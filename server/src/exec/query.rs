@@ -21,8 +21,8 @@ use crate::exec::sources::{
     agg_def, allowed_indexes, compute_needed, plan_moves, table_columns, table_name,
     virtual_columns,
 };
-use crate::exec::vtables::{self, VirtualTable};
 use crate::exec::Planner;
+use crate::introspect::vtables::{self, VirtualTable};
 use crate::sql::expr::{Binder, BoundExpr};
 use crate::sql::output::FixedColumns;
 
@@ -362,7 +362,7 @@ impl Planner<'_> {
                         _ => ident_name(e)
                             .map(str::to_string)
                             .or_else(|| {
-                                crate::sql::select::span_text(self.sql, e.span())
+                                crate::sql::span_text(self.sql, e.span())
                                     .filter(|t| t.matches('(').count() == t.matches(')').count())
                                     .map(str::to_string)
                             })

@@ -15,6 +15,7 @@ use crate::context::Context;
 use crate::engine::key::{self, KeyColumn};
 use crate::engine::lock::WaitPolicy;
 use crate::engine::{Direction, HandlerStats, KeyRange, ReadView, Table};
+use crate::error::lock_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::access::{covering, Access, AccessType};
 use crate::exec::aggregate::Acc;
@@ -23,7 +24,6 @@ use crate::sql::env::StmtEnv;
 use crate::sql::eval::{compare, eval, to_i64, truth, EvalEnv};
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::{column_for, ResultSet};
-use crate::sql::transaction::{lock_error, lock_wait_timeout};
 use crate::trx::{LockingScan, ScanLockMode, ScanOptions};
 use crate::value::Value;
 use crate::vars::Counter;
@@ -630,7 +630,7 @@ impl Exec<'_> {
         lock: ReadLock,
     ) -> SqlResult<bool> {
         let sys = &self.st.core.trx;
-        let timeout = lock_wait_timeout(self.st);
+        let timeout = self.st.lock_wait_timeout();
         let (lt, gaps) = {
             let mut t = self.st.trx.borrow_mut();
             let trx = t.as_mut().expect("a table statement runs in a transaction");

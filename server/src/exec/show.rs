@@ -6,10 +6,10 @@ use sqlparser::ast::{self, Statement};
 
 use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
-use crate::exec::describe;
 use crate::exec::errors::no_database;
 use crate::exec::sources::table_name;
 use crate::exec::Planner;
+use crate::introspect::describe;
 use crate::sql::eval::like;
 use crate::sql::output::{Output, ResultSet};
 use crate::value::Value;
@@ -77,7 +77,7 @@ pub fn plan(p: &mut Planner<'_>, s: &Statement) -> SqlResult<ShowTable> {
                 None => p.db.clone().ok_or_else(no_database)?,
             };
             if !p.st.core.database_exists(&db) {
-                return Err(crate::sql::admin::unknown_db(&db));
+                return Err(crate::error::unknown_db(&db));
             }
             Ok(ShowTable::Tables {
                 db,

@@ -227,7 +227,7 @@ pub fn run(s: &mut ClientSession) -> Outcome {
         if !server.database_exists(db) {
             return deny(
                 s,
-                crate::sql::admin::unknown_db(db),
+                crate::error::unknown_db(db),
                 &format!("unknown database '{db}'"),
             );
         }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::connections::ConnInfo;
 use crate::context::Context;
 use crate::core::Core;
-use crate::sql::PreparedStmt;
+use crate::stmt::PreparedStmt;
 
 /// A prepared statement as the session keeps it.
 #[derive(Debug)]

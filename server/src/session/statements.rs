@@ -52,7 +52,7 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
         return;
     }
     let sql_text = String::from_utf8_lossy(text);
-    match sql::prepare(&s.st, &sql_text) {
+    match crate::stmt::prepare(&s.st, &sql_text) {
         Ok(stmt) => {
             let id = s.st.next_stmt_id;
             s.st.next_stmt_id = s.st.next_stmt_id.wrapping_add(1).max(1);
@@ -66,7 +66,7 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
                 0,
             );
             let n = stmt.params;
-            let digest = crate::digest::Prepared::new(&s.st, &sql_text);
+            let digest = crate::digest::Prepared::new(&s.st.core.digests, &sql_text);
             s.st.statements.insert(
                 id,
                 SessionStmt {
@@ -151,7 +151,7 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
     s.st.count(Counter::Questions);
     s.st.count(Counter::Queries);
     s.st.conn.begin(ConnCommand::Execute, None);
-    let probe = crate::digest::Probe::start(&s.st);
+    let probe = crate::stmt::probe::Probe::start(&s.st);
     let Some(entry) = s.st.statements.get_mut(&ex.stmt_id) else {
         s.write_err(&unknown(ex.stmt_id, "mysqld_stmt_execute"));
         s.st.conn.end();
@@ -195,7 +195,7 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
     let stmt = Arc::clone(&entry.stmt);
     let digest = entry.digest.clone();
     let result = match params {
-        Ok(params) => sql::execute(&mut s.st, &stmt, &params),
+        Ok(params) => crate::stmt::execute(&mut s.st, &stmt, &params),
         Err(e) => Err(SqlError::new(
             ErrorCode::WrongArguments,
             format!("Incorrect arguments to mysqld_stmt_execute ({e})"),

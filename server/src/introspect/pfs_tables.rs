@@ -16,7 +16,7 @@ use crate::connections::ConnInfo;
 use crate::context::Context;
 use crate::core::{Core, ThreadHandling};
 use crate::error::{ErrorCode, SqlError, SqlResult};
-use crate::exec::vtables::{VType, VirtualTable};
+use crate::introspect::vtables::{VType, VirtualTable};
 use crate::sql::Output;
 use crate::value::Value;
 use crate::vars::Counter;
@@ -354,7 +354,7 @@ mod tests {
             &Threads,
             &Processlist,
         ] {
-            let rows = t.rows(&core);
+            let rows = t.rows(core);
             assert!(!rows.is_empty(), "{}", t.name());
             assert!(
                 rows.iter().all(|r| r.len() == t.columns().len()),
@@ -362,8 +362,8 @@ mod tests {
                 t.name()
             );
         }
-        assert!(StatementsByDigest.truncate(&core));
-        assert!(StatementsByDigest.rows(&core).is_empty());
-        assert!(!Threads.truncate(&core));
+        assert!(StatementsByDigest.truncate(core));
+        assert!(StatementsByDigest.rows(core).is_empty());
+        assert!(!Threads.truncate(core));
     }
 }

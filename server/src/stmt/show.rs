@@ -10,7 +10,7 @@ use crate::sql::env::StmtEnv;
 use crate::sql::eval::{eval, truth};
 use crate::sql::expr::{Binder, BoundExpr, Resolver};
 use crate::sql::output::{Output, ResultSet};
-use crate::sql::plan::{Plan, PreparedStmt};
+use crate::stmt::plan::{Plan, PreparedStmt};
 use crate::value::Value;
 use crate::vars::{Counter, Registry, Scope};
 
@@ -287,7 +287,7 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
         }
         ShowPlan::InnodbStatus => {
             st.count(Counter::ComShowEngineStatus);
-            let text = crate::exec::innodb_tables::innodb_status(&st.core);
+            let text = crate::introspect::innodb_tables::innodb_status(&st.core);
             (
                 &["Type", "Name", "Status"],
                 vec![vec![

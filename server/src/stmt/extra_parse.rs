@@ -8,8 +8,8 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 use crate::accounts::{AuthPlugin, Privilege};
 use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
-use crate::sql::plan::{Plan, PreparedStmt};
-use crate::sql::set::TxScope;
+use crate::stmt::plan::{Plan, PreparedStmt};
+use crate::stmt::set::TxScope;
 
 /// A cursor over significant tokens.
 struct Toks {
@@ -210,7 +210,7 @@ pub fn try_plan(st: &Context, sql: &str) -> SqlResult<Option<PreparedStmt>> {
     t.i = 0;
     if t.eat("DO") {
         let select = format!("SELECT {}", sql.trim_start()[2..].trim_start());
-        let p = crate::sql::plan::plan(st, &parse_one(&select)?, &select)?;
+        let p = crate::stmt::plan::plan(st, &parse_one(&select)?, &select)?;
         return match p.plan {
             Plan::Select(s) => Ok(Some(PreparedStmt {
                 plan: Plan::Do(s.exprs),

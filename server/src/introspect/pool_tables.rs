@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::core::Core;
-use crate::exec::vtables::{VType, VirtualTable};
+use crate::introspect::vtables::{VType, VirtualTable};
 use crate::value::Value;
 
 /// The tables that exist in `performance_schema` while the pool is loaded.

@@ -6,13 +6,13 @@ use sqlparser::ast::{self, Statement};
 use crate::accounts::{AuthPlugin, Privilege};
 use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
-use crate::sql::admin;
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::Output;
-use crate::sql::select::{self, SelectPlan};
-use crate::sql::set::{self, SetItem, TxScope};
-use crate::sql::show::{self, ShowPlan};
-use crate::sql::transaction;
+use crate::stmt::admin;
+use crate::stmt::select::{self, SelectPlan};
+use crate::stmt::set::{self, SetItem, TxScope};
+use crate::stmt::show::{self, ShowPlan};
+use crate::stmt::transaction;
 use crate::value::Value;
 
 /// A planned statement.
@@ -252,7 +252,12 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
 /// Plans a statement that reads or changes tables (DDL, DML, SELECT with FROM, EXPLAIN,
 /// SHOW TABLES/CREATE TABLE/COLUMNS). This is the seam where the table executor plugs in.
 pub fn table_statement(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
-    crate::exec::plan(st, s, sql)
+    let p = crate::exec::plan(st, s, sql)?;
+    Ok(PreparedStmt {
+        plan: Plan::Table(Box::new(p.plan)),
+        params: p.params,
+        columns: p.columns,
+    })
 }
 
 /// Executes a plan.

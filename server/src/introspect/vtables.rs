@@ -6,7 +6,7 @@
 
 use crate::core::{Core, ThreadHandling, SYSTEM_DATABASES};
 use crate::engine::{Catalog, IndexKind};
-use crate::exec::describe;
+use crate::introspect::describe;
 use crate::value::Value;
 
 /// The kind of a virtual column (decides its result metadata).
@@ -35,19 +35,19 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
 
 /// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
 pub fn lookup(core: &Core, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
-    use crate::exec::innodb_tables as innodb;
+    use crate::introspect::innodb_tables as innodb;
     let all: &[&'static dyn VirtualTable] = if db.eq_ignore_ascii_case("information_schema") {
         &[
             &Tables,
             &Columns,
             &Statistics,
-            &crate::exec::pool_tables::Plugins,
+            &crate::introspect::pool_tables::Plugins,
             &innodb::InnodbTrx,
             &innodb::InnodbMetrics,
-            &crate::exec::pfs_tables::Processlist,
+            &crate::introspect::pfs_tables::Processlist,
         ]
     } else if db.eq_ignore_ascii_case("performance_schema") {
-        let found = crate::exec::pfs_tables::PERFORMANCE_SCHEMA
+        let found = crate::introspect::pfs_tables::PERFORMANCE_SCHEMA
             .iter()
             .copied()
             .chain([
@@ -59,7 +59,7 @@ pub fn lookup(core: &Core, db: &str, name: &str) -> Option<&'static dyn VirtualT
             return found;
         }
         // As with MySQL's plugin, the tp_* tables exist only while the pool is loaded.
-        crate::exec::pool_tables::PERFORMANCE_SCHEMA
+        crate::introspect::pool_tables::PERFORMANCE_SCHEMA
     } else if db.eq_ignore_ascii_case("sys") {
         &[&innodb::SysInnodbLockWaits]
     } else {

@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::core::Core;
 use crate::engine::lock::{lock_data_text, IndexId, LockNames, TableId};
 use crate::engine::Table;
-use crate::exec::vtables::{VType, VirtualTable};
+use crate::introspect::vtables::{VType, VirtualTable};
 use crate::value::Value;
 
 fn s(v: &str) -> Value {

@@ -13,16 +13,11 @@ use crate::sql::output::Output;
 use crate::value::Value;
 use crate::vars::Counter;
 
-/// 1049 for an unknown database.
-pub fn unknown_db(name: &str) -> SqlError {
-    SqlError::new(ErrorCode::BadDb, format!("Unknown database '{name}'"))
-}
-
 /// `USE db` and COM_INIT_DB.
 pub fn use_db(st: &mut Context, db: &str) -> SqlResult<Output> {
     st.count(Counter::ComChangeDb);
     if !st.core.database_exists(db) {
-        return Err(unknown_db(db));
+        return Err(crate::error::unknown_db(db));
     }
     st.db = Some(db.to_string());
     st.conn.login.lock().unwrap_or_else(|e| e.into_inner()).db = Some(db.to_string());

@@ -11,7 +11,7 @@ use crate::sql::env::StmtEnv;
 use crate::sql::eval::eval;
 use crate::sql::expr::{Binder, BoundExpr, Resolver};
 use crate::sql::output::Output;
-use crate::sql::plan::{Plan, PreparedStmt};
+use crate::stmt::plan::{Plan, PreparedStmt};
 use crate::value::Value;
 use crate::vars::registry::RawValue;
 use crate::vars::{Counter, Registry, Scope, VarId, VarValue};
@@ -300,7 +300,7 @@ pub fn apply(st: &mut Context, id: VarId, global: bool, v: VarValue) -> SqlResul
     }
     if id == st.core.ids.autocommit && v.as_bool() && !st.autocommit() {
         // Turning autocommit on commits the open transaction, as MySQL does.
-        crate::sql::transaction::commit(st);
+        crate::stmt::transaction::commit(st);
     }
     st.set_var(id, v);
     Ok(())

@@ -3,25 +3,12 @@
 //! failed statement undoes only itself; a deadlock victim's whole transaction rolls back)
 //! and implicit commit before DDL.
 
-use std::time::Duration;
-
 use crate::context::Context;
 use crate::core::Core;
-use crate::engine::lock::LockError;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::sql::output::Output;
 use crate::trx::{Isolation, Trx};
 use crate::vars::VarValue;
-
-/// The SQL error of a lock error.
-pub fn lock_error(e: LockError) -> SqlError {
-    SqlError::new(e.into(), e.message())
-}
-
-/// `innodb_lock_wait_timeout` of the session.
-pub fn lock_wait_timeout(st: &Context) -> Duration {
-    Duration::from_secs(st.var_int(st.core.ids.lock_wait_timeout).max(1) as u64)
-}
 
 /// The characteristics the next transaction starts with: session values, overridden once by
 /// `SET TRANSACTION` without a scope.
@@ -46,7 +33,7 @@ fn start(st: &mut Context, read_only: Option<bool>) -> Trx {
         iso,
         read_only.unwrap_or(ro),
         conn,
-        crate::exec::pfs_tables::thread_id_of(conn),
+        crate::introspect::pfs_tables::thread_id_of(conn),
     )
 }
 
@@ -222,6 +209,8 @@ fn log_deadlock(st: &mut Context, core: &Core) {
         .and_then(|t| t.lock_handle())
         .and_then(|l| l.take_deadlock_report());
     if let Some(r) = report {
-        crate::log::note(&crate::exec::innodb_tables::deadlock_log_text(core, &r));
+        crate::log::note(&crate::introspect::innodb_tables::deadlock_log_text(
+            core, &r,
+        ));
     }
 }
