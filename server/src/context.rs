@@ -266,3 +266,33 @@ mod tests {
         }
     }
 }
+
+/// Cores and contexts for unit tests: built from the default configuration without starting
+/// a server (no listener, no connection handler).
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::Arc;
+
+    use super::Context;
+    use crate::accounts::Privileges;
+    use crate::connections::ConnInfo;
+    use crate::core::Core;
+
+    /// A core with the default configuration.
+    pub(crate) fn core() -> Arc<Core> {
+        let server = crate::server::Server::from_config(&crate::config::Config::default())
+            .expect("the default configuration builds");
+        Arc::clone(server.core())
+    }
+
+    /// A context logged in as `root` with every privilege, on connection 1.
+    pub(crate) fn root(core: &Arc<Core>) -> Context {
+        let conn = Arc::new(ConnInfo::new(1, "127.0.0.1".into(), -1));
+        core.connections.insert(Arc::clone(&conn));
+        let mut st = Context::new(Arc::clone(core), conn);
+        st.user = "root".into();
+        st.account_host = "localhost".into();
+        st.privileges = Privileges::all();
+        st
+    }
+}

@@ -139,14 +139,4 @@ pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn lock_in_share_mode_becomes_for_share() {
-        assert_eq!(
-            super::rewrite_lock_in_share_mode("SELECT 1 FROM t WHERE a=1 lock in share mode")
-                .as_deref(),
-            Some("SELECT 1 FROM t WHERE a=1 FOR SHARE")
-        );
-        assert_eq!(super::rewrite_lock_in_share_mode("SELECT 1"), None);
-    }
-}
+mod tests;
