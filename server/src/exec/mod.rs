@@ -282,3 +282,6 @@ fn select_lock(st: &Context, q: &query::Query) -> Option<run::ReadLock> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
