@@ -66,7 +66,7 @@ fn estimate(ex: &Exec<'_>, s: &Source) -> u64 {
             }
         },
         SourceKind::Derived(q) => ex.query(q).map_or(1, |r| r.len() as u64).max(1),
-        SourceKind::Virtual(v) => (v.rows(&ex.st.core).len() as u64).max(1),
+        SourceKind::Virtual(v) => (v.rows(ex.st.core.as_ref()).len() as u64).max(1),
     }
 }
 

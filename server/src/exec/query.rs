@@ -221,7 +221,7 @@ impl Planner<'_> {
                 } => {
                     let (db, t) = table_name(self, name)?;
                     let a = alias.as_ref().map_or(t.clone(), |a| a.name.value.clone());
-                    if let Some(v) = vtables::lookup(&self.st.core, &db, &t) {
+                    if let Some(v) = vtables::lookup(self.st.core.as_ref(), &db, &t) {
                         let cols = virtual_columns(v, &db, &a);
                         (a, db, PendingKind::Virtual(v), Vec::new(), cols)
                     } else {

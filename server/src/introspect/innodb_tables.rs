@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::core::Core;
 use crate::engine::lock::{lock_data_text, IndexId, LockNames, TableId};
 use crate::engine::Table;
 use crate::introspect::vtables::{VType, VirtualTable};
+use crate::introspect::ServerView;
 use crate::value::Value;
 
 fn s(v: &str) -> Value {
@@ -21,8 +21,8 @@ fn opt(v: Option<String>) -> Value {
 }
 
 /// Every (database, table) of the catalog.
-fn tables(core: &Core) -> Vec<(String, Arc<Table>)> {
-    let cat = &core.catalog.engine;
+fn tables(server: &dyn ServerView) -> Vec<(String, Arc<Table>)> {
+    let cat = &server.catalog().engine;
     let mut out = Vec::new();
     for db in cat.database_names() {
         if let Ok(d) = cat.database(&db) {
@@ -40,8 +40,8 @@ fn tables(core: &Core) -> Vec<(String, Arc<Table>)> {
 struct Names(Vec<(String, Arc<Table>)>);
 
 impl Names {
-    fn of(core: &Core) -> Names {
-        Names(tables(core))
+    fn of(server: &dyn ServerView) -> Names {
+        Names(tables(server))
     }
 
     fn find(&self, table_id: u64) -> Option<&(String, Arc<Table>)> {
@@ -126,9 +126,10 @@ impl VirtualTable for DataLocks {
             ("LOCK_DATA", Text),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        let names = Names::of(core);
-        core.trx
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let names = Names::of(server);
+        server
+            .trx()
             .locks
             .data_locks(&names)
             .into_iter()
@@ -180,8 +181,9 @@ impl VirtualTable for DataLockWaits {
             ("BLOCKING_OBJECT_INSTANCE_BEGIN", UInt),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        core.trx
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        server
+            .trx()
             .locks
             .data_lock_waits()
             .into_iter()
@@ -220,13 +222,14 @@ struct TrxRow {
     query: Option<String>,
 }
 
-fn trx_rows(core: &Core) -> Vec<TrxRow> {
-    let conns = core.connections.snapshot();
-    core.trx
+fn trx_rows(server: &dyn ServerView) -> Vec<TrxRow> {
+    let conns = server.connections().snapshot();
+    server
+        .trx()
         .active_trxs()
         .into_iter()
         .map(|info| {
-            let locks = core.trx.locks.trx_lock_info(&info.lock);
+            let locks = server.trx().locks.trx_lock_info(&info.lock);
             let query = conns
                 .iter()
                 .find(|c| u64::from(c.id) == info.connection_id)
@@ -274,9 +277,9 @@ impl VirtualTable for InnodbTrx {
             ("trx_schedule_weight", UInt),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         let now = std::time::Instant::now();
-        trx_rows(core)
+        trx_rows(server)
             .into_iter()
             .map(|r| {
                 let waiting = r.locks.requested_lock_id.is_some();
@@ -341,10 +344,10 @@ impl VirtualTable for InnodbMetrics {
             ("COMMENT", Text),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         use std::sync::atomic::Ordering::Relaxed;
-        let l = core.trx.locks.stats();
-        let t = &core.trx.stats;
+        let l = server.trx().locks.stats();
+        let t = &server.trx().stats;
         let row = |name: &str, sub: &str, n: u64, ty: &str, c: &str| {
             vec![s(name), s(sub), Value::UInt(n), s("enabled"), s(ty), s(c)]
         };
@@ -352,7 +355,7 @@ impl VirtualTable for InnodbMetrics {
             row(
                 "trx_rseg_history_len",
                 "transaction",
-                core.trx.history_len(),
+                server.trx().history_len(),
                 "value",
                 "Length of the TRX_RSEG_HISTORY list",
             ),
@@ -413,7 +416,7 @@ impl VirtualTable for InnodbMetrics {
                 "Number of transactions rolled back",
             ),
         ];
-        for (db, table) in tables(core) {
+        for (db, table) in tables(server) {
             for i in 0..table.index_count() {
                 let waits = table.index_stats(i).page_latch_waits.load(Relaxed);
                 rows.push(row(
@@ -467,14 +470,15 @@ impl VirtualTable for SysInnodbLockWaits {
             ("sql_kill_blocking_connection", Text),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        let names = Names::of(core);
-        let locks = core.trx.locks.data_locks(&names);
-        let trxs = trx_rows(core);
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let names = Names::of(server);
+        let locks = server.trx().locks.data_locks(&names);
+        let trxs = trx_rows(server);
         let now = std::time::Instant::now();
         let trx = |id: u64| trxs.iter().find(|t| t.info.id == id);
         let lock = |id: &str| locks.iter().find(|l| l.engine_lock_id == id);
-        core.trx
+        server
+            .trx()
             .locks
             .data_lock_waits()
             .into_iter()
@@ -530,16 +534,19 @@ impl VirtualTable for SysInnodbLockWaits {
 }
 
 /// What `innodb_print_all_deadlocks` writes to the error log for one deadlock.
-pub fn deadlock_log_text(core: &Core, report: &crate::engine::lock::DeadlockReport) -> String {
+pub fn deadlock_log_text(
+    server: &dyn ServerView,
+    report: &crate::engine::lock::DeadlockReport,
+) -> String {
     format!(
         "InnoDB: Transactions deadlock detected, dumping detailed information.\n{}",
-        report.render(&Names::of(core))
+        report.render(&Names::of(server))
     )
 }
 
 /// The text of `SHOW ENGINE INNODB STATUS`: LATEST DETECTED DEADLOCK, TRANSACTIONS and ROW
 /// OPERATIONS (the sections tpbed has something to say in).
-pub fn innodb_status(core: &Core) -> String {
+pub fn innodb_status(server: &dyn ServerView) -> String {
     use std::sync::atomic::Ordering::Relaxed;
     let mut out = String::new();
     let _ = writeln!(out, "\n=====================================");
@@ -549,15 +556,15 @@ pub fn innodb_status(core: &Core) -> String {
         datetime_text(SystemTime::now())
     );
     let _ = writeln!(out, "=====================================");
-    if let Some(d) = core.trx.locks.latest_deadlock() {
-        out.push_str(&d.render(&Names::of(core)));
+    if let Some(d) = server.trx().locks.latest_deadlock() {
+        out.push_str(&d.render(&Names::of(server)));
         out.push('\n');
     }
     let _ = writeln!(out, "------------\nTRANSACTIONS\n------------");
-    let _ = writeln!(out, "Trx id counter {}", core.trx.id_counter());
-    let _ = writeln!(out, "History list length {}", core.trx.history_len());
+    let _ = writeln!(out, "Trx id counter {}", server.trx().id_counter());
+    let _ = writeln!(out, "History list length {}", server.trx().history_len());
     let _ = writeln!(out, "LIST OF TRANSACTIONS FOR EACH SESSION:");
-    for r in trx_rows(core) {
+    for r in trx_rows(server) {
         let secs = r.info.started_at.elapsed().as_secs();
         let waiting = r.locks.requested_lock_id.is_some();
         let _ = writeln!(
@@ -582,20 +589,20 @@ pub fn innodb_status(core: &Core) -> String {
             r.query.as_deref().unwrap_or("")
         );
     }
-    let l = core.trx.locks.stats();
+    let l = server.trx().locks.stats();
     let _ = writeln!(out, "--------------\nROW OPERATIONS\n--------------");
     let _ = writeln!(
         out,
         "0 queries inside InnoDB, 0 queries in queue\n{} read views open inside InnoDB",
-        core.trx.open_views()
+        server.trx().open_views()
     );
     let _ = writeln!(
         out,
         "Number of rows inserted {}, updated {}, deleted {}, read {}",
-        core.status_counter(crate::vars::Counter::InnodbRowsInserted),
-        core.status_counter(crate::vars::Counter::InnodbRowsUpdated),
-        core.status_counter(crate::vars::Counter::InnodbRowsDeleted),
-        core.status_counter(crate::vars::Counter::InnodbRowsRead),
+        server.status_counter(crate::vars::Counter::InnodbRowsInserted),
+        server.status_counter(crate::vars::Counter::InnodbRowsUpdated),
+        server.status_counter(crate::vars::Counter::InnodbRowsDeleted),
+        server.status_counter(crate::vars::Counter::InnodbRowsRead),
     );
     let _ = writeln!(
         out,

@@ -14,9 +14,10 @@ use std::sync::Arc;
 
 use crate::connections::ConnInfo;
 use crate::context::Context;
-use crate::core::{Core, ThreadHandling};
+use crate::core::ThreadHandling;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::introspect::vtables::{VType, VirtualTable};
+use crate::introspect::ServerView;
 use crate::sql::Output;
 use crate::value::Value;
 use crate::vars::Counter;
@@ -49,7 +50,7 @@ fn ts(us: i64) -> Value {
 /// tables refuse with 1044, as MySQL refuses TRUNCATE of information_schema tables.
 pub fn truncate(st: &Context, v: &'static dyn VirtualTable) -> SqlResult<Output> {
     st.count(Counter::ComTruncate);
-    if v.truncate(&st.core) {
+    if v.truncate(st.core.as_ref()) {
         return Ok(Output::ok());
     }
     Err(SqlError::new(
@@ -115,8 +116,9 @@ impl VirtualTable for StatementsByDigest {
             ("QUERY_SAMPLE_TIMER_WAIT", UInt),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        core.digests
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        server
+            .digests()
             .rows()
             .into_iter()
             .map(|r| {
@@ -152,8 +154,8 @@ impl VirtualTable for StatementsByDigest {
             })
             .collect()
     }
-    fn truncate(&self, core: &Core) -> bool {
-        core.digests.reset();
+    fn truncate(&self, server: &dyn ServerView) -> bool {
+        server.digests().reset();
         true
     }
 }
@@ -163,10 +165,10 @@ impl VirtualTable for StatementsByDigest {
 pub struct Threads;
 
 /// What a thread row needs from a connection.
-fn connection_row(core: &Core, c: &Arc<ConnInfo>) -> Vec<Value> {
+fn connection_row(server: &dyn ServerView, c: &Arc<ConnInfo>) -> Vec<Value> {
     let login = c.login.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let running = c.running.load(Ordering::Relaxed);
-    let name = match core.thread_handling {
+    let name = match server.thread_handling() {
         ThreadHandling::Pool => "thread/thread_pool/tp_one_connection",
         ThreadHandling::PerConnection => "thread/sql/one_connection",
     };
@@ -236,8 +238,8 @@ impl VirtualTable for Threads {
             ("TELEMETRY_ACTIVE", Text),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        if !core.digests.enabled() {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        if !server.digests().enabled() {
             return Vec::new();
         }
         // The main thread's OS id is the process id.
@@ -251,7 +253,7 @@ impl VirtualTable for Threads {
             Value::Null,
             Value::Null,
             Value::Null,
-            u(core.started.elapsed().as_secs()),
+            u(server.uptime().as_secs()),
             Value::Null,
             Value::Null,
             Value::Null,
@@ -269,10 +271,11 @@ impl VirtualTable for Threads {
             s("NO"),
         ]];
         rows.extend(
-            core.connections
+            server
+                .connections()
                 .snapshot()
                 .iter()
-                .map(|c| connection_row(core, c)),
+                .map(|c| connection_row(server, c)),
         );
         rows
     }
@@ -300,8 +303,9 @@ impl VirtualTable for Processlist {
             ("INFO", Text),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        core.connections
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        server
+            .connections()
             .snapshot()
             .iter()
             .map(|c| {
@@ -354,7 +358,7 @@ mod tests {
             &Threads,
             &Processlist,
         ] {
-            let rows = t.rows(core);
+            let rows = t.rows(core.as_ref());
             assert!(!rows.is_empty(), "{}", t.name());
             assert!(
                 rows.iter().all(|r| r.len() == t.columns().len()),
@@ -362,8 +366,8 @@ mod tests {
                 t.name()
             );
         }
-        assert!(StatementsByDigest.truncate(core));
-        assert!(StatementsByDigest.rows(core).is_empty());
-        assert!(!Threads.truncate(core));
+        assert!(StatementsByDigest.truncate(core.as_ref()));
+        assert!(StatementsByDigest.rows(core.as_ref()).is_empty());
+        assert!(!Threads.truncate(core.as_ref()));
     }
 }

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use crate::core::Core;
 use crate::introspect::vtables::{VType, VirtualTable};
+use crate::introspect::ServerView;
 use crate::value::Value;
 
 /// The tables that exist in `performance_schema` while the pool is loaded.
@@ -22,8 +22,8 @@ fn opt_u(v: Option<u64>) -> Value {
 }
 
 /// A pool-clock instant as microseconds since the epoch (MySQL shows these as timestamps).
-fn when(core: &Core, d: Option<Duration>) -> Value {
-    let Some(p) = core.handler.get().and_then(|h| h.pool()) else {
+fn when(server: &dyn ServerView, d: Option<Duration>) -> Value {
+    let Some(p) = server.pool() else {
         return Value::Null;
     };
     match d {
@@ -76,8 +76,8 @@ impl VirtualTable for GroupState {
             ("TIME_OF_LAST_LONGRUNNING_TRXS_CHECK", Text),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        let Some(p) = core.handler.get().and_then(|h| h.pool()) else {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let Some(p) = server.pool() else {
             return Vec::new();
         };
         p.group_states()
@@ -103,11 +103,11 @@ impl VirtualTable for GroupState {
                     u(g.max_thread_ids_in_group),
                     u(g.effective_max_transactions_limit),
                     u(g.num_query_threads),
-                    when(core, g.time_of_last_thread_creation),
+                    when(server, g.time_of_last_thread_creation),
                     u(g.num_connect_handler_thread_in_sleep),
                     u(g.threads_bound_to_transaction),
-                    when(core, g.time_of_earliest_con_expire),
-                    when(core, g.time_of_last_longrunning_trxs_check),
+                    when(server, g.time_of_earliest_con_expire),
+                    when(server, g.time_of_last_longrunning_trxs_check),
                 ]
             })
             .collect()
@@ -155,8 +155,8 @@ impl VirtualTable for GroupStats {
             ("TPBED_EXPIRED", UInt),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        let Some(p) = core.handler.get().and_then(|h| h.pool()) else {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let Some(p) = server.pool() else {
             return Vec::new();
         };
         p.group_stats()
@@ -222,8 +222,8 @@ impl VirtualTable for ThreadStates {
             ("ACCUMULATED_EXEC_TIME", UInt),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        let Some(p) = core.handler.get().and_then(|h| h.pool()) else {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let Some(p) = server.pool() else {
             return Vec::new();
         };
         p.thread_states()
@@ -238,7 +238,7 @@ impl VirtualTable for ThreadStates {
                     }),
                     Value::str(t.tp_thread_type.mysql_name()),
                     Value::UInt(t.thread_id.max(0) as u64),
-                    when(core, t.time_of_attach),
+                    when(server, t.time_of_attach),
                     u(u64::from(t.marked_stalled)),
                     Value::str(t.state.mysql_name()),
                     u(t.event_count),
@@ -273,7 +273,7 @@ impl VirtualTable for Plugins {
             ("LOAD_OPTION", Text),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         let row = |name: &str, ty: &str, lib: Value, desc: &str| {
             vec![
                 Value::str(name),
@@ -307,7 +307,7 @@ impl VirtualTable for Plugins {
                 "tpbed's in-memory engine with InnoDB's locking",
             ),
         ];
-        if core.handler.get().is_some_and(|h| h.pool().is_some()) {
+        if server.pool().is_some() {
             rows.push(row(
                 "thread_pool",
                 "DAEMON",

@@ -4,9 +4,10 @@
 //! introspection tables (in `innodb_tables`, `pfs_tables` and `pool_tables`) implement the
 //! same trait.
 
-use crate::core::{Core, ThreadHandling, SYSTEM_DATABASES};
+use crate::core::{ThreadHandling, SYSTEM_DATABASES};
 use crate::engine::{Catalog, IndexKind};
 use crate::introspect::describe;
+use crate::introspect::ServerView;
 use crate::value::Value;
 
 /// The kind of a virtual column (decides its result metadata).
@@ -25,16 +26,16 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
     /// Columns and their kinds.
     fn columns(&self) -> &'static [(&'static str, VType)];
     /// A snapshot of the rows (one value per column).
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>>;
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>>;
     /// `TRUNCATE TABLE`: resets what the table sums; false when the table cannot be
     /// truncated.
-    fn truncate(&self, _core: &Core) -> bool {
+    fn truncate(&self, _server: &dyn ServerView) -> bool {
         false
     }
 }
 
 /// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
-pub fn lookup(core: &Core, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
+pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
     use crate::introspect::innodb_tables as innodb;
     let all: &[&'static dyn VirtualTable] = if db.eq_ignore_ascii_case("information_schema") {
         &[
@@ -55,7 +56,7 @@ pub fn lookup(core: &Core, db: &str, name: &str) -> Option<&'static dyn VirtualT
                 &innodb::DataLockWaits,
             ])
             .find(|t| t.name().eq_ignore_ascii_case(name));
-        if found.is_some() || core.thread_handling != ThreadHandling::Pool {
+        if found.is_some() || server.thread_handling() != ThreadHandling::Pool {
             return found;
         }
         // As with MySQL's plugin, the tp_* tables exist only while the pool is loaded.
@@ -120,8 +121,8 @@ impl VirtualTable for Tables {
             ("TABLE_COMMENT", Text),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        let catalog = &core.catalog.engine;
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let catalog = &server.catalog().engine;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
             let n = t.row_count();
@@ -205,8 +206,8 @@ impl VirtualTable for Columns {
             ("SRS_ID", UInt),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        let catalog = &core.catalog.engine;
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let catalog = &server.catalog().engine;
         use crate::engine::ColumnType as T;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
@@ -308,8 +309,8 @@ impl VirtualTable for Statistics {
             ("EXPRESSION", Text),
         ]
     }
-    fn rows(&self, core: &Core) -> Vec<Vec<Value>> {
-        let catalog = &core.catalog.engine;
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let catalog = &server.catalog().engine;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
             for ix in t.def().indexes() {
