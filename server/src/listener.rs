@@ -11,7 +11,6 @@ use crate::log;
 use crate::server::{Handler, Server};
 use crate::session::ClientSession;
 use crate::startup::StartupError;
-use crate::vars::Counter;
 
 /// Raises the soft open-file limit to the hard limit (a server holding thousands of sockets
 /// needs it; the hard limit is the administrator's). Returns the new soft limit.
@@ -115,6 +114,5 @@ pub fn accept_loop(
 }
 
 fn admit(server: &Arc<Server>, stream: TcpStream, handler: &dyn ConnectionHandler<ClientSession>) {
-    let _ = server.retired.get(Counter::AbortedConnects);
     handler.add_connection(ClientSession::new(Arc::clone(server.core()), stream));
 }

@@ -20,7 +20,6 @@ use crate::session::ClientSession;
 use crate::startup::StartupError;
 use crate::vars::registry::{Feature, RawValue, Registry};
 use crate::vars::status::RetiredCounters;
-use crate::vars::system::definitions;
 use crate::vars::VarValue;
 
 /// The connection handler the server runs, kept for its statistics and dynamic knobs.
@@ -140,11 +139,7 @@ impl Server {
         if pool {
             features.push(Feature::ThreadPool);
         }
-        let mut defs = definitions();
-        defs.extend(crate::storage::definitions());
-        defs.extend(crate::thread_pool::definitions());
-        defs.extend(crate::digest::definitions());
-        let vars = Registry::new(defs, &features);
+        let vars = Registry::new(crate::config::variable_definitions(), &features);
         for s in &cfg.settings {
             if matches!(
                 s.name.as_str(),
