@@ -26,8 +26,9 @@
 //!   statement-facing state).
 //! - sql: [`sql`] parses, binds and evaluates expressions.
 //! - introspection: [`introspect`] (information_schema, performance_schema, sys and the
-//!   pool's `tp_*` tables, read from the core). It sits below `exec` because the executor
-//!   reads these tables as row sources of its scans.
+//!   pool's `tp_*` tables, read through the narrow
+//!   [`ServerView`](crate::introspect::ServerView) the core gives). It sits below `exec`
+//!   because the executor reads these tables as row sources of its scans.
 //! - exec: [`exec`] plans and runs table statements (access paths, joins, DML, DDL).
 //! - statements: [`stmt`] plans every statement (table statements through `exec`), runs it
 //!   with transaction boundaries and measures it under its digest.

@@ -69,8 +69,8 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
             ok(s)
         }
         Command::Statistics => {
-            let server = &s.st.core;
-            let status = server.status(None);
+            let core = &s.st.core;
+            let status = core.status(None);
             let get = |k: &str| {
                 status
                     .iter()
@@ -78,7 +78,7 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
                     .map(|(_, v)| v.clone())
                     .unwrap_or_default()
             };
-            let uptime = server.started.elapsed().as_secs_f64().max(1.0);
+            let uptime = core.started.elapsed().as_secs_f64().max(1.0);
             let questions: f64 = get("Questions").parse().unwrap_or(0.0);
             let text = format!(
                 "Uptime: {}  Threads: {}  Questions: {}  Slow queries: 0  Opens: 0  Flush tables: 1  Open tables: 0  Queries per second avg: {:.3}",

@@ -37,7 +37,7 @@ pub struct ClientSession {
     /// Everything but the socket.
     pub st: SessionState,
     nonce: [u8; 20],
-    /// Whether the connection holds a slot in [`Server::connection_count`].
+    /// Whether the connection holds a slot in [`Core::connection_count`].
     counted: bool,
     authenticated: bool,
     quit: bool,
@@ -45,26 +45,26 @@ pub struct ClientSession {
 
 impl ClientSession {
     /// A session for a freshly accepted socket. It takes a slot in
-    /// [`Server::connection_count`] if one is left (else the handshake refuses it with 1040
+    /// [`Core::connection_count`] if one is left (else the handshake refuses it with 1040
     /// before the greeting); the slot goes back when the session drops or is refused.
-    pub fn new(server: Arc<Core>, stream: TcpStream) -> ClientSession {
-        let counted = server.take_connection_slot();
+    pub fn new(core: Arc<Core>, stream: TcpStream) -> ClientSession {
+        let counted = core.take_connection_slot();
         let host = stream
             .peer_addr()
             .map(|a| a.ip().to_string())
             .unwrap_or_else(|_| "unknown".into());
         let _ = stream.set_nodelay(true);
-        let write_timeout = server.vars.global(server.ids.net_write_timeout).as_int();
+        let write_timeout = core.vars.global(core.ids.net_write_timeout).as_int();
         let _ = stream.set_write_timeout(Some(Duration::from_secs(write_timeout.max(1) as u64)));
-        let id = server.connections.next_id();
+        let id = core.connections.next_id();
         let conn = Arc::new(ConnInfo::new(id, host, stream.as_raw_fd()));
-        server.connections.insert(conn.clone());
-        let max_packet = server.vars.global(server.ids.max_allowed_packet).as_int() as usize;
+        core.connections.insert(conn.clone());
+        let max_packet = core.vars.global(core.ids.max_allowed_packet).as_int() as usize;
         ClientSession {
             io: PacketIo::new(stream, max_packet),
             out: Vec::new(),
             seq: 0,
-            st: SessionState::new(server, conn),
+            st: SessionState::new(core, conn),
             nonce: handshake::new_nonce(),
             counted,
             authenticated: false,
@@ -343,15 +343,15 @@ impl Session for ClientSession {
 
 impl Drop for ClientSession {
     fn drop(&mut self) {
-        let server = self.st.core.clone();
+        let core = self.st.core.clone();
         // The slot goes first: once the session is gone from the processlist
         // (`Threads_connected`), it holds no slot either.
         if self.counted {
-            server.release_connection_slot();
+            core.release_connection_slot();
         }
         self.st.close_all_statements();
-        if let Some(c) = server.connections.remove(self.st.conn.id) {
-            server.retired.absorb(&c.counters);
+        if let Some(c) = core.connections.remove(self.st.conn.id) {
+            core.retired.absorb(&c.counters);
         }
     }
 }

@@ -29,14 +29,11 @@ fn unknown(id: u32, what: &str) -> SqlError {
 pub fn prepare(s: &mut ClientSession, text: &[u8]) {
     s.st.count(Counter::ComStmtPrepare);
     s.st.conn.begin(ConnCommand::Prepare, Some(text));
-    let server = s.st.core.clone();
-    let max = server
-        .vars
-        .global(server.ids.max_prepared_stmt_count)
-        .as_int();
+    let core = s.st.core.clone();
+    let max = core.vars.global(core.ids.max_prepared_stmt_count).as_int();
     // Take a slot before preparing, atomically, so concurrent prepares cannot pass the limit
     // together; a failed prepare gives it back.
-    let took = server
+    let took = core
         .prepared_stmt_count
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
             (n < max).then_some(n + 1)
@@ -79,7 +76,7 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
             );
         }
         Err(e) => {
-            server.prepared_stmt_count.fetch_sub(1, Ordering::AcqRel);
+            core.prepared_stmt_count.fetch_sub(1, Ordering::AcqRel);
             s.write_err(&e);
         }
     }
