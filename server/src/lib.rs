@@ -25,9 +25,9 @@
 //!   [`Context`](crate::context::Context) a statement runs against: the core and its session's
 //!   statement-facing state).
 //! - sql: [`sql`] parses, binds and evaluates expressions.
-//! - introspection: [`introspect`] (information_schema, performance_schema, sys and the
+//! - introspection: [`introspection`] (information_schema, performance_schema, sys and the
 //!   pool's `tp_*` tables, read through the narrow
-//!   [`ServerView`](crate::introspect::ServerView) the core gives). It sits below `exec`
+//!   [`ServerView`](crate::introspection::ServerView) the core gives). It sits below `exec`
 //!   because the executor reads these tables as row sources of its scans.
 //! - exec: [`exec`] plans and runs table statements (access paths, joins, DML, DDL).
 //! - statements: [`stmt`] plans every statement (table statements through `exec`), runs it
@@ -53,7 +53,7 @@ pub mod datadir;
 pub mod digest;
 pub mod error;
 pub mod exec;
-pub mod introspect;
+pub mod introspection;
 pub mod listener;
 pub mod log;
 pub mod server;

@@ -380,7 +380,7 @@ pub fn plan_truncate(p: &mut Planner<'_>, t: &ast::Truncate) -> SqlResult<Body> 
         return Err(SqlError::parse("TRUNCATE"));
     };
     let (db, name) = table_name(p, &first.name)?;
-    if let Some(v) = crate::introspect::vtables::lookup(p.st.core.as_ref(), &db, &name) {
+    if let Some(v) = crate::introspection::vtables::lookup(p.st.core.as_ref(), &db, &name) {
         return Ok(Body::TruncateVirtual(v));
     }
     Ok(Body::Truncate(p.table(&db, &name)?))

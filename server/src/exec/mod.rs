@@ -60,7 +60,7 @@ pub enum Body {
     /// TRUNCATE TABLE.
     Truncate(Arc<Table>),
     /// TRUNCATE TABLE of a virtual table (performance_schema summaries).
-    TruncateVirtual(&'static dyn crate::introspect::vtables::VirtualTable),
+    TruncateVirtual(&'static dyn crate::introspection::vtables::VirtualTable),
     /// ANALYZE TABLE.
     Analyze(Vec<(String, String)>),
     /// SHOW TABLES / SHOW CREATE TABLE / SHOW COLUMNS.
@@ -226,7 +226,7 @@ fn run_body(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output
             t.truncate();
             Ok(Output::ok())
         }
-        Body::TruncateVirtual(v) => crate::introspect::pfs_tables::truncate(st, *v),
+        Body::TruncateVirtual(v) => crate::introspection::pfs_tables::truncate(st, *v),
         Body::Analyze(tables) => ddl::analyze(st, tables),
         Body::Show(s) => show::execute(st, s),
         Body::Select(q) => {

@@ -22,7 +22,7 @@ use crate::exec::sources::{
     virtual_columns,
 };
 use crate::exec::Planner;
-use crate::introspect::vtables::{self, VirtualTable};
+use crate::introspection::vtables::{self, VirtualTable};
 use crate::sql::expr::{Binder, BoundExpr};
 use crate::sql::output::FixedColumns;
 

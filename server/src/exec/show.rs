@@ -9,7 +9,7 @@ use crate::error::{SqlError, SqlResult};
 use crate::exec::errors::no_database;
 use crate::exec::sources::table_name;
 use crate::exec::Planner;
-use crate::introspect::describe;
+use crate::introspection::describe;
 use crate::sql::eval::like;
 use crate::sql::output::{Output, ResultSet};
 use crate::value::Value;

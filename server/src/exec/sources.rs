@@ -13,7 +13,7 @@ use crate::exec::errors::no_database;
 use crate::exec::query::{Query, SourceKind};
 use crate::exec::scope::{visit_columns, Scope, SourceColumn};
 use crate::exec::Planner;
-use crate::introspect::vtables::{VType, VirtualTable};
+use crate::introspection::vtables::{VType, VirtualTable};
 use crate::sql::expr::BoundExpr;
 
 /// Splits `db.table` / `table` with the session's database.

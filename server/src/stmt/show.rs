@@ -287,7 +287,7 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
         }
         ShowPlan::InnodbStatus => {
             st.count(Counter::ComShowEngineStatus);
-            let text = crate::introspect::innodb_tables::innodb_status(st.core.as_ref());
+            let text = crate::introspection::innodb_tables::innodb_status(st.core.as_ref());
             (
                 &["Type", "Name", "Status"],
                 vec![vec![

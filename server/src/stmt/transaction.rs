@@ -33,7 +33,7 @@ fn start(st: &mut Context, read_only: Option<bool>) -> Trx {
         iso,
         read_only.unwrap_or(ro),
         conn,
-        crate::introspect::pfs_tables::thread_id_of(conn),
+        crate::introspection::pfs_tables::thread_id_of(conn),
     )
 }
 
@@ -209,7 +209,7 @@ fn log_deadlock(st: &mut Context, core: &Core) {
         .and_then(|t| t.lock_handle())
         .and_then(|l| l.take_deadlock_report());
     if let Some(r) = report {
-        crate::log::note(&crate::introspect::innodb_tables::deadlock_log_text(
+        crate::log::note(&crate::introspection::innodb_tables::deadlock_log_text(
             core, &r,
         ));
     }

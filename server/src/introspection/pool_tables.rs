@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use crate::introspect::vtables::{VType, VirtualTable};
-use crate::introspect::ServerView;
+use crate::introspection::vtables::{VType, VirtualTable};
+use crate::introspection::ServerView;
 use crate::value::Value;
 
 /// The tables that exist in `performance_schema` while the pool is loaded.

@@ -6,8 +6,8 @@
 
 use crate::core::{ThreadHandling, SYSTEM_DATABASES};
 use crate::engine::{Catalog, IndexKind};
-use crate::introspect::describe;
-use crate::introspect::ServerView;
+use crate::introspection::describe;
+use crate::introspection::ServerView;
 use crate::value::Value;
 
 /// The kind of a virtual column (decides its result metadata).
@@ -36,19 +36,19 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
 
 /// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
 pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
-    use crate::introspect::innodb_tables as innodb;
+    use crate::introspection::innodb_tables as innodb;
     let all: &[&'static dyn VirtualTable] = if db.eq_ignore_ascii_case("information_schema") {
         &[
             &Tables,
             &Columns,
             &Statistics,
-            &crate::introspect::pool_tables::Plugins,
+            &crate::introspection::pool_tables::Plugins,
             &innodb::InnodbTrx,
             &innodb::InnodbMetrics,
-            &crate::introspect::pfs_tables::Processlist,
+            &crate::introspection::pfs_tables::Processlist,
         ]
     } else if db.eq_ignore_ascii_case("performance_schema") {
-        let found = crate::introspect::pfs_tables::PERFORMANCE_SCHEMA
+        let found = crate::introspection::pfs_tables::PERFORMANCE_SCHEMA
             .iter()
             .copied()
             .chain([
@@ -60,7 +60,7 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
             return found;
         }
         // As with MySQL's plugin, the tp_* tables exist only while the pool is loaded.
-        crate::introspect::pool_tables::PERFORMANCE_SCHEMA
+        crate::introspection::pool_tables::PERFORMANCE_SCHEMA
     } else if db.eq_ignore_ascii_case("sys") {
         &[&innodb::SysInnodbLockWaits]
     } else {

@@ -8,8 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::engine::lock::{lock_data_text, IndexId, LockNames, TableId};
 use crate::engine::Table;
-use crate::introspect::vtables::{VType, VirtualTable};
-use crate::introspect::ServerView;
+use crate::introspection::vtables::{VType, VirtualTable};
+use crate::introspection::ServerView;
 use crate::value::Value;
 
 fn s(v: &str) -> Value {
