@@ -20,7 +20,7 @@
 //!   [`storage`] and [`datadir`] configure the engine from the variables.
 //! - digest: [`digest`] (statement digests and their summary table); [`connections`] (live
 //!   connections and their counters).
-//! - core: [`core`](crate::core) (the [`Core`](crate::core::Core): what every statement of every session
+//! - core: [`core`] (the [`Core`](crate::core::Core): what every statement of every session
 //!   shares, and the connection handler seen through a trait) and [`context`] (the
 //!   [`Context`](crate::context::Context) a statement runs against: the core and its session's
 //!   statement-facing state).
