@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::vars::registry::{normalize_name, parse_size, Feature, RawValue, Registry};
+use crate::vars::registry::{normalize_name, parse_size, Feature, RawValue, Registry, VarDef};
 use crate::vars::system::definitions;
 
 /// Where a setting came from (for messages).
@@ -100,11 +100,21 @@ pub fn parse_args(args: &[String]) -> Result<Config, String> {
     Ok(cfg)
 }
 
-fn takes_value(name: &str) -> bool {
+/// Every system variable the server can have: the core ones and those storage, the thread
+/// pool and statement digests define.
+pub fn variable_definitions() -> Vec<VarDef> {
     let mut defs = definitions();
     defs.extend(crate::storage::definitions());
     defs.extend(crate::thread_pool::definitions());
-    let registry = Registry::new(defs, &[Feature::Core, Feature::ThreadPool]);
+    defs.extend(crate::digest::definitions());
+    defs
+}
+
+fn takes_value(name: &str) -> bool {
+    let registry = Registry::new(
+        variable_definitions(),
+        &[Feature::Core, Feature::ThreadPool],
+    );
     match registry.lookup(name) {
         Some(id) => !matches!(registry.def(id).ty, crate::vars::VarType::Bool),
         None => name == "plugin_load_add" || name == "plugin_load",
@@ -255,6 +265,12 @@ mod tests {
             "4000",
             "--skip-log-bin",
             "--wait_timeout=5",
+            "--max-digest-length",
+            "2048",
+            "--thread-pool-size",
+            "3",
+            "--innodb-lock-wait-timeout",
+            "7",
         ]))
         .unwrap();
         let s: Vec<(&str, Option<&str>)> = c
@@ -268,7 +284,10 @@ mod tests {
                 ("port", Some("3307")),
                 ("max_connections", Some("4000")),
                 ("log_bin", Some("OFF")),
-                ("wait_timeout", Some("5"))
+                ("wait_timeout", Some("5")),
+                ("max_digest_length", Some("2048")),
+                ("thread_pool_size", Some("3")),
+                ("innodb_lock_wait_timeout", Some("7")),
             ]
         );
     }

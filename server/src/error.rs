@@ -76,3 +76,19 @@ impl std::error::Error for SqlError {}
 
 /// Result alias for operations that fail with a client-visible error.
 pub type SqlResult<T> = Result<T, SqlError>;
+
+/// The client error for an engine error; `row` is the 1-based input row MySQL names in
+/// per-row messages.
+pub fn engine_error(e: &crate::engine::EngineError, row: u64) -> SqlError {
+    SqlError::new(e.code(), e.message(row))
+}
+
+/// 1049 for an unknown database.
+pub fn unknown_db(name: &str) -> SqlError {
+    SqlError::new(ErrorCode::BadDb, format!("Unknown database '{name}'"))
+}
+
+/// The SQL error of a lock error.
+pub fn lock_error(e: crate::engine::lock::LockError) -> SqlError {
+    SqlError::new(e.into(), e.message())
+}

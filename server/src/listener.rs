@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use pool_core::{ConnectionHandler, ThreadPerConnection};
 
+use crate::core::ThreadHandling;
 use crate::log;
-use crate::server::{Handler, Server, ThreadHandling};
+use crate::server::{Handler, Server};
 use crate::session::ClientSession;
 use crate::startup::StartupError;
-use crate::vars::Counter;
 
 /// Raises the soft open-file limit to the hard limit (a server holding thousands of sockets
 /// needs it; the hard limit is the administrator's). Returns the new soft limit.
@@ -67,7 +67,7 @@ pub fn start_handler(
             let p = crate::thread_pool::start(&server.vars).map_err(StartupError::ThreadPool)?;
             crate::thread_pool::register_hooks(&server.vars, &p)
                 .map_err(|e| StartupError::MissingVariable(e.message))?;
-            let _ = server.handler.set(Handler::Pool(p.clone()));
+            server.set_handler(Handler::Pool(p.clone()));
             p
         }
         ThreadHandling::PerConnection => {
@@ -85,7 +85,7 @@ pub fn start_handler(
                     Ok(())
                 })
                 .map_err(|e| StartupError::MissingVariable(e.message))?;
-            let _ = server.handler.set(Handler::PerConnection(h.clone()));
+            server.set_handler(Handler::PerConnection(h.clone()));
             h
         }
     })
@@ -114,6 +114,5 @@ pub fn accept_loop(
 }
 
 fn admit(server: &Arc<Server>, stream: TcpStream, handler: &dyn ConnectionHandler<ClientSession>) {
-    let _ = server.retired.get(Counter::AbortedConnects);
-    handler.add_connection(ClientSession::new(server.clone(), stream));
+    handler.add_connection(ClientSession::new(Arc::clone(server.core()), stream));
 }

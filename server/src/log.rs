@@ -21,7 +21,7 @@ pub fn write(level: Level, conn_id: u32, msg: &str) {
         .unwrap_or_default();
     let (secs, micros) = (now.as_secs(), now.subsec_micros());
     let days = secs / 86_400;
-    let (y, m, d) = crate::sql::time::civil_from_days(days as i64);
+    let (y, m, d) = crate::time::civil_from_days(days as i64);
     let rem = secs % 86_400;
     let tag = match level {
         Level::Note => "Note",

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tpbed_server::server::{Reason, Server};
+use tpbed_server::core::Reason;
+use tpbed_server::server::Server;
 use tpbed_server::{config, listener, log, shutdown};
 
 /// SIGTERM and SIGINT, less any the process was started with ignored.

@@ -8,22 +8,23 @@ use std::time::Duration;
 use tpbed_server::accounts::Privileges;
 use tpbed_server::config::Config;
 use tpbed_server::connections::ConnInfo;
+use tpbed_server::context::Context;
 use tpbed_server::server::Server;
-use tpbed_server::session::state::SessionState;
-use tpbed_server::sql::{run_text, Output};
+use tpbed_server::sql::Output;
+use tpbed_server::stmt::run_text;
 use tpbed_server::value::Value;
 
-fn session(server: &Arc<Server>, id: u32) -> SessionState {
+fn session(server: &Arc<Server>, id: u32) -> Context {
     let conn = Arc::new(ConnInfo::new(id, "127.0.0.1".into(), -1));
     server.connections.insert(conn.clone());
-    let mut st = SessionState::new(Arc::clone(server), conn);
+    let mut st = Context::new(Arc::clone(server.core()), conn);
     st.user = "root".into();
     st.account_host = "localhost".into();
     st.privileges = Privileges::all();
     st
 }
 
-fn run(st: &mut SessionState, sql: &str) -> Vec<Output> {
+fn run(st: &mut Context, sql: &str) -> Vec<Output> {
     run_text(st, sql)
         .into_iter()
         .map(|r| r.unwrap_or_else(|e| panic!("{sql}: {e}")))
@@ -31,7 +32,7 @@ fn run(st: &mut SessionState, sql: &str) -> Vec<Output> {
 }
 
 /// SUM_LOCK_TIME (picoseconds) of the digest whose text starts with `prefix`.
-fn lock_time_ps(st: &mut SessionState, prefix: &str) -> u64 {
+fn lock_time_ps(st: &mut Context, prefix: &str) -> u64 {
     let sql = format!(
         "SELECT SUM_LOCK_TIME FROM performance_schema.events_statements_summary_by_digest \
          WHERE DIGEST_TEXT LIKE '{prefix}%'"

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use tpbed_server::accounts::Privileges;
 use tpbed_server::config::{parse_args, Config};
 use tpbed_server::connections::ConnInfo;
+use tpbed_server::context::Context;
 use tpbed_server::server::{Handler, Server};
-use tpbed_server::session::state::SessionState;
 use tpbed_server::vars::registry::{Scope, VarType};
 use tpbed_server::vars::VarValue;
 
@@ -121,9 +121,9 @@ fn other_value(name: &str, ty: VarType, now: &VarValue) -> String {
     }
 }
 
-fn root_session(server: &Arc<Server>) -> SessionState {
+fn root_session(server: &Arc<Server>) -> Context {
     let conn = Arc::new(ConnInfo::new(1, "127.0.0.1".into(), -1));
-    let mut st = SessionState::new(Arc::clone(server), conn);
+    let mut st = Context::new(Arc::clone(server.core()), conn);
     st.user = "root".into();
     st.account_host = "localhost".into();
     st.privileges = Privileges::all();
@@ -146,7 +146,7 @@ fn walk(server: Arc<Server>, want_hooked: usize) {
         let before = vars.global(id);
         let lit = other_value(def.name, def.ty, &before);
         let sql = format!("SET GLOBAL {} = {lit}", def.name);
-        let out = tpbed_server::sql::run_text(&mut st, &sql);
+        let out = tpbed_server::stmt::run_text(&mut st, &sql);
         assert!(
             out.iter().all(Result::is_ok),
             "{sql}: {:?}",

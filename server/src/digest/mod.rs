@@ -16,15 +16,11 @@ pub mod store;
 
 use std::cell::Cell;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sha2::{Digest as _, Sha256};
 
-use crate::error::SqlResult;
-use crate::session::state::SessionState;
-use crate::sql::Output;
 use crate::vars::registry::{Feature, Registry, Scope, VarDef, VarType, VarValue};
-use crate::vars::Counter;
 
 pub use cache::TextCache;
 pub use store::{DigestRow, DigestStore, Measure};
@@ -85,8 +81,7 @@ pub struct Prepared {
 impl Prepared {
     /// The digest of prepared text `sql` (its first statement), or None when digests are
     /// off (`performance_schema=OFF`) or the text holds no statement.
-    pub fn new(st: &SessionState, sql: &str) -> Option<Prepared> {
-        let store = &st.server.digests;
+    pub fn new(store: &DigestStore, sql: &str) -> Option<Prepared> {
         if !store.enabled() {
             return None;
         }
@@ -96,6 +91,16 @@ impl Prepared {
             text: sql.into(),
         })
     }
+
+    /// The statement's digest.
+    pub fn digest(&self) -> &Arc<Digest> {
+        &self.digest
+    }
+
+    /// The prepared text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
 }
 
 thread_local! {
@@ -103,108 +108,17 @@ thread_local! {
     static LOCK_WAIT_NS: Cell<u64> = const { Cell::new(0) };
 }
 
+/// Nanoseconds the calling thread has waited for locks so far (a statement's lock time is
+/// the difference between two readings).
+pub fn lock_wait_ns() -> u64 {
+    LOCK_WAIT_NS.with(Cell::get)
+}
+
 /// Counts a lock wait of the calling thread into the SUM_LOCK_TIME of the statement it runs:
 /// the session charges its transaction's lock-wait time here at the end of each statement and
 /// before the transaction ends ([`crate::trx::Trx::take_lock_wait`]).
 pub fn note_lock_wait(waited: Duration) {
     LOCK_WAIT_NS.with(|c| c.set(c.get().saturating_add(waited.as_nanos() as u64)));
-}
-
-/// The clock and counters at the start of a statement.
-#[derive(Debug, Clone, Copy)]
-pub struct Probe {
-    start: Instant,
-    rows_read: u64,
-    lock_ns: u64,
-}
-
-impl Probe {
-    /// Starts measuring a statement of `st`; None when digests are off.
-    pub fn start(st: &SessionState) -> Option<Probe> {
-        st.server.digests.enabled().then(|| Probe {
-            start: Instant::now(),
-            rows_read: st.conn.counters.get(Counter::InnodbRowsRead),
-            lock_ns: LOCK_WAIT_NS.with(Cell::get),
-        })
-    }
-
-    /// What the statement measured, ending at `now`, now that it produced `r`.
-    fn measure(&self, st: &SessionState, now: Instant, r: &SqlResult<Output>) -> Measure {
-        let timer_ns = now.saturating_duration_since(self.start).as_nanos() as u64;
-        if let Some(trx) = st.trx.borrow().as_ref() {
-            note_lock_wait(trx.take_lock_wait());
-        }
-        let (rows_sent, rows_affected) = match r {
-            Ok(Output::Rows(rs)) => (rs.rows.len() as u64, 0),
-            Ok(Output::Ok { affected_rows, .. }) => (0, *affected_rows),
-            Err(_) => (0, 0),
-        };
-        Measure {
-            ended: now,
-            timer_ns,
-            lock_ns: LOCK_WAIT_NS
-                .with(Cell::get)
-                .saturating_sub(self.lock_ns)
-                .min(timer_ns),
-            errors: u64::from(r.is_err()),
-            warnings: st.warnings.len() as u64,
-            rows_affected,
-            rows_sent,
-            rows_examined: st
-                .conn
-                .counters
-                .get(Counter::InnodbRowsRead)
-                .saturating_sub(self.rows_read),
-        }
-    }
-
-    /// Records a COM_STMT_EXECUTE of `p` that produced `r`.
-    pub fn finish_execute(self, st: &SessionState, p: &Prepared, r: &SqlResult<Output>) {
-        let m = self.measure(st, Instant::now(), r);
-        st.server
-            .digests
-            .record(st.conn.id, st.db.as_deref(), &p.digest, &m, &p.text);
-    }
-}
-
-/// Measures the statements of one COM_QUERY in turn.
-#[derive(Debug)]
-pub struct TextProbe<'a> {
-    sql: &'a str,
-    probe: Option<Probe>,
-    digests: Option<Arc<[Arc<Digest>]>>,
-    next: usize,
-}
-
-impl<'a> TextProbe<'a> {
-    /// Starts measuring the first statement of `sql`.
-    pub fn begin(st: &SessionState, sql: &'a str) -> TextProbe<'a> {
-        TextProbe {
-            sql,
-            probe: Probe::start(st),
-            digests: None,
-            next: 0,
-        }
-    }
-
-    /// Records the current statement, which produced `r`, and starts the next one.
-    pub fn done(&mut self, st: &SessionState, r: &SqlResult<Output>) {
-        let Some(p) = self.probe else {
-            return;
-        };
-        let m = p.measure(st, Instant::now(), r);
-        let store = &st.server.digests;
-        let digests = self
-            .digests
-            .get_or_insert_with(|| st.conn.digest_cache.get(self.sql, store.max_length()));
-        let i = self.next.min(digests.len().saturating_sub(1));
-        if let Some(d) = digests.get(i) {
-            store.record(st.conn.id, st.db.as_deref(), d, &m, self.sql);
-        }
-        self.next += 1;
-        // The next statement starts after the bookkeeping, which is not its cost.
-        self.probe = Probe::start(st);
-    }
 }
 
 /// The digest store configured by the start-up variables.

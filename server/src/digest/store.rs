@@ -328,7 +328,7 @@ impl DigestStore {
             max_length,
             sample_max,
             epoch: Instant::now(),
-            epoch_wall_us: crate::sql::time::now_micros(),
+            epoch_wall_us: crate::time::now_micros(),
             shards: (0..SHARDS).map(|_| Padded::default()).collect(),
             registry: Mutex::new(Registry::default()),
         }

@@ -5,13 +5,14 @@
 
 use sqlparser::ast::{self, ColumnOption, Expr, Statement, TableConstraint};
 
+use crate::context::Context;
 use crate::engine::{Column, ColumnDefault, IndexDef, IndexKind, TableDef};
+use crate::error::engine_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::coltypes::column_type;
-use crate::exec::errors::{engine_error, no_such_table};
+use crate::exec::errors::no_such_table;
 use crate::exec::sources::table_name;
 use crate::exec::{Body, Planner};
-use crate::session::state::SessionState;
 use crate::sql::output::{Output, ResultSet};
 use crate::value::Value;
 use crate::vars::Counter;
@@ -117,7 +118,7 @@ fn default_value(p: &Planner<'_>, col: &Column, e: &Expr) -> SqlResult<ColumnDef
             return Ok(ColumnDefault::CurrentTimestamp);
         }
     }
-    let scope = crate::exec::scope::Scope::new(&p.st.server.vars);
+    let scope = crate::exec::scope::Scope::new(&p.st.core.vars);
     let bound = crate::sql::expr::Binder::new(&scope)
         .bind(e)
         .map_err(|_| invalid())?;
@@ -141,8 +142,8 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
         return Err(SqlError::unsupported("CREATE TABLE ... SELECT / LIKE"));
     }
     let (db, name) = table_name(p, &c.name)?;
-    if !p.st.server.database_exists(&db) {
-        return Err(crate::sql::admin::unknown_db(&db));
+    if !p.st.core.database_exists(&db) {
+        return Err(crate::error::unknown_db(&db));
     }
     let mut columns = Vec::new();
     let mut indexes: Vec<IndexDef> = Vec::new();
@@ -230,15 +231,15 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
 }
 
 /// Executes CREATE TABLE.
-pub fn create_table(st: &mut SessionState, c: &CreateTable) -> SqlResult<Output> {
+pub fn create_table(st: &mut Context, c: &CreateTable) -> SqlResult<Output> {
     st.count(Counter::ComCreateTable);
-    let cat = &st.server.catalog;
+    let cat = &st.core.catalog;
     let (t, created) = cat
         .engine
         .create_table(&c.db, c.def.clone(), c.if_not_exists)
         .map_err(|e| engine_error(&e, 1))?;
     if !created {
-        st.warnings.push(crate::session::state::Warning {
+        st.warnings.push(crate::context::Warning {
             level: "Note",
             code: 1050,
             message: format!("Table '{}' already exists", c.def.name()),
@@ -274,15 +275,15 @@ pub fn plan_create_index(p: &mut Planner<'_>, c: &ast::CreateIndex) -> SqlResult
 }
 
 /// Executes CREATE INDEX (the engine rebuilds the table with the new index).
-pub fn create_index(st: &mut SessionState, c: &CreateIndex) -> SqlResult<Output> {
+pub fn create_index(st: &mut Context, c: &CreateIndex) -> SqlResult<Output> {
     st.count(Counter::ComCreateIndex);
-    let cat = &st.server.catalog;
+    let cat = &st.core.catalog;
     cat.engine
         .create_index(
             &c.db,
             &c.table,
             c.index.clone(),
-            st.server.trx.rebuild_stamp(),
+            st.core.trx.rebuild_stamp(),
         )
         .map_err(|e| engine_error(&e, 1))?;
     cat.bump();
@@ -333,9 +334,9 @@ pub fn plan_drop(p: &mut Planner<'_>, s: &Statement) -> SqlResult<Body> {
 }
 
 /// Executes DROP TABLE.
-pub fn drop_tables(st: &mut SessionState, d: &DropTables) -> SqlResult<Output> {
+pub fn drop_tables(st: &mut Context, d: &DropTables) -> SqlResult<Output> {
     st.count(Counter::ComDropTable);
-    let cat = &st.server.catalog;
+    let cat = &st.core.catalog;
     let missing: Vec<String> = d
         .names
         .iter()
@@ -354,7 +355,7 @@ pub fn drop_tables(st: &mut SessionState, d: &DropTables) -> SqlResult<Output> {
         }
     }
     for m in missing {
-        st.warnings.push(crate::session::state::Warning {
+        st.warnings.push(crate::context::Warning {
             level: "Note",
             code: 1051,
             message: format!("Unknown table '{m}'"),
@@ -364,10 +365,10 @@ pub fn drop_tables(st: &mut SessionState, d: &DropTables) -> SqlResult<Output> {
 }
 
 /// Executes DROP INDEX.
-pub fn drop_index(st: &mut SessionState, d: &DropIndex) -> SqlResult<Output> {
-    let cat = &st.server.catalog;
+pub fn drop_index(st: &mut Context, d: &DropIndex) -> SqlResult<Output> {
+    let cat = &st.core.catalog;
     cat.engine
-        .drop_index(&d.db, &d.table, &d.index, st.server.trx.rebuild_stamp())
+        .drop_index(&d.db, &d.table, &d.index, st.core.trx.rebuild_stamp())
         .map_err(|e| engine_error(&e, 1))?;
     cat.bump();
     Ok(Output::ok())
@@ -379,7 +380,7 @@ pub fn plan_truncate(p: &mut Planner<'_>, t: &ast::Truncate) -> SqlResult<Body> 
         return Err(SqlError::parse("TRUNCATE"));
     };
     let (db, name) = table_name(p, &first.name)?;
-    if let Some(v) = crate::exec::vtables::lookup(&p.st.server, &db, &name) {
+    if let Some(v) = crate::introspection::vtables::lookup(p.st.core.as_ref(), &db, &name) {
         return Ok(Body::TruncateVirtual(v));
     }
     Ok(Body::Truncate(p.table(&db, &name)?))
@@ -394,12 +395,12 @@ pub fn plan_analyze(p: &mut Planner<'_>, a: &ast::Analyze) -> SqlResult<Body> {
 }
 
 /// Executes ANALYZE TABLE: statistics are exact in memory, so every table reports OK.
-pub fn analyze(st: &mut SessionState, tables: &[(String, String)]) -> SqlResult<Output> {
+pub fn analyze(st: &mut Context, tables: &[(String, String)]) -> SqlResult<Output> {
     st.count(Counter::ComAnalyze);
     let mut rows = Vec::new();
     for (db, t) in tables {
         let name = Value::str(&format!("{db}.{t}"));
-        if st.server.catalog.engine.table(db, t).is_ok() {
+        if st.core.catalog.engine.table(db, t).is_ok() {
             rows.push(vec![
                 name,
                 Value::str("analyze"),

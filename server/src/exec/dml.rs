@@ -6,21 +6,21 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self, Expr};
 
+use crate::context::{Context, Warning};
 use crate::engine::lock::WaitPolicy;
 use crate::engine::{Table, UpdateOutcome};
+use crate::error::engine_error;
+use crate::error::lock_error;
 use crate::error::{SqlError, SqlResult};
 use crate::exec::access::{self, Access};
-use crate::exec::errors::engine_error;
 use crate::exec::query::{Source, SourceKind};
 use crate::exec::run::{order_cmp, Exec, Flow, ReadLock};
 use crate::exec::scope::{and_all, conjuncts, Scope};
 use crate::exec::sources::{table_columns, table_name};
 use crate::exec::Planner;
-use crate::session::state::{SessionState, Warning};
 use crate::sql::eval::to_i64;
 use crate::sql::expr::{Binder, BoundExpr};
 use crate::sql::output::Output;
-use crate::sql::transaction::{lock_error, lock_wait_timeout};
 use crate::trx::WriteError;
 use crate::value::Value;
 use crate::vars::Counter;
@@ -106,7 +106,7 @@ impl Planner<'_> {
             .as_ref()
             .map_or(tname.clone(), |a| a.name.value.clone());
         let table = self.table(&db, &tname)?;
-        let mut scope = Scope::new(&self.st.server.vars);
+        let mut scope = Scope::new(&self.st.core.vars);
         scope.push(&a, &db, table_columns(&table, &db, &a))?;
         scope.in_clause("field list");
         let mut sets = Vec::new();
@@ -278,7 +278,7 @@ fn matching(ex: &Exec<'_>, t: &Target) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> 
     Ok(out)
 }
 
-pub(crate) fn warn(st: &mut SessionState, code: u16, message: String) {
+pub(crate) fn warn(st: &mut Context, code: u16, message: String) {
     st.warnings.push(Warning {
         level: "Warning",
         code,
@@ -286,7 +286,7 @@ pub(crate) fn warn(st: &mut SessionState, code: u16, message: String) {
     });
 }
 
-pub(crate) fn info(st: &SessionState, affected: u64, info: String, last_insert_id: u64) -> Output {
+pub(crate) fn info(st: &Context, affected: u64, info: String, last_insert_id: u64) -> Output {
     let _ = st;
     Output::Ok {
         affected_rows: affected,
@@ -303,14 +303,14 @@ const WRITE_LOCK: ReadLock = ReadLock {
 };
 
 /// Executes UPDATE.
-pub fn update(st: &mut SessionState, u: &Update, params: &[Value]) -> SqlResult<Output> {
+pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComUpdate);
     let mut ex = Exec::new(st, params);
     ex.lock = Some(WRITE_LOCK);
     let rows = matching(&ex, &u.target)?;
-    let sys = &st.server.trx;
+    let sys = &st.core.trx;
     let table = u.target.table();
-    let timeout = lock_wait_timeout(st);
+    let timeout = st.lock_wait_timeout();
     let (mut matched, mut changed) = (0u64, 0u64);
     for (n, (pk, old)) in rows.iter().enumerate() {
         matched += 1;
@@ -352,7 +352,7 @@ pub fn update(st: &mut SessionState, u: &Update, params: &[Value]) -> SqlResult<
 }
 
 /// Executes DELETE.
-pub fn delete(st: &mut SessionState, d: &Delete, params: &[Value]) -> SqlResult<Output> {
+pub fn delete(st: &mut Context, d: &Delete, params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComDelete);
     let mut ex = Exec::new(st, params);
     ex.lock = Some(WRITE_LOCK);
@@ -363,7 +363,7 @@ pub fn delete(st: &mut SessionState, d: &Delete, params: &[Value]) -> SqlResult<
     let mut t = st.trx.borrow_mut();
     let trx = t.as_mut().expect("a table statement runs in a transaction");
     for (pk, _) in &rows {
-        if crate::trx::delete_row(&st.server.trx, trx, table, pk) {
+        if crate::trx::delete_row(&st.core.trx, trx, table, pk) {
             deleted += 1;
         }
     }

@@ -1,13 +1,6 @@
-//! Engine errors as client errors, and the client errors the executor raises itself.
+//! The client errors the executor raises itself.
 
-use crate::engine::EngineError;
 use crate::error::{ErrorCode, SqlError};
-
-/// The client error for an engine error; `row` is the 1-based input row MySQL names in
-/// per-row messages.
-pub fn engine_error(e: &EngineError, row: u64) -> SqlError {
-    SqlError::new(e.code(), e.message(row))
-}
 
 /// 1054 for an unknown column in `clause` (`field list`, `where clause`, ...).
 pub fn unknown_column(name: &str, clause: &str) -> SqlError {

@@ -5,12 +5,12 @@
 
 use protocol::ColumnDefinition;
 
+use crate::context::Context;
 use crate::error::SqlResult;
 use crate::exec::access::{covering, AccessType};
 use crate::exec::query::{Query, Source, SourceKind};
 use crate::exec::run::Exec;
 use crate::exec::Body;
-use crate::session::state::SessionState;
 use crate::sql::output::{Output, ResultSet};
 use crate::value::Value;
 
@@ -66,7 +66,7 @@ fn estimate(ex: &Exec<'_>, s: &Source) -> u64 {
             }
         },
         SourceKind::Derived(q) => ex.query(q).map_or(1, |r| r.len() as u64).max(1),
-        SourceKind::Virtual(v) => (v.rows(&ex.st.server).len() as u64).max(1),
+        SourceKind::Virtual(v) => (v.rows(ex.st.core.as_ref()).len() as u64).max(1),
     }
 }
 
@@ -179,7 +179,7 @@ fn select_rows(ex: &Exec<'_>, q: &Query, top: bool, out: &mut Vec<Vec<Value>>) {
 }
 
 /// Executes EXPLAIN of a planned statement.
-pub fn execute(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<Output> {
+pub fn execute(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output> {
     let ex = Exec::new(st, params);
     let mut rows = Vec::new();
     match body {

@@ -6,20 +6,20 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self, Expr};
 
+use crate::context::Context;
 use crate::engine::lock::Strength;
 use crate::engine::{EngineError, InsertOptions, Table, UpdateOutcome};
+use crate::error::engine_error;
+use crate::error::lock_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::dml::{column_pos, info, warn};
-use crate::exec::errors::engine_error;
 use crate::exec::query::Query;
 use crate::exec::run::Exec;
 use crate::exec::scope::Scope;
 use crate::exec::sources::{table_columns, table_name};
 use crate::exec::Planner;
-use crate::session::state::SessionState;
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::Output;
-use crate::sql::transaction::{lock_error, lock_wait_timeout};
 use crate::trx::{DupLock, WriteError};
 use crate::value::Value;
 use crate::vars::Counter;
@@ -85,7 +85,7 @@ impl Planner<'_> {
             .iter()
             .map(|c| column_pos(&table, c))
             .collect::<SqlResult<_>>()?;
-        let registry = &self.st.server.vars;
+        let registry = &self.st.core.vars;
         let mut scope = Scope::new(registry);
         scope.push(&tname, &db, table_columns(&table, &db, &tname))?;
         let source = match i.source.as_deref() {
@@ -194,7 +194,7 @@ fn conflicting_row(t: &Table, err: &EngineError, row: &[Value]) -> Option<Vec<u8
 }
 
 /// Executes INSERT / REPLACE.
-pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<Output> {
+pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Output> {
     st.count(if i.replace {
         Counter::ComReplace
     } else {
@@ -220,9 +220,9 @@ pub fn insert(st: &mut SessionState, i: &Insert, params: &[Value]) -> SqlResult<
             update: false,
         });
     }
-    let now = crate::sql::time::datetime_from_micros(ex.now);
-    let sys = &st.server.trx;
-    let timeout = lock_wait_timeout(st);
+    let now = crate::time::datetime_from_micros(ex.now);
+    let sys = &st.core.trx;
+    let timeout = st.lock_wait_timeout();
     let dup = if i.replace || !i.on_duplicate.is_empty() {
         DupLock::Exclusive
     } else {

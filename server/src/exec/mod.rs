@@ -8,41 +8,32 @@ pub mod access;
 pub mod aggregate;
 pub mod coltypes;
 pub mod ddl;
-pub mod describe;
 pub mod dml;
 pub mod errors;
 pub mod explain;
-pub mod innodb_tables;
 pub mod insert;
-pub mod pfs_tables;
-pub mod pool_tables;
 pub mod query;
 pub mod run;
 pub mod scope;
 pub mod show;
 pub mod sources;
-pub mod store;
-pub mod vtables;
 
 use std::sync::Arc;
 
 use sqlparser::ast::Statement;
 
+use crate::context::Context;
 use crate::engine::Table;
 use crate::error::{SqlError, SqlResult};
-use crate::session::state::SessionState;
 use crate::sql::output::Output;
-use crate::sql::plan::{Plan, PreparedStmt};
 use crate::value::Value;
 use crate::vars::Counter;
-
-pub use store::SharedCatalog;
 
 /// The planning context of one statement.
 #[derive(Debug)]
 pub struct Planner<'a> {
     /// The session.
-    pub st: &'a SessionState,
+    pub st: &'a Context,
     /// The statement text (column labels are the text as typed).
     pub sql: &'a str,
     /// The current database.
@@ -69,7 +60,7 @@ pub enum Body {
     /// TRUNCATE TABLE.
     Truncate(Arc<Table>),
     /// TRUNCATE TABLE of a virtual table (performance_schema summaries).
-    TruncateVirtual(&'static dyn vtables::VirtualTable),
+    TruncateVirtual(&'static dyn crate::introspection::vtables::VirtualTable),
     /// ANALYZE TABLE.
     Analyze(Vec<(String, String)>),
     /// SHOW TABLES / SHOW CREATE TABLE / SHOW COLUMNS.
@@ -125,9 +116,20 @@ pub struct TablePlan {
     pub tables: Vec<(String, String, Arc<Table>)>,
 }
 
-/// Plans a table statement for [`crate::sql::plan::table_statement`].
-pub fn plan(st: &SessionState, stmt: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
-    let version = st.server.catalog.version();
+/// A planned table statement with what COM_STMT_PREPARE reports of it.
+#[derive(Debug)]
+pub struct Planned {
+    /// The plan.
+    pub plan: TablePlan,
+    /// Number of `?` placeholders.
+    pub params: usize,
+    /// Result column definitions as known at prepare time (empty when none).
+    pub columns: Vec<protocol::ColumnDefinition>,
+}
+
+/// Plans a table statement.
+pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<Planned> {
+    let version = st.core.catalog.version();
     let mut p = Planner {
         st,
         sql,
@@ -143,16 +145,16 @@ pub fn plan(st: &SessionState, stmt: &Statement, sql: &str) -> SqlResult<Prepare
         Body::Explain(_) => explain::columns(),
         _ => Vec::new(),
     };
-    Ok(PreparedStmt {
+    Ok(Planned {
         params: p.params,
         columns,
-        plan: Plan::Table(Box::new(TablePlan {
+        plan: TablePlan {
             body,
             statement: Arc::new(stmt.clone()),
             sql: Arc::from(sql),
             version,
             tables: p.tables,
-        })),
+        },
     })
 }
 
@@ -194,8 +196,8 @@ impl Planner<'_> {
 }
 
 /// Whether every table the plan resolved is still the catalog's.
-fn still_valid(st: &SessionState, plan: &TablePlan) -> bool {
-    let cat = &st.server.catalog;
+fn still_valid(st: &Context, plan: &TablePlan) -> bool {
+    let cat = &st.core.catalog;
     plan.version == cat.version()
         || plan.tables.iter().all(|(db, name, t)| {
             cat.engine
@@ -205,18 +207,15 @@ fn still_valid(st: &SessionState, plan: &TablePlan) -> bool {
 }
 
 /// Executes a table plan with parameter values.
-pub fn execute(st: &mut SessionState, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
+pub fn execute(st: &mut Context, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
     if !still_valid(st, plan) {
         let fresh = self::plan(st, &plan.statement, &plan.sql)?;
-        let Plan::Table(p) = fresh.plan else {
-            return Err(SqlError::unsupported("re-prepare"));
-        };
-        return run_body(st, &p.body, params);
+        return run_body(st, &fresh.plan.body, params);
     }
     run_body(st, &plan.body, params)
 }
 
-fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<Output> {
+fn run_body(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output> {
     match body {
         Body::CreateTable(c) => ddl::create_table(st, c),
         Body::CreateIndex(c) => ddl::create_index(st, c),
@@ -227,7 +226,7 @@ fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<O
             t.truncate();
             Ok(Output::ok())
         }
-        Body::TruncateVirtual(v) => pfs_tables::truncate(st, *v),
+        Body::TruncateVirtual(v) => crate::introspection::pfs_tables::truncate(st, *v),
         Body::Analyze(tables) => ddl::analyze(st, tables),
         Body::Show(s) => show::execute(st, s),
         Body::Select(q) => {
@@ -250,7 +249,7 @@ fn run_body(st: &mut SessionState, body: &Body, params: &[Value]) -> SqlResult<O
 
 /// How a SELECT's base-table reads lock: its FOR UPDATE / FOR SHARE clause, or, under
 /// SERIALIZABLE with autocommit off, a shared lock on every plain SELECT.
-fn select_lock(st: &SessionState, q: &query::Query) -> Option<run::ReadLock> {
+fn select_lock(st: &Context, q: &query::Query) -> Option<run::ReadLock> {
     use crate::engine::lock::WaitPolicy;
     use crate::trx::ScanLockMode;
     match &q.lock {
@@ -284,27 +283,5 @@ fn select_lock(st: &SessionState, q: &query::Query) -> Option<run::ReadLock> {
     }
 }
 
-/// Rewrites `... LOCK IN SHARE MODE` (which sqlparser does not parse) as `... FOR SHARE`,
-/// keeping the text's length-independent meaning; None when the text has no such clause.
-pub fn rewrite_lock_in_share_mode(sql: &str) -> Option<String> {
-    let lower = sql.to_ascii_lowercase();
-    let at = lower.rfind("lock in share mode")?;
-    let mut s = String::with_capacity(sql.len());
-    s.push_str(&sql[..at]);
-    s.push_str("FOR SHARE");
-    s.push_str(&sql[at + "lock in share mode".len()..]);
-    Some(s)
-}
-
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn lock_in_share_mode_becomes_for_share() {
-        assert_eq!(
-            super::rewrite_lock_in_share_mode("SELECT 1 FROM t WHERE a=1 lock in share mode")
-                .as_deref(),
-            Some("SELECT 1 FROM t WHERE a=1 FOR SHARE")
-        );
-        assert_eq!(super::rewrite_lock_in_share_mode("SELECT 1"), None);
-    }
-}
+mod tests;

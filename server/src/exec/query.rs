@@ -21,8 +21,8 @@ use crate::exec::sources::{
     agg_def, allowed_indexes, compute_needed, plan_moves, table_columns, table_name,
     virtual_columns,
 };
-use crate::exec::vtables::{self, VirtualTable};
 use crate::exec::Planner;
+use crate::introspection::vtables::{self, VirtualTable};
 use crate::sql::expr::{Binder, BoundExpr};
 use crate::sql::output::FixedColumns;
 
@@ -178,7 +178,7 @@ impl Planner<'_> {
         }
         self.select_ids += 1;
         let select_id = self.select_ids;
-        let registry = &self.st.server.vars;
+        let registry = &self.st.core.vars;
         let mut scope = Scope::new(registry);
         let mut pending: Vec<PendingSource> = Vec::new();
         // FROM
@@ -221,7 +221,7 @@ impl Planner<'_> {
                 } => {
                     let (db, t) = table_name(self, name)?;
                     let a = alias.as_ref().map_or(t.clone(), |a| a.name.value.clone());
-                    if let Some(v) = vtables::lookup(&self.st.server, &db, &t) {
+                    if let Some(v) = vtables::lookup(self.st.core.as_ref(), &db, &t) {
                         let cols = virtual_columns(v, &db, &a);
                         (a, db, PendingKind::Virtual(v), Vec::new(), cols)
                     } else {
@@ -362,7 +362,7 @@ impl Planner<'_> {
                         _ => ident_name(e)
                             .map(str::to_string)
                             .or_else(|| {
-                                crate::sql::select::span_text(self.sql, e.span())
+                                crate::sql::span_text(self.sql, e.span())
                                     .filter(|t| t.matches('(').count() == t.matches(')').count())
                                     .map(str::to_string)
                             })
@@ -648,7 +648,7 @@ impl Planner<'_> {
     pub fn table(&mut self, db: &str, name: &str) -> SqlResult<Arc<Table>> {
         let t = self
             .st
-            .server
+            .core
             .catalog
             .engine
             .table(db, name)

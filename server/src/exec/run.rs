@@ -11,19 +11,19 @@ use std::ops::Bound;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
+use crate::context::Context;
 use crate::engine::key::{self, KeyColumn};
 use crate::engine::lock::WaitPolicy;
 use crate::engine::{Direction, HandlerStats, KeyRange, ReadView, Table};
+use crate::error::lock_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::access::{covering, Access, AccessType};
 use crate::exec::aggregate::Acc;
 use crate::exec::query::{Query, Source, SourceKind};
-use crate::session::state::SessionState;
 use crate::sql::env::StmtEnv;
 use crate::sql::eval::{compare, eval, to_i64, truth, EvalEnv};
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::{column_for, ResultSet};
-use crate::sql::transaction::{lock_error, lock_wait_timeout};
 use crate::trx::{LockingScan, ScanLockMode, ScanOptions};
 use crate::value::Value;
 use crate::vars::Counter;
@@ -53,7 +53,7 @@ fn bump(c: &Cell<u64>, n: u64) {
 #[derive(Debug)]
 pub struct Exec<'a> {
     /// The session.
-    pub st: &'a SessionState,
+    pub st: &'a Context,
     /// Parameter values.
     pub params: &'a [Value],
     /// Statement start (NOW()).
@@ -117,11 +117,11 @@ pub struct Ranges {
 
 impl<'a> Exec<'a> {
     /// A context for a statement of `st` with `params`.
-    pub fn new(st: &'a SessionState, params: &'a [Value]) -> Exec<'a> {
+    pub fn new(st: &'a Context, params: &'a [Value]) -> Exec<'a> {
         Exec {
             st,
             params,
-            now: crate::sql::time::now_micros(),
+            now: crate::time::now_micros(),
             counters: Counters::default(),
             lock: None,
             view: OnceCell::new(),
@@ -139,7 +139,7 @@ impl<'a> Exec<'a> {
                     return None;
                 }
                 let me = trx.id();
-                Some((self.st.server.trx.view(trx).clone(), me))
+                Some((self.st.core.trx.view(trx).clone(), me))
             })
             .as_ref()
     }
@@ -300,7 +300,7 @@ impl<'a> Exec<'a> {
                 .iter()
                 .map(|s| match &s.kind {
                     SourceKind::Derived(inner) => self.query(inner).map(Some),
-                    SourceKind::Virtual(v) => Ok(Some(v.rows(&self.st.server))),
+                    SourceKind::Virtual(v) => Ok(Some(v.rows(self.st.core.as_ref()))),
                     SourceKind::Base { .. } => Ok(None),
                 })
                 .collect::<SqlResult<_>>()?
@@ -629,8 +629,8 @@ impl Exec<'_> {
         each: &mut RowSink<'_>,
         lock: ReadLock,
     ) -> SqlResult<bool> {
-        let sys = &self.st.server.trx;
-        let timeout = lock_wait_timeout(self.st);
+        let sys = &self.st.core.trx;
+        let timeout = self.st.lock_wait_timeout();
         let (lt, gaps) = {
             let mut t = self.st.trx.borrow_mut();
             let trx = t.as_mut().expect("a table statement runs in a transaction");

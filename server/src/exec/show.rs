@@ -4,12 +4,12 @@
 use protocol::ColumnDefinition;
 use sqlparser::ast::{self, Statement};
 
+use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
-use crate::exec::describe;
 use crate::exec::errors::no_database;
 use crate::exec::sources::table_name;
 use crate::exec::Planner;
-use crate::session::state::SessionState;
+use crate::introspection::describe;
 use crate::sql::eval::like;
 use crate::sql::output::{Output, ResultSet};
 use crate::value::Value;
@@ -76,8 +76,8 @@ pub fn plan(p: &mut Planner<'_>, s: &Statement) -> SqlResult<ShowTable> {
                 Some(n) => n.to_string(),
                 None => p.db.clone().ok_or_else(no_database)?,
             };
-            if !p.st.server.database_exists(&db) {
-                return Err(crate::sql::admin::unknown_db(&db));
+            if !p.st.core.database_exists(&db) {
+                return Err(crate::error::unknown_db(&db));
             }
             Ok(ShowTable::Tables {
                 db,
@@ -164,8 +164,8 @@ fn keep(like_pat: &Option<String>, v: &str) -> bool {
 }
 
 /// Executes a SHOW on tables.
-pub fn execute(st: &mut SessionState, s: &ShowTable) -> SqlResult<Output> {
-    let cat = &st.server.catalog;
+pub fn execute(st: &mut Context, s: &ShowTable) -> SqlResult<Output> {
+    let cat = &st.core.catalog;
     let mut rows = Vec::new();
     match s {
         ShowTable::Tables { db, full, like: l } => {
@@ -229,9 +229,9 @@ pub fn execute(st: &mut SessionState, s: &ShowTable) -> SqlResult<Output> {
 }
 
 /// The columns of `db.table` for COM_FIELD_LIST: (column definition of each column).
-pub fn field_list(st: &SessionState, table: &str) -> SqlResult<Vec<ColumnDefinition>> {
+pub fn field_list(st: &Context, table: &str) -> SqlResult<Vec<ColumnDefinition>> {
     let db = st.db.clone().ok_or_else(no_database)?;
-    let t = st.server.catalog.table(&db, table)?;
+    let t = st.core.catalog.table(&db, table)?;
     Ok(crate::exec::sources::table_columns(&t, &db, table)
         .into_iter()
         .map(|c| c.def)

@@ -12,8 +12,8 @@ use crate::exec::coltypes::{self, KeyFlags, BINARY, UTF8MB4};
 use crate::exec::errors::no_database;
 use crate::exec::query::{Query, SourceKind};
 use crate::exec::scope::{visit_columns, Scope, SourceColumn};
-use crate::exec::vtables::{VType, VirtualTable};
 use crate::exec::Planner;
+use crate::introspection::vtables::{VType, VirtualTable};
 use crate::sql::expr::BoundExpr;
 
 /// Splits `db.table` / `table` with the session's database.

@@ -7,7 +7,6 @@ use crate::connections::ConnCommand;
 use crate::error::{ErrorCode, SqlError};
 use crate::session::reply::write_ok;
 use crate::session::{statements, ClientSession};
-use crate::sql;
 use crate::vars::Counter;
 
 /// Runs one command; the reply is left in the session's output buffer.
@@ -46,7 +45,7 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
             s.st.count(Counter::Questions);
             s.st.conn.begin(ConnCommand::Query, Some(text));
             let sql_text = String::from_utf8_lossy(text);
-            let results = sql::run_text(&mut s.st, &sql_text);
+            let results = crate::stmt::run_text(&mut s.st, &sql_text);
             let n = results.len();
             for (i, r) in results.into_iter().enumerate() {
                 s.st.count(Counter::Queries);
@@ -59,7 +58,7 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
         }
         Command::InitDb(db) => {
             let db = String::from_utf8_lossy(db).into_owned();
-            match sql::admin::use_db(&mut s.st, &db) {
+            match crate::stmt::admin::use_db(&mut s.st, &db) {
                 Ok(_) => ok(s),
                 Err(e) => s.write_err(&e),
             }
@@ -70,8 +69,8 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
             ok(s)
         }
         Command::Statistics => {
-            let server = &s.st.server;
-            let status = server.status(None);
+            let core = &s.st.core;
+            let status = core.status(None);
             let get = |k: &str| {
                 status
                     .iter()
@@ -79,7 +78,7 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
                     .map(|(_, v)| v.clone())
                     .unwrap_or_default()
             };
-            let uptime = server.started.elapsed().as_secs_f64().max(1.0);
+            let uptime = core.started.elapsed().as_secs_f64().max(1.0);
             let questions: f64 = get("Questions").parse().unwrap_or(0.0);
             let text = format!(
                 "Uptime: {}  Threads: {}  Questions: {}  Slow queries: 0  Opens: 0  Flush tables: 1  Open tables: 0  Queries per second avg: {:.3}",
@@ -90,10 +89,12 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
             );
             protocol::packet::write_packet(&mut s.out, &mut s.seq, text.as_bytes());
         }
-        Command::ProcessKill(id) => match sql::admin::kill_id(&s.st, i64::from(id), false) {
-            Ok(()) => ok(s),
-            Err(e) => s.write_err(&e),
-        },
+        Command::ProcessKill(id) => {
+            match crate::stmt::admin::kill_id(&s.st, i64::from(id), false) {
+                Ok(()) => ok(s),
+                Err(e) => s.write_err(&e),
+            }
+        }
         Command::SetOption(opt) => {
             match opt {
                 protocol::command::MYSQL_OPTION_MULTI_STATEMENTS_ON => s.st.multi_statements = true,

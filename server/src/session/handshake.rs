@@ -33,7 +33,7 @@ pub fn new_nonce() -> [u8; 20] {
 fn deny(s: &mut ClientSession, e: SqlError, why: &str) -> Outcome {
     s.write_err(&e);
     s.flush();
-    s.st.server.retired.add(Counter::AbortedConnects, 1);
+    s.st.core.retired.add(Counter::AbortedConnects, 1);
     log::write(
         log::Level::Note,
         s.st.conn.id,
@@ -53,9 +53,9 @@ fn bad_handshake(s: &mut ClientSession, why: &str) -> Outcome {
 /// Reads the next packet of the exchange within `connect_timeout`.
 fn read(s: &mut ClientSession) -> Result<Vec<u8>, ReadError> {
     let t = Duration::from_secs(
-        s.st.server
+        s.st.core
             .vars
-            .global(s.st.server.ids.connect_timeout)
+            .global(s.st.core.ids.connect_timeout)
             .as_int()
             .max(1) as u64,
     );
@@ -84,7 +84,7 @@ fn read_or_abort(s: &mut ClientSession) -> Result<Vec<u8>, Outcome> {
         if matches!(e, ReadError::Protocol(_) | ReadError::TooLarge) {
             bad_handshake(s, &why)
         } else {
-            s.st.server.retired.add(Counter::AbortedConnects, 1);
+            s.st.core.retired.add(Counter::AbortedConnects, 1);
             log::write(
                 log::Level::Note,
                 s.st.conn.id,
@@ -111,7 +111,7 @@ fn check_password(acct: &Account, plugin: AuthPlugin, nonce: &[u8; 20], response
 
 /// Runs the connection phase; `Continue` means the client is logged in.
 pub fn run(s: &mut ClientSession) -> Outcome {
-    let server = s.st.server.clone();
+    let core = s.st.core.clone();
     if !s.counted {
         // Not even the spare CONNECTION_ADMIN slot was left at accept: refuse before the
         // greeting. The connection never held a slot.
@@ -122,7 +122,7 @@ pub fn run(s: &mut ClientSession) -> Outcome {
             "too many connections",
         );
     }
-    let default_plugin = server.vars.global_by_name("default_authentication_plugin");
+    let default_plugin = core.vars.global_by_name("default_authentication_plugin");
     let greeting = HandshakeV10 {
         server_version: crate::vars::system::SERVER_VERSION.to_string(),
         connection_id: s.st.conn.id,
@@ -173,7 +173,7 @@ pub fn run(s: &mut ClientSession) -> Outcome {
             format!("Access denied for user '{user}'@'{host}' (using password: {using})"),
         )
     };
-    let Some(acct) = server.accounts.find(&resp.username, &host) else {
+    let Some(acct) = core.accounts.find(&resp.username, &host) else {
         let e = denied(&resp.username);
         return deny(s, e, &format!("unknown user '{}'", resp.username));
     };
@@ -215,7 +215,7 @@ pub fn run(s: &mut ClientSession) -> Outcome {
     s.st.privileges = acct.privileges.clone();
     // Past `max_connections` only CONNECTION_ADMIN stays: anyone else gives the spare slot
     // back before the 1040 goes out, so a client that reconnects at once finds it free.
-    if !s.st.privileges.connection_admin() && server.release_spare_slot() {
+    if !s.st.privileges.connection_admin() && core.release_spare_slot() {
         s.counted = false;
         return deny(
             s,
@@ -224,10 +224,10 @@ pub fn run(s: &mut ClientSession) -> Outcome {
         );
     }
     if let Some(db) = resp.database.as_deref().filter(|d| !d.is_empty()) {
-        if !server.database_exists(db) {
+        if !core.database_exists(db) {
             return deny(
                 s,
-                crate::sql::admin::unknown_db(db),
+                crate::error::unknown_db(db),
                 &format!("unknown database '{db}'"),
             );
         }
@@ -238,7 +238,7 @@ pub fn run(s: &mut ClientSession) -> Outcome {
         login.user = s.st.user.clone();
         login.db = s.st.db.clone();
     }
-    server.note_connections(server.connection_count.load(Ordering::Relaxed));
+    core.note_connections(core.connection_count.load(Ordering::Relaxed));
     let ok = OkPacket {
         status: s.st.status_flags(),
         ..OkPacket::default()

@@ -20,9 +20,9 @@ use pool_core::{Outcome, Session};
 
 use crate::accounts::Privilege;
 use crate::connections::{ConnInfo, KILL_NONE};
+use crate::core::Core;
 use crate::error::{ErrorCode, SqlError};
 use crate::log;
-use crate::server::Server;
 use crate::vars::Counter;
 use io::{PacketIo, ReadError};
 use protocol::packet::FramerBuffers;
@@ -37,7 +37,7 @@ pub struct ClientSession {
     /// Everything but the socket.
     pub st: SessionState,
     nonce: [u8; 20],
-    /// Whether the connection holds a slot in [`Server::connection_count`].
+    /// Whether the connection holds a slot in [`Core::connection_count`].
     counted: bool,
     authenticated: bool,
     quit: bool,
@@ -45,26 +45,26 @@ pub struct ClientSession {
 
 impl ClientSession {
     /// A session for a freshly accepted socket. It takes a slot in
-    /// [`Server::connection_count`] if one is left (else the handshake refuses it with 1040
+    /// [`Core::connection_count`] if one is left (else the handshake refuses it with 1040
     /// before the greeting); the slot goes back when the session drops or is refused.
-    pub fn new(server: Arc<Server>, stream: TcpStream) -> ClientSession {
-        let counted = server.take_connection_slot();
+    pub fn new(core: Arc<Core>, stream: TcpStream) -> ClientSession {
+        let counted = core.take_connection_slot();
         let host = stream
             .peer_addr()
             .map(|a| a.ip().to_string())
             .unwrap_or_else(|_| "unknown".into());
         let _ = stream.set_nodelay(true);
-        let write_timeout = server.vars.global(server.ids.net_write_timeout).as_int();
+        let write_timeout = core.vars.global(core.ids.net_write_timeout).as_int();
         let _ = stream.set_write_timeout(Some(Duration::from_secs(write_timeout.max(1) as u64)));
-        let id = server.connections.next_id();
+        let id = core.connections.next_id();
         let conn = Arc::new(ConnInfo::new(id, host, stream.as_raw_fd()));
-        server.connections.insert(conn.clone());
-        let max_packet = server.vars.global(server.ids.max_allowed_packet).as_int() as usize;
+        core.connections.insert(conn.clone());
+        let max_packet = core.vars.global(core.ids.max_allowed_packet).as_int() as usize;
         ClientSession {
             io: PacketIo::new(stream, max_packet),
             out: Vec::new(),
             seq: 0,
-            st: SessionState::new(server, conn),
+            st: SessionState::new(core, conn),
             nonce: handshake::new_nonce(),
             counted,
             authenticated: false,
@@ -78,7 +78,7 @@ impl ClientSession {
 
     /// The idle timeout that applies: `interactive_timeout` for interactive clients.
     fn idle(&self) -> Duration {
-        let ids = self.st.server.ids;
+        let ids = self.st.core.ids;
         self.secs(if self.st.interactive {
             ids.interactive_timeout
         } else {
@@ -138,7 +138,7 @@ impl ClientSession {
         match e {
             ReadError::Closed => {
                 if self.st.conn.killed.load(Ordering::Relaxed) == KILL_NONE {
-                    self.st.server.retired.add(Counter::AbortedClients, 1);
+                    self.st.core.retired.add(Counter::AbortedClients, 1);
                 }
             }
             ReadError::IdleTimeout => {
@@ -148,7 +148,7 @@ impl ClientSession {
                     "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior.",
                 ));
                 self.flush();
-                self.st.server.retired.add(Counter::AbortedClients, 1);
+                self.st.core.retired.add(Counter::AbortedClients, 1);
                 log::write(
                     log::Level::Note,
                     id,
@@ -156,7 +156,7 @@ impl ClientSession {
                 );
             }
             ReadError::ReadTimeout => {
-                self.st.server.retired.add(Counter::AbortedClients, 1);
+                self.st.core.retired.add(Counter::AbortedClients, 1);
                 log::write(
                     log::Level::Note,
                     id,
@@ -171,9 +171,9 @@ impl ClientSession {
                     "Got a packet bigger than 'max_allowed_packet' bytes",
                 ));
                 self.flush();
-                let read = self.secs(self.st.server.ids.net_read_timeout);
+                let read = self.secs(self.st.core.ids.net_read_timeout);
                 self.io.drain_before_close(read.min(Duration::from_secs(5)));
-                self.st.server.retired.add(Counter::AbortedClients, 1);
+                self.st.core.retired.add(Counter::AbortedClients, 1);
                 log::write(
                     log::Level::Note,
                     id,
@@ -186,11 +186,11 @@ impl ClientSession {
                     format!("Got an error reading communication packets: {p}"),
                 ));
                 self.flush();
-                self.st.server.retired.add(Counter::AbortedClients, 1);
+                self.st.core.retired.add(Counter::AbortedClients, 1);
                 log::write(log::Level::Note, id, &format!("Aborted connection: {p}"));
             }
             ReadError::Io(err) => {
-                self.st.server.retired.add(Counter::AbortedClients, 1);
+                self.st.core.retired.add(Counter::AbortedClients, 1);
                 log::write(log::Level::Note, id, &format!("Aborted connection: {err}"));
             }
         }
@@ -224,7 +224,7 @@ fn release_free_memory() {
 impl ClientSession {
     /// Reads, runs and answers one command.
     fn run_one(&mut self) -> Outcome {
-        let (idle, read) = (self.idle(), self.secs(self.st.server.ids.net_read_timeout));
+        let (idle, read) = (self.idle(), self.secs(self.st.core.ids.net_read_timeout));
         let packet = self.io.read_packet(idle, read);
         self.take_bytes_in();
         let (seq, payload) = match packet {
@@ -314,7 +314,7 @@ impl Session for ClientSession {
 
     fn high_priority(&self) -> bool {
         self.st
-            .server
+            .core
             .ids
             .tp_high_priority
             .is_some_and(|id| self.st.vars.get(id).as_bool())
@@ -343,15 +343,15 @@ impl Session for ClientSession {
 
 impl Drop for ClientSession {
     fn drop(&mut self) {
-        let server = self.st.server.clone();
+        let core = self.st.core.clone();
         // The slot goes first: once the session is gone from the processlist
         // (`Threads_connected`), it holds no slot either.
         if self.counted {
-            server.release_connection_slot();
+            core.release_connection_slot();
         }
         self.st.close_all_statements();
-        if let Some(c) = server.connections.remove(self.st.conn.id) {
-            server.retired.absorb(&c.counters);
+        if let Some(c) = core.connections.remove(self.st.conn.id) {
+            core.retired.absorb(&c.counters);
         }
     }
 }

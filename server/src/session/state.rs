@@ -1,28 +1,14 @@
-//! A session's state apart from its socket: who is logged in, session and user variables,
-//! the current database, the open transaction and its savepoints, warnings and prepared
-//! statements. The SQL layer works on this; dropping it rolls the open transaction back.
+//! A session's state apart from its socket: the statement [`Context`] (login, variables,
+//! database, transaction, warnings) plus what only the command loop uses — the prepared
+//! statements. Dropping it rolls the open transaction back (through the context).
 
-use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use protocol::{Capabilities, StatusFlags};
-
-use crate::accounts::Privileges;
 use crate::connections::ConnInfo;
-use crate::server::Server;
-use crate::sql::PreparedStmt;
-use crate::vars::{Counter, SessionVars, VarValue};
-
-/// A warning or note for `SHOW WARNINGS`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    /// `Warning`, `Note` or `Error`.
-    pub level: &'static str,
-    /// The MySQL code.
-    pub code: u16,
-    /// The message.
-    pub message: String,
-}
+use crate::context::Context;
+use crate::core::Core;
+use crate::stmt::PreparedStmt;
 
 /// A prepared statement as the session keeps it.
 #[derive(Debug)]
@@ -42,203 +28,47 @@ pub struct SessionStmt {
     pub digest: Option<Arc<crate::digest::Prepared>>,
 }
 
-/// The `sql_mode` flags statements consult, parsed from the comma-separated variable once
-/// per change instead of searched per statement.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SqlModes {
-    /// `NO_BACKSLASH_ESCAPES`: reported in the status flags of OK and EOF packets.
-    pub no_backslash_escapes: bool,
-    /// `NO_AUTO_VALUE_ON_ZERO`: inserting 0 into an AUTO_INCREMENT column stores 0.
-    pub no_auto_value_on_zero: bool,
-}
-
-impl SqlModes {
-    /// The flags set in a `sql_mode` value (names are matched case-insensitively).
-    pub fn parse(modes: &str) -> SqlModes {
-        let has = |name: &str| {
-            modes
-                .split(',')
-                .any(|m| m.trim().eq_ignore_ascii_case(name))
-        };
-        SqlModes {
-            no_backslash_escapes: has("NO_BACKSLASH_ESCAPES"),
-            no_auto_value_on_zero: has("NO_AUTO_VALUE_ON_ZERO"),
-        }
-    }
-}
-
-/// A new session's variables (the globals' current values) and what is parsed from them.
-fn session_vars(server: &Server) -> (SessionVars, SqlModes) {
-    let vars = server.vars.session_copy();
-    let modes = SqlModes::parse(vars.get(server.ids.sql_mode).as_str());
-    (vars, modes)
-}
-
 /// Everything a session knows except its socket.
 #[derive(Debug)]
 pub struct SessionState {
-    /// The server.
-    pub server: Arc<Server>,
-    /// This connection's shared part (processlist, kill flag, counters).
-    pub conn: Arc<ConnInfo>,
-    /// Session copies of the variables; written through [`SessionState::set_var`].
-    pub vars: SessionVars,
-    /// Parsed from the session's `sql_mode` (kept by `set_var`).
-    sql_modes: SqlModes,
-    /// Capabilities agreed with the client.
-    pub caps: Capabilities,
-    /// Login user.
-    pub user: String,
-    /// Host pattern of the matched account (`CURRENT_USER()`).
-    pub account_host: String,
-    /// The account's privileges at login.
-    pub privileges: Privileges,
-    /// The current database.
-    pub db: Option<String>,
-    /// `LAST_INSERT_ID()`.
-    pub last_insert_id: u64,
-    /// A transaction stays open past the current statement (SERVER_STATUS_IN_TRANS): set by
-    /// BEGIN, or by a statement or SAVEPOINT with autocommit off; cleared by COMMIT and
-    /// ROLLBACK.
-    pub in_transaction: bool,
-    /// Warnings of the last statement.
-    pub warnings: Vec<Warning>,
-    /// Warnings raised during evaluation, moved into `warnings` when the statement ends.
-    pub shared_warnings: std::cell::RefCell<Vec<Warning>>,
+    /// What statements run against.
+    pub ctx: Context,
     /// Prepared statements by id (looked up by every execute, so a fast hash).
     pub statements: foldhash::HashMap<u32, SessionStmt>,
     /// The next statement id.
     pub next_stmt_id: u32,
-    /// The client said CLIENT_INTERACTIVE (`interactive_timeout` applies).
-    pub interactive: bool,
-    /// Multi-statements are on (CLIENT_MULTI_STATEMENTS or COM_SET_OPTION).
-    pub multi_statements: bool,
-    /// User variables (`@name`).
-    pub user_vars: HashMap<String, crate::value::Value>,
-    /// Characteristics `SET TRANSACTION` (no scope) gave the next transaction only.
-    pub next_transaction: Vec<(crate::vars::VarId, VarValue)>,
-    /// The current transaction (begun by BEGIN, or by a statement; ended by COMMIT,
-    /// ROLLBACK, autocommit at statement end, or the connection closing).
-    pub trx: std::cell::RefCell<Option<crate::trx::Trx>>,
-    /// Savepoints of the current transaction: (name, undo-log position).
-    pub savepoints: Vec<(String, usize)>,
 }
 
-impl Drop for SessionState {
-    /// A closing connection rolls its transaction back and releases every lock.
-    fn drop(&mut self) {
-        if let Some(trx) = self.trx.get_mut().take() {
-            self.server.trx.rollback(trx);
-        }
+impl Deref for SessionState {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        &self.ctx
+    }
+}
+
+impl DerefMut for SessionState {
+    fn deref_mut(&mut self) -> &mut Context {
+        &mut self.ctx
     }
 }
 
 impl SessionState {
     /// A fresh state for a connection that has not logged in yet.
-    pub fn new(server: Arc<Server>, conn: Arc<ConnInfo>) -> SessionState {
-        let (vars, sql_modes) = session_vars(&server);
+    pub fn new(core: Arc<Core>, conn: Arc<ConnInfo>) -> SessionState {
         SessionState {
-            server,
-            conn,
-            vars,
-            sql_modes,
-            caps: Capabilities::empty(),
-            user: String::new(),
-            account_host: String::new(),
-            privileges: Privileges::default(),
-            db: None,
-            last_insert_id: 0,
-            in_transaction: false,
-            warnings: Vec::new(),
-            shared_warnings: std::cell::RefCell::default(),
+            ctx: Context::new(core, conn),
             statements: foldhash::HashMap::default(),
             next_stmt_id: 1,
-            interactive: false,
-            multi_statements: false,
-            user_vars: HashMap::new(),
-            next_transaction: Vec::new(),
-            trx: std::cell::RefCell::new(None),
-            savepoints: Vec::new(),
         }
-    }
-
-    /// The status flags OK and EOF packets carry.
-    pub fn status_flags(&self) -> StatusFlags {
-        let mut s = StatusFlags::empty();
-        if self.autocommit() {
-            s |= StatusFlags::AUTOCOMMIT;
-        }
-        if self.in_transaction {
-            s |= StatusFlags::IN_TRANS;
-        }
-        if self.sql_modes.no_backslash_escapes {
-            s |= StatusFlags::NO_BACKSLASH_ESCAPES;
-        }
-        s
-    }
-
-    /// The session's `autocommit`.
-    pub fn autocommit(&self) -> bool {
-        self.vars.get(self.server.ids.autocommit).as_bool()
-    }
-
-    /// The flags of the session's `sql_mode` that statements consult.
-    pub fn sql_modes(&self) -> SqlModes {
-        self.sql_modes
-    }
-
-    /// Sets a session variable (validated by the caller), keeping what is parsed from it in
-    /// step: every session-scope write goes through here.
-    pub fn set_var(&mut self, id: crate::vars::VarId, v: VarValue) {
-        if id == self.server.ids.sql_mode {
-            self.sql_modes = SqlModes::parse(v.as_str());
-        }
-        self.vars.set(id, v);
-    }
-
-    /// A session variable by registry id (as an int).
-    pub fn var_int(&self, id: crate::vars::VarId) -> i64 {
-        self.vars.get(id).as_int()
-    }
-
-    /// Counts one event in the session's status counters.
-    pub fn count(&self, c: Counter) {
-        self.conn.counters.incr(c);
-    }
-
-    /// Adds a warning raised where only a shared reference to the session is at hand
-    /// (expression evaluation); [`SessionState::take_shared_warnings`] moves it into
-    /// `warnings` when the statement ends.
-    pub fn warn_shared(&self, code: u16, message: impl Into<String>) {
-        self.shared_warnings.borrow_mut().push(Warning {
-            level: "Warning",
-            code,
-            message: message.into(),
-        });
-    }
-
-    /// Moves the warnings raised through [`SessionState::warn_shared`] into `warnings`.
-    pub fn take_shared_warnings(&mut self) {
-        let w = self.shared_warnings.get_mut();
-        if !w.is_empty() {
-            self.warnings.append(w);
-        }
-    }
-
-    /// Adds a warning for SHOW WARNINGS.
-    pub fn warn(&mut self, code: u16, message: impl Into<String>) {
-        self.warnings.push(Warning {
-            level: "Warning",
-            code,
-            message: message.into(),
-        });
     }
 
     /// Drops every prepared statement (COM_RESET_CONNECTION, disconnect).
     pub fn close_all_statements(&mut self) {
         let n = self.statements.len() as i64;
         self.statements.clear();
-        self.server
+        self.ctx
+            .core
             .prepared_stmt_count
             .fetch_sub(n, std::sync::atomic::Ordering::Relaxed);
     }
@@ -247,51 +77,6 @@ impl SessionState {
     /// ended, LAST_INSERT_ID cleared; the login and database stay.
     pub fn reset(&mut self) {
         self.close_all_statements();
-        (self.vars, self.sql_modes) = session_vars(&self.server);
-        self.last_insert_id = 0;
-        if let Some(trx) = self.trx.get_mut().take() {
-            self.server.trx.rollback(trx);
-        }
-        self.savepoints.clear();
-        self.in_transaction = false;
-        self.warnings.clear();
-        self.user_vars.clear();
-        self.next_transaction.clear();
-    }
-
-    /// The session value shown for `@@name` of a boolean or integer variable.
-    pub fn var_value(&self, id: crate::vars::VarId) -> &VarValue {
-        self.vars.get(id)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::SqlModes;
-    use crate::trx::Isolation;
-
-    #[test]
-    fn sql_modes_are_parsed_from_the_list() {
-        let m = SqlModes::parse(crate::vars::system::DEFAULT_SQL_MODE);
-        assert_eq!(m, SqlModes::default());
-        let m = SqlModes::parse("STRICT_TRANS_TABLES,no_auto_value_on_zero");
-        assert!(m.no_auto_value_on_zero && !m.no_backslash_escapes);
-        let m = SqlModes::parse("NO_BACKSLASH_ESCAPES");
-        assert!(m.no_backslash_escapes && !m.no_auto_value_on_zero);
-        assert_eq!(SqlModes::parse(""), SqlModes::default());
-    }
-
-    #[test]
-    fn isolation_names_parse_in_any_case_with_spaces_or_dashes() {
-        for (s, want) in [
-            ("READ-COMMITTED", Isolation::ReadCommitted),
-            ("read committed", Isolation::ReadCommitted),
-            ("Read-Uncommitted", Isolation::ReadUncommitted),
-            ("serializable", Isolation::Serializable),
-            ("REPEATABLE-READ", Isolation::RepeatableRead),
-            ("READ-COMMITTE", Isolation::RepeatableRead),
-        ] {
-            assert_eq!(Isolation::parse(s), want, "{s}");
-        }
+        self.ctx.reset();
     }
 }

@@ -29,14 +29,11 @@ fn unknown(id: u32, what: &str) -> SqlError {
 pub fn prepare(s: &mut ClientSession, text: &[u8]) {
     s.st.count(Counter::ComStmtPrepare);
     s.st.conn.begin(ConnCommand::Prepare, Some(text));
-    let server = s.st.server.clone();
-    let max = server
-        .vars
-        .global(server.ids.max_prepared_stmt_count)
-        .as_int();
+    let core = s.st.core.clone();
+    let max = core.vars.global(core.ids.max_prepared_stmt_count).as_int();
     // Take a slot before preparing, atomically, so concurrent prepares cannot pass the limit
     // together; a failed prepare gives it back.
-    let took = server
+    let took = core
         .prepared_stmt_count
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
             (n < max).then_some(n + 1)
@@ -52,7 +49,7 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
         return;
     }
     let sql_text = String::from_utf8_lossy(text);
-    match sql::prepare(&s.st, &sql_text) {
+    match crate::stmt::prepare(&s.st, &sql_text) {
         Ok(stmt) => {
             let id = s.st.next_stmt_id;
             s.st.next_stmt_id = s.st.next_stmt_id.wrapping_add(1).max(1);
@@ -66,7 +63,7 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
                 0,
             );
             let n = stmt.params;
-            let digest = crate::digest::Prepared::new(&s.st, &sql_text);
+            let digest = crate::digest::Prepared::new(&s.st.core.digests, &sql_text);
             s.st.statements.insert(
                 id,
                 SessionStmt {
@@ -79,7 +76,7 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
             );
         }
         Err(e) => {
-            server.prepared_stmt_count.fetch_sub(1, Ordering::AcqRel);
+            core.prepared_stmt_count.fetch_sub(1, Ordering::AcqRel);
             s.write_err(&e);
         }
     }
@@ -151,7 +148,7 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
     s.st.count(Counter::Questions);
     s.st.count(Counter::Queries);
     s.st.conn.begin(ConnCommand::Execute, None);
-    let probe = crate::digest::Probe::start(&s.st);
+    let probe = crate::stmt::probe::Probe::start(&s.st);
     let Some(entry) = s.st.statements.get_mut(&ex.stmt_id) else {
         s.write_err(&unknown(ex.stmt_id, "mysqld_stmt_execute"));
         s.st.conn.end();
@@ -195,7 +192,7 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
     let stmt = Arc::clone(&entry.stmt);
     let digest = entry.digest.clone();
     let result = match params {
-        Ok(params) => sql::execute(&mut s.st, &stmt, &params),
+        Ok(params) => crate::stmt::execute(&mut s.st, &stmt, &params),
         Err(e) => Err(SqlError::new(
             ErrorCode::WrongArguments,
             format!("Incorrect arguments to mysqld_stmt_execute ({e})"),
@@ -214,7 +211,7 @@ pub fn execute(s: &mut ClientSession, ex: &StmtExecute<'_>) {
 /// COM_STMT_SEND_LONG_DATA (no reply).
 pub fn send_long_data(s: &mut ClientSession, id: u32, param: u16, data: &[u8]) {
     s.st.count(Counter::ComStmtSendLongData);
-    let max = s.st.vars.get(s.st.server.ids.max_allowed_packet).as_int();
+    let max = s.st.vars.get(s.st.core.ids.max_allowed_packet).as_int();
     let max = usize::try_from(max).unwrap_or(usize::MAX);
     let Some(entry) = s.st.statements.get_mut(&id) else {
         return;
@@ -255,7 +252,7 @@ pub fn send_long_data(s: &mut ClientSession, id: u32, param: u16, data: &[u8]) {
 pub fn close(s: &mut ClientSession, id: u32) {
     s.st.count(Counter::ComStmtClose);
     if s.st.statements.remove(&id).is_some() {
-        s.st.server
+        s.st.core
             .prepared_stmt_count
             .fetch_sub(1, Ordering::Relaxed);
     }

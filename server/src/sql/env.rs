@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use crate::connections::KILL_NONE;
+use crate::context::Context;
 use crate::error::{ErrorCode, SqlError, SqlResult};
-use crate::session::state::SessionState;
 use crate::sql::eval::EvalEnv;
 use crate::sql::expr::VarScopeRef;
 use crate::sql::functions::Func;
@@ -15,7 +15,7 @@ use crate::vars::{Scope, VarId, VarValue};
 #[derive(Debug)]
 pub struct StmtEnv<'a> {
     /// The session.
-    pub st: &'a SessionState,
+    pub st: &'a Context,
     /// Parameter values.
     pub params: &'a [Value],
     /// The current row.
@@ -26,12 +26,12 @@ pub struct StmtEnv<'a> {
 
 impl<'a> StmtEnv<'a> {
     /// An environment with no current row.
-    pub fn new(st: &'a SessionState, params: &'a [Value]) -> StmtEnv<'a> {
+    pub fn new(st: &'a Context, params: &'a [Value]) -> StmtEnv<'a> {
         StmtEnv {
             st,
             params,
             row: &[],
-            now: crate::sql::time::now_micros(),
+            now: crate::time::now_micros(),
         }
     }
 }
@@ -46,8 +46,8 @@ pub fn var_to_value(v: &VarValue) -> Value {
 }
 
 /// Reads `@@[scope.]name` for a session with MySQL's scope errors.
-pub fn read_var(st: &SessionState, id: VarId, scope: VarScopeRef) -> SqlResult<Value> {
-    let def = st.server.vars.def(id);
+pub fn read_var(st: &Context, id: VarId, scope: VarScopeRef) -> SqlResult<Value> {
+    let def = st.core.vars.def(id);
     let ro = |what: &str| {
         SqlError::new(
             crate::error::ErrorCode::IncorrectGlobalLocalVar,
@@ -58,7 +58,7 @@ pub fn read_var(st: &SessionState, id: VarId, scope: VarScopeRef) -> SqlResult<V
         (VarScopeRef::Global, Scope::Session) => return Err(ro("SESSION")),
         (VarScopeRef::Session, Scope::Global) => return Err(ro("GLOBAL")),
         (VarScopeRef::Global, _) | (VarScopeRef::Default, Scope::Global) => {
-            var_to_value(&st.server.vars.global(id))
+            var_to_value(&st.core.vars.global(id))
         }
         _ => var_to_value(st.vars.get(id)),
     })
@@ -123,7 +123,7 @@ impl EvalEnv for StmtEnv<'_> {
         let v = self
             .st
             .vars
-            .get(self.st.server.ids.max_allowed_packet)
+            .get(self.st.core.ids.max_allowed_packet)
             .as_int();
         usize::try_from(v).unwrap_or(usize::MAX)
     }

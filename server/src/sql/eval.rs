@@ -215,7 +215,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Bytes(x), Value::Bytes(y)) => Some(cmp_ci(x, y)),
         (Value::DateTime(x), Value::DateTime(y)) => Some(x.cmp(y)),
         (Value::DateTime(x), Value::Bytes(y)) | (Value::Bytes(y), Value::DateTime(x)) => {
-            let other = crate::sql::time::parse_datetime(&String::from_utf8_lossy(y))?;
+            let other = crate::time::parse_datetime(&String::from_utf8_lossy(y))?;
             let o = x.cmp(&other);
             Some(if matches!(a, Value::DateTime(_)) {
                 o
@@ -702,7 +702,7 @@ pub fn cast(v: Value, t: CastType) -> Value {
             let dt = match &v {
                 Value::DateTime(dt) => Some(*dt),
                 other => to_bytes(other)
-                    .and_then(|b| crate::sql::time::parse_datetime(&String::from_utf8_lossy(&b))),
+                    .and_then(|b| crate::time::parse_datetime(&String::from_utf8_lossy(&b))),
             };
             match dt {
                 Some(mut dt) => {

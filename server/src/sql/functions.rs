@@ -3,7 +3,7 @@
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::sql::eval::{compare, eval, to_bytes, to_f64, to_i64, EvalEnv};
 use crate::sql::expr::BoundExpr;
-use crate::sql::time::{datetime_from_micros, datetime_to_unix};
+use crate::time::{datetime_from_micros, datetime_to_unix};
 use crate::value::{DateTime, Decimal, Value};
 
 /// A built-in function.

@@ -1,26 +1,18 @@
-//! The SQL front end: parse with sqlparser (MySQL dialect), plan into our own bound form
-//! ([`Plan`]), execute against the session and server. Prepared statements are parsed and
-//! planned once and executed many times with parameters.
+//! The SQL language: parsing with sqlparser (MySQL dialect) under a nesting bound, binding
+//! names into expressions ([`expr`]), evaluating them ([`eval`], [`functions`]) and the
+//! shapes results take ([`output`]). Statements are planned and run above, in `exec` and
+//! `stmt`.
 
-pub mod admin;
 pub mod depth;
 pub mod env;
 pub mod eval;
 pub mod expr;
-pub mod extra_parse;
 pub mod format;
 pub mod functions;
 pub mod output;
-pub mod plan;
-pub mod select;
-pub mod set;
-pub mod show;
 pub mod stack;
-pub mod time;
-pub mod transaction;
 
 pub use output::{Output, ResultSet};
-pub use plan::{Plan, PreparedStmt};
 
 use sqlparser::ast::Statement;
 use sqlparser::dialect::MySqlDialect;
@@ -28,8 +20,6 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Tokenizer;
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
-use crate::session::state::SessionState;
-use crate::value::Value;
 
 /// Turns a sqlparser error into MySQL's 1064 with the text near the error position (1436
 /// when the parser's own recursion limit stopped it).
@@ -85,95 +75,68 @@ pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
     match parse_bounded(sql)? {
         Ok(s) => Ok(s),
         Err(e) => {
-            let rewritten =
-                crate::exec::rewrite_lock_in_share_mode(sql).ok_or_else(|| parse_error(sql, &e))?;
+            let rewritten = rewrite_lock_in_share_mode(sql).ok_or_else(|| parse_error(sql, &e))?;
             parse_bounded(&rewritten)?.map_err(|_| parse_error(sql, &e))
         }
     }
 }
 
-/// Plans the text of one statement (hand-parsed forms first, then sqlparser).
-fn plan_one(st: &SessionState, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
-    if let Some(p) = extra_parse::try_plan(st, sql)? {
-        return Ok(vec![p]);
-    }
-    let stmts = parse(sql)?;
-    if stmts.is_empty() {
-        return Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"));
-    }
-    stmts.iter().map(|s| plan::plan(st, s, sql)).collect()
+/// Rewrites `... LOCK IN SHARE MODE` (which sqlparser does not parse) as `... FOR SHARE`,
+/// keeping the text's length-independent meaning; None when the text has no such clause.
+pub fn rewrite_lock_in_share_mode(sql: &str) -> Option<String> {
+    let lower = sql.to_ascii_lowercase();
+    let at = lower.rfind("lock in share mode")?;
+    let mut s = String::with_capacity(sql.len());
+    s.push_str(&sql[..at]);
+    s.push_str("FOR SHARE");
+    s.push_str(&sql[at + "lock in share mode".len()..]);
+    Some(s)
 }
 
-/// Runs a COM_QUERY: every statement in it (more than one only with multi-statements); stops
-/// at the first error, which is the last element.
-pub fn run_text(st: &mut SessionState, sql: &str) -> Vec<SqlResult<Output>> {
-    let trimmed = sql.trim().trim_end_matches(';').trim();
-    if trimmed.is_empty() {
-        return vec![Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"))];
-    }
-    // Each statement is summed under its digest (events_statements_summary_by_digest).
-    let mut probe = crate::digest::TextProbe::begin(st, trimmed);
-    let plans = match plan_one(st, trimmed) {
-        Ok(p) => p,
-        Err(e) => {
-            let r = Err(e);
-            probe.done(st, &r);
-            return vec![r];
+/// The source text a span covers (MySQL labels computed columns with the text as typed).
+pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
+    let offset = |loc: sqlparser::tokenizer::Location| -> Option<usize> {
+        if loc.line == 0 {
+            return None;
         }
+        let start: usize = sql
+            .split_inclusive('\n')
+            .take(loc.line as usize - 1)
+            .map(str::len)
+            .sum();
+        let col = loc.column as usize - 1;
+        let rest = sql.get(start..)?;
+        Some(
+            start
+                + rest
+                    .char_indices()
+                    .nth(col)
+                    .map(|(i, _)| i)
+                    .unwrap_or(rest.len()),
+        )
     };
-    if plans.len() > 1 && !st.multi_statements {
-        // Without multi-statements MySQL parses only the first and reports the rest as a syntax
-        // error; sqlparser split them, so answer as MySQL does for the whole text.
-        let rest = trimmed.split_once(';').map(|(_, r)| r.trim()).unwrap_or("");
-        let r = Err(SqlError::parse(rest));
-        probe.done(st, &r);
-        return vec![r];
-    }
-    let mut out = Vec::with_capacity(plans.len());
-    for p in &plans {
-        let r = execute(st, p, &[]);
-        probe.done(st, &r);
-        let failed = r.is_err();
-        out.push(r);
-        if failed {
+    let (a, mut b) = (offset(span.start)?, offset(span.end)?);
+    // sqlparser's spans stop before a function's argument list or its closing parenthesis;
+    // extend to the balanced text.
+    loop {
+        let text = sql.get(a..b)?;
+        let open = text.bytes().filter(|c| *c == b'(').count();
+        let close = text.bytes().filter(|c| *c == b')').count();
+        let rest = sql.get(b..)?;
+        let trimmed = rest.trim_start();
+        let skipped = rest.len() - trimmed.len();
+        let closes_call = open > close && trimmed.starts_with(')');
+        let opens_args = open == close
+            && trimmed.starts_with('(')
+            && text.ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        if closes_call || opens_args {
+            b += skipped + 1;
+        } else {
             break;
         }
     }
-    out
+    sql.get(a..b).map(str::trim).filter(|t| !t.is_empty())
 }
 
-/// Prepares a statement for COM_STMT_PREPARE.
-pub fn prepare(st: &SessionState, sql: &str) -> SqlResult<PreparedStmt> {
-    let trimmed = sql.trim().trim_end_matches(';').trim();
-    let mut plans = plan_one(st, trimmed)?;
-    if plans.len() != 1 {
-        return Err(SqlError::parse(
-            trimmed.split_once(';').map(|(_, r)| r).unwrap_or(""),
-        ));
-    }
-    let p = plans.remove(0);
-    if !p.plan.preparable() {
-        return Err(SqlError::new(
-            ErrorCode::UnsupportedPs,
-            "This command is not supported in the prepared statement protocol yet",
-        ));
-    }
-    Ok(p)
-}
-
-/// Executes a planned statement with parameter values (none for text statements).
-pub fn execute(st: &mut SessionState, p: &PreparedStmt, params: &[Value]) -> SqlResult<Output> {
-    if params.len() < p.params {
-        return Err(SqlError::new(
-            ErrorCode::WrongArguments,
-            "Incorrect arguments to mysqld_stmt_execute",
-        ));
-    }
-    // Every statement but SHOW WARNINGS/ERRORS starts a new diagnostics area, as in MySQL.
-    if !matches!(p.plan, Plan::Show(show::ShowPlan::Warnings { .. })) {
-        st.warnings.clear();
-    }
-    let r = plan::execute(st, &p.plan, params);
-    st.take_shared_warnings();
-    r
-}
+#[cfg(test)]
+mod tests;

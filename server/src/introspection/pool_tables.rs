@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use crate::exec::vtables::{VType, VirtualTable};
-use crate::server::{Handler, Server};
+use crate::introspection::vtables::{VType, VirtualTable};
+use crate::introspection::ServerView;
 use crate::value::Value;
 
 /// The tables that exist in `performance_schema` while the pool is loaded.
@@ -22,8 +22,8 @@ fn opt_u(v: Option<u64>) -> Value {
 }
 
 /// A pool-clock instant as microseconds since the epoch (MySQL shows these as timestamps).
-fn when(server: &Server, d: Option<Duration>) -> Value {
-    let Some(Handler::Pool(p)) = server.handler.get() else {
+fn when(server: &dyn ServerView, d: Option<Duration>) -> Value {
+    let Some(p) = server.pool() else {
         return Value::Null;
     };
     match d {
@@ -34,7 +34,7 @@ fn when(server: &Server, d: Option<Duration>) -> Value {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|x| x.as_micros() as i64)
                 .unwrap_or(0);
-            Value::DateTime(crate::sql::time::datetime_from_micros(us))
+            Value::DateTime(crate::time::datetime_from_micros(us))
         }
     }
 }
@@ -76,8 +76,8 @@ impl VirtualTable for GroupState {
             ("TIME_OF_LAST_LONGRUNNING_TRXS_CHECK", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let Some(Handler::Pool(p)) = server.handler.get() else {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let Some(p) = server.pool() else {
             return Vec::new();
         };
         p.group_states()
@@ -155,8 +155,8 @@ impl VirtualTable for GroupStats {
             ("TPBED_EXPIRED", UInt),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let Some(Handler::Pool(p)) = server.handler.get() else {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let Some(p) = server.pool() else {
             return Vec::new();
         };
         p.group_stats()
@@ -222,8 +222,8 @@ impl VirtualTable for ThreadStates {
             ("ACCUMULATED_EXEC_TIME", UInt),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let Some(Handler::Pool(p)) = server.handler.get() else {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let Some(p) = server.pool() else {
             return Vec::new();
         };
         p.thread_states()
@@ -273,7 +273,7 @@ impl VirtualTable for Plugins {
             ("LOAD_OPTION", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         let row = |name: &str, ty: &str, lib: Value, desc: &str| {
             vec![
                 Value::str(name),
@@ -307,7 +307,7 @@ impl VirtualTable for Plugins {
                 "tpbed's in-memory engine with InnoDB's locking",
             ),
         ];
-        if matches!(server.handler.get(), Some(Handler::Pool(_))) {
+        if server.pool().is_some() {
             rows.push(row(
                 "thread_pool",
                 "DAEMON",

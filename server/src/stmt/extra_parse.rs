@@ -6,10 +6,10 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::accounts::{AuthPlugin, Privilege};
+use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
-use crate::session::state::SessionState;
-use crate::sql::plan::{Plan, PreparedStmt};
-use crate::sql::set::TxScope;
+use crate::stmt::plan::{Plan, PreparedStmt};
+use crate::stmt::set::TxScope;
 
 /// A cursor over significant tokens.
 struct Toks {
@@ -127,7 +127,7 @@ fn stmt(plan: Plan) -> PreparedStmt {
 }
 
 /// Plans the statement if it is one of the hand-parsed forms; `Ok(None)` hands it to sqlparser.
-pub fn try_plan(st: &SessionState, sql: &str) -> SqlResult<Option<PreparedStmt>> {
+pub fn try_plan(st: &Context, sql: &str) -> SqlResult<Option<PreparedStmt>> {
     let head: String = sql
         .trim_start()
         .chars()
@@ -210,7 +210,7 @@ pub fn try_plan(st: &SessionState, sql: &str) -> SqlResult<Option<PreparedStmt>>
     t.i = 0;
     if t.eat("DO") {
         let select = format!("SELECT {}", sql.trim_start()[2..].trim_start());
-        let p = crate::sql::plan::plan(st, &parse_one(&select)?, &select)?;
+        let p = crate::stmt::plan::plan(st, &parse_one(&select)?, &select)?;
         return match p.plan {
             Plan::Select(s) => Ok(Some(PreparedStmt {
                 plan: Plan::Do(s.exprs),

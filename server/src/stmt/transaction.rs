@@ -3,30 +3,17 @@
 //! failed statement undoes only itself; a deadlock victim's whole transaction rolls back)
 //! and implicit commit before DDL.
 
-use std::time::Duration;
-
-use crate::engine::lock::LockError;
+use crate::context::Context;
+use crate::core::Core;
 use crate::error::{ErrorCode, SqlError, SqlResult};
-use crate::server::Server;
-use crate::session::state::SessionState;
 use crate::sql::output::Output;
 use crate::trx::{Isolation, Trx};
 use crate::vars::VarValue;
 
-/// The SQL error of a lock error.
-pub fn lock_error(e: LockError) -> SqlError {
-    SqlError::new(e.into(), e.message())
-}
-
-/// `innodb_lock_wait_timeout` of the session.
-pub fn lock_wait_timeout(st: &SessionState) -> Duration {
-    Duration::from_secs(st.var_int(st.server.ids.lock_wait_timeout).max(1) as u64)
-}
-
 /// The characteristics the next transaction starts with: session values, overridden once by
 /// `SET TRANSACTION` without a scope.
-fn characteristics(st: &mut SessionState) -> (Isolation, bool) {
-    let ids = &st.server.ids;
+fn characteristics(st: &mut Context) -> (Isolation, bool) {
+    let ids = &st.core.ids;
     let mut iso = Isolation::parse(st.vars.get(ids.transaction_isolation).as_str());
     let mut ro = st.vars.get(ids.transaction_read_only).as_bool();
     for (id, v) in st.next_transaction.drain(..) {
@@ -39,19 +26,19 @@ fn characteristics(st: &mut SessionState) -> (Isolation, bool) {
     (iso, ro)
 }
 
-fn start(st: &mut SessionState, read_only: Option<bool>) -> Trx {
+fn start(st: &mut Context, read_only: Option<bool>) -> Trx {
     let (iso, ro) = characteristics(st);
     let conn = u64::from(st.conn.id);
-    st.server.trx.begin(
+    st.core.trx.begin(
         iso,
         read_only.unwrap_or(ro),
         conn,
-        crate::exec::pfs_tables::thread_id_of(conn),
+        crate::introspection::pfs_tables::thread_id_of(conn),
     )
 }
 
 /// Makes sure a transaction is open for the statement about to run.
-fn ensure(st: &mut SessionState) {
+fn ensure(st: &mut Context) {
     if st.trx.get_mut().is_none() {
         let t = start(st, None);
         *st.trx.get_mut() = Some(t);
@@ -60,35 +47,35 @@ fn ensure(st: &mut SessionState) {
 
 /// COMMIT of the open transaction (if any); a transaction that wrote waits for its redo
 /// to be as durable as `innodb_flush_log_at_trx_commit` says (group commit).
-pub fn commit(st: &mut SessionState) {
+pub fn commit(st: &mut Context) {
     st.savepoints.clear();
     st.in_transaction = false;
     if let Some(trx) = st.trx.get_mut().take() {
         crate::digest::note_lock_wait(trx.take_lock_wait());
-        let redo = st.server.trx.commit(trx);
+        let redo = st.core.trx.commit(trx);
         if redo > 0 {
-            st.server.redo.commit(redo);
+            st.core.redo.commit(redo);
         }
     }
 }
 
 /// ROLLBACK of the open transaction (if any).
-pub fn rollback(st: &mut SessionState) {
+pub fn rollback(st: &mut Context) {
     st.savepoints.clear();
     st.in_transaction = false;
     if let Some(trx) = st.trx.get_mut().take() {
         crate::digest::note_lock_wait(trx.take_lock_wait());
-        st.server.trx.rollback(trx);
+        st.core.trx.rollback(trx);
     }
 }
 
 /// BEGIN / START TRANSACTION [READ ONLY|READ WRITE] [WITH CONSISTENT SNAPSHOT]: commits an
 /// open transaction first, as MySQL does.
-pub fn begin(st: &mut SessionState, read_only: Option<bool>, snapshot: bool) -> Output {
+pub fn begin(st: &mut Context, read_only: Option<bool>, snapshot: bool) -> Output {
     commit(st);
     let mut t = start(st, read_only);
     if snapshot && t.isolation.gap_locks() {
-        st.server.trx.view(&mut t);
+        st.core.trx.view(&mut t);
     }
     *st.trx.get_mut() = Some(t);
     st.in_transaction = true;
@@ -96,7 +83,7 @@ pub fn begin(st: &mut SessionState, read_only: Option<bool>, snapshot: bool) -> 
 }
 
 /// `SAVEPOINT name` (replacing one of the same name).
-pub fn savepoint(st: &mut SessionState, name: &str) -> Output {
+pub fn savepoint(st: &mut Context, name: &str) -> Output {
     ensure(st);
     if !st.in_transaction && !st.autocommit() {
         st.in_transaction = true;
@@ -109,7 +96,7 @@ pub fn savepoint(st: &mut SessionState, name: &str) -> Output {
     Output::ok()
 }
 
-fn find(st: &SessionState, name: &str) -> SqlResult<usize> {
+fn find(st: &Context, name: &str) -> SqlResult<usize> {
     st.savepoints
         .iter()
         .position(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -123,19 +110,19 @@ fn find(st: &SessionState, name: &str) -> SqlResult<usize> {
 
 /// `ROLLBACK TO [SAVEPOINT] name`: undoes what followed it; it and earlier ones stay (locks
 /// taken since stay too, as in InnoDB).
-pub fn rollback_to(st: &mut SessionState, name: &str) -> SqlResult<Output> {
+pub fn rollback_to(st: &mut Context, name: &str) -> SqlResult<Output> {
     let i = find(st, name)?;
     let pos = st.savepoints[i].1;
     st.savepoints.truncate(i + 1);
-    let server = std::sync::Arc::clone(&st.server);
+    let core = std::sync::Arc::clone(&st.core);
     if let Some(trx) = st.trx.get_mut().as_mut() {
-        server.trx.undo_to(trx, pos);
+        core.trx.undo_to(trx, pos);
     }
     Ok(Output::ok())
 }
 
 /// `RELEASE SAVEPOINT name`: forgets it and later ones.
-pub fn release(st: &mut SessionState, name: &str) -> SqlResult<Output> {
+pub fn release(st: &mut Context, name: &str) -> SqlResult<Output> {
     let i = find(st, name)?;
     st.savepoints.truncate(i);
     Ok(Output::ok())
@@ -146,9 +133,9 @@ pub fn release(st: &mut SessionState, name: &str) -> SqlResult<Output> {
 /// statement only (a deadlock, or a timeout with `innodb_rollback_on_timeout`, the whole
 /// transaction).
 pub fn statement(
-    st: &mut SessionState,
+    st: &mut Context,
     writes: bool,
-    run: impl FnOnce(&mut SessionState) -> SqlResult<Output>,
+    run: impl FnOnce(&mut Context) -> SqlResult<Output>,
 ) -> SqlResult<Output> {
     let single = !st.in_transaction && st.autocommit();
     ensure(st);
@@ -164,7 +151,7 @@ pub fn statement(
         l.clear_interrupt();
     }
     if writes {
-        if let Some(d) = st.server.trx.purge_lag_delay() {
+        if let Some(d) = st.core.trx.purge_lag_delay() {
             std::thread::sleep(d);
         }
     }
@@ -176,29 +163,29 @@ pub fn statement(
     } else {
         run(st)
     };
-    let server = std::sync::Arc::clone(&st.server);
+    let core = std::sync::Arc::clone(&st.core);
     match &r {
         Ok(_) if single => commit(st),
         Ok(_) => {
             if let Some(t) = st.trx.get_mut().as_mut() {
-                server.trx.end_statement(t);
+                core.trx.end_statement(t);
             }
         }
         Err(e) => {
             if e.code == ErrorCode::LockDeadlock {
-                log_deadlock(st, &server);
+                log_deadlock(st, &core);
             }
             let whole = e.code == ErrorCode::LockDeadlock
                 || (e.code == ErrorCode::LockWaitTimeout
-                    && server
+                    && core
                         .vars
                         .global_by_name("innodb_rollback_on_timeout")
                         .as_bool());
             if whole || single {
                 rollback(st);
             } else if let Some(t) = st.trx.get_mut().as_mut() {
-                server.trx.undo_to(t, sp);
-                server.trx.end_statement(t);
+                core.trx.undo_to(t, sp);
+                core.trx.end_statement(t);
             }
         }
     }
@@ -207,8 +194,8 @@ pub fn statement(
 
 /// `innodb_print_all_deadlocks`: the victim's thread writes the deadlock it lost to the error
 /// log, as InnoDB does for every deadlock when the variable is on.
-fn log_deadlock(st: &mut SessionState, server: &Server) {
-    if !server
+fn log_deadlock(st: &mut Context, core: &Core) {
+    if !core
         .vars
         .global_by_name("innodb_print_all_deadlocks")
         .as_bool()
@@ -222,6 +209,8 @@ fn log_deadlock(st: &mut SessionState, server: &Server) {
         .and_then(|t| t.lock_handle())
         .and_then(|l| l.take_deadlock_report());
     if let Some(r) = report {
-        crate::log::note(&crate::exec::innodb_tables::deadlock_log_text(server, &r));
+        crate::log::note(&crate::introspection::innodb_tables::deadlock_log_text(
+            core, &r,
+        ));
     }
 }

@@ -4,15 +4,15 @@
 use sqlparser::ast::{self, Statement};
 
 use crate::accounts::{AuthPlugin, Privilege};
+use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
-use crate::session::state::SessionState;
-use crate::sql::admin;
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::Output;
-use crate::sql::select::{self, SelectPlan};
-use crate::sql::set::{self, SetItem, TxScope};
-use crate::sql::show::{self, ShowPlan};
-use crate::sql::transaction;
+use crate::stmt::admin;
+use crate::stmt::select::{self, SelectPlan};
+use crate::stmt::set::{self, SetItem, TxScope};
+use crate::stmt::show::{self, ShowPlan};
+use crate::stmt::transaction;
 use crate::value::Value;
 
 /// A planned statement.
@@ -142,7 +142,7 @@ fn name_of(n: &ast::ObjectName) -> String {
 }
 
 /// Plans one parsed statement.
-pub fn plan(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
+pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
     let simple = |plan: Plan| {
         Ok(PreparedStmt {
             plan,
@@ -251,12 +251,17 @@ pub fn plan(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedSt
 
 /// Plans a statement that reads or changes tables (DDL, DML, SELECT with FROM, EXPLAIN,
 /// SHOW TABLES/CREATE TABLE/COLUMNS). This is the seam where the table executor plugs in.
-pub fn table_statement(st: &SessionState, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
-    crate::exec::plan(st, s, sql)
+pub fn table_statement(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
+    let p = crate::exec::plan(st, s, sql)?;
+    Ok(PreparedStmt {
+        plan: Plan::Table(Box::new(p.plan)),
+        params: p.params,
+        columns: p.columns,
+    })
 }
 
 /// Executes a plan.
-pub fn execute(st: &mut SessionState, plan: &Plan, params: &[Value]) -> SqlResult<Output> {
+pub fn execute(st: &mut Context, plan: &Plan, params: &[Value]) -> SqlResult<Output> {
     match plan {
         Plan::Select(p) => select::execute(st, p, params),
         Plan::Do(exprs) => {
@@ -319,7 +324,7 @@ pub fn execute(st: &mut SessionState, plan: &Plan, params: &[Value]) -> SqlResul
         }
         Plan::FlushStatus => {
             st.count(crate::vars::Counter::ComFlush);
-            st.server.flush_status(&st.conn);
+            st.core.flush_status(&st.conn);
             Ok(Output::ok())
         }
         Plan::NoOp(_) => Ok(Output::ok()),

@@ -4,9 +4,10 @@
 //! introspection tables (in `innodb_tables`, `pfs_tables` and `pool_tables`) implement the
 //! same trait.
 
+use crate::core::{ThreadHandling, SYSTEM_DATABASES};
 use crate::engine::{Catalog, IndexKind};
-use crate::exec::describe;
-use crate::server::{Server, ThreadHandling, SYSTEM_DATABASES};
+use crate::introspection::describe;
+use crate::introspection::ServerView;
 use crate::value::Value;
 
 /// The kind of a virtual column (decides its result metadata).
@@ -25,29 +26,29 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
     /// Columns and their kinds.
     fn columns(&self) -> &'static [(&'static str, VType)];
     /// A snapshot of the rows (one value per column).
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>>;
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>>;
     /// `TRUNCATE TABLE`: resets what the table sums; false when the table cannot be
     /// truncated.
-    fn truncate(&self, _server: &Server) -> bool {
+    fn truncate(&self, _server: &dyn ServerView) -> bool {
         false
     }
 }
 
 /// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
-pub fn lookup(server: &Server, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
-    use crate::exec::innodb_tables as innodb;
+pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
+    use crate::introspection::innodb_tables as innodb;
     let all: &[&'static dyn VirtualTable] = if db.eq_ignore_ascii_case("information_schema") {
         &[
             &Tables,
             &Columns,
             &Statistics,
-            &crate::exec::pool_tables::Plugins,
+            &crate::introspection::pool_tables::Plugins,
             &innodb::InnodbTrx,
             &innodb::InnodbMetrics,
-            &crate::exec::pfs_tables::Processlist,
+            &crate::introspection::pfs_tables::Processlist,
         ]
     } else if db.eq_ignore_ascii_case("performance_schema") {
-        let found = crate::exec::pfs_tables::PERFORMANCE_SCHEMA
+        let found = crate::introspection::pfs_tables::PERFORMANCE_SCHEMA
             .iter()
             .copied()
             .chain([
@@ -55,11 +56,11 @@ pub fn lookup(server: &Server, db: &str, name: &str) -> Option<&'static dyn Virt
                 &innodb::DataLockWaits,
             ])
             .find(|t| t.name().eq_ignore_ascii_case(name));
-        if found.is_some() || server.thread_handling != ThreadHandling::Pool {
+        if found.is_some() || server.thread_handling() != ThreadHandling::Pool {
             return found;
         }
         // As with MySQL's plugin, the tp_* tables exist only while the pool is loaded.
-        crate::exec::pool_tables::PERFORMANCE_SCHEMA
+        crate::introspection::pool_tables::PERFORMANCE_SCHEMA
     } else if db.eq_ignore_ascii_case("sys") {
         &[&innodb::SysInnodbLockWaits]
     } else {
@@ -120,8 +121,8 @@ impl VirtualTable for Tables {
             ("TABLE_COMMENT", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let catalog = &server.catalog.engine;
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let catalog = &server.catalog().engine;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
             let n = t.row_count();
@@ -205,8 +206,8 @@ impl VirtualTable for Columns {
             ("SRS_ID", UInt),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let catalog = &server.catalog.engine;
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let catalog = &server.catalog().engine;
         use crate::engine::ColumnType as T;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
@@ -308,8 +309,8 @@ impl VirtualTable for Statistics {
             ("EXPRESSION", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        let catalog = &server.catalog.engine;
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let catalog = &server.catalog().engine;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
             for ix in t.def().indexes() {

@@ -1,4 +1,4 @@
-//! Calendar arithmetic for NOW(), UNIX_TIMESTAMP() and date values (UTC; tpbed's
+//! Calendar arithmetic for NOW(), UNIX_TIMESTAMP(), date values and log timestamps (UTC;
 //! `system_time_zone` is UTC).
 
 use std::time::{SystemTime, UNIX_EPOCH};

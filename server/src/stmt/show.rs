@@ -4,13 +4,13 @@
 use sqlparser::ast::{self, ShowStatementFilter, ShowStatementFilterPosition};
 
 use crate::accounts::{like_match, Privilege};
+use crate::context::Context;
 use crate::error::{ErrorCode, SqlError, SqlResult};
-use crate::session::state::SessionState;
 use crate::sql::env::StmtEnv;
 use crate::sql::eval::{eval, truth};
 use crate::sql::expr::{Binder, BoundExpr, Resolver};
 use crate::sql::output::{Output, ResultSet};
-use crate::sql::plan::{Plan, PreparedStmt};
+use crate::stmt::plan::{Plan, PreparedStmt};
 use crate::value::Value;
 use crate::vars::{Counter, Registry, Scope};
 
@@ -77,7 +77,7 @@ impl Resolver for Columns<'_> {
 }
 
 fn filter(
-    st: &SessionState,
+    st: &Context,
     f: Option<&ShowStatementFilter>,
     names: &[&str],
 ) -> SqlResult<(ShowFilter, usize)> {
@@ -90,7 +90,7 @@ fn filter(
         Some(ShowStatementFilter::Where(e)) => {
             let r = Columns {
                 names,
-                registry: &st.server.vars,
+                registry: &st.core.vars,
             };
             let mut b = Binder::new(&r);
             let bound = b.bind(e)?;
@@ -103,7 +103,7 @@ const VAR_COLUMNS: &[&str] = &["Variable_name", "Value"];
 
 /// Plans SHOW VARIABLES / SHOW STATUS.
 pub fn plan_vars(
-    st: &SessionState,
+    st: &Context,
     f: Option<&ShowStatementFilter>,
     global: bool,
     status: bool,
@@ -122,7 +122,7 @@ pub fn plan_vars(
 
 /// Plans SHOW DATABASES.
 pub fn plan_databases(
-    st: &SessionState,
+    st: &Context,
     f: Option<&ShowStatementFilterPosition>,
 ) -> SqlResult<PreparedStmt> {
     let inner = f.map(|p| match p {
@@ -152,7 +152,7 @@ pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
     })
 }
 
-fn keep(st: &SessionState, f: &ShowFilter, row: &[Value], params: &[Value]) -> SqlResult<bool> {
+fn keep(st: &Context, f: &ShowFilter, row: &[Value], params: &[Value]) -> SqlResult<bool> {
     Ok(match f {
         ShowFilter::None => true,
         ShowFilter::Like(p) => match &row[0] {
@@ -168,7 +168,7 @@ fn keep(st: &SessionState, f: &ShowFilter, row: &[Value], params: &[Value]) -> S
 }
 
 /// Executes a SHOW.
-pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResult<Output> {
+pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Output> {
     let (names, rows): (&[&str], Vec<Vec<Value>>) = match p {
         ShowPlan::Vars {
             global,
@@ -176,7 +176,7 @@ pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResu
             ..
         } => {
             st.count(Counter::ComShowVariables);
-            let reg = &st.server.vars;
+            let reg = &st.core.vars;
             let rows = reg
                 .sorted_ids()
                 .into_iter()
@@ -200,7 +200,7 @@ pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResu
         } => {
             st.count(Counter::ComShowStatus);
             let rows = st
-                .server
+                .core
                 .status(if *global { None } else { Some(&st.conn) })
                 .into_iter()
                 .map(|(k, v)| vec![Value::str(&k), Value::str(&v)])
@@ -211,7 +211,7 @@ pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResu
             st.count(Counter::ComShowDatabases);
             (
                 &["Database"],
-                st.server
+                st.core
                     .database_names()
                     .iter()
                     .map(|d| vec![Value::str(d)])
@@ -222,7 +222,7 @@ pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResu
             st.count(Counter::ComShowProcesslist);
             let all = st.privileges.has(Privilege::Process);
             let rows = st
-                .server
+                .core
                 .connections
                 .snapshot()
                 .into_iter()
@@ -287,7 +287,7 @@ pub fn execute(st: &mut SessionState, p: &ShowPlan, params: &[Value]) -> SqlResu
         }
         ShowPlan::InnodbStatus => {
             st.count(Counter::ComShowEngineStatus);
-            let text = crate::exec::innodb_tables::innodb_status(&st.server);
+            let text = crate::introspection::innodb_tables::innodb_status(st.core.as_ref());
             (
                 &["Type", "Name", "Status"],
                 vec![vec![

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::engine::{Catalog, Table};
+use crate::error::engine_error;
 use crate::error::SqlResult;
-use crate::exec::errors::engine_error;
 
 /// The engine catalog and its DDL version.
 #[derive(Debug, Default)]

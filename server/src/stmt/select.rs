@@ -3,13 +3,13 @@
 
 use sqlparser::ast::{self, SelectItem, SetExpr, Spanned, TableFactor};
 
+use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
-use crate::session::state::SessionState;
 use crate::sql::env::StmtEnv;
 use crate::sql::eval::{eval, to_i64, truth};
 use crate::sql::expr::{Binder, BoundExpr, Resolver};
 use crate::sql::output::{column_for, Output, ResultSet};
-use crate::sql::plan::{Plan, PreparedStmt};
+use crate::stmt::plan::{Plan, PreparedStmt};
 use crate::value::Value;
 use crate::vars::{Counter, Registry};
 
@@ -45,53 +45,8 @@ impl Resolver for NoTables<'_> {
     }
 }
 
-/// The source text a span covers (MySQL labels computed columns with the text as typed).
-pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
-    let offset = |loc: sqlparser::tokenizer::Location| -> Option<usize> {
-        if loc.line == 0 {
-            return None;
-        }
-        let start: usize = sql
-            .split_inclusive('\n')
-            .take(loc.line as usize - 1)
-            .map(str::len)
-            .sum();
-        let col = loc.column as usize - 1;
-        let rest = sql.get(start..)?;
-        Some(
-            start
-                + rest
-                    .char_indices()
-                    .nth(col)
-                    .map(|(i, _)| i)
-                    .unwrap_or(rest.len()),
-        )
-    };
-    let (a, mut b) = (offset(span.start)?, offset(span.end)?);
-    // sqlparser's spans stop before a function's argument list or its closing parenthesis;
-    // extend to the balanced text.
-    loop {
-        let text = sql.get(a..b)?;
-        let open = text.bytes().filter(|c| *c == b'(').count();
-        let close = text.bytes().filter(|c| *c == b')').count();
-        let rest = sql.get(b..)?;
-        let trimmed = rest.trim_start();
-        let skipped = rest.len() - trimmed.len();
-        let closes_call = open > close && trimmed.starts_with(')');
-        let opens_args = open == close
-            && trimmed.starts_with('(')
-            && text.ends_with(|c: char| c.is_alphanumeric() || c == '_');
-        if closes_call || opens_args {
-            b += skipped + 1;
-        } else {
-            break;
-        }
-    }
-    sql.get(a..b).map(str::trim).filter(|t| !t.is_empty())
-}
-
 /// Plans a query.
-pub fn plan(st: &SessionState, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> {
+pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> {
     let SetExpr::Select(s) = q.body.as_ref() else {
         return Err(SqlError::unsupported("UNION and other set operations"));
     };
@@ -100,14 +55,14 @@ pub fn plan(st: &SessionState, q: &ast::Query, sql: &str) -> SqlResult<PreparedS
             && matches!(&t.relation, TableFactor::Table { name, .. } if name.to_string().eq_ignore_ascii_case("dual"))
     });
     if !dual {
-        return crate::sql::plan::table_statement(
+        return crate::stmt::plan::table_statement(
             st,
             &ast::Statement::Query(Box::new(q.clone())),
             sql,
         );
     }
     let resolver = NoTables {
-        registry: &st.server.vars,
+        registry: &st.core.vars,
     };
     let mut binder = Binder::new(&resolver);
     let mut names = Vec::new();
@@ -115,7 +70,7 @@ pub fn plan(st: &SessionState, q: &ast::Query, sql: &str) -> SqlResult<PreparedS
     for item in &s.projection {
         match item {
             SelectItem::UnnamedExpr(e) => {
-                let label = match span_text(sql, e.span()) {
+                let label = match crate::sql::span_text(sql, e.span()) {
                     // The span of `-5` starts at the operand; MySQL labels the column `-5`.
                     Some(t)
                         if matches!(e, ast::Expr::UnaryOp { .. })
@@ -189,7 +144,7 @@ fn static_sample(e: &BoundExpr) -> Option<Value> {
 }
 
 /// Executes a table-less SELECT.
-pub fn execute(st: &mut SessionState, p: &SelectPlan, params: &[Value]) -> SqlResult<Output> {
+pub fn execute(st: &mut Context, p: &SelectPlan, params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComSelect);
     let env = StmtEnv::new(st, params);
     let keep = match &p.filter {
@@ -204,7 +159,7 @@ pub fn execute(st: &mut SessionState, p: &SelectPlan, params: &[Value]) -> SqlRe
         Some(o) => to_i64(&eval(o, &env)?).unwrap_or(0),
         None => 0,
     };
-    let select_limit = st.var_int(st.server.ids.sql_select_limit);
+    let select_limit = st.var_int(st.core.ids.sql_select_limit);
     let mut rows = Vec::new();
     if keep && limit > 0 && offset == 0 && select_limit > 0 {
         let row = p

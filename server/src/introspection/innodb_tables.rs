@@ -8,8 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::engine::lock::{lock_data_text, IndexId, LockNames, TableId};
 use crate::engine::Table;
-use crate::exec::vtables::{VType, VirtualTable};
-use crate::server::Server;
+use crate::introspection::vtables::{VType, VirtualTable};
+use crate::introspection::ServerView;
 use crate::value::Value;
 
 fn s(v: &str) -> Value {
@@ -21,8 +21,8 @@ fn opt(v: Option<String>) -> Value {
 }
 
 /// Every (database, table) of the catalog.
-fn tables(server: &Server) -> Vec<(String, Arc<Table>)> {
-    let cat = &server.catalog.engine;
+fn tables(server: &dyn ServerView) -> Vec<(String, Arc<Table>)> {
+    let cat = &server.catalog().engine;
     let mut out = Vec::new();
     for db in cat.database_names() {
         if let Ok(d) = cat.database(&db) {
@@ -40,7 +40,7 @@ fn tables(server: &Server) -> Vec<(String, Arc<Table>)> {
 struct Names(Vec<(String, Arc<Table>)>);
 
 impl Names {
-    fn of(server: &Server) -> Names {
+    fn of(server: &dyn ServerView) -> Names {
         Names(tables(server))
     }
 
@@ -126,10 +126,10 @@ impl VirtualTable for DataLocks {
             ("LOCK_DATA", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         let names = Names::of(server);
         server
-            .trx
+            .trx()
             .locks
             .data_locks(&names)
             .into_iter()
@@ -181,9 +181,9 @@ impl VirtualTable for DataLockWaits {
             ("BLOCKING_OBJECT_INSTANCE_BEGIN", UInt),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         server
-            .trx
+            .trx()
             .locks
             .data_lock_waits()
             .into_iter()
@@ -210,7 +210,7 @@ fn datetime_text(t: SystemTime) -> String {
     let us = t
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as i64);
-    let dt = crate::sql::time::datetime_from_micros(us);
+    let dt = crate::time::datetime_from_micros(us);
     let text = dt.to_string();
     text.split('.').next().unwrap_or(&text).to_string()
 }
@@ -222,14 +222,14 @@ struct TrxRow {
     query: Option<String>,
 }
 
-fn trx_rows(server: &Server) -> Vec<TrxRow> {
-    let conns = server.connections.snapshot();
+fn trx_rows(server: &dyn ServerView) -> Vec<TrxRow> {
+    let conns = server.connections().snapshot();
     server
-        .trx
+        .trx()
         .active_trxs()
         .into_iter()
         .map(|info| {
-            let locks = server.trx.locks.trx_lock_info(&info.lock);
+            let locks = server.trx().locks.trx_lock_info(&info.lock);
             let query = conns
                 .iter()
                 .find(|c| u64::from(c.id) == info.connection_id)
@@ -277,7 +277,7 @@ impl VirtualTable for InnodbTrx {
             ("trx_schedule_weight", UInt),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         let now = std::time::Instant::now();
         trx_rows(server)
             .into_iter()
@@ -344,10 +344,10 @@ impl VirtualTable for InnodbMetrics {
             ("COMMENT", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         use std::sync::atomic::Ordering::Relaxed;
-        let l = server.trx.locks.stats();
-        let t = &server.trx.stats;
+        let l = server.trx().locks.stats();
+        let t = &server.trx().stats;
         let row = |name: &str, sub: &str, n: u64, ty: &str, c: &str| {
             vec![s(name), s(sub), Value::UInt(n), s("enabled"), s(ty), s(c)]
         };
@@ -355,7 +355,7 @@ impl VirtualTable for InnodbMetrics {
             row(
                 "trx_rseg_history_len",
                 "transaction",
-                server.trx.history_len(),
+                server.trx().history_len(),
                 "value",
                 "Length of the TRX_RSEG_HISTORY list",
             ),
@@ -470,15 +470,15 @@ impl VirtualTable for SysInnodbLockWaits {
             ("sql_kill_blocking_connection", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         let names = Names::of(server);
-        let locks = server.trx.locks.data_locks(&names);
+        let locks = server.trx().locks.data_locks(&names);
         let trxs = trx_rows(server);
         let now = std::time::Instant::now();
         let trx = |id: u64| trxs.iter().find(|t| t.info.id == id);
         let lock = |id: &str| locks.iter().find(|l| l.engine_lock_id == id);
         server
-            .trx
+            .trx()
             .locks
             .data_lock_waits()
             .into_iter()
@@ -534,7 +534,10 @@ impl VirtualTable for SysInnodbLockWaits {
 }
 
 /// What `innodb_print_all_deadlocks` writes to the error log for one deadlock.
-pub fn deadlock_log_text(server: &Server, report: &crate::engine::lock::DeadlockReport) -> String {
+pub fn deadlock_log_text(
+    server: &dyn ServerView,
+    report: &crate::engine::lock::DeadlockReport,
+) -> String {
     format!(
         "InnoDB: Transactions deadlock detected, dumping detailed information.\n{}",
         report.render(&Names::of(server))
@@ -543,7 +546,7 @@ pub fn deadlock_log_text(server: &Server, report: &crate::engine::lock::Deadlock
 
 /// The text of `SHOW ENGINE INNODB STATUS`: LATEST DETECTED DEADLOCK, TRANSACTIONS and ROW
 /// OPERATIONS (the sections tpbed has something to say in).
-pub fn innodb_status(server: &Server) -> String {
+pub fn innodb_status(server: &dyn ServerView) -> String {
     use std::sync::atomic::Ordering::Relaxed;
     let mut out = String::new();
     let _ = writeln!(out, "\n=====================================");
@@ -553,13 +556,13 @@ pub fn innodb_status(server: &Server) -> String {
         datetime_text(SystemTime::now())
     );
     let _ = writeln!(out, "=====================================");
-    if let Some(d) = server.trx.locks.latest_deadlock() {
+    if let Some(d) = server.trx().locks.latest_deadlock() {
         out.push_str(&d.render(&Names::of(server)));
         out.push('\n');
     }
     let _ = writeln!(out, "------------\nTRANSACTIONS\n------------");
-    let _ = writeln!(out, "Trx id counter {}", server.trx.id_counter());
-    let _ = writeln!(out, "History list length {}", server.trx.history_len());
+    let _ = writeln!(out, "Trx id counter {}", server.trx().id_counter());
+    let _ = writeln!(out, "History list length {}", server.trx().history_len());
     let _ = writeln!(out, "LIST OF TRANSACTIONS FOR EACH SESSION:");
     for r in trx_rows(server) {
         let secs = r.info.started_at.elapsed().as_secs();
@@ -586,12 +589,12 @@ pub fn innodb_status(server: &Server) -> String {
             r.query.as_deref().unwrap_or("")
         );
     }
-    let l = server.trx.locks.stats();
+    let l = server.trx().locks.stats();
     let _ = writeln!(out, "--------------\nROW OPERATIONS\n--------------");
     let _ = writeln!(
         out,
         "0 queries inside InnoDB, 0 queries in queue\n{} read views open inside InnoDB",
-        server.trx.open_views()
+        server.trx().open_views()
     );
     let _ = writeln!(
         out,

@@ -3,9 +3,9 @@
 
 use crate::accounts::{AuthPlugin, Privilege};
 use crate::connections::{KILL_CONNECTION, KILL_QUERY};
+use crate::context::Context;
+use crate::core::SYSTEM_DATABASES;
 use crate::error::{ErrorCode, SqlError, SqlResult};
-use crate::server::SYSTEM_DATABASES;
-use crate::session::state::SessionState;
 use crate::sql::env::StmtEnv;
 use crate::sql::eval::{eval, to_i64};
 use crate::sql::expr::BoundExpr;
@@ -13,16 +13,11 @@ use crate::sql::output::Output;
 use crate::value::Value;
 use crate::vars::Counter;
 
-/// 1049 for an unknown database.
-pub fn unknown_db(name: &str) -> SqlError {
-    SqlError::new(ErrorCode::BadDb, format!("Unknown database '{name}'"))
-}
-
 /// `USE db` and COM_INIT_DB.
-pub fn use_db(st: &mut SessionState, db: &str) -> SqlResult<Output> {
+pub fn use_db(st: &mut Context, db: &str) -> SqlResult<Output> {
     st.count(Counter::ComChangeDb);
-    if !st.server.database_exists(db) {
-        return Err(unknown_db(db));
+    if !st.core.database_exists(db) {
+        return Err(crate::error::unknown_db(db));
     }
     st.db = Some(db.to_string());
     st.conn.login.lock().unwrap_or_else(|e| e.into_inner()).db = Some(db.to_string());
@@ -30,13 +25,9 @@ pub fn use_db(st: &mut SessionState, db: &str) -> SqlResult<Output> {
 }
 
 /// `CREATE DATABASE [IF NOT EXISTS]`.
-pub fn create_database(
-    st: &mut SessionState,
-    name: &str,
-    if_not_exists: bool,
-) -> SqlResult<Output> {
+pub fn create_database(st: &mut Context, name: &str, if_not_exists: bool) -> SqlResult<Output> {
     st.count(Counter::ComCreateDb);
-    if st.server.database_exists(name) {
+    if st.core.database_exists(name) {
         if if_not_exists {
             st.warn(
                 1007,
@@ -49,12 +40,12 @@ pub fn create_database(
             format!("Can't create database '{name}'; database exists"),
         ));
     }
-    st.server.catalog.create_database(name)?;
+    st.core.catalog.create_database(name)?;
     Ok(Output::affected(1))
 }
 
 /// `DROP DATABASE [IF EXISTS]`.
-pub fn drop_database(st: &mut SessionState, name: &str, if_exists: bool) -> SqlResult<Output> {
+pub fn drop_database(st: &mut Context, name: &str, if_exists: bool) -> SqlResult<Output> {
     st.count(Counter::ComDropDb);
     if SYSTEM_DATABASES.contains(&name.to_ascii_lowercase().as_str()) {
         return Err(SqlError::new(
@@ -65,7 +56,7 @@ pub fn drop_database(st: &mut SessionState, name: &str, if_exists: bool) -> SqlR
             ),
         ));
     }
-    let removed = st.server.catalog.drop_database(name);
+    let removed = st.core.catalog.drop_database(name);
     if !removed {
         if if_exists {
             st.warn(
@@ -85,7 +76,7 @@ pub fn drop_database(st: &mut SessionState, name: &str, if_exists: bool) -> SqlR
     Ok(Output::ok())
 }
 
-fn need_create_user(st: &SessionState) -> SqlResult<()> {
+fn need_create_user(st: &Context) -> SqlResult<()> {
     if st.privileges.has(Privilege::CreateUser) {
         Ok(())
     } else {
@@ -95,28 +86,28 @@ fn need_create_user(st: &SessionState) -> SqlResult<()> {
 
 /// `CREATE USER`.
 pub fn create_users(
-    st: &mut SessionState,
+    st: &mut Context,
     users: &[(String, String, String, AuthPlugin)],
     if_not_exists: bool,
 ) -> SqlResult<Output> {
     st.count(Counter::ComCreateUser);
     need_create_user(st)?;
     for (u, h, p, plugin) in users {
-        st.server.accounts.create(u, h, p, *plugin, if_not_exists)?;
+        st.core.accounts.create(u, h, p, *plugin, if_not_exists)?;
     }
     Ok(Output::ok())
 }
 
 /// `DROP USER`.
 pub fn drop_users(
-    st: &mut SessionState,
+    st: &mut Context,
     users: &[(String, String)],
     if_exists: bool,
 ) -> SqlResult<Output> {
     st.count(Counter::ComDropUser);
     need_create_user(st)?;
     for (u, h) in users {
-        st.server.accounts.drop_user(u, h, if_exists)?;
+        st.core.accounts.drop_user(u, h, if_exists)?;
     }
     Ok(Output::ok())
 }
@@ -124,7 +115,7 @@ pub fn drop_users(
 /// `GRANT ... ON *.* TO ...`. The grantor must hold what it grants (or every static privilege
 /// for static ones), as MySQL requires.
 pub fn grant(
-    st: &mut SessionState,
+    st: &mut Context,
     privileges: &[Privilege],
     users: &[(String, String)],
 ) -> SqlResult<Output> {
@@ -133,18 +124,13 @@ pub fn grant(
         return Err(SqlError::need_privilege("GRANT OPTION"));
     }
     for (u, h) in users {
-        st.server.accounts.grant(u, h, privileges)?;
+        st.core.accounts.grant(u, h, privileges)?;
     }
     Ok(Output::ok())
 }
 
 /// `KILL [QUERY|CONNECTION] id` and COM_PROCESS_KILL.
-pub fn kill(
-    st: &mut SessionState,
-    id: &BoundExpr,
-    query: bool,
-    params: &[Value],
-) -> SqlResult<Output> {
+pub fn kill(st: &mut Context, id: &BoundExpr, query: bool, params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComKill);
     let env = StmtEnv::new(st, params);
     let id = to_i64(&eval(id, &env)?).unwrap_or(0);
@@ -154,22 +140,22 @@ pub fn kill(
 
 /// `SHUTDOWN`: with the SHUTDOWN privilege, asks the server to shut down gracefully (the
 /// client gets its OK first; `main` does the rest).
-pub fn shutdown(st: &mut SessionState) -> SqlResult<Output> {
+pub fn shutdown(st: &mut Context) -> SqlResult<Output> {
     if !st.privileges.has(Privilege::Shutdown) {
         return Err(SqlError::need_privilege("SHUTDOWN"));
     }
-    st.server
+    st.core
         .shutdown
-        .request(crate::server::Reason::Statement(st.user.clone()));
+        .request(crate::core::Reason::Statement(st.user.clone()));
     Ok(Output::ok())
 }
 
 /// Kills connection `id` (or its running statement) if `st` may.
-pub fn kill_id(st: &SessionState, id: i64, query: bool) -> SqlResult<()> {
+pub fn kill_id(st: &Context, id: i64, query: bool) -> SqlResult<()> {
     let no_such = || SqlError::new(ErrorCode::NoSuchThread, format!("Unknown thread id: {id}"));
     let target = u32::try_from(id)
         .ok()
-        .and_then(|i| st.server.connections.get(i))
+        .and_then(|i| st.core.connections.get(i))
         .ok_or_else(no_such)?;
     let owner = target
         .login
@@ -185,6 +171,6 @@ pub fn kill_id(st: &SessionState, id: i64, query: bool) -> SqlResult<()> {
     }
     target.kill(if query { KILL_QUERY } else { KILL_CONNECTION });
     // A statement waiting for a row lock ends now with 1317.
-    st.server.trx.interrupt_connection(u64::from(target.id));
+    st.core.trx.interrupt_connection(u64::from(target.id));
     Ok(())
 }

@@ -5,13 +5,13 @@
 use sqlparser::ast::{self, ContextModifier, Expr};
 
 use crate::accounts::Privilege;
+use crate::context::Context;
 use crate::error::{ErrorCode, SqlError, SqlResult};
-use crate::session::state::SessionState;
 use crate::sql::env::StmtEnv;
 use crate::sql::eval::eval;
 use crate::sql::expr::{Binder, BoundExpr, Resolver};
 use crate::sql::output::Output;
-use crate::sql::plan::{Plan, PreparedStmt};
+use crate::stmt::plan::{Plan, PreparedStmt};
 use crate::value::Value;
 use crate::vars::registry::RawValue;
 use crate::vars::{Counter, Registry, Scope, VarId, VarValue};
@@ -65,7 +65,7 @@ impl Resolver for NoColumns<'_> {
 }
 
 fn target(
-    st: &SessionState,
+    st: &Context,
     scope: Option<&ContextModifier>,
     name: &ast::ObjectName,
 ) -> SqlResult<SetTarget> {
@@ -98,7 +98,7 @@ fn target(
         [s, v] if s.eq_ignore_ascii_case("session") || s.eq_ignore_ascii_case("local") => v.clone(),
         _ => return Err(SqlError::parse(&name.to_string())),
     };
-    let id = st.server.vars.require(&var)?;
+    let id = st.core.vars.require(&var)?;
     Ok(SetTarget::SysVar { id, global })
 }
 
@@ -116,8 +116,8 @@ fn value<R: Resolver>(binder: &mut Binder<'_, R>, e: &Expr) -> SqlResult<Option<
 }
 
 /// Plans a sqlparser SET statement.
-pub fn plan(st: &SessionState, set: &ast::Set) -> SqlResult<PreparedStmt> {
-    let resolver = NoColumns(&st.server.vars);
+pub fn plan(st: &Context, set: &ast::Set) -> SqlResult<PreparedStmt> {
+    let resolver = NoColumns(&st.core.vars);
     let mut binder = Binder::new(&resolver);
     let plan = match set {
         ast::Set::SingleAssignment {
@@ -185,8 +185,8 @@ fn raw_of(v: Value) -> RawValue {
 }
 
 /// Checks that `st` may change `id` in the given scope.
-pub fn check_settable(st: &SessionState, id: VarId, global: bool) -> SqlResult<()> {
-    let def = st.server.vars.def(id);
+pub fn check_settable(st: &Context, id: VarId, global: bool) -> SqlResult<()> {
+    let def = st.core.vars.def(id);
     let err = |code, msg: String| Err(SqlError::new(code, msg));
     if !def.dynamic {
         return err(
@@ -233,7 +233,7 @@ pub fn check_settable(st: &SessionState, id: VarId, global: bool) -> SqlResult<(
 }
 
 /// Executes SET: evaluate and validate every assignment, then apply them in order.
-pub fn execute(st: &mut SessionState, items: &[SetItem], params: &[Value]) -> SqlResult<Output> {
+pub fn execute(st: &mut Context, items: &[SetItem], params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComSetOption);
     enum Apply {
         Sys(VarId, bool, VarValue, Option<String>),
@@ -254,16 +254,16 @@ pub fn execute(st: &mut SessionState, items: &[SetItem], params: &[Value]) -> Sq
                 SetTarget::SysVar { id, global } => {
                     check_settable(st, *id, *global)?;
                     let (v, warning) = match &item.value {
-                        None if *global => (st.server.vars.def(*id).default.clone(), None),
-                        None => (st.server.vars.global(*id), None),
+                        None if *global => (st.core.vars.def(*id).default.clone(), None),
+                        None => (st.core.vars.global(*id), None),
                         Some(e) => {
                             let raw = raw_of(eval(e, &env)?);
-                            let v = st.server.vars.parse_value(*id, &raw)?;
+                            let v = st.core.vars.parse_value(*id, &raw)?;
                             let warning = match (&raw, &v) {
                                 (RawValue::Int(asked), VarValue::Int(got)) if asked != got => {
                                     Some(format!(
                                         "Truncated incorrect {} value: '{asked}'",
-                                        st.server.vars.def(*id).name
+                                        st.core.vars.def(*id).name
                                     ))
                                 }
                                 _ => None,
@@ -293,14 +293,14 @@ pub fn execute(st: &mut SessionState, items: &[SetItem], params: &[Value]) -> Sq
 }
 
 /// Stores a validated value and runs the variable's side effects.
-pub fn apply(st: &mut SessionState, id: VarId, global: bool, v: VarValue) -> SqlResult<()> {
+pub fn apply(st: &mut Context, id: VarId, global: bool, v: VarValue) -> SqlResult<()> {
     if global {
-        st.server.set_global(id, v)?;
+        st.core.set_global(id, v)?;
         return Ok(());
     }
-    if id == st.server.ids.autocommit && v.as_bool() && !st.autocommit() {
+    if id == st.core.ids.autocommit && v.as_bool() && !st.autocommit() {
         // Turning autocommit on commits the open transaction, as MySQL does.
-        crate::sql::transaction::commit(st);
+        crate::stmt::transaction::commit(st);
     }
     st.set_var(id, v);
     Ok(())
@@ -316,11 +316,7 @@ const KNOWN_CHARSETS: &[(&str, &str)] = &[
 ];
 
 /// `SET NAMES`: character_set_client, _connection and _results, and collation_connection.
-pub fn set_names(
-    st: &mut SessionState,
-    charset: &str,
-    collation: Option<&str>,
-) -> SqlResult<Output> {
+pub fn set_names(st: &mut Context, charset: &str, collation: Option<&str>) -> SqlResult<Output> {
     st.count(Counter::ComSetOption);
     let cs = charset.trim_matches(['\'', '"']).to_ascii_lowercase();
     let Some((name, default_coll)) = KNOWN_CHARSETS.iter().find(|(n, _)| *n == cs) else {
@@ -338,17 +334,17 @@ pub fn set_names(
         "character_set_connection",
         "character_set_results",
     ] {
-        let id = st.server.vars.require(var)?;
+        let id = st.core.vars.require(var)?;
         st.set_var(id, VarValue::Str(name.to_string()));
     }
-    let id = st.server.vars.require("collation_connection")?;
+    let id = st.core.vars.require("collation_connection")?;
     st.set_var(id, VarValue::Str(coll));
     Ok(Output::ok())
 }
 
 /// `SET [GLOBAL|SESSION] TRANSACTION ...`.
 pub fn set_transaction(
-    st: &mut SessionState,
+    st: &mut Context,
     scope: TxScope,
     isolation: Option<&'static str>,
     read_only: Option<bool>,
@@ -363,13 +359,13 @@ pub fn set_transaction(
     let mut changes = Vec::new();
     if let Some(level) = isolation {
         changes.push((
-            st.server.vars.require("transaction_isolation")?,
+            st.core.vars.require("transaction_isolation")?,
             VarValue::Str(level.to_string()),
         ));
     }
     if let Some(ro) = read_only {
         changes.push((
-            st.server.vars.require("transaction_read_only")?,
+            st.core.vars.require("transaction_read_only")?,
             VarValue::Bool(ro),
         ));
     }
@@ -377,7 +373,7 @@ pub fn set_transaction(
         match scope {
             TxScope::Global => {
                 check_settable(st, id, true)?;
-                st.server.set_global(id, v)?;
+                st.core.set_global(id, v)?;
             }
             TxScope::Session => st.set_var(id, v),
             TxScope::Next => {

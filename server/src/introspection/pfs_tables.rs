@@ -13,10 +13,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::connections::ConnInfo;
+use crate::context::Context;
+use crate::core::ThreadHandling;
 use crate::error::{ErrorCode, SqlError, SqlResult};
-use crate::exec::vtables::{VType, VirtualTable};
-use crate::server::{Server, ThreadHandling};
-use crate::session::state::SessionState;
+use crate::introspection::vtables::{VType, VirtualTable};
+use crate::introspection::ServerView;
 use crate::sql::Output;
 use crate::value::Value;
 use crate::vars::Counter;
@@ -42,14 +43,14 @@ fn s(v: &str) -> Value {
 }
 
 fn ts(us: i64) -> Value {
-    Value::DateTime(crate::sql::time::datetime_from_micros(us))
+    Value::DateTime(crate::time::datetime_from_micros(us))
 }
 
 /// Executes TRUNCATE TABLE of virtual table `v`: the summaries reset; other introspection
 /// tables refuse with 1044, as MySQL refuses TRUNCATE of information_schema tables.
-pub fn truncate(st: &SessionState, v: &'static dyn VirtualTable) -> SqlResult<Output> {
+pub fn truncate(st: &Context, v: &'static dyn VirtualTable) -> SqlResult<Output> {
     st.count(Counter::ComTruncate);
-    if v.truncate(&st.server) {
+    if v.truncate(st.core.as_ref()) {
         return Ok(Output::ok());
     }
     Err(SqlError::new(
@@ -115,9 +116,9 @@ impl VirtualTable for StatementsByDigest {
             ("QUERY_SAMPLE_TIMER_WAIT", UInt),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         server
-            .digests
+            .digests()
             .rows()
             .into_iter()
             .map(|r| {
@@ -153,8 +154,8 @@ impl VirtualTable for StatementsByDigest {
             })
             .collect()
     }
-    fn truncate(&self, server: &Server) -> bool {
-        server.digests.reset();
+    fn truncate(&self, server: &dyn ServerView) -> bool {
+        server.digests().reset();
         true
     }
 }
@@ -164,10 +165,10 @@ impl VirtualTable for StatementsByDigest {
 pub struct Threads;
 
 /// What a thread row needs from a connection.
-fn connection_row(server: &Server, c: &Arc<ConnInfo>) -> Vec<Value> {
+fn connection_row(server: &dyn ServerView, c: &Arc<ConnInfo>) -> Vec<Value> {
     let login = c.login.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let running = c.running.load(Ordering::Relaxed);
-    let name = match server.thread_handling {
+    let name = match server.thread_handling() {
         ThreadHandling::Pool => "thread/thread_pool/tp_one_connection",
         ThreadHandling::PerConnection => "thread/sql/one_connection",
     };
@@ -237,8 +238,8 @@ impl VirtualTable for Threads {
             ("TELEMETRY_ACTIVE", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
-        if !server.digests.enabled() {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        if !server.digests().enabled() {
             return Vec::new();
         }
         // The main thread's OS id is the process id.
@@ -252,7 +253,7 @@ impl VirtualTable for Threads {
             Value::Null,
             Value::Null,
             Value::Null,
-            u(server.started.elapsed().as_secs()),
+            u(server.uptime().as_secs()),
             Value::Null,
             Value::Null,
             Value::Null,
@@ -271,7 +272,7 @@ impl VirtualTable for Threads {
         ]];
         rows.extend(
             server
-                .connections
+                .connections()
                 .snapshot()
                 .iter()
                 .map(|c| connection_row(server, c)),
@@ -302,9 +303,9 @@ impl VirtualTable for Processlist {
             ("INFO", Text),
         ]
     }
-    fn rows(&self, server: &Server) -> Vec<Vec<Value>> {
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         server
-            .connections
+            .connections()
             .snapshot()
             .iter()
             .map(|c| {
@@ -345,19 +346,19 @@ mod tests {
     #[test]
     fn rows_match_columns() {
         let cfg = crate::config::Config::default();
-        let server = Server::from_config(&cfg).unwrap();
+        let server = crate::server::Server::from_config(&cfg).unwrap();
+        let core = server.core();
         let conn = Arc::new(ConnInfo::new(5, "127.0.0.1".into(), -1));
-        server.connections.insert(conn.clone());
+        core.connections.insert(conn.clone());
         let d = Arc::new(crate::digest::Digest::new("SELECT ?".into()));
-        server
-            .digests
+        core.digests
             .record(5, None, &d, &crate::digest::Measure::default(), "SELECT 1");
         for t in [
             &StatementsByDigest as &dyn VirtualTable,
             &Threads,
             &Processlist,
         ] {
-            let rows = t.rows(&server);
+            let rows = t.rows(core.as_ref());
             assert!(!rows.is_empty(), "{}", t.name());
             assert!(
                 rows.iter().all(|r| r.len() == t.columns().len()),
@@ -365,8 +366,8 @@ mod tests {
                 t.name()
             );
         }
-        assert!(StatementsByDigest.truncate(&server));
-        assert!(StatementsByDigest.rows(&server).is_empty());
-        assert!(!Threads.truncate(&server));
+        assert!(StatementsByDigest.truncate(core.as_ref()));
+        assert!(StatementsByDigest.rows(core.as_ref()).is_empty());
+        assert!(!Threads.truncate(core.as_ref()));
     }
 }

@@ -1,0 +1,67 @@
+//! The introspection tables: information_schema, performance_schema, sys and the pool's
+//! `tp_*` tables, computed on each read from a [`ServerView`] — the narrow view of the
+//! server they read (catalog, transactions and locks, connections, digests, the pool),
+//! which the [`Core`] gives. The executor reads them as row sources through
+//! [`vtables::lookup`].
+
+pub mod describe;
+pub mod innodb_tables;
+pub mod pfs_tables;
+pub mod pool_tables;
+pub mod vtables;
+
+use std::time::Duration;
+
+use crate::catalog::SharedCatalog;
+use crate::connections::Connections;
+use crate::core::{Core, PoolView, ThreadHandling};
+use crate::digest::DigestStore;
+use crate::trx::TrxSys;
+use crate::vars::Counter;
+
+/// What the introspection tables read of the server.
+pub trait ServerView {
+    /// Databases and tables.
+    fn catalog(&self) -> &SharedCatalog;
+    /// Transactions, purge and the lock system.
+    fn trx(&self) -> &TrxSys;
+    /// Live connections.
+    fn connections(&self) -> &Connections;
+    /// `events_statements_summary_by_digest`.
+    fn digests(&self) -> &DigestStore;
+    /// How connections are handled.
+    fn thread_handling(&self) -> ThreadHandling;
+    /// The running thread pool, when connections are handled by one.
+    fn pool(&self) -> Option<&dyn PoolView>;
+    /// Time since the server started.
+    fn uptime(&self) -> Duration;
+    /// A status counter's GLOBAL value.
+    fn status_counter(&self, c: Counter) -> u64;
+}
+
+impl ServerView for Core {
+    fn catalog(&self) -> &SharedCatalog {
+        &self.catalog
+    }
+    fn trx(&self) -> &TrxSys {
+        &self.trx
+    }
+    fn connections(&self) -> &Connections {
+        &self.connections
+    }
+    fn digests(&self) -> &DigestStore {
+        &self.digests
+    }
+    fn thread_handling(&self) -> ThreadHandling {
+        self.thread_handling
+    }
+    fn pool(&self) -> Option<&dyn PoolView> {
+        self.handler.get().and_then(|h| h.pool())
+    }
+    fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+    fn status_counter(&self, c: Counter) -> u64 {
+        Core::status_counter(self, c)
+    }
+}

@@ -1,0 +1,196 @@
+//! Unit tests of the SQL layer against a core built without a server: binding (what the
+//! binder itself resolves: variables, functions, literals), evaluation (NULL and
+//! three-valued logic, overflow as 1690, warnings) and parsing.
+
+use sqlparser::ast::{SelectItem, SetExpr, Statement};
+
+use crate::context::{testing, Context};
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::sql::env::StmtEnv;
+use crate::sql::eval::eval;
+use crate::sql::expr::{Binder, BoundExpr, Resolver};
+use crate::value::Value;
+use crate::vars::Registry;
+
+/// Columns `a` and `b` of table `t`, at row positions 0 and 1, over the core's variables.
+struct TwoColumns<'a> {
+    registry: &'a Registry,
+}
+
+impl Resolver for TwoColumns<'_> {
+    fn column(&self, qualifier: Option<&str>, name: &str) -> SqlResult<usize> {
+        let in_t = qualifier.is_none_or(|q| q.eq_ignore_ascii_case("t"));
+        match name.to_ascii_lowercase().as_str() {
+            "a" if in_t => Ok(0),
+            "b" if in_t => Ok(1),
+            _ => Err(SqlError::new(
+                ErrorCode::BadField,
+                format!("Unknown column '{name}' in 'field list'"),
+            )),
+        }
+    }
+
+    fn registry(&self) -> &Registry {
+        self.registry
+    }
+}
+
+/// Binds the single select item of `SELECT <expr>`.
+fn bind(st: &Context, expr: &str) -> SqlResult<BoundExpr> {
+    let sql = format!("SELECT {expr}");
+    let stmts = crate::sql::parse(&sql)?;
+    let Some(Statement::Query(q)) = stmts.first() else {
+        panic!("{sql} is not a query");
+    };
+    let SetExpr::Select(s) = q.body.as_ref() else {
+        panic!("{sql} is not a plain select");
+    };
+    let Some(SelectItem::UnnamedExpr(e)) = s.projection.first() else {
+        panic!("{sql} has no unnamed expression");
+    };
+    let cols = TwoColumns {
+        registry: &st.core.vars,
+    };
+    Binder::new(&cols).bind(e)
+}
+
+/// Binds and evaluates `expr` with the row `(a, b)`.
+fn eval_row(st: &Context, expr: &str, row: &[Value]) -> SqlResult<Value> {
+    let e = bind(st, expr)?;
+    let env = StmtEnv {
+        row,
+        ..StmtEnv::new(st, &[])
+    };
+    eval(&e, &env)
+}
+
+fn value(st: &Context, expr: &str) -> Value {
+    eval_row(st, expr, &[Value::Int(1), Value::Null])
+        .unwrap_or_else(|e| panic!("{expr}: {}", e.message))
+}
+
+fn code(r: SqlResult<impl std::fmt::Debug>) -> u16 {
+    match r {
+        Ok(v) => panic!("expected an error, got {v:?}"),
+        Err(SqlError { code, .. }) => code.code(),
+    }
+}
+
+#[test]
+fn names_the_binder_cannot_resolve_fail_with_mysqls_codes() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    // 1193: unknown system variable, in each scope form.
+    assert_eq!(code(bind(&st, "@@no_such_variable")), 1193);
+    assert_eq!(code(bind(&st, "@@global.no_such_variable")), 1193);
+    // 1305: unknown function; 1582: a known one with the wrong number of arguments.
+    assert_eq!(code(bind(&st, "no_such_function(1)")), 1305);
+    assert_eq!(code(bind(&st, "ABS(1, 2)")), 1582);
+    // The resolver's own error comes through unchanged (1054).
+    assert_eq!(code(bind(&st, "c + 1")), 1054);
+    // Known names bind: a variable, a qualified column, a function.
+    assert!(matches!(
+        bind(&st, "@@session.autocommit"),
+        Ok(BoundExpr::SysVar(..))
+    ));
+    assert!(matches!(bind(&st, "t.b"), Ok(BoundExpr::Column(1))));
+    assert!(bind(&st, "ABS(a)").is_ok());
+}
+
+#[test]
+fn system_variable_scopes_are_checked_at_evaluation() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    // autocommit is ON in the session; a GLOBAL-only variable read as SESSION is 1238.
+    assert_eq!(value(&st, "@@autocommit"), Value::Int(1));
+    assert_eq!(code(eval_row(&st, "@@session.max_connections", &[])), 1238);
+}
+
+#[test]
+fn null_follows_three_valued_logic() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    let null = Value::Null;
+    for (expr, want) in [
+        ("NULL = NULL", null.clone()),
+        ("NULL <=> NULL", Value::Int(1)),
+        ("b = 1", null.clone()),
+        ("b IS NULL", Value::Int(1)),
+        ("NULL AND 0", Value::Int(0)),
+        ("NULL AND 1", null.clone()),
+        ("NULL OR 1", Value::Int(1)),
+        ("NULL OR 0", null.clone()),
+        ("NOT NULL", null.clone()),
+        ("1 IN (2, NULL)", null.clone()),
+        ("1 IN (1, NULL)", Value::Int(1)),
+        ("1 NOT IN (2, NULL)", null.clone()),
+        ("a + b", null.clone()),
+        ("COALESCE(b, a, 7)", Value::Int(1)),
+        ("IFNULL(b, 5)", Value::Int(5)),
+    ] {
+        assert_eq!(value(&st, expr), want, "{expr}");
+    }
+}
+
+#[test]
+fn integer_overflow_is_1690() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    for expr in [
+        "9223372036854775807 + 1",
+        "-9223372036854775808 - 1",
+        "-(-9223372036854775808)",
+        "9223372036854775807 * 2",
+        "18446744073709551615 + 1",
+        "1e308 * 10",
+    ] {
+        assert_eq!(code(eval_row(&st, expr, &[])), 1690, "{expr}");
+    }
+    // The edges themselves are values.
+    assert_eq!(value(&st, "9223372036854775806 + 1"), Value::Int(i64::MAX));
+    assert_eq!(
+        value(&st, "18446744073709551614 + 1"),
+        Value::UInt(u64::MAX)
+    );
+}
+
+#[test]
+fn division_by_zero_is_null() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    for expr in ["a / 0", "a % 0", "a DIV 0", "1.5 / 0"] {
+        assert_eq!(value(&st, expr), Value::Null, "{expr}");
+    }
+}
+
+#[test]
+fn a_result_over_max_allowed_packet_is_null_with_warning_1301() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    // The default max_allowed_packet is 64 MiB.
+    assert_eq!(value(&st, "REPEAT('a', 67108865)"), Value::Null);
+    assert_eq!(value(&st, "LENGTH(REPEAT('a', 1000))"), Value::Int(1000));
+    let warnings = st.shared_warnings.borrow();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].code, 1301);
+}
+
+#[test]
+fn parsing_reports_1064_near_the_error_and_bounds_nesting() {
+    assert_eq!(code(crate::sql::parse("SELEC 1")), 1064);
+    let e = crate::sql::parse("SELECT 1 FROM WHERE").expect_err("a syntax error");
+    assert!(e.message.contains("near 'WHERE"), "{}", e.message);
+    let deep = format!("SELECT {}1{}", "(".repeat(5000), ")".repeat(5000));
+    assert_eq!(code(crate::sql::parse(&deep)), 1436);
+}
+
+#[test]
+fn lock_in_share_mode_becomes_for_share() {
+    assert_eq!(
+        super::rewrite_lock_in_share_mode("SELECT 1 FROM t WHERE a=1 lock in share mode")
+            .as_deref(),
+        Some("SELECT 1 FROM t WHERE a=1 FOR SHARE")
+    );
+    assert_eq!(super::rewrite_lock_in_share_mode("SELECT 1"), None);
+    assert!(crate::sql::parse("SELECT 1 FROM t LOCK IN SHARE MODE").is_ok());
+}

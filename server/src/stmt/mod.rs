@@ -1,0 +1,106 @@
+//! Statements: plans every statement into a [`Plan`] (table statements through `exec`,
+//! the rest here: SET, SHOW, transactions, accounts, administration) and runs it against a
+//! [`Context`], with its digest measured. Prepared statements are parsed and planned once
+//! and executed many times with parameters.
+
+pub mod admin;
+pub mod extra_parse;
+pub mod plan;
+pub mod probe;
+pub mod select;
+pub mod set;
+pub mod show;
+pub mod transaction;
+
+pub use plan::{Plan, PreparedStmt};
+
+use crate::context::Context;
+use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::sql::{parse, Output};
+use crate::value::Value;
+
+/// Plans the text of one statement (hand-parsed forms first, then sqlparser).
+fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
+    if let Some(p) = extra_parse::try_plan(st, sql)? {
+        return Ok(vec![p]);
+    }
+    let stmts = parse(sql)?;
+    if stmts.is_empty() {
+        return Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"));
+    }
+    stmts.iter().map(|s| plan::plan(st, s, sql)).collect()
+}
+
+/// Runs a COM_QUERY: every statement in it (more than one only with multi-statements); stops
+/// at the first error, which is the last element.
+pub fn run_text(st: &mut Context, sql: &str) -> Vec<SqlResult<Output>> {
+    let trimmed = sql.trim().trim_end_matches(';').trim();
+    if trimmed.is_empty() {
+        return vec![Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"))];
+    }
+    // Each statement is summed under its digest (events_statements_summary_by_digest).
+    let mut probe = probe::TextProbe::begin(st, trimmed);
+    let plans = match plan_one(st, trimmed) {
+        Ok(p) => p,
+        Err(e) => {
+            let r = Err(e);
+            probe.done(st, &r);
+            return vec![r];
+        }
+    };
+    if plans.len() > 1 && !st.multi_statements {
+        // Without multi-statements MySQL parses only the first and reports the rest as a syntax
+        // error; sqlparser split them, so answer as MySQL does for the whole text.
+        let rest = trimmed.split_once(';').map(|(_, r)| r.trim()).unwrap_or("");
+        let r = Err(SqlError::parse(rest));
+        probe.done(st, &r);
+        return vec![r];
+    }
+    let mut out = Vec::with_capacity(plans.len());
+    for p in &plans {
+        let r = execute(st, p, &[]);
+        probe.done(st, &r);
+        let failed = r.is_err();
+        out.push(r);
+        if failed {
+            break;
+        }
+    }
+    out
+}
+
+/// Prepares a statement for COM_STMT_PREPARE.
+pub fn prepare(st: &Context, sql: &str) -> SqlResult<PreparedStmt> {
+    let trimmed = sql.trim().trim_end_matches(';').trim();
+    let mut plans = plan_one(st, trimmed)?;
+    if plans.len() != 1 {
+        return Err(SqlError::parse(
+            trimmed.split_once(';').map(|(_, r)| r).unwrap_or(""),
+        ));
+    }
+    let p = plans.remove(0);
+    if !p.plan.preparable() {
+        return Err(SqlError::new(
+            ErrorCode::UnsupportedPs,
+            "This command is not supported in the prepared statement protocol yet",
+        ));
+    }
+    Ok(p)
+}
+
+/// Executes a planned statement with parameter values (none for text statements).
+pub fn execute(st: &mut Context, p: &PreparedStmt, params: &[Value]) -> SqlResult<Output> {
+    if params.len() < p.params {
+        return Err(SqlError::new(
+            ErrorCode::WrongArguments,
+            "Incorrect arguments to mysqld_stmt_execute",
+        ));
+    }
+    // Every statement but SHOW WARNINGS/ERRORS starts a new diagnostics area, as in MySQL.
+    if !matches!(p.plan, Plan::Show(show::ShowPlan::Warnings { .. })) {
+        st.warnings.clear();
+    }
+    let r = plan::execute(st, &p.plan, params);
+    st.take_shared_warnings();
+    r
+}
