@@ -32,6 +32,8 @@ pub struct SqlModes {
     pub no_backslash_escapes: bool,
     /// `NO_AUTO_VALUE_ON_ZERO`: inserting 0 into an AUTO_INCREMENT column stores 0.
     pub no_auto_value_on_zero: bool,
+    /// `ERROR_FOR_DIVISION_BY_ZERO`: a division by zero adds warning 1365 to its NULL.
+    pub error_for_division_by_zero: bool,
 }
 
 impl SqlModes {
@@ -45,6 +47,7 @@ impl SqlModes {
         SqlModes {
             no_backslash_escapes: has("NO_BACKSLASH_ESCAPES"),
             no_auto_value_on_zero: has("NO_AUTO_VALUE_ON_ZERO"),
+            error_for_division_by_zero: has("ERROR_FOR_DIVISION_BY_ZERO"),
         }
     }
 }
@@ -244,7 +247,13 @@ mod tests {
     #[test]
     fn sql_modes_are_parsed_from_the_list() {
         let m = SqlModes::parse(crate::vars::system::DEFAULT_SQL_MODE);
-        assert_eq!(m, SqlModes::default());
+        assert_eq!(
+            m,
+            SqlModes {
+                error_for_division_by_zero: true,
+                ..SqlModes::default()
+            }
+        );
         let m = SqlModes::parse("STRICT_TRANS_TABLES,no_auto_value_on_zero");
         assert!(m.no_auto_value_on_zero && !m.no_backslash_escapes);
         let m = SqlModes::parse("NO_BACKSLASH_ESCAPES");

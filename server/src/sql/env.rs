@@ -132,6 +132,10 @@ impl EvalEnv for StmtEnv<'_> {
         self.st.warn_shared(code.code(), message);
     }
 
+    fn division_by_zero_warns(&self) -> bool {
+        self.st.sql_modes().error_for_division_by_zero
+    }
+
     fn killed(&self) -> bool {
         self.st
             .conn

@@ -34,6 +34,8 @@ pub trait EvalEnv {
     fn max_allowed_packet(&self) -> usize;
     /// Adds a warning to the statement's diagnostics (SHOW WARNINGS).
     fn warn(&self, code: ErrorCode, message: String);
+    /// Whether `sql_mode` has `ERROR_FOR_DIVISION_BY_ZERO` (a division by zero warns).
+    fn division_by_zero_warns(&self) -> bool;
 }
 
 /// Decimal scale added by `/` (MySQL's `div_precision_increment` default).
@@ -432,9 +434,29 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
                     _ => None,
                 };
                 if let Some(d) = d {
+                    let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
                     if let (Value::UInt(_) | Value::Int(_), Value::UInt(_) | Value::Int(_), 0) =
                         (a, b, d.scale)
                     {
+                        // As MySQL: +, - and * with an UNSIGNED operand give an UNSIGNED result,
+                        // so a negative one is out of range.
+                        if unsigned && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul) {
+                            return u64::try_from(d.unscaled).map(Value::UInt).map_err(|_| {
+                                SqlError::new(
+                                    ErrorCode::DataOutOfRange,
+                                    format!(
+                                        "BIGINT UNSIGNED value is out of range in '({} {} {})'",
+                                        crate::sql::format::text(a),
+                                        match op {
+                                            BinOp::Add => "+",
+                                            BinOp::Sub => "-",
+                                            _ => "*",
+                                        },
+                                        crate::sql::format::text(b)
+                                    ),
+                                )
+                            });
+                        }
                         return i64::try_from(d.unscaled)
                             .map(Value::Int)
                             .or_else(|_| u64::try_from(d.unscaled).map(Value::UInt))
@@ -577,7 +599,19 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
             BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
                 bits(*op, &eval(l, env)?, &eval(r, env)?)
             }
-            _ => arith(*op, &eval(l, env)?, &eval(r, env)?)?,
+            _ => {
+                let (a, b) = (eval(l, env)?, eval(r, env)?);
+                let v = arith(*op, &a, &b)?;
+                // arith gives NULL for non-NULL operands only when the divisor is zero
+                let by_zero = matches!(op, BinOp::Div | BinOp::IntDiv | BinOp::Mod)
+                    && v.is_null()
+                    && !a.is_null()
+                    && !b.is_null();
+                if by_zero && env.division_by_zero_warns() {
+                    env.warn(ErrorCode::DivisionByZero, "Division by 0".into());
+                }
+                v
+            }
         },
         BoundExpr::Neg(x) => match eval(x, env)? {
             Value::Null => Value::Null,

@@ -143,6 +143,9 @@ fn integer_overflow_is_1690() {
         "9223372036854775807 * 2",
         "18446744073709551615 + 1",
         "1e308 * 10",
+        "CAST(0 AS UNSIGNED) - 1",
+        "1 - CAST(2 AS UNSIGNED)",
+        "CAST(1 AS UNSIGNED) * -1",
     ] {
         assert_eq!(code(eval_row(&st, expr, &[])), 1690, "{expr}");
     }
@@ -152,15 +155,22 @@ fn integer_overflow_is_1690() {
         value(&st, "18446744073709551614 + 1"),
         Value::UInt(u64::MAX)
     );
+    // An UNSIGNED operand makes the result UNSIGNED.
+    assert_eq!(value(&st, "CAST(5 AS UNSIGNED) - 1"), Value::UInt(4));
+    assert_eq!(value(&st, "-1 + CAST(1 AS UNSIGNED)"), Value::UInt(0));
 }
 
 #[test]
-fn division_by_zero_is_null() {
+fn division_by_zero_is_null_with_warning_1365() {
     let core = testing::core();
     let st = testing::root(&core);
     for expr in ["a / 0", "a % 0", "a DIV 0", "1.5 / 0"] {
         assert_eq!(value(&st, expr), Value::Null, "{expr}");
     }
+    // The default sql_mode has ERROR_FOR_DIVISION_BY_ZERO: each adds warning 1365.
+    let warnings = st.shared_warnings.borrow();
+    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    assert!(warnings.iter().all(|w| w.code == 1365), "{warnings:?}");
 }
 
 #[test]
