@@ -6,6 +6,7 @@ pub(crate) mod matrix;
 pub(crate) mod pages;
 pub(crate) mod run;
 pub(crate) mod scenario;
+pub(crate) mod server_log;
 pub(crate) mod spec;
 pub(crate) mod suite;
 pub(crate) mod target;
