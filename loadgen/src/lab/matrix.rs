@@ -11,6 +11,7 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 use crate::conn::WireFactory;
+use crate::lab::knobs::for_flavour;
 use crate::lab::spec::{value_text, Config, Matrix};
 use crate::lab::target::{check_flags, plan_settings, sql_value, Live};
 use crate::lab::verdict::{median, missing, record, Measured, Measurements};
@@ -219,7 +220,15 @@ pub(crate) fn run(
                     tick(&format!("{} {}={v}", cfg.name, mx.vary));
                 }
             };
-            let plan = match plan_settings(live, &settings, "GLOBAL") {
+            let planned =
+                for_flavour(&settings, live.flavour).and_then(|(settings, translated)| {
+                    if pass == 1 {
+                        out.notes
+                            .extend(translated.into_iter().map(|t| format!("{}: {t}", cfg.name)));
+                    }
+                    plan_settings(live, &settings, "GLOBAL")
+                });
+            let plan = match planned {
                 Ok(p) => p,
                 Err(why) => {
                     fail_all(&mut out, &why);

@@ -2,6 +2,8 @@
 //! against tpbed and other MySQL-compatible servers, with counters, verdicts and reports.
 
 pub(crate) mod counters;
+pub(crate) mod defaults;
+pub(crate) mod knobs;
 pub(crate) mod matrix;
 pub(crate) mod pages;
 pub(crate) mod run;

@@ -239,6 +239,24 @@ impl Live {
         self.managed.as_ref().map(Managed::pid)
     }
 
+    /// The tpbed-server binary the lab starts it from (`--target tpbed`).
+    pub(crate) fn binary(&self) -> Option<&Path> {
+        match &self.spec.how {
+            How::Tpbed(bin) => Some(bin),
+            How::Endpoint(_) | How::Command(_) => None,
+        }
+    }
+
+    /// Where the logs of servers the lab starts for this target go.
+    pub(crate) fn log_dir(&self) -> &Path {
+        &self.log_dir
+    }
+
+    /// The connection factory.
+    pub(crate) fn wires(&self) -> &Arc<WireFactory> {
+        &self.wires
+    }
+
     /// Whether the lab can restart it with other start-up settings.
     pub(crate) fn restartable(&self) -> bool {
         self.managed.is_some()
