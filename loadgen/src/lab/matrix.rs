@@ -13,8 +13,9 @@ use crate::cli::{Cli, Command};
 use crate::conn::WireFactory;
 use crate::lab::knobs::for_flavour;
 use crate::lab::spec::{value_text, Config, Matrix};
+use crate::lab::sysbench_client;
 use crate::lab::target::{check_flags, plan_settings, sql_value, Live};
-use crate::lab::verdict::{median, missing, record, Measured, Measurements};
+use crate::lab::verdict::{median, missing, record, CellMetrics, Measured, Measurements};
 use crate::plot::Series;
 use crate::report::Report;
 
@@ -56,6 +57,14 @@ pub(crate) const METRICS: &[(&str, &str)] = &[
     ),
     ("row_lock_waits", "Innodb_row_lock_waits over the run"),
     ("fsyncs", "Innodb_os_log_fsyncs over the run"),
+    (
+        "client_cpu_us_per_query",
+        "the client's CPU time (user + system) per statement",
+    ),
+    (
+        "server_cpu_us_per_query",
+        "the server's CPU time per statement (/proc; servers the lab started)",
+    ),
     ("jobs_per_s", "queue: jobs completed per second"),
     ("claim_p50_ms", "queue: median claim transaction latency"),
     ("claim_p99_ms", "queue: 99th percentile claim latency"),
@@ -82,8 +91,18 @@ fn delta(r: &Report, name: &str) -> Result<f64, String> {
     }
 }
 
+/// `secs` of CPU per statement of the run, in µs.
+fn per_query(r: &Report, secs: f64) -> Result<f64, String> {
+    let queries = r.qps() * r.secs;
+    if queries > 0.0 {
+        Ok(secs * 1e6 / queries)
+    } else {
+        Err("no statement completed".into())
+    }
+}
+
 /// A cell's metrics from its report.
-pub(crate) fn metrics(r: &Report, queue: bool) -> Vec<(&'static str, Result<f64, String>)> {
+pub(crate) fn metrics(r: &Report, queue: bool) -> CellMetrics {
     let l = r.lat();
     let no_pid =
         || Err::<f64, String>("the server was not started by the lab (no PID for /proc)".into());
@@ -120,6 +139,14 @@ pub(crate) fn metrics(r: &Report, queue: bool) -> Vec<(&'static str, Result<f64,
         ),
         ("row_lock_waits", delta(r, "Innodb_row_lock_waits")),
         ("fsyncs", delta(r, "Innodb_os_log_fsyncs")),
+        ("client_cpu_us_per_query", per_query(r, r.client_cpu_secs)),
+        (
+            "server_cpu_us_per_query",
+            match (&r.server.proc_before, &r.server.proc_after) {
+                (Some(a), Some(b)) => per_query(r, b.cpu_secs - a.cpu_secs),
+                _ => no_pid(),
+            },
+        ),
     ];
     if queue {
         let num = |s: Option<&str>| {
@@ -168,11 +195,12 @@ pub(crate) fn cell_args(mx: &Matrix, cfg: &Config, value: u64) -> Vec<String> {
     }
     opts.insert(mx.vary.clone(), value.to_string());
     let mut args = vec!["tpbed-load".to_string()];
-    if mx.workload == "queue" {
+    let workload = cfg.workload(mx);
+    if workload == "queue" {
         args.push("queue".into());
     } else {
         args.push("run".into());
-        args.push(format!("--workload={}", mx.workload));
+        args.push(format!("--workload={workload}"));
     }
     for (k, v) in opts {
         if v == "true" {
@@ -199,11 +227,12 @@ pub(crate) fn run(
             name: "base".into(),
             options: BTreeMap::new(),
             settings: BTreeMap::new(),
+            workload: None,
+            client: None,
         }]
     } else {
         mx.config.clone()
     };
-    let queue = mx.workload == "queue";
     let mut prepared = false;
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
     for pass in 1..=passes {
@@ -298,17 +327,17 @@ pub(crate) fn run(
             for &value in &mx.values {
                 tick(&format!("{} {}={value} (pass {pass})", cfg.name, mx.vary));
                 let args = cell_args(mx, cfg, value);
-                let res = run_cell(&args, mx, live, wires, &mut prepared);
+                let res = run_cell(&args, cfg, mx, live, wires, &mut prepared);
                 match res {
-                    Ok(r) => {
-                        for (name, v) in metrics(&r, queue) {
+                    Ok((ms, fatal)) => {
+                        for (name, v) in ms {
                             let key = format!("{}.{name}@{value}", cfg.name);
                             match v {
                                 Ok(x) => record(&mut out.m, &key, x),
                                 Err(why) => missing(&mut out.m, &key, &why),
                             }
                         }
-                        if let Some(f) = &r.fatal {
+                        if let Some(f) = &fatal {
                             out.notes.push(format!(
                                 "pass {pass}, {} at {value}: run ended early: {f}",
                                 cfg.name
@@ -357,13 +386,17 @@ pub(crate) fn run(
     out
 }
 
+/// A cell's metrics and, when the run ended early, why.
+type CellOut = (CellMetrics, Option<String>);
+
 fn run_cell(
     args: &[String],
+    cfg: &Config,
     mx: &Matrix,
     live: &Live,
     wires: &Arc<WireFactory>,
     prepared: &mut bool,
-) -> Result<Report, String> {
+) -> Result<CellOut, String> {
     let cli = Cli::try_parse_from(args).map_err(|e| {
         format!(
             "bad workload options ({}): {}",
@@ -383,7 +416,8 @@ fn run_cell(
             a.run.time = mx.time_s;
             a.run.report_interval = 1;
             a.run.server_pid = live.pid();
-            crate::queue::queue_run(&a, wires, false)
+            let r = crate::queue::queue_run(&a, wires, false)?;
+            Ok((metrics(&r, true), r.fatal.clone()))
         }
         Command::Run(mut a) => {
             a.normalize();
@@ -402,14 +436,19 @@ fn run_cell(
                     .map_err(|e| format!("prepare: {e}"))?;
                 *prepared = true;
             }
-            a.run.time = mx.time_s;
-            let r = crate::sysbench::run_cmd(&a, wires, false)?;
+            let ms = if cfg.by_sysbench() {
+                (sysbench_client::run(args, live, mx.time_s)?, None)
+            } else {
+                a.run.time = mx.time_s;
+                let r = crate::sysbench::run_cmd(&a, wires, false)?;
+                (metrics(&r, false), r.fatal.clone())
+            };
             std::thread::sleep(std::time::Duration::from_millis(300));
-            Ok(r)
+            Ok(ms)
         }
         _ => Err(format!(
             "workload {:?}: not `queue` or a sysbench script",
-            mx.workload
+            cfg.workload(mx)
         )),
     }
 }
@@ -512,6 +551,8 @@ at_least = 1
                 name: "x".into(),
                 options: BTreeMap::new(),
                 settings: BTreeMap::new(),
+                workload: None,
+                client: None,
             },
             8,
         );
