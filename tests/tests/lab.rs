@@ -316,3 +316,67 @@ at_least = 1
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_matrix_compares_the_sysbench_binary_with_tpbed_load_on_one_server() {
+    if !require_tool("sysbench", has_program("sysbench")) {
+        return;
+    }
+    let dir = out_dir("clients");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("clients.toml");
+    std::fs::write(
+        &file,
+        r#"name = "two-clients"
+study = "test"
+finding = "both clients drive the server"
+figure = "-"
+seconds = { small = 10, paper = 10 }
+[matrix]
+workload = "oltp_point_select"
+options = { tables = 1, "table-size" = 100 }
+values = [2]
+time_s = 1
+passes = 1
+columns = ["qps", "client_cpu_us_per_query", "server_cpu_us_per_query"]
+[[matrix.config]]
+name = "sysbench"
+client = "sysbench"
+[[matrix.config]]
+name = "tpbed-load"
+workload = "oltp_read_only"
+[[verdict]]
+rule = "count"
+value = "sysbench.qps@2"
+at_least = 1
+[[verdict]]
+rule = "count"
+value = "tpbed-load.qps@2"
+at_least = 1
+"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = lab(&[file.to_str().unwrap()], &out);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(verdict(&stdout, "two-clients"), "reproduces", "{stdout}");
+    let json = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    // both clients' CPU per statement, and the server's, are numbers, not "missing"
+    for key in [
+        "sysbench.client_cpu_us_per_query@2",
+        "sysbench.server_cpu_us_per_query@2",
+        "tpbed-load.client_cpu_us_per_query@2",
+        "tpbed-load.server_cpu_us_per_query@2",
+    ] {
+        let at = json
+            .find(&format!("\"{key}\""))
+            .unwrap_or_else(|| panic!("{key} in {json}"));
+        let entry = json[at..].split('}').next().unwrap_or_default();
+        assert!(
+            entry.contains("\"values\"") && !entry.contains("\"missing\""),
+            "{entry}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
