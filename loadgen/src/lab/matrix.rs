@@ -9,14 +9,15 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command};
 use crate::conn::WireFactory;
 use crate::lab::knobs::for_flavour;
 use crate::lab::spec::{value_text, Config, Matrix};
 use crate::lab::sysbench_client;
 use crate::lab::target::{check_flags, plan_settings, sql_value, Live};
 use crate::lab::verdict::{median, missing, record, CellMetrics, Measured, Measurements};
+use crate::options::SysbenchArgs;
 use crate::plot::Series;
+use crate::queue::QueueArgs;
 use crate::report::Report;
 
 /// What a matrix produced on one target.
@@ -386,6 +387,16 @@ pub(crate) fn run(
     out
 }
 
+/// A cell's command line (`tpbed-load run|queue OPTIONS`) as the command it names.
+#[derive(Debug, Parser)]
+#[command(name = "tpbed-load", args_override_self = true)]
+enum Cell {
+    /// A sysbench script.
+    Run(SysbenchArgs),
+    /// The job queue.
+    Queue(QueueArgs),
+}
+
 /// A cell's metrics and, when the run ended early, why.
 type CellOut = (CellMetrics, Option<String>);
 
@@ -397,7 +408,7 @@ fn run_cell(
     wires: &Arc<WireFactory>,
     prepared: &mut bool,
 ) -> Result<CellOut, String> {
-    let cli = Cli::try_parse_from(args).map_err(|e| {
+    let cell = Cell::try_parse_from(args).map_err(|e| {
         format!(
             "bad workload options ({}): {}",
             args[1..].join(" "),
@@ -406,8 +417,8 @@ fn run_cell(
     })?;
     let host = live.addr.ip().to_string();
     let port = live.addr.port();
-    match cli.command {
-        Command::Queue(mut a) => {
+    match cell {
+        Cell::Queue(mut a) => {
             a.conn.host = host;
             a.conn.port = port;
             a.conn.user = live.login.user.clone();
@@ -419,7 +430,7 @@ fn run_cell(
             let r = crate::queue::queue_run(&a, wires, false)?;
             Ok((metrics(&r, true), r.fatal.clone()))
         }
-        Command::Run(mut a) => {
+        Cell::Run(mut a) => {
             a.normalize();
             a.conn.host = host;
             a.conn.port = port;
@@ -446,10 +457,6 @@ fn run_cell(
             std::thread::sleep(std::time::Duration::from_millis(300));
             Ok(ms)
         }
-        _ => Err(format!(
-            "workload {:?}: not `queue` or a sysbench script",
-            cfg.workload(mx)
-        )),
     }
 }
 
@@ -537,10 +544,7 @@ at_least = 1
                 "--workers=4"
             ]
         );
-        assert!(matches!(
-            Cli::try_parse_from(&args).map(|c| c.command),
-            Ok(Command::Queue(_))
-        ));
+        assert!(matches!(Cell::try_parse_from(&args), Ok(Cell::Queue(_))));
         let mut sb = mx.clone();
         sb.workload = "oltp_read_only".into();
         sb.vary = "threads".into();
@@ -566,7 +570,7 @@ at_least = 1
                 "--threads=8"
             ]
         );
-        assert!(Cli::try_parse_from(&args).is_ok());
+        assert!(matches!(Cell::try_parse_from(&args), Ok(Cell::Run(_))));
     }
 
     #[test]
