@@ -1,7 +1,8 @@
 //! Runs a matrix: for each pass, each configuration in turn (A B A B), each value of the varied
-//! option, one run of the workload (`tpbed-load queue` or a sysbench script) against the
-//! target; server settings set globally, or by restarting a server the lab started. Every
-//! cell's metrics become measurements `CONFIG.METRIC@VALUE`.
+//! option, one run of the configuration's workload (`tpbed-load queue`, or a sysbench script
+//! by tpbed-load's client or the sysbench binary) against the target; server settings set
+//! globally, or by restarting a server the lab started (in the target flavour's own names and
+//! units). Every cell's metrics become measurements `CONFIG.METRIC@VALUE`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
