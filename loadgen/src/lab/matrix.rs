@@ -251,6 +251,16 @@ pub(crate) fn run(
                     tick(&format!("{} {}={v}", cfg.name, mx.vary));
                 }
             };
+            // put back what the previous configuration set globally, so this one is planned
+            // against the server's own values (not the last configuration's)
+            if !originals.is_empty() {
+                if let Ok(mut c) = live.connect() {
+                    for (k, orig) in &originals {
+                        let _ = c.query(&format!("SET GLOBAL {k} = {}", sql_value(orig)));
+                    }
+                    c.quit();
+                }
+            }
             let planned =
                 for_flavour(&settings, live.flavour).and_then(|(settings, translated)| {
                     if pass == 1 {
@@ -284,6 +294,8 @@ pub(crate) fn run(
                     continue;
                 }
                 prepared = false;
+                // a fresh server runs with its own values
+                originals.clear();
                 out.notes.push(format!(
                     "pass {pass}, {}: restarted with {}",
                     cfg.name,
@@ -308,11 +320,6 @@ pub(crate) fn run(
                 ));
             }
             if let Ok(mut c) = live.connect() {
-                for (k, orig) in &originals {
-                    if !plan.dynamic.iter().any(|(d, _)| d == k) {
-                        let _ = c.query(&format!("SET GLOBAL {k} = {}", sql_value(orig)));
-                    }
-                }
                 for (k, v) in &plan.dynamic {
                     if !originals.contains_key(k) {
                         if let Ok(rows) = c.rows(&format!("SELECT @@GLOBAL.{k}")) {
