@@ -4,9 +4,8 @@
     wire_latency.py PERF_DATA SERVER_PID WORKLOAD
 
 PERF_DATA is a `perf record -a -e sock:sock_send_length,sock:sock_recv_length` of one client
-run against a server whose process id is SERVER_PID (compare_sysbench.sh records one per run
-with WIRE=1). The client is the other process with the most socket events. For each of its
-connections the script takes the statements (a send, then the receives up to the next send)
+run against a server whose process id is SERVER_PID. The client is the other process with the
+most socket events. For each of its connections the script takes the statements (a send, then the receives up to the next send)
 and groups them into events: one statement per event for oltp_point_select, BEGIN (a 14-byte
 COM_STMT_EXECUTE) to the COMMIT's reply for oltp_read_only. The times are the kernel's, on the
 same clock for every client, so the same figures come out whichever client sent the

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use crate::cli::Workload;
 use crate::conn::WireFactory;
 use crate::dist::RandType;
+use crate::options::Workload;
 use crate::sweep::{
     default_sysbench_args, parse_threads, run_plan, split_named, table, write_outputs, Plan,
     ServerSpec, Target,

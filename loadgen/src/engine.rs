@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::cli::{IgnoreList, IoMode, LoopMode, PsMode};
 use crate::conn::{Login, WireFactory};
+use crate::options::{IgnoreList, IoMode, LoopMode, PsMode};
 use crate::script::ScriptFactory;
 use crate::stats::{Acc, Fairness};
 

@@ -8,9 +8,9 @@ use std::time::Instant;
 use clap::Args;
 use hdrhistogram::Histogram;
 
-use crate::cli::{ConnArgs, IgnoreList, RunArgs};
 use crate::conn::{Param, Reply, WireFactory};
 use crate::dist::{Dist, DistParams, RandType};
+use crate::options::{ConnArgs, IgnoreList, RunArgs};
 use crate::report::Report;
 use crate::runner::{emit, engine_config, run, Load};
 use crate::script::{Op, Script, Step};

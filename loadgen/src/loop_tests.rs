@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::{Cli, Command, Format, LoopMode};
+use crate::cli::{Cli, Command};
 use crate::conn::MysqlWire;
 use crate::oltp::{OltpConfig, OltpScript};
+use crate::options::{Format, LoopMode};
 use crate::report::Report;
 use crate::runner::{engine_config, run, Load};
 use crate::script::Script;
@@ -147,7 +148,7 @@ fn text_protocol_mode_and_read_only_mix() {
         ],
     );
     let cfg = Arc::new(OltpConfig {
-        workload: crate::cli::Workload::OltpReadOnly,
+        workload: crate::options::Workload::OltpReadOnly,
         opt: match Cli::try_parse_from(["tpbed-load", "run"])
             .expect("defaults")
             .command
@@ -156,7 +157,7 @@ fn text_protocol_mode_and_read_only_mix() {
             _ => unreachable!(),
         },
         dist: Default::default(),
-        ignore: crate::cli::IgnoreList::Codes(vec![]),
+        ignore: crate::options::IgnoreList::Codes(vec![]),
         threads: 4,
     });
     l.scripts = Arc::new(move |i| Box::new(OltpScript::new(cfg.clone(), i, 1)) as Box<dyn Script>);

@@ -17,6 +17,7 @@ mod machine;
 #[cfg(test)]
 mod mariadb_tests;
 mod oltp;
+mod options;
 mod plot;
 mod queue;
 mod report;

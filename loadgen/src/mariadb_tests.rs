@@ -89,7 +89,7 @@ impl Drop for Mariadb {
     }
 }
 
-fn sysbench_args(argv: Vec<String>) -> crate::cli::SysbenchArgs {
+fn sysbench_args(argv: Vec<String>) -> crate::options::SysbenchArgs {
     match Cli::try_parse_from(argv).unwrap().command {
         Command::Run(a) | Command::Prepare(a) | Command::Cleanup(a) => a,
         _ => unreachable!(),

@@ -4,9 +4,9 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::cli::{IgnoreList, OltpArgs, Workload};
 use crate::conn::{Param, Reply};
 use crate::dist::{Dist, DistParams};
+use crate::options::{IgnoreList, OltpArgs, Workload};
 use crate::script::{Op, Script, Step};
 
 /// sysbench's template for `c` (10 groups of 11 digits).

@@ -9,9 +9,9 @@ use clap::{Args, ValueEnum};
 use hdrhistogram::Histogram;
 
 use crate::blocking::Blocking;
-use crate::cli::{ConnArgs, LoopMode, PsMode, RunArgs};
 use crate::conn::{Reply, WireFactory};
 use crate::dist::{Dist, DistParams};
+use crate::options::{ConnArgs, LoopMode, PsMode, RunArgs};
 use crate::report::Report;
 use crate::runner::{emit, engine_config, login, loopback_addr, run, Load};
 use crate::script::{Op, Script, Step};
@@ -584,7 +584,7 @@ pub(crate) fn queue_run(
     run_args.ps_mode = PsMode::Disable;
     let connections = a.producers + a.workers;
     let mut engine = engine_config(&a.conn, &run_args, connections, 1)?;
-    engine.ignore = crate::cli::IgnoreList::Codes(RETRY_CODES.to_vec());
+    engine.ignore = crate::options::IgnoreList::Codes(RETRY_CODES.to_vec());
     let (args2, stats2) = (args.clone(), stats.clone());
     let producers = a.producers;
     let scripts = Arc::new(move |i: usize| -> Box<dyn Script> {

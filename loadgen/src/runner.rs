@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::blocking::Blocking;
-use crate::cli::{ConnArgs, Format, LoopMode, RunArgs};
 use crate::conn::{Login, WireFactory};
 use crate::engine::{Engine, EngineConfig, Shared};
 use crate::gauges::{numeric, pairs, ServerInfo, SHOWN};
 use crate::machine::{affinity, proc_sample, self_cpu_secs, Machine, ProcSample};
+use crate::options::{ConnArgs, Format, LoopMode, RunArgs};
 use crate::report::{gauge_line, interval_line, Report};
 use crate::script::ScriptFactory;
 use crate::stats::{Acc, IntervalSample, LatMs};

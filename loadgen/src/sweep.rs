@@ -9,14 +9,14 @@ use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::{Args, Parser};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::blocking::Blocking;
-use crate::cli::{Cli, Command, ConnArgs, OltpArgs, PsMode, SysbenchArgs, Workload};
 use crate::conn::{Login, WireFactory};
 use crate::dist::RandType;
 use crate::machine::Machine;
+use crate::options::{ConnArgs, OltpArgs, PsMode, SysbenchArgs, Workload};
 use crate::plot::{line_chart, Chart, Series};
 use crate::report::Report;
 use crate::runner::loopback_addr;
@@ -235,10 +235,7 @@ pub(crate) struct Cell {
 
 /// The default `run` arguments (every option at its default).
 pub(crate) fn default_sysbench_args() -> SysbenchArgs {
-    match Cli::try_parse_from(["tpbed-load", "run"]).map(|c| c.command) {
-        Ok(Command::Run(a)) => a,
-        _ => unreachable!("`run` with no options always parses"),
-    }
+    SysbenchArgs::defaults()
 }
 
 fn server_label(s: &ServerSpec) -> String {

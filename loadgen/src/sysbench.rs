@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use crate::blocking::Blocking;
-use crate::cli::SysbenchArgs;
 use crate::conn::{MysqlWire, WireFactory};
 use crate::dist::Dist;
 use crate::oltp::{prepare_table_sql, table_count, OltpConfig, OltpScript};
+use crate::options::SysbenchArgs;
 use crate::report::Report;
 use crate::runner::{emit, engine_config, login, loopback_addr, run, Load};
 use crate::script::Script;

@@ -13,10 +13,10 @@ use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use nix::sys::socket::{self, AddressFamily, SockFlag, SockType, SockaddrStorage};
 
-use crate::cli::{IoMode, LoopMode, PsMode};
 use crate::conn::{inline_params, Reply, Wire, WireFactory};
 use crate::dist::{Dist, DistParams};
 use crate::engine::{EngineConfig, Shared};
+use crate::options::{IoMode, LoopMode, PsMode};
 use crate::script::{Kind, Op, Script, ScriptFactory, Step};
 use crate::stats::Fairness;
 

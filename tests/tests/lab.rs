@@ -1,11 +1,12 @@
 //! `tpbed-load experiment` end to end against tpbed-server started by the lab: the scenario
 //! and matrix files README shows, two built-in experiments, a rule the server does not meet
-//! (it must say "differs"), and a bad file rejected with its line.
+//! (it must say "differs"), and a bad file rejected with its line; and against a private
+//! MariaDB the lab starts in both of its connection handling modes (skipped without MariaDB).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tpbed_tests::binary;
+use tpbed_tests::{binary, has_program, require_tool};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -18,12 +19,17 @@ fn out_dir(name: &str) -> PathBuf {
 }
 
 fn lab(args: &[&str], out: &Path) -> Output {
+    lab_on(args, &["--target", "tpbed"], out)
+}
+
+fn lab_on(args: &[&str], targets: &[&str], out: &Path) -> Output {
     let server = binary("tpbed-server");
     Command::new(binary("tpbed-load"))
         .arg("experiment")
         .arg("run")
         .args(args)
-        .args(["--target", "tpbed", "--server-bin"])
+        .args(targets)
+        .arg("--server-bin")
         .arg(&server)
         .arg("--out")
         .arg(out)
@@ -114,6 +120,13 @@ fn two_builtin_experiments_reproduce_on_tpbed() {
     );
     // the measured lock counts, not only the verdict: 20 through idx_ready, 10 with status in the PK
     assert!(stdout.contains("20.00 / 10.00 = 2.00"), "{stdout}");
+    // the report names settings no experiment asked for: the lab's own start-up options
+    let index = std::fs::read_to_string(out.join("index.md")).expect("index.md");
+    assert!(
+        index.contains("Variables that differ from the defaults (from SHOW GLOBAL VARIABLES of")
+            && index.contains("`max_connections=4000 (default 151)`"),
+        "{index}"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -161,5 +174,209 @@ fn a_rule_the_server_does_not_meet_differs_and_a_bad_file_names_its_line() {
         at + 1
     );
     assert!(stderr.contains("only one of"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A fresh MariaDB data folder; the server itself is started by the lab.
+struct MariaDbDir(PathBuf);
+
+impl MariaDbDir {
+    fn install() -> MariaDbDir {
+        let base = std::env::temp_dir().join(format!("tpbed-lab-mdb-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).expect("mkdir");
+        let mut install = Command::new("mariadb-install-db");
+        install.args([
+            "--no-defaults",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+        ]);
+        install.arg(format!("--datadir={}", base.join("data").display()));
+        if as_root() {
+            // mariadbd refuses to run as root; the package's mysql user owns the files
+            let st = Command::new("chown")
+                .args(["mysql:mysql"])
+                .arg(&base)
+                .status()
+                .expect("chown");
+            assert!(st.success(), "chown mysql {}", base.display());
+            install.arg("--user=mysql");
+        }
+        let o = install.output().expect("run mariadb-install-db");
+        assert!(
+            o.status.success(),
+            "mariadb-install-db: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        MariaDbDir(base)
+    }
+
+    /// The `--target-cmd` that starts mariadbd on this folder.
+    fn target_cmd(&self) -> String {
+        format!(
+            "mariadb=mariadbd --no-defaults{} --datadir={} --socket={} --bind-address=127.0.0.1 \
+             --skip-log-bin --innodb-buffer-pool-size=64M --max-connections=500 --port={{port}}",
+            if as_root() { " --user=mysql" } else { "" },
+            self.0.join("data").display(),
+            self.0.join("mysqld.sock").display()
+        )
+    }
+}
+
+impl Drop for MariaDbDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn mariadb_runs_in_both_modes_with_its_own_units_and_says_why_it_cannot_run() {
+    if !require_tool("mariadbd", has_program("mariadbd"))
+        || !require_tool("mariadb-install-db", has_program("mariadb-install-db"))
+    {
+        return;
+    }
+    let mdb = MariaDbDir::install();
+    let dir = out_dir("mariadb");
+    std::fs::create_dir_all(&dir).unwrap();
+    // one tiny cell per connection handling mode, each a restart of the same server
+    let modes = dir.join("modes.toml");
+    std::fs::write(
+        &modes,
+        r#"name = "two-modes"
+study = "test"
+finding = "both modes serve point selects"
+figure = "-"
+seconds = { small = 20, paper = 20 }
+[matrix]
+workload = "oltp_point_select"
+options = { tables = 1, "table-size" = 100 }
+values = [2]
+time_s = 1
+passes = 1
+columns = ["qps"]
+[[matrix.config]]
+name = "per-conn"
+settings = { thread_handling = "one-thread-per-connection" }
+[[matrix.config]]
+name = "pool"
+settings = { thread_handling = "pool-of-threads" }
+[[verdict]]
+rule = "count"
+value = "per-conn.qps@2"
+at_least = 1
+[[verdict]]
+rule = "count"
+value = "pool.qps@2"
+at_least = 1
+"#,
+    )
+    .unwrap();
+    let cmd = mdb.target_cmd();
+    let out = dir.join("out");
+    let o = lab_on(
+        &["t3", "t4", modes.to_str().unwrap()],
+        &["--target-cmd", &cmd],
+        &out,
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(verdict(&stdout, "two-modes"), "reproduces", "{stdout}");
+    // T4's limit does not exist on MariaDB: the verdict carries mariadbd's own reason
+    assert_eq!(
+        verdict(&stdout, "t4-transaction-limit"),
+        "cannot run here",
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("unknown variable 'thread_pool_max_transactions_limit=2'"),
+        "{stdout}"
+    );
+    let index = std::fs::read_to_string(out.join("index.md")).expect("index.md");
+    // MySQL's 10 ms units become MariaDB's milliseconds
+    assert!(
+        index.contains("thread_pool_stall_limit=6 set as thread_pool_stall_limit=60"),
+        "{index}"
+    );
+    // the pool configuration ran on a server that reports the pool
+    assert!(
+        index.contains("pool: restarted with --thread_handling=pool-of-threads")
+            && !index.contains("--thread_handling=pool-of-threads (the server reports"),
+        "{index}"
+    );
+    assert!(
+        index.contains("information_schema.SYSTEM_VARIABLES.DEFAULT_VALUE")
+            && index.contains("`max_connections=500 (default 151)`"),
+        "{index}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_matrix_compares_the_sysbench_binary_with_tpbed_load_on_one_server() {
+    if !require_tool("sysbench", has_program("sysbench")) {
+        return;
+    }
+    let dir = out_dir("clients");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("clients.toml");
+    std::fs::write(
+        &file,
+        r#"name = "two-clients"
+study = "test"
+finding = "both clients drive the server"
+figure = "-"
+seconds = { small = 10, paper = 10 }
+[matrix]
+workload = "oltp_point_select"
+options = { tables = 1, "table-size" = 100 }
+values = [2]
+time_s = 1
+passes = 1
+columns = ["qps", "client_cpu_us_per_query", "server_cpu_us_per_query"]
+[[matrix.config]]
+name = "sysbench"
+client = "sysbench"
+[[matrix.config]]
+name = "tpbed-load"
+workload = "oltp_read_only"
+[[verdict]]
+rule = "count"
+value = "sysbench.qps@2"
+at_least = 1
+[[verdict]]
+rule = "count"
+value = "tpbed-load.qps@2"
+at_least = 1
+"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = lab(&[file.to_str().unwrap()], &out);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(verdict(&stdout, "two-clients"), "reproduces", "{stdout}");
+    let json = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    // both clients' CPU per statement, and the server's, are numbers, not "missing"
+    for key in [
+        "sysbench.client_cpu_us_per_query@2",
+        "sysbench.server_cpu_us_per_query@2",
+        "tpbed-load.client_cpu_us_per_query@2",
+        "tpbed-load.server_cpu_us_per_query@2",
+    ] {
+        let at = json
+            .find(&format!("\"{key}\""))
+            .unwrap_or_else(|| panic!("{key} in {json}"));
+        let entry = json[at..].split('}').next().unwrap_or_default();
+        assert!(
+            entry.contains("\"values\"") && !entry.contains("\"missing\""),
+            "{entry}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

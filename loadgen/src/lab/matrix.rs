@@ -1,7 +1,8 @@
 //! Runs a matrix: for each pass, each configuration in turn (A B A B), each value of the varied
-//! option, one run of the workload (`tpbed-load queue` or a sysbench script) against the
-//! target; server settings set globally, or by restarting a server the lab started. Every
-//! cell's metrics become measurements `CONFIG.METRIC@VALUE`.
+//! option, one run of the configuration's workload (`tpbed-load queue`, or a sysbench script
+//! by tpbed-load's client or the sysbench binary) against the target; server settings set
+//! globally, or by restarting a server the lab started (in the target flavour's own names and
+//! units). Every cell's metrics become measurements `CONFIG.METRIC@VALUE`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -9,12 +10,15 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command};
 use crate::conn::WireFactory;
+use crate::lab::knobs::for_flavour;
 use crate::lab::spec::{value_text, Config, Matrix};
+use crate::lab::sysbench_client;
 use crate::lab::target::{check_flags, plan_settings, sql_value, Live};
-use crate::lab::verdict::{median, missing, record, Measured, Measurements};
+use crate::lab::verdict::{median, missing, record, CellMetrics, Measured, Measurements};
+use crate::options::SysbenchArgs;
 use crate::plot::Series;
+use crate::queue::QueueArgs;
 use crate::report::Report;
 
 /// What a matrix produced on one target.
@@ -55,6 +59,14 @@ pub(crate) const METRICS: &[(&str, &str)] = &[
     ),
     ("row_lock_waits", "Innodb_row_lock_waits over the run"),
     ("fsyncs", "Innodb_os_log_fsyncs over the run"),
+    (
+        "client_cpu_us_per_query",
+        "the client's CPU time (user + system) per statement",
+    ),
+    (
+        "server_cpu_us_per_query",
+        "the server's CPU time per statement (/proc; servers the lab started)",
+    ),
     ("jobs_per_s", "queue: jobs completed per second"),
     ("claim_p50_ms", "queue: median claim transaction latency"),
     ("claim_p99_ms", "queue: 99th percentile claim latency"),
@@ -81,8 +93,18 @@ fn delta(r: &Report, name: &str) -> Result<f64, String> {
     }
 }
 
+/// `secs` of CPU per statement of the run, in µs.
+fn per_query(r: &Report, secs: f64) -> Result<f64, String> {
+    let queries = r.qps() * r.secs;
+    if queries > 0.0 {
+        Ok(secs * 1e6 / queries)
+    } else {
+        Err("no statement completed".into())
+    }
+}
+
 /// A cell's metrics from its report.
-pub(crate) fn metrics(r: &Report, queue: bool) -> Vec<(&'static str, Result<f64, String>)> {
+pub(crate) fn metrics(r: &Report, queue: bool) -> CellMetrics {
     let l = r.lat();
     let no_pid =
         || Err::<f64, String>("the server was not started by the lab (no PID for /proc)".into());
@@ -119,6 +141,14 @@ pub(crate) fn metrics(r: &Report, queue: bool) -> Vec<(&'static str, Result<f64,
         ),
         ("row_lock_waits", delta(r, "Innodb_row_lock_waits")),
         ("fsyncs", delta(r, "Innodb_os_log_fsyncs")),
+        ("client_cpu_us_per_query", per_query(r, r.client_cpu_secs)),
+        (
+            "server_cpu_us_per_query",
+            match (&r.server.proc_before, &r.server.proc_after) {
+                (Some(a), Some(b)) => per_query(r, b.cpu_secs - a.cpu_secs),
+                _ => no_pid(),
+            },
+        ),
     ];
     if queue {
         let num = |s: Option<&str>| {
@@ -167,11 +197,12 @@ pub(crate) fn cell_args(mx: &Matrix, cfg: &Config, value: u64) -> Vec<String> {
     }
     opts.insert(mx.vary.clone(), value.to_string());
     let mut args = vec!["tpbed-load".to_string()];
-    if mx.workload == "queue" {
+    let workload = cfg.workload(mx);
+    if workload == "queue" {
         args.push("queue".into());
     } else {
         args.push("run".into());
-        args.push(format!("--workload={}", mx.workload));
+        args.push(format!("--workload={workload}"));
     }
     for (k, v) in opts {
         if v == "true" {
@@ -198,11 +229,12 @@ pub(crate) fn run(
             name: "base".into(),
             options: BTreeMap::new(),
             settings: BTreeMap::new(),
+            workload: None,
+            client: None,
         }]
     } else {
         mx.config.clone()
     };
-    let queue = mx.workload == "queue";
     let mut prepared = false;
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
     for pass in 1..=passes {
@@ -219,7 +251,25 @@ pub(crate) fn run(
                     tick(&format!("{} {}={v}", cfg.name, mx.vary));
                 }
             };
-            let plan = match plan_settings(live, &settings, "GLOBAL") {
+            // put back what the previous configuration set globally, so this one is planned
+            // against the server's own values (not the last configuration's)
+            if !originals.is_empty() {
+                if let Ok(mut c) = live.connect() {
+                    for (k, orig) in &originals {
+                        let _ = c.query(&format!("SET GLOBAL {k} = {}", sql_value(orig)));
+                    }
+                    c.quit();
+                }
+            }
+            let planned =
+                for_flavour(&settings, live.flavour).and_then(|(settings, translated)| {
+                    if pass == 1 {
+                        out.notes
+                            .extend(translated.into_iter().map(|t| format!("{}: {t}", cfg.name)));
+                    }
+                    plan_settings(live, &settings, "GLOBAL")
+                });
+            let plan = match planned {
                 Ok(p) => p,
                 Err(why) => {
                     fail_all(&mut out, &why);
@@ -244,6 +294,8 @@ pub(crate) fn run(
                     continue;
                 }
                 prepared = false;
+                // a fresh server runs with its own values
+                originals.clear();
                 out.notes.push(format!(
                     "pass {pass}, {}: restarted with {}",
                     cfg.name,
@@ -268,11 +320,6 @@ pub(crate) fn run(
                 ));
             }
             if let Ok(mut c) = live.connect() {
-                for (k, orig) in &originals {
-                    if !plan.dynamic.iter().any(|(d, _)| d == k) {
-                        let _ = c.query(&format!("SET GLOBAL {k} = {}", sql_value(orig)));
-                    }
-                }
                 for (k, v) in &plan.dynamic {
                     if !originals.contains_key(k) {
                         if let Ok(rows) = c.rows(&format!("SELECT @@GLOBAL.{k}")) {
@@ -289,17 +336,17 @@ pub(crate) fn run(
             for &value in &mx.values {
                 tick(&format!("{} {}={value} (pass {pass})", cfg.name, mx.vary));
                 let args = cell_args(mx, cfg, value);
-                let res = run_cell(&args, mx, live, wires, &mut prepared);
+                let res = run_cell(&args, cfg, mx, live, wires, &mut prepared);
                 match res {
-                    Ok(r) => {
-                        for (name, v) in metrics(&r, queue) {
+                    Ok((ms, fatal)) => {
+                        for (name, v) in ms {
                             let key = format!("{}.{name}@{value}", cfg.name);
                             match v {
                                 Ok(x) => record(&mut out.m, &key, x),
                                 Err(why) => missing(&mut out.m, &key, &why),
                             }
                         }
-                        if let Some(f) = &r.fatal {
+                        if let Some(f) = &fatal {
                             out.notes.push(format!(
                                 "pass {pass}, {} at {value}: run ended early: {f}",
                                 cfg.name
@@ -348,14 +395,28 @@ pub(crate) fn run(
     out
 }
 
+/// A cell's command line (`tpbed-load run|queue OPTIONS`) as the command it names.
+#[derive(Debug, Parser)]
+#[command(name = "tpbed-load", args_override_self = true)]
+enum Cell {
+    /// A sysbench script.
+    Run(SysbenchArgs),
+    /// The job queue.
+    Queue(QueueArgs),
+}
+
+/// A cell's metrics and, when the run ended early, why.
+type CellOut = (CellMetrics, Option<String>);
+
 fn run_cell(
     args: &[String],
+    cfg: &Config,
     mx: &Matrix,
     live: &Live,
     wires: &Arc<WireFactory>,
     prepared: &mut bool,
-) -> Result<Report, String> {
-    let cli = Cli::try_parse_from(args).map_err(|e| {
+) -> Result<CellOut, String> {
+    let cell = Cell::try_parse_from(args).map_err(|e| {
         format!(
             "bad workload options ({}): {}",
             args[1..].join(" "),
@@ -364,8 +425,8 @@ fn run_cell(
     })?;
     let host = live.addr.ip().to_string();
     let port = live.addr.port();
-    match cli.command {
-        Command::Queue(mut a) => {
+    match cell {
+        Cell::Queue(mut a) => {
             a.conn.host = host;
             a.conn.port = port;
             a.conn.user = live.login.user.clone();
@@ -374,9 +435,10 @@ fn run_cell(
             a.run.time = mx.time_s;
             a.run.report_interval = 1;
             a.run.server_pid = live.pid();
-            crate::queue::queue_run(&a, wires, false)
+            let r = crate::queue::queue_run(&a, wires, false)?;
+            Ok((metrics(&r, true), r.fatal.clone()))
         }
-        Command::Run(mut a) => {
+        Cell::Run(mut a) => {
             a.normalize();
             a.conn.host = host;
             a.conn.port = port;
@@ -393,15 +455,16 @@ fn run_cell(
                     .map_err(|e| format!("prepare: {e}"))?;
                 *prepared = true;
             }
-            a.run.time = mx.time_s;
-            let r = crate::sysbench::run_cmd(&a, wires, false)?;
+            let ms = if cfg.by_sysbench() {
+                (sysbench_client::run(args, live, mx.time_s)?, None)
+            } else {
+                a.run.time = mx.time_s;
+                let r = crate::sysbench::run_cmd(&a, wires, false)?;
+                (metrics(&r, false), r.fatal.clone())
+            };
             std::thread::sleep(std::time::Duration::from_millis(300));
-            Ok(r)
+            Ok(ms)
         }
-        _ => Err(format!(
-            "workload {:?}: not `queue` or a sysbench script",
-            mx.workload
-        )),
     }
 }
 
@@ -489,10 +552,7 @@ at_least = 1
                 "--workers=4"
             ]
         );
-        assert!(matches!(
-            Cli::try_parse_from(&args).map(|c| c.command),
-            Ok(Command::Queue(_))
-        ));
+        assert!(matches!(Cell::try_parse_from(&args), Ok(Cell::Queue(_))));
         let mut sb = mx.clone();
         sb.workload = "oltp_read_only".into();
         sb.vary = "threads".into();
@@ -503,6 +563,8 @@ at_least = 1
                 name: "x".into(),
                 options: BTreeMap::new(),
                 settings: BTreeMap::new(),
+                workload: None,
+                client: None,
             },
             8,
         );
@@ -516,7 +578,7 @@ at_least = 1
                 "--threads=8"
             ]
         );
-        assert!(Cli::try_parse_from(&args).is_ok());
+        assert!(matches!(Cell::try_parse_from(&args), Ok(Cell::Run(_))));
     }
 
     #[test]

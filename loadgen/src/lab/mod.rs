@@ -2,12 +2,16 @@
 //! against tpbed and other MySQL-compatible servers, with counters, verdicts and reports.
 
 pub(crate) mod counters;
+pub(crate) mod defaults;
+pub(crate) mod knobs;
 pub(crate) mod matrix;
 pub(crate) mod pages;
 pub(crate) mod run;
 pub(crate) mod scenario;
+pub(crate) mod server_log;
 pub(crate) mod spec;
 pub(crate) mod suite;
+pub(crate) mod sysbench_client;
 pub(crate) mod target;
 pub(crate) mod verdict;
 
@@ -235,8 +239,17 @@ fn show(l: &run::Loaded) -> String {
         ));
         for c in &mx.config {
             o.push_str(&format!(
-                "  config {}: {} {}\n",
+                "  config {}: {}{}{} {}\n",
                 c.name,
+                c.workload
+                    .as_ref()
+                    .map(|w| format!("workload {w} "))
+                    .unwrap_or_default(),
+                if c.by_sysbench() {
+                    "client sysbench "
+                } else {
+                    ""
+                },
                 c.options
                     .iter()
                     .map(|(k, v)| format!("--{k}={}", spec::value_text(v)))

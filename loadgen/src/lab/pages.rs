@@ -244,6 +244,31 @@ pub(crate) fn write(dir: &Path, r: &RunResult) -> Result<PathBuf, String> {
                         .join(", ")
                 );
             }
+            let nd = &t.non_default;
+            if !nd.known {
+                let _ = writeln!(
+                    md,
+                    "Variables that differ from the defaults: {}.\n",
+                    nd.source
+                );
+            } else if nd.differs.is_empty() {
+                let _ = writeln!(
+                    md,
+                    "No variable differs from the defaults ({}).\n",
+                    nd.source
+                );
+            } else {
+                let _ = writeln!(
+                    md,
+                    "Variables that differ from the defaults (from {}): {}\n",
+                    nd.source,
+                    nd.differs
+                        .iter()
+                        .map(|d| format!("`{d}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
             let _ = writeln!(md, "**Verdict: {}**\n", cell(&t.verdict.to_string()));
             let _ = writeln!(md, "| rule | measured | verdict |\n|---|---|---|");
             for o in &t.outcomes {

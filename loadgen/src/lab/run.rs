@@ -10,6 +10,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::conn::WireFactory;
+use crate::lab::defaults::{non_defaults, NonDefaults};
+use crate::lab::knobs::for_flavour;
 use crate::lab::matrix;
 use crate::lab::scenario::{self, Stop};
 use crate::lab::spec::{Experiment, Scale};
@@ -43,6 +45,8 @@ pub(crate) struct TargetRun {
     pub(crate) changed: Vec<String>,
     /// Key server variables as the run saw them.
     pub(crate) variables: BTreeMap<String, String>,
+    /// Every variable that differs from the server's default at the end of the run.
+    pub(crate) non_default: NonDefaults,
     /// Every measurement with every pass.
     pub(crate) measurements: Measurements,
     /// Each rule's figure and verdict.
@@ -100,6 +104,11 @@ fn cannot(target: &str, why: &str, exp: &Experiment, secs: f64) -> TargetRun {
         server_cpus: String::new(),
         changed: Vec::new(),
         variables: BTreeMap::new(),
+        non_default: NonDefaults {
+            source: "the server was not reached".into(),
+            known: false,
+            differs: Vec::new(),
+        },
         measurements: Measurements::new(),
         outcomes: exp
             .verdict
@@ -144,7 +153,11 @@ pub(crate) fn run_one(
     let mut plots = Vec::new();
     let result: Result<Measurements, Stop> = if let Some(sc) = &exp.scenario {
         tick(&format!("{} on {}", exp.name, spec.name));
-        match plan_settings(&live, &settings, "SESSION") {
+        let planned = for_flavour(&settings, live.flavour).and_then(|(settings, translated)| {
+            notes.extend(translated);
+            plan_settings(&live, &settings, "SESSION")
+        });
+        match planned {
             Err(e) => Err(Stop::CannotRun(e)),
             Ok(plan) => {
                 let restarted = if plan.flags.is_empty() {
@@ -205,6 +218,7 @@ pub(crate) fn run_one(
         .variables()
         .map(|vs| vs.into_iter().filter(|(k, _)| wanted.contains(k)).collect())
         .unwrap_or_default();
+    let non_default = non_defaults(&live);
     let server_cpus = live
         .pid()
         .map(|p| crate::machine::affinity(Some(p)))
@@ -246,6 +260,7 @@ pub(crate) fn run_one(
         server_cpus,
         changed,
         variables,
+        non_default,
         measurements,
         outcomes,
         verdict,

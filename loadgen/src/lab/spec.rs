@@ -285,6 +285,25 @@ pub(crate) struct Config {
     /// Server variables of this configuration.
     #[serde(default)]
     pub(crate) settings: BTreeMap<String, toml::Value>,
+    /// A workload of its own instead of the matrix's (a sysbench script name).
+    #[serde(default)]
+    pub(crate) workload: Option<String>,
+    /// The client that runs its cells: `tpbed-load` (the default) or `sysbench` (the
+    /// sysbench binary on PATH, sysbench scripts only).
+    #[serde(default)]
+    pub(crate) client: Option<String>,
+}
+
+impl Config {
+    /// The workload its cells run.
+    pub(crate) fn workload<'a>(&'a self, mx: &'a Matrix) -> &'a str {
+        self.workload.as_deref().unwrap_or(&mx.workload)
+    }
+
+    /// Whether the sysbench binary runs its cells.
+    pub(crate) fn by_sysbench(&self) -> bool {
+        self.client.as_deref() == Some("sysbench")
+    }
 }
 
 /// `plot = { y = ["jobs_per_s"] }`.
@@ -511,6 +530,30 @@ fn check_matrix(m: &Matrix) -> Result<(), Located> {
             "a configuration name must be non-empty without '.' or '@'".into(),
         ));
     }
+    for c in &m.config {
+        match c.client.as_deref() {
+            None | Some("tpbed-load") => {}
+            Some("sysbench") if c.workload(m) == "queue" => {
+                return Err((
+                    None,
+                    format!(
+                        "configuration {:?}: sysbench runs sysbench scripts, not `queue`",
+                        c.name
+                    ),
+                ))
+            }
+            Some("sysbench") => {}
+            Some(other) => {
+                return Err((
+                    None,
+                    format!(
+                        "configuration {:?}: client {other:?} is not `tpbed-load` or `sysbench`",
+                        c.name
+                    ),
+                ))
+            }
+        }
+    }
     Ok(())
 }
 
@@ -642,5 +685,20 @@ min = 1.2
         let e = err(&m.replace("time_s = 1", "time_s = \"x\""));
         assert!(e.starts_with("x.toml:8:") && e.contains("u64"), "{e}");
         assert!(err(&m.replace("name = \"wait\"", "name = \"skip\"")).contains("must differ"));
+        let e = err(&m.replace("name = \"wait\"", "name = \"wait\"\nclient = \"sysbench\""));
+        assert!(e.contains("not `queue`"), "{e}");
+        let e = err(&m.replace("name = \"wait\"", "name = \"wait\"\nclient = \"mysqlslap\""));
+        assert!(e.contains("is not `tpbed-load` or `sysbench`"), "{e}");
+        let sb = m
+            .replace("workload = \"queue\"", "workload = \"oltp_read_only\"")
+            .replace(
+                "name = \"wait\"",
+                "name = \"wait\"\nclient = \"sysbench\"\nworkload = \"oltp_point_select\"",
+            );
+        let e = parse(&sb, Scale::Small, "m.toml").unwrap();
+        let mx = e.matrix.unwrap();
+        assert!(mx.config[1].by_sysbench() && !mx.config[0].by_sysbench());
+        assert_eq!(mx.config[1].workload(&mx), "oltp_point_select");
+        assert_eq!(mx.config[0].workload(&mx), "oltp_read_only");
     }
 }

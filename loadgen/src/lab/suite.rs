@@ -47,6 +47,9 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     builtin!("threadpool-study", "t2-pool-size.toml"),
     builtin!("saturation", "h1-saturation.toml"),
     builtin!("saturation", "h2-knee.toml"),
+    builtin!("comparisons", "pool-vs-per-connection.toml"),
+    builtin!("comparisons", "server-vs-mariadb.toml"),
+    builtin!("comparisons", "compare-sysbench.toml"),
 ];
 
 /// The suite names.

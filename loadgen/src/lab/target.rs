@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::blocking::Blocking;
 use crate::conn::{Login, Reply, WireFactory};
 use crate::demo::{find_server, SERVER_OPTS};
+use crate::lab::server_log::start_failure;
 use crate::sweep::{split_named, Managed};
 
 /// The database the lab creates on every target and runs in.
@@ -186,13 +187,18 @@ impl Live {
                 m.wait_ready(&no_db, wires, Duration::from_secs(120))
                     .map_err(|e| {
                         let text = std::fs::read_to_string(&log).unwrap_or_default();
-                        let last = text
-                            .lines()
-                            .rev()
-                            .find(|l| l.contains("ERROR") || l.contains("rror"))
-                            .unwrap_or_default()
-                            .to_string();
-                        format!("{}: {e}: {last} (log: {})", spec.name, log.display())
+                        match start_failure(&text) {
+                            Some(why) => format!(
+                                "{} did not start: {why} ({e}; log: {})",
+                                spec.name,
+                                log.display()
+                            ),
+                            None => format!(
+                                "{} did not start: {e}; it wrote nothing to stdout or stderr \
+                                 (a server logging to a file, e.g. --log-error, keeps the reason there)",
+                                spec.name
+                            ),
+                        }
                     })?;
                 (m.addr, Some(m))
             }
@@ -231,6 +237,24 @@ impl Live {
     /// The PID when the lab started the server.
     pub(crate) fn pid(&self) -> Option<u32> {
         self.managed.as_ref().map(Managed::pid)
+    }
+
+    /// The tpbed-server binary the lab starts it from (`--target tpbed`).
+    pub(crate) fn binary(&self) -> Option<&Path> {
+        match &self.spec.how {
+            How::Tpbed(bin) => Some(bin),
+            How::Endpoint(_) | How::Command(_) => None,
+        }
+    }
+
+    /// Where the logs of servers the lab starts for this target go.
+    pub(crate) fn log_dir(&self) -> &Path {
+        &self.log_dir
+    }
+
+    /// The connection factory.
+    pub(crate) fn wires(&self) -> &Arc<WireFactory> {
+        &self.wires
     }
 
     /// Whether the lab can restart it with other start-up settings.
@@ -426,6 +450,31 @@ mod tests {
             detect("8.4.3", "MySQL Community Server - GPL"),
             Flavour::MySql
         );
+    }
+
+    #[test]
+    fn a_server_that_refuses_a_setting_says_why() {
+        // refuses the flag the lab appends, in mariadbd's words, and exits
+        let fake = "sh -c 'for a; do case \"$a\" in --thread_pool_max_transactions_limit=*) \
+            printf \"%s 0 [ERROR] fake-mariadbd: unknown variable \\047%s\\047\\n%s 0 [ERROR] Aborting\\n\" \
+            2026-12-02 \"${a#--}\" 2026-12-02 >&2; exit 1;; esac; done; exit 3' fake {port}";
+        let spec = TargetSpec {
+            name: "fake".into(),
+            how: How::Command(fake.into()),
+        };
+        let dir = std::env::temp_dir().join(format!("tpbed-lab-refuse-{}", std::process::id()));
+        let flags = BTreeMap::from([(
+            "thread_pool_max_transactions_limit".to_string(),
+            "2".to_string(),
+        )]);
+        let e = Live::open(&spec, "root", "", flags, &dir, &crate::sysbench::wires())
+            .expect_err("the fake exits");
+        assert!(
+            e.contains("did not start: fake-mariadbd: unknown variable 'thread_pool_max_transactions_limit=2'"),
+            "{e}"
+        );
+        assert!(!e.contains("Aborting"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
