@@ -94,6 +94,15 @@ impl Change {
 /// (index, removed key, successor key or None for the supremum).
 pub type RemovedHook<'a> = dyn FnMut(usize, &[u8], Option<&[u8]>) + 'a;
 
+/// What purge of one change did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Purged {
+    /// Records physically removed (clustered and secondary).
+    pub(crate) records: u64,
+    /// Row bytes freed (see [`crate::mvcc`]'s `release`).
+    pub(crate) bytes: u64,
+}
+
 /// A record an insert's duplicate check found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Existing {

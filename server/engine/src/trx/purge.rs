@@ -1,7 +1,8 @@
 //! Purge: a background thread that takes committed transactions from the front of the
 //! history list, in commit-number order, once every open read view sees them, and finishes
 //! their changes (frees old versions, removes delete-marked records and entries; removed
-//! records pass their locks to their successors as gap locks).
+//! records pass their locks to their successors as gap locks). When it has caught up, it
+//! gives the memory that it and rollbacks freed back to the operating system.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use std::time::Duration;
 
 use super::{index_id, rec_key, TrxSys};
 use crate::lock::{Inherit, RecKey};
+use crate::memory::{self, TRIM_AFTER};
 
 /// How often purge looks for work when nobody wakes it.
 const PURGE_INTERVAL: Duration = Duration::from_millis(10);
@@ -25,7 +27,12 @@ impl TrxSys {
                 if sys.shutdown.load(Relaxed) {
                     return;
                 }
-                if sys.purge_batch() == 0 {
+                let done = sys.purge_batch();
+                if done < sys.purge_config().batch_size {
+                    // Caught up: give back what purge and rollbacks freed, if that is much.
+                    sys.trim_if_freed();
+                }
+                if done == 0 {
                     // Nothing purgeable: sleep a period, or until shutdown wakes us.
                     let guard = sys.purge_sleep.lock().unwrap_or_else(|e| e.into_inner());
                     let _ = sys.purge_wake.wait_timeout(guard, PURGE_INTERVAL);
@@ -51,6 +58,17 @@ impl TrxSys {
         }
     }
 
+    /// Trims the allocator (see [`crate::memory`]) once purge and rollbacks have freed
+    /// [`TRIM_AFTER`] row bytes since the last trim; returns whether it trimmed.
+    pub(crate) fn trim_if_freed(&self) -> bool {
+        if self.freed_since_trim.load(Relaxed) < TRIM_AFTER {
+            return false;
+        }
+        self.freed_since_trim.store(0, Relaxed);
+        memory::trim();
+        true
+    }
+
     /// Purges up to `innodb_purge_batch_size` undo records of transactions every view sees;
     /// returns how many it purged.
     pub(crate) fn purge_batch(&self) -> u64 {
@@ -60,14 +78,18 @@ impl TrxSys {
         while done < batch {
             let next = {
                 let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
-                match h.front() {
+                let next = match h.front() {
                     Some(c) if c.trx_no < limit => h.pop_front(),
                     _ => None,
+                };
+                if let Some(to) = memory::shrink_target(h.len(), h.capacity()) {
+                    h.shrink_to(to);
                 }
+                next
             };
             let Some(c) = next else { break };
             for (table, change) in &c.changes {
-                let removed = table.purge_change(change, c.trx_id, &mut |index, key, succ| {
+                let purged = table.purge_change(change, c.trx_id, &mut |index, key, succ| {
                     self.locks.inherit_gap_locks(
                         index_id(table, index),
                         RecKey::User(key),
@@ -76,7 +98,8 @@ impl TrxSys {
                         Inherit::Removal,
                     );
                 });
-                self.stats.purged_records.fetch_add(removed, Relaxed);
+                self.stats.purged_records.fetch_add(purged.records, Relaxed);
+                self.freed_since_trim.fetch_add(purged.bytes, Relaxed);
             }
             done += c.changes.len() as u64;
             self.stats
