@@ -12,6 +12,9 @@ mod locking;
 mod purge;
 mod writes;
 
+#[cfg(test)]
+mod tests;
+
 pub use locking::{Fetched, LockingScan, ScanLockMode, ScanOptions};
 pub use writes::{delete_row, insert_row, lock_row, update_row, DupLock, WriteError};
 

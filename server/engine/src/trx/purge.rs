@@ -2,15 +2,16 @@
 //! history list, in commit-number order, once every open read view sees them, and finishes
 //! their changes (frees old versions, removes delete-marked records and entries; removed
 //! records pass their locks to their successors as gap locks). When it has caught up, it
-//! gives the memory that it and rollbacks freed back to the operating system.
+//! gives the memory that it and rollbacks freed back to the operating system, as
+//! [`TrimPolicy`] decides.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{index_id, rec_key, TrxSys};
 use crate::lock::{Inherit, RecKey};
-use crate::memory::{self, TRIM_AFTER};
+use crate::memory::{self, TrimPolicy};
 
 /// How often purge looks for work when nobody wakes it.
 const PURGE_INTERVAL: Duration = Duration::from_millis(10);
@@ -20,6 +21,7 @@ impl TrxSys {
     /// does the work here); fails only if the thread cannot be spawned.
     pub fn start_purge(self: &Arc<TrxSys>) -> std::io::Result<()> {
         let me = Arc::downgrade(self);
+        let mut trim = TrimPolicy::new(Instant::now());
         let h = std::thread::Builder::new()
             .name("purge".into())
             .spawn(move || loop {
@@ -28,9 +30,11 @@ impl TrxSys {
                     return;
                 }
                 let done = sys.purge_batch();
-                if done < sys.purge_config().batch_size {
-                    // Caught up: give back what purge and rollbacks freed, if that is much.
-                    sys.trim_if_freed();
+                let caught_up = done < sys.purge_config().batch_size;
+                let freed = sys.freed_since_trim.load(Relaxed);
+                if trim.should_trim(done, caught_up, freed, Instant::now()) {
+                    sys.freed_since_trim.fetch_sub(freed, Relaxed);
+                    memory::trim();
                 }
                 if done == 0 {
                     // Nothing purgeable: sleep a period, or until shutdown wakes us.
@@ -56,17 +60,6 @@ impl TrxSys {
                 let _ = h.join();
             }
         }
-    }
-
-    /// Trims the allocator (see [`crate::memory`]) once purge and rollbacks have freed
-    /// [`TRIM_AFTER`] row bytes since the last trim; returns whether it trimmed.
-    pub(crate) fn trim_if_freed(&self) -> bool {
-        if self.freed_since_trim.load(Relaxed) < TRIM_AFTER {
-            return false;
-        }
-        self.freed_since_trim.store(0, Relaxed);
-        memory::trim();
-        true
     }
 
     /// Purges up to `innodb_purge_batch_size` undo records of transactions every view sees;
