@@ -15,8 +15,8 @@
 //! `cursor` (positioning, save/restore), which use each other, with pages carrying the lock
 //! system's hints → `mvcc` (read views, versions) → `scan` and `table` (a definition and its
 //! indexes) → `catalog` (the registry of databases and tables); `lock` (the lock system) builds
-//! on `index`; `redo` stands alone; `trx` (transactions: undo, purge, locking reads and writes)
-//! uses all of them.
+//! on `index`; `redo` and `memory` (giving freed rows back to the OS) stand alone; `trx`
+//! (transactions: undo, purge, locking reads and writes) uses all of them.
 //!
 //! How the SQL layer drives storage: resolve a table with [`Catalog::table`]; build rows with
 //! [`TableDef::fill_row`] and write them with [`Table::insert`] / [`Table::update`] /
@@ -37,6 +37,7 @@ pub mod key;
 pub mod latch;
 pub mod lock;
 pub mod log;
+mod memory;
 pub mod mvcc;
 pub mod redo;
 pub mod row;

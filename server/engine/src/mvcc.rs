@@ -10,15 +10,17 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::index::ClusteredRec;
+use crate::memory;
 
 /// An old version of a clustered record, as it was before a transaction overwrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Version {
-    /// The row bytes (the table's `RowCodec` encoding).
-    pub row: Box<[u8]>,
+    /// The row bytes (the table's `RowCodec` encoding), shared with the record or the newer
+    /// version that has the same bytes.
+    pub row: Arc<[u8]>,
     /// DB_TRX_ID of that version.
     pub trx_id: u64,
     /// Its own roll pointer (the version before it; 0: none).
@@ -28,10 +30,10 @@ pub struct Version {
 }
 
 impl Version {
-    /// The version a clustered record holds now.
+    /// The version a clustered record holds now (its row bytes shared, not copied).
     pub fn of(rec: &ClusteredRec) -> Version {
         Version {
-            row: rec.row.clone(),
+            row: Arc::clone(&rec.row),
             trx_id: rec.trx_id,
             roll_ptr: rec.roll_ptr,
             delete_mark: rec.delete_mark,
@@ -83,11 +85,24 @@ impl VersionStore {
         self.shard(ptr).get(&ptr).cloned()
     }
 
-    /// Frees the version at `ptr` (purge).
-    pub fn free(&self, ptr: u64) {
-        if ptr != 0 && self.shard(ptr).remove(&ptr).is_some() {
-            self.live.fetch_sub(1, Relaxed);
+    /// Frees the version at `ptr` (purge, rollback); returns the row bytes that freed (see
+    /// [`release`]).
+    pub fn free(&self, ptr: u64) -> u64 {
+        if ptr == 0 {
+            return 0;
         }
+        let v = {
+            let mut shard = self.shard(ptr);
+            let Some(v) = shard.remove(&ptr) else {
+                return 0;
+            };
+            if let Some(to) = memory::shrink_target(shard.len(), shard.capacity()) {
+                shard.shrink_to(to);
+            }
+            v
+        };
+        self.live.fetch_sub(1, Relaxed);
+        release(v.row)
     }
 
     /// Versions stored now.
@@ -98,6 +113,17 @@ impl VersionStore {
     /// No version is stored.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Drops one reference to row bytes; returns their length if that was the last reference
+/// (the bytes were freed), else 0. An estimate for deciding when to trim the allocator: a
+/// reader dropping its own reference at the same moment can make both sides report 0.
+pub(crate) fn release(row: Arc<[u8]>) -> u64 {
+    if Arc::strong_count(&row) == 1 {
+        row.len() as u64
+    } else {
+        0
     }
 }
 
@@ -195,20 +221,20 @@ mod tests {
     fn old_versions_are_found_through_roll_pointers() {
         let store = VersionStore::default();
         let p1 = store.put(Version {
-            row: Box::new([1]),
+            row: Arc::from([1u8]),
             trx_id: 3,
             roll_ptr: 0,
             delete_mark: false,
         });
         let p2 = store.put(Version {
-            row: Box::new([2]),
+            row: Arc::from([2u8]),
             trx_id: 8,
             roll_ptr: p1,
             delete_mark: false,
         });
         let rec = ClusteredRec {
             key: (&[1u8][..]).into(),
-            row: Box::new([3]),
+            row: Arc::from([3u8]),
             trx_id: 9,
             roll_ptr: p2,
             delete_mark: false,
@@ -223,7 +249,30 @@ mod tests {
         assert_eq!(all.visible_version(&rec, 0, &store), Visible::Current);
         let none = view(2, 3, vec![]);
         assert_eq!(none.visible_version(&rec, 0, &store), Visible::Nothing);
-        store.free(p1);
+        drop(old);
+        assert_eq!(store.free(p1), 1, "the only reference to its row");
         assert_eq!(store.len(), 1);
+        assert_eq!(store.free(p1), 0, "freed once");
+    }
+
+    #[test]
+    fn a_version_shares_its_row_bytes() {
+        let store = VersionStore::default();
+        let rec = ClusteredRec {
+            key: (&[1u8][..]).into(),
+            row: Arc::from(vec![7u8; 1 << 16]),
+            trx_id: 9,
+            roll_ptr: 0,
+            delete_mark: false,
+            lock_hint: Default::default(),
+        };
+        let ptr = store.put(Version::of(&rec));
+        let Some(v) = store.get(ptr) else {
+            panic!("stored");
+        };
+        assert!(Arc::ptr_eq(&v.row, &rec.row), "no copy of the row");
+        drop(v);
+        assert_eq!(store.free(ptr), 0, "the record still holds the bytes");
+        assert_eq!(release(rec.row), 1 << 16, "the last reference frees them");
     }
 }

@@ -3,6 +3,8 @@
 //! FLOAT 4 bytes, DECIMAL 8 or 16, dates packed) or LEB128-length-prefixed (strings).
 //! Encoding then decoding returns the coerced values unchanged.
 
+use std::sync::Arc;
+
 use crate::key::{pack_datetime, unpack_datetime};
 use crate::types::ColumnType;
 use crate::value::{DateTime, Decimal, Value};
@@ -47,12 +49,14 @@ impl RowCodec {
     }
 
     /// Encodes a row of coerced values (one per column). A NULL in a NOT NULL column is
-    /// stored as the type's zero value; callers check nullability first.
-    pub fn encode(&self, values: &[Value]) -> Box<[u8]> {
+    /// stored as the type's zero value; callers check nullability first. The buffer is
+    /// sized up front (a string's length prefix takes at most 10 bytes), so a large row is
+    /// written once and copied once into its shared allocation.
+    pub fn encode(&self, values: &[Value]) -> Arc<[u8]> {
         let size: usize = values
             .iter()
             .map(|v| match v {
-                Value::Bytes(b) => b.len() + 3,
+                Value::Bytes(b) => b.len() + 10,
                 _ => 16,
             })
             .sum();
@@ -67,7 +71,7 @@ impl RowCodec {
             }
             put(self.types[i], v, &mut out);
         }
-        out.into_boxed_slice()
+        Arc::from(out)
     }
 
     /// Decodes every column.

@@ -2,6 +2,8 @@
 //! secondary record carries (secondary key columns ++ primary key columns) encoded, so every
 //! key in any index is unique.
 
+use std::sync::Arc;
+
 use crate::index::key_buf::KeyBuf;
 use crate::lock::LockHint;
 
@@ -16,8 +18,9 @@ pub trait Record: Send + Sync + 'static {
 pub struct ClusteredRec {
     /// The primary key, encoded (or the 6-byte hidden row id).
     pub key: KeyBuf,
-    /// The whole row, encoded by the table's `RowCodec`.
-    pub row: Box<[u8]>,
+    /// The whole row, encoded by the table's `RowCodec`. Shared, never copied, with the old
+    /// versions that hold the same bytes (a delete-mark changes only the metadata).
+    pub row: Arc<[u8]>,
     /// Id of the transaction that last wrote this record (DB_TRX_ID).
     pub trx_id: u64,
     /// Pointer into that transaction's undo for the previous version (DB_ROLL_PTR).

@@ -15,7 +15,8 @@
 //!
 //! Versions: a write stamps the clustered record with its transaction (DB_TRX_ID) and keeps
 //! the version it replaced in the table's [`VersionStore`], reached through the record's
-//! roll pointer (DB_ROLL_PTR). A delete only delete-marks; an insert of a key whose record
+//! roll pointer (DB_ROLL_PTR); the version shares the row bytes instead of copying them, so a
+//! delete-mark costs no copy of the row. A delete only delete-marks; an insert of a key whose record
 //! is delete-marked overwrites that record in place, keeping the old one as a version. The
 //! logged [`Change`]s let rollback invert a write and purge remove what no read view needs.
 
@@ -93,6 +94,15 @@ impl Change {
 /// Called for each record physically removed by rollback or purge, under its leaf latch:
 /// (index, removed key, successor key or None for the supremum).
 pub type RemovedHook<'a> = dyn FnMut(usize, &[u8], Option<&[u8]>) + 'a;
+
+/// What purge of one change did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Purged {
+    /// Records physically removed (clustered and secondary).
+    pub(crate) records: u64,
+    /// Row bytes freed (see [`crate::mvcc`]'s `release`).
+    pub(crate) bytes: u64,
+}
 
 /// A record an insert's duplicate check found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

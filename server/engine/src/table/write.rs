@@ -2,17 +2,17 @@
 //! consistent (see the order of steps in the parent module).
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::MutexGuard;
+use std::sync::{Arc, MutexGuard};
 
 use super::{
-    display_value, Change, Existing, InsertOptions, InsertOutcome, InsertProbe, ProbeKind,
+    display_value, Change, Existing, InsertOptions, InsertOutcome, InsertProbe, ProbeKind, Purged,
     RemovedHook, SecChange, SecOp, Secondary, Table, UpdateOutcome, WriteStamp, ROW_ID_LEN,
 };
 use crate::cursor::{LatchMode, SearchMode};
 use crate::error::EngineError;
 use crate::index::{ClusteredRec, Record, SecondaryRec};
 use crate::key;
-use crate::mvcc::Version;
+use crate::mvcc::{self, Version};
 use crate::schema::IndexDef;
 use crate::types::ColumnType;
 use crate::value::Value;
@@ -241,17 +241,8 @@ impl Table {
         });
     }
 
-    /// Delete-marks the secondary entry `prefix ++ pk` and logs it.
-    fn mark_secondary(
-        &self,
-        i: usize,
-        prefix: &[u8],
-        pk: &[u8],
-        trx_id: u64,
-        sec: &mut Vec<SecChange>,
-    ) {
-        let mut k = prefix.to_vec();
-        k.extend_from_slice(pk);
+    /// Delete-marks the entry with whole key `k` in secondary `i` (0-based) and logs it.
+    fn mark_secondary(&self, i: usize, k: Vec<u8>, trx_id: u64, sec: &mut Vec<SecChange>) {
         let marked = self.secondaries[i].tree.modify(&k, |rec, max_trx_id| {
             *max_trx_id = (*max_trx_id).max(trx_id);
             !std::mem::replace(&mut rec.delete_mark, true)
@@ -467,9 +458,14 @@ impl Table {
         let check = std::cell::RefCell::new(check);
         let check = |p: InsertProbe<'_>| (check.borrow_mut())(p);
         let new_row = self.def.coerce_row(new_row)?;
-        let Some(old_row) = self.get(pk) else {
+        let Some(old_bytes) = self
+            .clustered
+            .get(pk, |r| (!r.delete_mark).then(|| Arc::clone(&r.row)))
+            .flatten()
+        else {
             return Ok(UpdateOutcome::NotFound);
         };
+        let old_row = self.codec.decode(&old_bytes);
         if old_row == new_row {
             return Ok(UpdateOutcome::Unchanged);
         }
@@ -546,21 +542,21 @@ impl Table {
         let Some((old_ptr, replaced)) = old_prior else {
             return Ok(UpdateOutcome::NotFound);
         };
-        if let Some(actual) = replaced {
+        if let Some(actual) = replaced.filter(|a| !Arc::ptr_eq(a, &old_bytes)) {
             // Without row locks a concurrent writer may have changed the row since it was
             // read: maintain the secondaries from what was actually replaced.
             let actual = self.codec.decode(&actual);
-            if actual != old_row {
-                old_prefixes = self
-                    .secondaries
-                    .iter()
-                    .map(|s| self.secondary_prefix(s, &actual))
-                    .collect();
-            }
+            old_prefixes = self
+                .secondaries
+                .iter()
+                .map(|s| self.secondary_prefix(s, &actual))
+                .collect();
         }
+        drop(old_bytes);
         for i in 0..self.secondaries.len() {
             if pk_changed || old_prefixes[i] != new_prefixes[i] {
-                self.mark_secondary(i, &old_prefixes[i], pk, trx_id, &mut sec_old);
+                let old_key = [old_prefixes[i].as_slice(), pk].concat();
+                self.mark_secondary(i, old_key, trx_id, &mut sec_old);
                 self.insert_secondary(i, new_prefixes[i].clone(), &new_pk, trx_id, &mut sec_new);
             }
         }
@@ -602,20 +598,15 @@ impl Table {
             rec.delete_mark = true;
             rec.trx_id = stamp.trx_id;
             rec.roll_ptr = ptr;
-            Some((ptr, self.codec.decode(&rec.row)))
+            Some((ptr, Arc::clone(&rec.row)))
         });
         let Some(Some((ptr, row))) = old else {
             return false;
         };
         let mut sec = Vec::new();
-        for (i, s) in self.secondaries.iter().enumerate() {
-            self.mark_secondary(
-                i,
-                &self.secondary_prefix(s, &row),
-                pk,
-                stamp.trx_id,
-                &mut sec,
-            );
+        for i in 0..self.secondaries.len() {
+            let key = self.secondary_key_of(i + 1, &row, pk);
+            self.mark_secondary(i, key, stamp.trx_id, &mut sec);
         }
         self.rows.fetch_sub(1, Relaxed);
         log.push(Change {
@@ -636,8 +627,9 @@ impl Table {
     }
 
     /// [`Table::rollback`] reporting each physically removed record as (index, key,
-    /// successor key or None for the supremum), under its leaf latch.
-    pub(crate) fn rollback_with(&self, change: &Change, removed: &mut RemovedHook<'_>) {
+    /// successor key or None for the supremum), under its leaf latch. Returns the row bytes
+    /// it freed (see [`mvcc::release`]).
+    pub(crate) fn rollback_with(&self, change: &Change, removed: &mut RemovedHook<'_>) -> u64 {
         for sc in change.secondary.iter().rev() {
             let tree = &self.secondaries[sc.index - 1].tree;
             match sc.op {
@@ -660,27 +652,30 @@ impl Table {
             .clustered
             .get(&change.pk, |r| !r.delete_mark)
             .unwrap_or(false);
+        let mut freed = 0;
         let now_live = if change.created {
-            self.clustered.remove_reporting(
+            let gone = self.clustered.remove_reporting(
                 &change.pk,
                 |_| true,
                 |succ| removed(0, &change.pk, succ.map(|r| r.key())),
             );
+            freed += gone.map_or(0, |r| mvcc::release(r.row));
             false
         } else {
             let Some(v) = self.versions.get(change.prior) else {
                 debug_assert!(false, "the prior version of an uncommitted change is kept");
-                return;
+                return 0;
             };
             let live = !v.delete_mark;
-            self.clustered.modify(&change.pk, |r, _| {
-                r.row = v.row;
+            let undone = self.clustered.modify(&change.pk, |r, _| {
                 r.trx_id = v.trx_id;
                 r.roll_ptr = v.roll_ptr;
                 r.delete_mark = v.delete_mark;
                 // Under the write latch: no reader is walking this record's chain now.
                 self.versions.free(change.prior);
+                std::mem::replace(&mut r.row, v.row)
             });
+            freed += undone.map_or(0, mvcc::release);
             live
         };
         match (was_live, now_live) {
@@ -692,6 +687,7 @@ impl Table {
             }
             _ => {}
         }
+        freed
     }
 
     /// Purge of one committed change by transaction `trx_id`, once every read view sees
@@ -699,35 +695,36 @@ impl Table {
     /// the change left it delete-marked and nobody wrote it since (with its delete-marked
     /// secondary entries), and removes secondary entries it delete-marked that no
     /// remaining version of the row needs. Removed records are reported as by
-    /// [`Table::rollback_with`]. Returns the number of records removed.
+    /// [`Table::rollback_with`]. Returns the records removed and the row bytes freed.
     pub(crate) fn purge_change(
         &self,
         change: &Change,
         trx_id: u64,
         removed: &mut RemovedHook<'_>,
-    ) -> u64 {
-        self.versions.free(change.prior);
-        let mut n = 0;
+    ) -> Purged {
+        let mut out = Purged {
+            records: 0,
+            bytes: self.versions.free(change.prior),
+        };
         let gone = self.clustered.remove_reporting(
             &change.pk,
             |r| r.delete_mark && r.trx_id == trx_id,
             |succ| removed(0, &change.pk, succ.map(|r| r.key())),
         );
         if let Some(rec) = gone {
-            n += 1;
-            let row = self.codec.decode(&rec.row);
-            for (i, s) in self.secondaries.iter().enumerate() {
-                let mut k = self.secondary_prefix(s, &row);
-                k.extend_from_slice(&change.pk);
-                n += self.purge_secondary_entry(i + 1, &k, removed);
+            out.records += 1;
+            for i in 1..self.index_count() {
+                let k = self.secondary_key_of(i, &rec.row, &change.pk);
+                out.records += self.purge_secondary_entry(i, &k, removed);
             }
+            out.bytes += mvcc::release(rec.row);
         }
         for sc in &change.secondary {
             if sc.op == SecOp::Marked && !self.version_needs(sc.index, &sc.key, &change.pk) {
-                n += self.purge_secondary_entry(sc.index, &sc.key, removed);
+                out.records += self.purge_secondary_entry(sc.index, &sc.key, removed);
             }
         }
-        n
+        out
     }
 
     fn purge_secondary_entry(
@@ -779,10 +776,8 @@ impl Table {
         let Some(rec) = self.clustered.remove_if(pk, |r| r.delete_mark) else {
             return false;
         };
-        let row = self.codec.decode(&rec.row);
-        for s in &self.secondaries {
-            let mut k = self.secondary_prefix(s, &row);
-            k.extend_from_slice(pk);
+        for (i, s) in self.secondaries.iter().enumerate() {
+            let k = self.secondary_key_of(i + 1, &rec.row, pk);
             s.tree.remove_if(&k, |r| r.delete_mark);
         }
         true

@@ -12,6 +12,9 @@ mod locking;
 mod purge;
 mod writes;
 
+#[cfg(test)]
+mod tests;
+
 pub use locking::{Fetched, LockingScan, ScanLockMode, ScanOptions};
 pub use writes::{delete_row, insert_row, lock_row, update_row, DupLock, WriteError};
 
@@ -269,6 +272,8 @@ pub struct TrxSys {
     active: Mutex<Active>,
     history: Mutex<VecDeque<Committed>>,
     history_len: AtomicU64,
+    /// Row bytes purge and rollback freed since the allocator was last trimmed.
+    freed_since_trim: AtomicU64,
     /// Purge settings.
     purge: PurgeSettings,
     /// Counters.
@@ -289,6 +294,7 @@ impl TrxSys {
             active: Mutex::new(Active::default()),
             history: Mutex::new(VecDeque::new()),
             history_len: AtomicU64::new(0),
+            freed_since_trim: AtomicU64::new(0),
             purge: PurgeSettings {
                 batch_size: AtomicU64::new(purge.batch_size.max(1)),
                 max_purge_lag: AtomicU64::new(purge.max_purge_lag),
@@ -488,9 +494,10 @@ impl TrxSys {
     /// Undoes the changes after `savepoint` (statement rollback, ROLLBACK TO SAVEPOINT);
     /// locks stay.
     pub fn undo_to(&self, trx: &mut Trx, savepoint: usize) {
+        let mut freed = 0;
         while trx.undo.len() > savepoint {
             let (table, change) = trx.undo.pop().expect("longer than the savepoint");
-            table.rollback_with(&change, &mut |index, key, succ| {
+            freed += table.rollback_with(&change, &mut |index, key, succ| {
                 self.locks.inherit_gap_locks(
                     index_id(&table, index),
                     RecKey::User(key),
@@ -500,6 +507,7 @@ impl TrxSys {
                 );
             });
         }
+        self.freed_since_trim.fetch_add(freed, Relaxed);
         if let Some(i) = &trx.info {
             i.lock.set_undo_records(trx.undo.len() as u64);
         }

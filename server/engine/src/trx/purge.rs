@@ -1,14 +1,17 @@
 //! Purge: a background thread that takes committed transactions from the front of the
 //! history list, in commit-number order, once every open read view sees them, and finishes
 //! their changes (frees old versions, removes delete-marked records and entries; removed
-//! records pass their locks to their successors as gap locks).
+//! records pass their locks to their successors as gap locks). When it has caught up, it
+//! gives the memory that it and rollbacks freed back to the operating system, as
+//! [`TrimPolicy`] decides.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{index_id, rec_key, TrxSys};
 use crate::lock::{Inherit, RecKey};
+use crate::memory::{self, TrimPolicy};
 
 /// How often purge looks for work when nobody wakes it.
 const PURGE_INTERVAL: Duration = Duration::from_millis(10);
@@ -18,6 +21,7 @@ impl TrxSys {
     /// does the work here); fails only if the thread cannot be spawned.
     pub fn start_purge(self: &Arc<TrxSys>) -> std::io::Result<()> {
         let me = Arc::downgrade(self);
+        let mut trim = TrimPolicy::new(Instant::now());
         let h = std::thread::Builder::new()
             .name("purge".into())
             .spawn(move || loop {
@@ -25,7 +29,14 @@ impl TrxSys {
                 if sys.shutdown.load(Relaxed) {
                     return;
                 }
-                if sys.purge_batch() == 0 {
+                let done = sys.purge_batch();
+                let caught_up = done < sys.purge_config().batch_size;
+                let freed = sys.freed_since_trim.load(Relaxed);
+                if trim.should_trim(done, caught_up, freed, Instant::now()) {
+                    sys.freed_since_trim.fetch_sub(freed, Relaxed);
+                    memory::trim();
+                }
+                if done == 0 {
                     // Nothing purgeable: sleep a period, or until shutdown wakes us.
                     let guard = sys.purge_sleep.lock().unwrap_or_else(|e| e.into_inner());
                     let _ = sys.purge_wake.wait_timeout(guard, PURGE_INTERVAL);
@@ -60,14 +71,18 @@ impl TrxSys {
         while done < batch {
             let next = {
                 let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
-                match h.front() {
+                let next = match h.front() {
                     Some(c) if c.trx_no < limit => h.pop_front(),
                     _ => None,
+                };
+                if let Some(to) = memory::shrink_target(h.len(), h.capacity()) {
+                    h.shrink_to(to);
                 }
+                next
             };
             let Some(c) = next else { break };
             for (table, change) in &c.changes {
-                let removed = table.purge_change(change, c.trx_id, &mut |index, key, succ| {
+                let purged = table.purge_change(change, c.trx_id, &mut |index, key, succ| {
                     self.locks.inherit_gap_locks(
                         index_id(table, index),
                         RecKey::User(key),
@@ -76,7 +91,8 @@ impl TrxSys {
                         Inherit::Removal,
                     );
                 });
-                self.stats.purged_records.fetch_add(removed, Relaxed);
+                self.stats.purged_records.fetch_add(purged.records, Relaxed);
+                self.freed_since_trim.fetch_add(purged.bytes, Relaxed);
             }
             done += c.changes.len() as u64;
             self.stats
