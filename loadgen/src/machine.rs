@@ -108,6 +108,9 @@ pub(crate) struct ProcSample {
     pub(crate) rss_kb: u64,
     /// utime + stime in seconds.
     pub(crate) cpu_secs: f64,
+    /// Threads named as a tpbed thread pool's connection handlers (`tpN-chM`); `None` when
+    /// no thread carries a tpbed pool name (another server, or one thread per connection).
+    pub(crate) pool_ch_threads: Option<u64>,
 }
 
 /// Samples `/proc/<pid>` (None if the process is gone).
@@ -126,7 +129,31 @@ pub(crate) fn proc_sample(pid: u32) -> Option<ProcSample> {
         threads: field("Threads:"),
         rss_kb: field("VmRSS:"),
         cpu_secs: proc_cpu_secs(Path::new(&dir)),
+        pool_ch_threads: pool_ch_threads(Path::new(&dir)),
     })
+}
+
+/// The kind of tpbed pool thread a thread name `tpN-ROLEM` names (`q`, `l` or `ch`).
+fn pool_role(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix("tp")?;
+    let (group, role_no) = rest.split_once('-')?;
+    let role = role_no.trim_end_matches(|c: char| c.is_ascii_digit());
+    let numbered = role.len() < role_no.len() && group.bytes().all(|b| b.is_ascii_digit());
+    (numbered && !group.is_empty() && matches!(role, "q" | "l" | "ch")).then_some(role)
+}
+
+/// Counts the process's tpbed pool connection-handler threads by their names.
+fn pool_ch_threads(dir: &Path) -> Option<u64> {
+    let mut pool = false;
+    let mut ch = 0;
+    for task in std::fs::read_dir(dir.join("task")).ok()?.flatten() {
+        let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if let Some(role) = pool_role(name.trim_end()) {
+            pool = true;
+            ch += u64::from(role == "ch");
+        }
+    }
+    pool.then_some(ch)
 }
 
 fn proc_cpu_secs(dir: &Path) -> f64 {
@@ -178,5 +205,17 @@ mod tests {
         let s = proc_sample(std::process::id()).expect("own /proc entry");
         assert!(s.threads >= 1 && s.rss_kb > 0);
         assert!(raise_nofile() >= 1024);
+        // the test process names no thread as a tpbed pool does
+        assert_eq!(s.pool_ch_threads, None);
+    }
+
+    #[test]
+    fn pool_thread_names_are_told_by_role() {
+        assert_eq!(pool_role("tp0-ch12"), Some("ch"));
+        assert_eq!(pool_role("tp1-q3"), Some("q"));
+        assert_eq!(pool_role("tp2-l0"), Some("l"));
+        for other in ["tp-timer", "conn-7", "tp0-ch", "tpx-q1", "tp0-x1", "tokio-runtime"] {
+            assert_eq!(pool_role(other), None, "{other}");
+        }
     }
 }

@@ -303,6 +303,10 @@ impl Report {
                 ("threads", J::n(p.threads as f64)),
                 ("rss_kb", J::n(p.rss_kb as f64)),
                 ("cpu_secs", J::n(p.cpu_secs)),
+                (
+                    "pool_ch_threads",
+                    p.pool_ch_threads.map_or(J::Null, |n| J::n(n as f64)),
+                ),
             ]),
             None => J::Null,
         };

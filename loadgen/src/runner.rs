@@ -173,6 +173,7 @@ fn max_proc(a: Option<ProcSample>, b: Option<ProcSample>) -> Option<ProcSample> 
             threads: a.threads.max(b.threads),
             rss_kb: a.rss_kb.max(b.rss_kb),
             cpu_secs: a.cpu_secs.max(b.cpu_secs),
+            pool_ch_threads: a.pool_ch_threads.max(b.pool_ch_threads),
         }),
         (x, None) | (None, x) => x,
     }

@@ -54,6 +54,10 @@ pub(crate) const METRICS: &[(&str, &str)] = &[
         "largest OS thread count of the server (/proc)",
     ),
     (
+        "pool_ch_threads_max",
+        "largest count of the server's pool connection-handler threads (tpbed's thread names in /proc)",
+    ),
+    (
         "rss_mb_max",
         "largest resident memory of the server in MiB (/proc)",
     ),
@@ -131,6 +135,14 @@ pub(crate) fn metrics(r: &Report, queue: bool) -> CellMetrics {
                 .proc_max
                 .as_ref()
                 .map_or_else(no_pid, |p| Ok(p.threads as f64)),
+        ),
+        (
+            "pool_ch_threads_max",
+            r.server.proc_max.as_ref().map_or_else(no_pid, |p| {
+                p.pool_ch_threads.map(|n| n as f64).ok_or_else(|| {
+                    "no thread of the server has a tpbed pool thread name".to_string()
+                })
+            }),
         ),
         (
             "rss_mb_max",
