@@ -1,8 +1,11 @@
-//! The SQL language: parsing with sqlparser (MySQL dialect) under a nesting bound, binding
+//! The SQL language: statement text as bytes ([`bytes`]), parsing with sqlparser (MySQL
+//! dialect) under a nesting bound, string literals' character sets ([`charset`]), binding
 //! names into expressions ([`expr`]), evaluating them ([`eval`], [`functions`]) and the
 //! shapes results take ([`output`]). Statements are planned and run above, in `exec` and
 //! `stmt`.
 
+pub mod bytes;
+pub mod charset;
 pub mod depth;
 pub mod env;
 pub mod eval;
