@@ -73,7 +73,7 @@ impl Target {
 }
 
 pub(crate) fn column_pos(t: &Table, n: &ast::ObjectName) -> SqlResult<usize> {
-    let name = n.0.last().map(|p| p.to_string()).unwrap_or_default();
+    let name = crate::sql::names::last(n);
     t.def()
         .column_index(&name)
         .ok_or_else(|| crate::exec::errors::unknown_column(&name, "field list"))

@@ -317,7 +317,7 @@ impl Planner<'_> {
                         SelectItem::QualifiedWildcard(
                             ast::SelectItemQualifiedWildcardKind::ObjectName(n),
                             _,
-                        ) => Some(n.0.last().map(|p| p.to_string()).unwrap_or_default()),
+                        ) => Some(crate::sql::names::last(n)),
                         _ => None,
                     };
                     let mut any = false;

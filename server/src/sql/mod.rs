@@ -1,6 +1,6 @@
 //! The SQL language: statement text as bytes ([`bytes`]), parsing with sqlparser (MySQL
 //! dialect) under a nesting bound, string literals' character sets ([`charset`]), binding
-//! names into expressions ([`expr`]), evaluating them ([`eval`], [`functions`]) and the
+//! names ([`names`]) into expressions ([`expr`]), evaluating them ([`eval`], [`functions`]) and the
 //! shapes results take ([`output`]). Statements are planned and run above, in `exec` and
 //! `stmt`.
 
@@ -12,6 +12,7 @@ pub mod eval;
 pub mod expr;
 pub mod format;
 pub mod functions;
+pub mod names;
 pub mod output;
 pub mod stack;
 

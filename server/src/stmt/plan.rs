@@ -132,13 +132,7 @@ pub struct PreparedStmt {
 }
 
 fn name_of(n: &ast::ObjectName) -> String {
-    n.0.iter()
-        .map(|p| match p {
-            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
-            other => other.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(".")
+    crate::sql::names::dotted(n)
 }
 
 /// Plans one parsed statement.
