@@ -68,6 +68,15 @@ pub fn decode(bytes: &[u8]) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A statement's bytes without the NUL bytes that end some clients' COM_QUERY text
+/// (mariadb-slap sends one): MySQL's lexer reads a NUL at the end as the end of the input.
+pub fn without_trailing_nul(mut bytes: &[u8]) -> &[u8] {
+    while let [rest @ .., 0] = bytes {
+        bytes = rest;
+    }
+    bytes
+}
+
 /// The bytes a decoded string (a literal's text, an identifier) stands for.
 pub fn restore(s: &str) -> Cow<'_, [u8]> {
     if !s.chars().any(|c| unescape(c).is_some()) {
@@ -110,6 +119,13 @@ mod tests {
             let d = decode(&b);
             assert_eq!(restore(&d), b.as_slice(), "{b:?}");
         }
+    }
+
+    #[test]
+    fn trailing_nul_ends_the_text() {
+        assert_eq!(without_trailing_nul(b"SELECT 1\0"), b"SELECT 1");
+        assert_eq!(without_trailing_nul(b"SELECT '\0'"), b"SELECT '\0'");
+        assert_eq!(without_trailing_nul(b"\0\0"), b"");
     }
 
     #[test]

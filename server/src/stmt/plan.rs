@@ -177,6 +177,16 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
             name: name_of(db_name),
             if_not_exists: *if_not_exists,
         }),
+        // CREATE SCHEMA is a synonym of CREATE DATABASE in MySQL.
+        Statement::CreateSchema {
+            schema_name: ast::SchemaName::Simple(n),
+            if_not_exists,
+            or_replace: false,
+            ..
+        } => simple(Plan::CreateDatabase {
+            name: name_of(n),
+            if_not_exists: *if_not_exists,
+        }),
         Statement::Drop {
             object_type,
             if_exists,
