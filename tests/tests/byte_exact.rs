@@ -86,6 +86,17 @@ each_mode! {
                 other => panic!("{}: {other:?}", String::from_utf8_lossy(sql)),
             }
         }
+        // INSERT IGNORE skips the row with the same message as a warning.
+        c.query_drop("INSERT IGNORE INTO t (id, c) VALUES (1, X'41FF42')").unwrap();
+        let w: Vec<(String, u16, String)> = c.query("SHOW WARNINGS").unwrap();
+        assert_eq!(
+            w,
+            vec![(
+                "Warning".into(),
+                1366,
+                "Incorrect string value: '\\xFFB' for column 'c' at row 1".into()
+            )]
+        );
         let n: i64 = c.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
         assert_eq!(n, 0, "nothing stored");
         // The same bytes are data in the BLOB column, and an UPDATE checks the same way.

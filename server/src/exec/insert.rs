@@ -259,7 +259,14 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             .zip(values)
             .filter_map(|(c, v)| v.map(|v| (c, v)))
             .collect();
-        check_text_columns(t.def(), given.iter().map(|(c, v)| (*c, v)), rowno)?;
+        if let Err(e) = check_text_columns(t.def(), given.iter().map(|(c, v)| (*c, v)), rowno) {
+            // INSERT IGNORE skips the row with a warning, as for the other value errors.
+            if i.ignore {
+                warnings.push((e.code.code(), e.message));
+                continue;
+            }
+            return Err(e);
+        }
         let full = t
             .def()
             .fill_row(given, now)
