@@ -65,6 +65,24 @@ each_mode! {
             .unwrap();
         assert_eq!(n, 11);
         c.exec_drop("UPDATE `Jobs` SET `app` = ? WHERE `ID` = ?", ("p", 1)).unwrap();
+        // The remaining table statements.
+        for sql in [
+            "SHOW COLUMNS FROM `Jobs` FROM `Shop`",
+            "DESCRIBE `Shop`.`Jobs`",
+            "CREATE TABLE `Copy` (`Id` INT PRIMARY KEY, `Order` INT)",
+            "INSERT INTO `Copy` (`ID`, `ORDER`) SELECT `j`.`id`, `j`.`Order` FROM `Jobs` AS `j`",
+            "DELETE FROM `Copy` WHERE `order` > 20 ORDER BY `ID` LIMIT 1",
+            "TRUNCATE TABLE `Shop`.`Copy`",
+            "DROP TABLE `Shop`.`Copy`",
+        ] {
+            c.query_drop(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let fields: Vec<String> = c
+            .query_map("SHOW COLUMNS FROM `Shop`.`Jobs`", |row: mysql::Row| {
+                row.get::<String, _>(0).unwrap_or_default()
+            })
+            .unwrap();
+        assert_eq!(fields, ["id", "Order", "key", "App"]);
         // An unknown quoted column is reported without its quotes, as MySQL does.
         let e = mysql_error(c.query_drop("INSERT INTO `Jobs` (`nope`) VALUES (1)"));
         assert_eq!(
