@@ -56,7 +56,8 @@ pub fn parse_error(sql: &str, e: &ParserError) -> SqlError {
             sql.get(offset..)
         })
         .unwrap_or("");
-    SqlError::parse(near)
+    // The message is text: a byte that is not UTF-8 shows as U+FFFD, not as its escape.
+    SqlError::parse(&String::from_utf8_lossy(&bytes::restore(near)))
 }
 
 /// Tokenizes `sql`, bounds its nesting ([`depth::check`]) and parses it: the outer error is
