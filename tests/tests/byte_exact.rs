@@ -132,6 +132,8 @@ each_mode! {
                 vec![0x0A]
             )
         );
+        let n: Vec<u8> = c.query_first("SELECT N'ü'").unwrap().unwrap();
+        assert_eq!(n, "ü".as_bytes());
         let e = mysql_error(c.query_drop("SELECT _klingon 'x'"));
         assert_eq!((e.code, e.message.as_str()), (1115, "Unknown character set: 'klingon'"));
         c.query_drop("CREATE DATABASE d").unwrap();

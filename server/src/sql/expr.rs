@@ -233,7 +233,10 @@ impl<'r, R: Resolver> Binder<'r, R> {
         Ok(match e {
             Expr::Value(v) => match &v.value {
                 ast::Value::Number(n, _) => BoundExpr::Literal(number_literal(n)?),
-                ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                // N'..' is utf8mb3 in MySQL; every literal here is utf8mb4 bytes.
+                ast::Value::SingleQuotedString(s)
+                | ast::Value::DoubleQuotedString(s)
+                | ast::Value::NationalStringLiteral(s) => {
                     BoundExpr::Literal(Value::Bytes(restore(s).into_owned()))
                 }
                 ast::Value::HexStringLiteral(h) => BoundExpr::Literal(Value::Bytes(
