@@ -17,6 +17,15 @@ fn escape(b: u8) -> char {
     char::from_u32(ESCAPE_BASE + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER)
 }
 
+/// The lead byte of every escape character's UTF-8 form (U+10FF00..=U+10FFFF are
+/// F4 8F BC 80..=F4 8F BF BF): text without it has none, which a byte scan tells cheaply.
+const ESCAPE_LEAD: u8 = 0xF4;
+
+/// Whether `s` holds an escape character.
+fn has_escapes(s: &str) -> bool {
+    s.as_bytes().contains(&ESCAPE_LEAD) && s.chars().any(|c| unescape(c).is_some())
+}
+
 /// The raw byte `c` stands for, if it is one of the escape characters.
 fn unescape(c: char) -> Option<u8> {
     u32::from(c)
@@ -42,7 +51,7 @@ fn push_valid(out: &mut String, s: &str) {
 /// characters (the common case), else with every other byte mapped to an escape character.
 pub fn decode(bytes: &[u8]) -> Cow<'_, str> {
     if let Ok(s) = std::str::from_utf8(bytes) {
-        if !s.chars().any(|c| unescape(c).is_some()) {
+        if !has_escapes(s) {
             return Cow::Borrowed(s);
         }
     }
@@ -79,7 +88,7 @@ pub fn without_trailing_nul(mut bytes: &[u8]) -> &[u8] {
 
 /// The bytes a decoded string (a literal's text, an identifier) stands for.
 pub fn restore(s: &str) -> Cow<'_, [u8]> {
-    if !s.chars().any(|c| unescape(c).is_some()) {
+    if !has_escapes(s) {
         return Cow::Borrowed(s.as_bytes());
     }
     let mut out = Vec::with_capacity(s.len());
