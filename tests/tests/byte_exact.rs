@@ -207,6 +207,19 @@ each_mode! {
             .unwrap()
             .unwrap();
         assert_eq!((f.0.as_str(), f.1.as_str(), f.2.len()), ("2024-01-02", "2024-01-02 00:00:00", 10));
+        // Computed DATETIMEs (typed from their values) print the time, and every fraction.
+        let m: (String, String, String) = c
+            .query_first("SELECT MAX(dt), MAX(dt3), CASE WHEN id = 1 THEN dt3 END FROM t")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            m,
+            (
+                "2024-01-02 00:00:00".into(),
+                "2024-01-02 03:04:05.500".into(),
+                "2024-01-02 03:04:05.500000".into()
+            )
+        );
     }
 }
 

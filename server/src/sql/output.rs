@@ -130,6 +130,21 @@ pub fn column_for(name: &str, sample: Option<&Value>) -> ColumnDefinition {
     c
 }
 
+/// A computed DATETIME column shows every value's fraction: `decimals` is 6 when any of
+/// `values` has microseconds (the text protocol prints exactly `decimals` digits).
+pub fn fit_datetime_decimals<'a>(
+    c: &mut ColumnDefinition,
+    values: impl Iterator<Item = &'a Value>,
+) {
+    if c.column_type == ColumnType::DateTime
+        && values
+            .into_iter()
+            .any(|v| matches!(v, Value::DateTime(dt) if dt.micros != 0))
+    {
+        c.decimals = 6;
+    }
+}
+
 /// The column definition MySQL sends for a computed DATE (`CAST(.. AS DATE)`, `CURDATE()`).
 pub fn date_column(name: &str) -> ColumnDefinition {
     let mut c = ColumnDefinition::new(name, ColumnType::Date);
@@ -169,6 +184,7 @@ impl ResultSet {
                 }
                 let sample = rows.iter().map(|r| &r[i]).find(|v| !v.is_null());
                 let mut c = column_for(n, sample.or(rows.first().map(|r| &r[i])));
+                fit_datetime_decimals(&mut c, rows.iter().map(|r| &r[i]));
                 if rows.iter().any(|r| r[i].is_null()) {
                     c.flags.remove(ColumnFlags::NOT_NULL);
                 }
