@@ -70,7 +70,8 @@ fn index_columns(def_cols: &[Column], cols: &[ast::IndexColumn]) -> SqlResult<Ve
         .map(|c| {
             let name = match &c.column.expr {
                 Expr::Identifier(i) => i.value.clone(),
-                Expr::Function(f) => f.name.to_string(), // `col(10)`: a prefix of the column
+                // `col(10)`: a prefix of the column
+                Expr::Function(f) => crate::sql::names::last(&f.name),
                 other => other.to_string(),
             };
             def_cols
@@ -259,7 +260,7 @@ pub fn plan_create_index(p: &mut Planner<'_>, c: &ast::CreateIndex) -> SqlResult
     let t = p.table(&db, &table)?;
     let cols = index_columns(t.def().columns(), &c.columns)?;
     let name = match &c.name {
-        Some(n) => n.0.last().map(|x| x.to_string()).unwrap_or_default(),
+        Some(n) => crate::sql::names::last(n),
         None => free_name(t.def().indexes(), &t.def().columns()[cols[0]].name),
     };
     let kind = if c.unique {
@@ -325,8 +326,7 @@ pub fn plan_drop(p: &mut Planner<'_>, s: &Statement) -> SqlResult<Body> {
                 table,
                 index: names
                     .first()
-                    .and_then(|n| n.0.last())
-                    .map(|x| x.to_string())
+                    .map(crate::sql::names::last)
                     .unwrap_or_default(),
             }))
         }

@@ -13,6 +13,7 @@ use crate::error::engine_error;
 use crate::error::lock_error;
 use crate::error::{SqlError, SqlResult};
 use crate::exec::access::{self, Access};
+use crate::exec::errors::check_text_columns;
 use crate::exec::query::{Source, SourceKind};
 use crate::exec::run::{order_cmp, Exec, Flow, ReadLock};
 use crate::exec::scope::{and_all, conjuncts, Scope};
@@ -72,7 +73,7 @@ impl Target {
 }
 
 pub(crate) fn column_pos(t: &Table, n: &ast::ObjectName) -> SqlResult<usize> {
-    let name = n.0.last().map(|p| p.to_string()).unwrap_or_default();
+    let name = crate::sql::names::last(n);
     t.def()
         .column_index(&name)
         .ok_or_else(|| crate::exec::errors::unknown_column(&name, "field list"))
@@ -316,7 +317,12 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
         matched += 1;
         let mut new = old.clone();
         for (col, e) in &u.assignments {
-            new[*col] = ex.eval(e, &new)?;
+            let v = ex.eval(e, &new)?;
+            if let Err(e) = check_text_columns(table.def(), [(*col, &v)], n as u64 + 1) {
+                ex.flush();
+                return Err(e);
+            }
+            new[*col] = v;
         }
         let done = {
             let mut t = st.trx.borrow_mut();

@@ -22,3 +22,18 @@ pub fn no_such_table(db: &str, table: &str) -> SqlError {
         format!("Table '{db}.{table}' doesn't exist"),
     )
 }
+
+/// 1366 for the first value of `row` (counted from 1) that is not well-formed UTF-8 and goes
+/// into a text column of `t` (every text column is utf8mb4); binary columns take any bytes.
+pub(crate) fn check_text_columns<'a>(
+    t: &crate::engine::TableDef,
+    values: impl IntoIterator<Item = (usize, &'a crate::value::Value)>,
+    row: u64,
+) -> crate::error::SqlResult<()> {
+    for (c, v) in values {
+        if let Some(col) = t.columns().get(c).filter(|col| col.ty.is_text()) {
+            crate::sql::charset::check_utf8(v, &col.name, row)?;
+        }
+    }
+    Ok(())
+}

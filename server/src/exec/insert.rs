@@ -13,6 +13,7 @@ use crate::error::engine_error;
 use crate::error::lock_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::dml::{column_pos, info, warn};
+use crate::exec::errors::check_text_columns;
 use crate::exec::query::Query;
 use crate::exec::run::Exec;
 use crate::exec::scope::Scope;
@@ -258,6 +259,14 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             .zip(values)
             .filter_map(|(c, v)| v.map(|v| (c, v)))
             .collect();
+        if let Err(e) = check_text_columns(t.def(), given.iter().map(|(c, v)| (*c, v)), rowno) {
+            // INSERT IGNORE skips the row with a warning, as for the other value errors.
+            if i.ignore {
+                warnings.push((e.code.code(), e.message));
+                continue;
+            }
+            return Err(e);
+        }
         let full = t
             .def()
             .fill_row(given, now)
@@ -313,6 +322,7 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                     let mut new = old;
                     for (col, e) in &i.on_duplicate {
                         let v = ex.eval(e, &env_row)?;
+                        check_text_columns(t.def(), [(*col, &v)], rowno)?;
                         new[*col] = v.clone();
                         env_row[*col] = v;
                     }

@@ -317,7 +317,7 @@ impl Planner<'_> {
                         SelectItem::QualifiedWildcard(
                             ast::SelectItemQualifiedWildcardKind::ObjectName(n),
                             _,
-                        ) => Some(n.0.last().map(|p| p.to_string()).unwrap_or_default()),
+                        ) => Some(crate::sql::names::last(n)),
                         _ => None,
                     };
                     let mut any = false;
@@ -377,8 +377,13 @@ impl Planner<'_> {
                         self.params = b.params;
                         x
                     };
+                    // A DATE expression's metadata is known now; other computed columns
+                    // are typed from their values.
+                    let def = bound
+                        .is_date()
+                        .then(|| crate::sql::output::date_column(&name));
                     items.push(bound);
-                    columns.push(OutColumn { name, def: None });
+                    columns.push(OutColumn { name, def });
                     item_asts.push(Some(e));
                 }
             }

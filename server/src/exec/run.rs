@@ -23,7 +23,7 @@ use crate::exec::query::{Query, Source, SourceKind};
 use crate::sql::env::StmtEnv;
 use crate::sql::eval::{compare, eval, to_i64, truth, EvalEnv};
 use crate::sql::expr::BoundExpr;
-use crate::sql::output::{column_for, ResultSet};
+use crate::sql::output::{column_for, fit_datetime_decimals, ResultSet};
 use crate::trx::{LockingScan, ScanLockMode, ScanOptions};
 use crate::value::Value;
 use crate::vars::Counter;
@@ -891,6 +891,7 @@ pub fn result_set(q: &Query, rows: Vec<Vec<Value>>) -> ResultSet {
             None => {
                 let sample = rows.iter().map(|r| &r[i]).find(|v| !v.is_null());
                 let mut d = column_for(&c.name, sample.or(rows.first().map(|r| &r[i])));
+                fit_datetime_decimals(&mut d, rows.iter().map(|r| &r[i]));
                 if rows.iter().any(|r| r[i].is_null()) {
                     d.flags.remove(protocol::ColumnFlags::NOT_NULL);
                 }

@@ -73,7 +73,7 @@ pub fn plan(p: &mut Planner<'_>, s: &Statement) -> SqlResult<ShowTable> {
             full, show_options, ..
         } => {
             let db = match parent(show_options) {
-                Some(n) => n.to_string(),
+                Some(n) => crate::sql::names::dotted(n),
                 None => p.db.clone().ok_or_else(no_database)?,
             };
             if !p.st.core.database_exists(&db) {

@@ -18,13 +18,7 @@ use crate::sql::expr::BoundExpr;
 
 /// Splits `db.table` / `table` with the session's database.
 pub fn table_name(p: &Planner<'_>, n: &ast::ObjectName) -> SqlResult<(String, String)> {
-    let parts: Vec<String> =
-        n.0.iter()
-            .map(|x| match x {
-                ast::ObjectNamePart::Identifier(i) => i.value.clone(),
-                other => other.to_string(),
-            })
-            .collect();
+    let parts: Vec<String> = n.0.iter().map(crate::sql::names::part).collect();
     match parts.as_slice() {
         [t] => Ok((p.db.clone().ok_or_else(no_database)?, t.clone())),
         [d, t] => Ok((d.clone(), t.clone())),

@@ -44,7 +44,7 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
         Command::Query(text) => {
             s.st.count(Counter::Questions);
             s.st.conn.begin(ConnCommand::Query, Some(text));
-            let sql_text = String::from_utf8_lossy(text);
+            let sql_text = crate::sql::bytes::decode(crate::sql::bytes::without_trailing_nul(text));
             let results = crate::stmt::run_text(&mut s.st, &sql_text);
             let n = results.len();
             for (i, r) in results.into_iter().enumerate() {

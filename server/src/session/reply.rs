@@ -21,8 +21,8 @@ pub fn write_ok(out: &mut Vec<u8>, seq: &mut u8, caps: Capabilities, ok: &OkPack
     write_packet_with(out, seq, |o| ok.encode(caps, o));
 }
 
-/// Appends a value's text form (the text protocol's cell) to `buf`.
-pub fn text_cell(v: &Value, buf: &mut Vec<u8>) {
+/// Appends a value's text form (the text protocol's cell) for column `col` to `buf`.
+pub fn text_cell(v: &Value, col: &ColumnDefinition, buf: &mut Vec<u8>) {
     use std::io::Write;
     match v {
         Value::Null => {}
@@ -39,12 +39,29 @@ pub fn text_cell(v: &Value, buf: &mut Vec<u8>) {
         }
         Value::DateTime(dt) => {
             let _ = write!(buf, "{:04}-{:02}-{:02}", dt.year, dt.month, dt.day);
-            if !matches!(v, Value::DateTime(d) if d.hour == 0 && d.minute == 0 && d.second == 0 && d.micros == 0)
-            {
-                let _ = write!(buf, " {:02}:{:02}:{:02}", dt.hour, dt.minute, dt.second);
-                if dt.micros != 0 {
+            // By the column's type and declared precision, as MySQL does: DATE has no time,
+            // DATETIME(n)/TIMESTAMP(n) always print the time and exactly n fractional digits.
+            // A column of another type (an untyped expression) prints what the value holds.
+            let fsp = match col.column_type {
+                ColumnType::Date | ColumnType::NewDate => return,
+                ColumnType::DateTime | ColumnType::Timestamp if col.decimals <= 6 => {
+                    Some(col.decimals)
+                }
+                _ if dt.hour == 0 && dt.minute == 0 && dt.second == 0 && dt.micros == 0 => return,
+                _ => None,
+            };
+            let _ = write!(buf, " {:02}:{:02}:{:02}", dt.hour, dt.minute, dt.second);
+            match fsp {
+                Some(0) => {}
+                Some(n) => {
+                    let digits = format!("{:06}", dt.micros);
+                    buf.push(b'.');
+                    buf.extend_from_slice(&digits.as_bytes()[..usize::from(n)]);
+                }
+                None if dt.micros != 0 => {
                     let _ = write!(buf, ".{:06}", dt.micros);
                 }
+                None => {}
             }
         }
     }
@@ -128,12 +145,12 @@ pub fn write_rows(
         } else {
             cells.clear();
             bounds.clear();
-            for v in row {
+            for (v, col) in row.iter().zip(rs.columns.iter()) {
                 if v.is_null() {
                     bounds.push(None);
                 } else {
                     let start = cells.len();
-                    text_cell(v, &mut cells);
+                    text_cell(v, col, &mut cells);
                     bounds.push(Some((start, cells.len())));
                 }
             }

@@ -48,7 +48,7 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
         s.st.conn.end();
         return;
     }
-    let sql_text = String::from_utf8_lossy(text);
+    let sql_text = crate::sql::bytes::decode(crate::sql::bytes::without_trailing_nul(text));
     match crate::stmt::prepare(&s.st, &sql_text) {
         Ok(stmt) => {
             let id = s.st.next_stmt_id;

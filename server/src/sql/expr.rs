@@ -7,6 +7,7 @@ use sqlparser::ast::{
 };
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::sql::bytes::restore;
 use crate::sql::functions::Func;
 use crate::value::Value;
 use crate::vars::{Registry, VarId};
@@ -110,6 +111,17 @@ pub enum BoundExpr {
     Cast(Box<BoundExpr>, CastType),
     /// A function call.
     Call(Func, Vec<BoundExpr>),
+}
+
+impl BoundExpr {
+    /// Whether the expression is typed DATE (`CAST(.. AS DATE)`, `CURDATE()`): its result
+    /// column is a DATE, whatever its values hold.
+    pub fn is_date(&self) -> bool {
+        matches!(
+            self,
+            BoundExpr::Cast(_, CastType::Date) | BoundExpr::Call(Func::CurDate, _)
+        )
+    }
 }
 
 /// Target types of CAST.
@@ -221,8 +233,11 @@ impl<'r, R: Resolver> Binder<'r, R> {
         Ok(match e {
             Expr::Value(v) => match &v.value {
                 ast::Value::Number(n, _) => BoundExpr::Literal(number_literal(n)?),
-                ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
-                    BoundExpr::Literal(Value::str(s))
+                // N'..' is utf8mb3 in MySQL; every literal here is utf8mb4 bytes.
+                ast::Value::SingleQuotedString(s)
+                | ast::Value::DoubleQuotedString(s)
+                | ast::Value::NationalStringLiteral(s) => {
+                    BoundExpr::Literal(Value::Bytes(restore(s).into_owned()))
                 }
                 ast::Value::HexStringLiteral(h) => BoundExpr::Literal(Value::Bytes(
                     crate::sql::eval::unhex(h).ok_or_else(|| SqlError::parse(h))?,
@@ -235,6 +250,9 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 }
                 other => return Err(SqlError::unsupported(&format!("literal {other}"))),
             },
+            Expr::Prefixed { prefix, value } => {
+                BoundExpr::Literal(crate::sql::charset::introduced(&prefix.value, value)?)
+            }
             Expr::Identifier(i) => self.identifier(std::slice::from_ref(i))?,
             Expr::CompoundIdentifier(parts) => self.identifier(parts)?,
             Expr::Nested(inner) => self.bind(inner)?,

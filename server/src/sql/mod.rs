@@ -1,14 +1,18 @@
-//! The SQL language: parsing with sqlparser (MySQL dialect) under a nesting bound, binding
-//! names into expressions ([`expr`]), evaluating them ([`eval`], [`functions`]) and the
+//! The SQL language: statement text as bytes ([`bytes`]), parsing with sqlparser (MySQL
+//! dialect) under a nesting bound, string literals' character sets ([`charset`]), binding
+//! names ([`names`]) into expressions ([`expr`]), evaluating them ([`eval`], [`functions`]) and the
 //! shapes results take ([`output`]). Statements are planned and run above, in `exec` and
 //! `stmt`.
 
+pub mod bytes;
+pub mod charset;
 pub mod depth;
 pub mod env;
 pub mod eval;
 pub mod expr;
 pub mod format;
 pub mod functions;
+pub mod names;
 pub mod output;
 pub mod stack;
 
@@ -52,7 +56,8 @@ pub fn parse_error(sql: &str, e: &ParserError) -> SqlError {
             sql.get(offset..)
         })
         .unwrap_or("");
-    SqlError::parse(near)
+    // The message is text: a byte that is not UTF-8 shows as U+FFFD, not as its escape.
+    SqlError::parse(&String::from_utf8_lossy(&bytes::restore(near)))
 }
 
 /// Tokenizes `sql`, bounds its nesting ([`depth::check`]) and parses it: the outer error is

@@ -130,6 +130,30 @@ pub fn column_for(name: &str, sample: Option<&Value>) -> ColumnDefinition {
     c
 }
 
+/// A computed DATETIME column shows every value's fraction: `decimals` is 6 when any of
+/// `values` has microseconds (the text protocol prints exactly `decimals` digits).
+pub fn fit_datetime_decimals<'a>(
+    c: &mut ColumnDefinition,
+    values: impl Iterator<Item = &'a Value>,
+) {
+    if c.column_type == ColumnType::DateTime
+        && values
+            .into_iter()
+            .any(|v| matches!(v, Value::DateTime(dt) if dt.micros != 0))
+    {
+        c.decimals = 6;
+    }
+}
+
+/// The column definition MySQL sends for a computed DATE (`CAST(.. AS DATE)`, `CURDATE()`).
+pub fn date_column(name: &str) -> ColumnDefinition {
+    let mut c = ColumnDefinition::new(name, ColumnType::Date);
+    c.charset = 63;
+    c.column_length = 10;
+    c.flags = ColumnFlags::BINARY;
+    c
+}
+
 impl ResultSet {
     /// A result set of `columns` that the plan did not fix (no encoding kept).
     pub fn new(columns: Arc<[ColumnDefinition]>, rows: Vec<Vec<Value>>) -> ResultSet {
@@ -142,12 +166,25 @@ impl ResultSet {
 
     /// A result set of computed columns, typed from the values of its rows.
     pub fn computed(names: &[String], rows: Vec<Vec<Value>>) -> ResultSet {
+        ResultSet::computed_with_dates(names, |_| false, rows)
+    }
+
+    /// [`ResultSet::computed`], where the columns `is_date` picks are DATE whatever their values.
+    pub fn computed_with_dates(
+        names: &[String],
+        is_date: impl Fn(usize) -> bool,
+        rows: Vec<Vec<Value>>,
+    ) -> ResultSet {
         let columns = names
             .iter()
             .enumerate()
             .map(|(i, n)| {
+                if is_date(i) {
+                    return date_column(n);
+                }
                 let sample = rows.iter().map(|r| &r[i]).find(|v| !v.is_null());
                 let mut c = column_for(n, sample.or(rows.first().map(|r| &r[i])));
+                fit_datetime_decimals(&mut c, rows.iter().map(|r| &r[i]));
                 if rows.iter().any(|r| r[i].is_null()) {
                     c.flags.remove(ColumnFlags::NOT_NULL);
                 }

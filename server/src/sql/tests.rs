@@ -204,3 +204,11 @@ fn lock_in_share_mode_becomes_for_share() {
     assert_eq!(super::rewrite_lock_in_share_mode("SELECT 1"), None);
     assert!(crate::sql::parse("SELECT 1 FROM t LOCK IN SHARE MODE").is_ok());
 }
+
+#[test]
+fn a_parse_error_shows_a_byte_that_is_not_utf8_as_a_replacement_character() {
+    let text = crate::sql::bytes::decode(b"SELEC 'x\xFF'");
+    let e = crate::sql::parse(&text).unwrap_err();
+    assert!(e.message.contains("'x\u{FFFD}'"), "{}", e.message);
+    assert!(!e.message.chars().any(|c| u32::from(c) >= 0x10_FF00));
+}

@@ -1,6 +1,7 @@
 //! Statements sqlparser does not parse the MySQL way, recognised from tokens: `CREATE USER`,
 //! `DROP USER`, `GRANT` (with dynamic privileges such as `TP_CONNECTION_ADMIN`),
-//! `SET [GLOBAL|SESSION] TRANSACTION ...` (sqlparser drops the scope), `DO` and `SHUTDOWN`.
+//! `SET [GLOBAL|SESSION] TRANSACTION ...` (sqlparser drops the scope), `DO`, `SHUTDOWN` and
+//! `KILL [QUERY|CONNECTION] 'id'` (a quoted id, as pt-kill sends it).
 
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -134,9 +135,11 @@ pub fn try_plan(st: &Context, sql: &str) -> SqlResult<Option<PreparedStmt>> {
         .take(12)
         .collect::<String>()
         .to_ascii_uppercase();
-    let interesting = ["CREATE", "DROP", "GRANT", "SET", "DO", "START", "SHUTDOWN"]
-        .iter()
-        .any(|k| head.starts_with(k));
+    let interesting = [
+        "CREATE", "DROP", "GRANT", "SET", "DO", "START", "SHUTDOWN", "KILL",
+    ]
+    .iter()
+    .any(|k| head.starts_with(k));
     if !interesting {
         return Ok(None);
     }
@@ -165,6 +168,28 @@ pub fn try_plan(st: &Context, sql: &str) -> SqlResult<Option<PreparedStmt>> {
             return Err(t.err());
         }
         return Ok(Some(stmt(Plan::Shutdown)));
+    }
+    t.i = 0;
+    if t.eat("KILL") {
+        // The id is an expression in MySQL; a quoted one converts to a number as it runs.
+        let query = t.eat("QUERY");
+        if !query {
+            t.eat("CONNECTION");
+        }
+        let id = match t.peek() {
+            Some(Token::SingleQuotedString(s)) | Some(Token::DoubleQuotedString(s)) => {
+                crate::sql::bytes::restore(s).into_owned()
+            }
+            _ => return Ok(None),
+        };
+        t.i += 1;
+        if !t.done() {
+            return Err(t.err());
+        }
+        return Ok(Some(stmt(Plan::Kill {
+            id: crate::sql::expr::BoundExpr::Literal(crate::value::Value::Bytes(id)),
+            query,
+        })));
     }
     t.i = 0;
     if t.eat("GRANT") {

@@ -132,13 +132,7 @@ pub struct PreparedStmt {
 }
 
 fn name_of(n: &ast::ObjectName) -> String {
-    n.0.iter()
-        .map(|p| match p {
-            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
-            other => other.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(".")
+    crate::sql::names::dotted(n)
 }
 
 /// Plans one parsed statement.
@@ -181,6 +175,16 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
             ..
         } => simple(Plan::CreateDatabase {
             name: name_of(db_name),
+            if_not_exists: *if_not_exists,
+        }),
+        // CREATE SCHEMA is a synonym of CREATE DATABASE in MySQL.
+        Statement::CreateSchema {
+            schema_name: ast::SchemaName::Simple(n),
+            if_not_exists,
+            or_replace: false,
+            ..
+        } => simple(Plan::CreateDatabase {
+            name: name_of(n),
             if_not_exists: *if_not_exists,
         }),
         Statement::Drop {

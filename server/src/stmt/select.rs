@@ -8,7 +8,7 @@ use crate::error::{SqlError, SqlResult};
 use crate::sql::env::StmtEnv;
 use crate::sql::eval::{eval, to_i64, truth};
 use crate::sql::expr::{Binder, BoundExpr, Resolver};
-use crate::sql::output::{column_for, Output, ResultSet};
+use crate::sql::output::{column_for, date_column, Output, ResultSet};
 use crate::stmt::plan::{Plan, PreparedStmt};
 use crate::value::Value;
 use crate::vars::{Counter, Registry};
@@ -111,7 +111,13 @@ pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> 
     let columns = names
         .iter()
         .zip(&exprs)
-        .map(|(n, e)| column_for(n, static_sample(e).as_ref()))
+        .map(|(n, e)| {
+            if e.is_date() {
+                date_column(n)
+            } else {
+                column_for(n, static_sample(e).as_ref())
+            }
+        })
         .collect();
     Ok(PreparedStmt {
         plan: Plan::Select(SelectPlan {
@@ -169,5 +175,9 @@ pub fn execute(st: &mut Context, p: &SelectPlan, params: &[Value]) -> SqlResult<
             .collect::<SqlResult<Vec<_>>>()?;
         rows.push(row);
     }
-    Ok(Output::Rows(ResultSet::computed(&p.names, rows)))
+    Ok(Output::Rows(ResultSet::computed_with_dates(
+        &p.names,
+        |i| p.exprs.get(i).is_some_and(BoundExpr::is_date),
+        rows,
+    )))
 }

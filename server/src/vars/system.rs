@@ -168,6 +168,8 @@ pub fn definitions() -> Vec<VarDef> {
         var("connect_timeout", Global, int(2, 31_536_000), i(10)),
         var("net_read_timeout", Both, int(1, 31_536_000), i(30)),
         var("net_write_timeout", Both, int(1, 31_536_000), i(60)),
+        // Bounds metadata-lock waits in MySQL; tpbed's DDL takes no metadata lock that waits.
+        var("lock_wait_timeout", Both, int(1, 31_536_000), i(31_536_000)),
         var("init_connect", Global, VarType::Str, s("")),
         // Character sets (tpbed stores bytes and speaks utf8mb4; these are recorded and shown).
         var(
