@@ -214,7 +214,14 @@ mod tests {
         assert_eq!(pool_role("tp0-ch12"), Some("ch"));
         assert_eq!(pool_role("tp1-q3"), Some("q"));
         assert_eq!(pool_role("tp2-l0"), Some("l"));
-        for other in ["tp-timer", "conn-7", "tp0-ch", "tpx-q1", "tp0-x1", "tokio-runtime"] {
+        for other in [
+            "tp-timer",
+            "conn-7",
+            "tp0-ch",
+            "tpx-q1",
+            "tp0-x1",
+            "tokio-runtime",
+        ] {
             assert_eq!(pool_role(other), None, "{other}");
         }
     }
