@@ -30,15 +30,17 @@ pub fn new_nonce() -> [u8; 20] {
     n
 }
 
+/// Refuses the connection: counted and logged before the client can see the error, so a
+/// client that reads `Aborted_connects` right after its refusal finds it counted.
 fn deny(s: &mut ClientSession, e: SqlError, why: &str) -> Outcome {
-    s.write_err(&e);
-    s.flush();
     s.st.core.retired.add(Counter::AbortedConnects, 1);
     log::write(
         log::Level::Note,
         s.st.conn.id,
         &format!("Aborted connection ({}): {why}", s.st.conn.host),
     );
+    s.write_err(&e);
+    s.flush();
     Outcome::Close
 }
 
