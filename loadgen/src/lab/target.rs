@@ -183,10 +183,18 @@ impl Live {
                 std::fs::create_dir_all(log_dir)
                     .map_err(|e| format!("{}: {e}", log_dir.display()))?;
                 let log = log_dir.join(format!("{}.server.log", spec.name));
+                let error_log = log_error_file(&cmd);
+                let error_log_start = error_log
+                    .as_ref()
+                    .and_then(|p| std::fs::metadata(p).ok())
+                    .map_or(0, |m| m.len());
                 let mut m = Managed::start(&cmd, &log)?;
                 m.wait_ready(&no_db, wires, Duration::from_secs(120))
                     .map_err(|e| {
-                        let text = std::fs::read_to_string(&log).unwrap_or_default();
+                        let mut text = std::fs::read_to_string(&log).unwrap_or_default();
+                        if let Some(p) = &error_log {
+                            text.push_str(&written_since(p, error_log_start));
+                        }
                         match start_failure(&text) {
                             Some(why) => format!(
                                 "{} did not start: {why} ({e}; log: {})",
@@ -429,6 +437,27 @@ pub(crate) fn check_flags(live: &Live) -> Vec<String> {
     out
 }
 
+/// The file a `--log-error=PATH` (or `--log_error=PATH`) option of a start command names (a
+/// path without spaces): a server started with it writes the reason for a refused start there,
+/// not to stderr.
+fn log_error_file(cmd: &str) -> Option<std::path::PathBuf> {
+    cmd.split_whitespace().find_map(|w| {
+        let w = w.trim_matches(|c| c == '\'' || c == '"');
+        w.strip_prefix("--log-error=")
+            .or_else(|| w.strip_prefix("--log_error="))
+            .filter(|p| !p.is_empty())
+            .map(std::path::PathBuf::from)
+    })
+}
+
+/// What `path` gained past byte `start` (all of it if it shrank), as text.
+fn written_since(path: &std::path::Path, start: u64) -> String {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let from = usize::try_from(start).unwrap_or(0);
+    let new = bytes.get(from..).unwrap_or(&bytes);
+    String::from_utf8_lossy(new).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,5 +528,24 @@ mod tests {
         assert_eq!(sql_value("2"), "2");
         assert_eq!(sql_value("READ-COMMITTED"), "'READ-COMMITTED'");
         assert_eq!(sql_value("OFF"), "OFF");
+    }
+
+    #[test]
+    fn a_log_error_option_names_where_the_reason_is() {
+        let cmd = "mariadbd --log-error=/tmp/lab/error.log --port={port}";
+        assert_eq!(
+            log_error_file(cmd),
+            Some(std::path::PathBuf::from("/tmp/lab/error.log"))
+        );
+        assert_eq!(
+            log_error_file("mysqld --log_error=e.log"),
+            Some("e.log".into())
+        );
+        assert_eq!(log_error_file("mariadbd --port={port}"), None);
+        let dir = std::env::temp_dir().join(format!("tpbed-lab-log-{}", std::process::id()));
+        std::fs::write(&dir, "old error\nnew error\n").unwrap();
+        assert_eq!(written_since(&dir, 10), "new error\n");
+        assert_eq!(written_since(&dir, 1000), "old error\nnew error\n");
+        let _ = std::fs::remove_file(&dir);
     }
 }
