@@ -9,10 +9,12 @@
 //! it fails the test instead, so CI never skips silently. [`code`] and its kin read the
 //! server's errors and counters.
 
+mod mariadb;
 mod mode;
 mod skip;
 mod sql;
 
+pub use mariadb::MariaDb;
 pub use mode::Mode;
 pub use skip::{has_program, has_python_module, require_tool, skip};
 pub use sql::{

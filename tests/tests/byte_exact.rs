@@ -5,13 +5,11 @@
 //! protocol crate's raw client, the mariadb CLI and a `mariadb-dump` taken from MariaDB.
 
 use std::io::Write;
-use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use mysql::prelude::*;
 use protocol::client::blocking::ClientError;
-use tpbed_tests::{each_mode, has_program, mysql_error, require_tool, Mode, TestServer};
+use tpbed_tests::{each_mode, has_program, mysql_error, require_tool, MariaDb, Mode, TestServer};
 
 /// Sends `sql` (any bytes) as one COM_QUERY on a raw root connection to database `d`.
 fn raw_query(srv: &TestServer, sql: &[u8]) -> Result<(), ClientError> {
@@ -223,55 +221,14 @@ each_mode! {
     }
 }
 
-/// A private MariaDB started with the project's script, stopped and removed on drop.
-struct MariaDb {
-    base: PathBuf,
-    port: u16,
-}
-
-fn mariadb_script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../loadgen/scripts/mariadb.sh")
-}
-
-impl MariaDb {
-    fn start() -> MariaDb {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let base = std::env::temp_dir().join(format!("tpbed-bytes-mdb-{}", std::process::id()));
-        let st = Command::new("bash")
-            .arg(mariadb_script())
-            .args(["start", base.to_str().unwrap(), &port.to_string()])
-            .env("BUFFER_POOL", "64M")
-            .env("MAX_CONNECTIONS", "50")
-            .stdout(Stdio::null())
-            .status()
-            .expect("run mariadb.sh");
-        assert!(st.success(), "mariadb.sh start failed");
-        MariaDb { base, port }
-    }
-
-    /// Runs the mariadb CLI as sbtest on database sbtest with `sql` on stdin.
-    fn run(&self, sql: &[u8]) {
-        run_cli(
-            "mariadb",
-            self.port,
-            &["-usbtest", "-psbtest", "sbtest"],
-            sql,
-        );
-    }
-}
-
-impl Drop for MariaDb {
-    fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .arg(mariadb_script())
-            .args(["stop", self.base.to_str().unwrap()])
-            .status();
-        let _ = std::fs::remove_dir_all(&self.base);
-    }
+/// Runs the mariadb CLI as sbtest on database sbtest of `mdb` with `sql` on stdin.
+fn run_on(mdb: &MariaDb, sql: &[u8]) {
+    run_cli(
+        "mariadb",
+        mdb.port,
+        &["-usbtest", "-psbtest", "sbtest"],
+        sql,
+    );
 }
 
 /// Runs `program` (the mariadb CLI or mariadb-dump) against 127.0.0.1:`port` with `input` on
@@ -307,8 +264,9 @@ fn a_mariadb_dump_of_every_byte_reloads_unchanged() {
     }
     let every_byte: Vec<u8> = (0..=255u8).collect();
     let hex: String = every_byte.iter().map(|b| format!("{b:02X}")).collect();
-    let mdb = MariaDb::start();
-    mdb.run(
+    let mdb = MariaDb::start("bytes", "64M", 50);
+    run_on(
+        &mdb,
         format!(
             "CREATE TABLE bx (id INT PRIMARY KEY, b BLOB, c VARCHAR(20), dt6 DATETIME(6), \
              dt DATETIME) DEFAULT CHARSET=utf8mb4;

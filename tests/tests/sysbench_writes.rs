@@ -9,12 +9,10 @@
 //! It needs sysbench and `mariadbd` (installed by `.ci/run`); without either it skips, unless
 //! TPBED_REQUIRE_TOOLS=1 makes that a failure.
 
-use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::Command;
 
 use mysql::prelude::*;
-use tpbed_tests::{has_program, require_tool, TestServer};
+use tpbed_tests::{has_program, require_tool, MariaDb, TestServer};
 
 /// Each write script with its events per run (a few seconds of work for either server).
 const WRITES: &[(&str, u64)] = &[
@@ -120,46 +118,6 @@ fn run_script(
     run
 }
 
-/// A private MariaDB started with the project's script, stopped on drop.
-struct MariaDb {
-    base: PathBuf,
-    port: u16,
-}
-
-impl MariaDb {
-    fn start() -> MariaDb {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let base = std::env::temp_dir().join(format!("tpbed-writes-mdb-{}", std::process::id()));
-        let script =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../loadgen/scripts/mariadb.sh");
-        let st = Command::new("bash")
-            .arg(&script)
-            .args(["start", base.to_str().unwrap(), &port.to_string()])
-            .env("BUFFER_POOL", "256M")
-            .env("MAX_CONNECTIONS", "500")
-            .status()
-            .expect("run mariadb.sh");
-        assert!(st.success(), "mariadb.sh start failed");
-        // mariadb.sh prints the server's pid on stdout; the harness needs nothing from it.
-        MariaDb { base, port }
-    }
-}
-
-impl Drop for MariaDb {
-    fn drop(&mut self) {
-        let script =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../loadgen/scripts/mariadb.sh");
-        let _ = Command::new("bash")
-            .arg(script)
-            .args(["stop", self.base.to_str().unwrap()])
-            .status();
-    }
-}
-
 #[test]
 fn write_scripts_at_64_threads_ignore_no_more_errors_than_mariadb() {
     // The comparison is the test: without MariaDB it skips rather than pass on tpbed alone.
@@ -173,7 +131,7 @@ fn write_scripts_at_64_threads_ignore_no_more_errors_than_mariadb() {
         "--max-connections=1000",
     ]);
     srv.connect().query_drop("CREATE DATABASE sbtest").unwrap();
-    let mariadb = MariaDb::start();
+    let mariadb = MariaDb::start("writes", "256M", 500);
     let mut report = Vec::new();
     for &(script, events) in WRITES {
         for mode in ["auto", "disable"] {
