@@ -95,6 +95,18 @@ const KEY_VARS: &[&str] = &[
     "thread_pool_oversubscribe",
 ];
 
+/// Every rule of `exp` with nothing measured and the run's verdict `v`.
+fn unmeasured(exp: &Experiment, v: &Verdict) -> Vec<Outcome> {
+    exp.verdict
+        .iter()
+        .map(|r| Outcome {
+            rule: r.get_ref().describe(),
+            measured: "-".into(),
+            verdict: v.clone(),
+        })
+        .collect()
+}
+
 fn cannot(target: &str, why: &str, exp: &Experiment, secs: f64) -> TargetRun {
     let v = Verdict::CannotRun(why.to_string());
     TargetRun {
@@ -110,15 +122,7 @@ fn cannot(target: &str, why: &str, exp: &Experiment, secs: f64) -> TargetRun {
             differs: Vec::new(),
         },
         measurements: Measurements::new(),
-        outcomes: exp
-            .verdict
-            .iter()
-            .map(|r| Outcome {
-                rule: r.get_ref().describe(),
-                measured: "-".into(),
-                verdict: v.clone(),
-            })
-            .collect(),
+        outcomes: unmeasured(exp, &v),
         verdict: v,
         notes: Vec::new(),
         seconds: secs,
@@ -235,16 +239,7 @@ pub(crate) fn run_one(
                 Stop::Differs(w) => Verdict::Differs(w),
                 Stop::CannotRun(w) => Verdict::CannotRun(w),
             };
-            let o = exp
-                .verdict
-                .iter()
-                .map(|r| Outcome {
-                    rule: r.get_ref().describe(),
-                    measured: "-".into(),
-                    verdict: v.clone(),
-                })
-                .collect();
-            (Measurements::new(), o)
+            (Measurements::new(), unmeasured(exp, &v))
         }
     };
     let verdict = Verdict::combine(
