@@ -124,6 +124,8 @@ pub struct Core {
     pub datadir: crate::datadir::DataDir,
     /// `events_statements_summary_by_digest`.
     pub digests: crate::digest::DigestStore,
+    /// The general and slow query logs.
+    pub querylogs: Arc<crate::querylog::QueryLogs>,
     /// Set by SIGTERM, SIGINT or the `SHUTDOWN` statement; `main` waits for it.
     pub shutdown: ShutdownRequest,
 }

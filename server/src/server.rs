@@ -251,6 +251,7 @@ impl Server {
         crate::storage::register_hooks(&vars, &trx, &redo)
             .map_err(|e| StartupError::MissingVariable(e.message))?;
         let digests = crate::digest::store_from(&vars);
+        let querylogs = crate::querylog::QueryLogs::start(&vars, datadir.path())?;
         Ok(Core {
             redo,
             datadir,
@@ -272,6 +273,7 @@ impl Server {
             ids,
             trx,
             digests,
+            querylogs,
             shutdown: ShutdownRequest::default(),
         })
     }

@@ -287,9 +287,7 @@ pub fn definitions() -> Vec<VarDef> {
             s("OFF"),
         ),
         var("query_cache_size", Global, int(0, i64::MAX), i(0)),
-        var("long_query_time", Both, int(0, 31_536_000), i(10)),
-        var("slow_query_log", Global, VarType::Bool, b(false)),
-        var("general_log", Global, VarType::Bool, b(false)),
+        // The query log variables are defined in `crate::querylog`.
         var("log_bin", Global, VarType::Bool, b(false)).read_only(),
         var(
             "event_scheduler",
