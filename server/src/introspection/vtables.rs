@@ -45,6 +45,8 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
             &crate::introspection::pool_tables::Plugins,
             &innodb::InnodbTrx,
             &innodb::InnodbMetrics,
+            &crate::introspection::compression_tables::InnodbCmp,
+            &crate::introspection::compression_tables::InnodbCmpMem,
             &crate::introspection::pfs_tables::Processlist,
         ]
     } else if db.eq_ignore_ascii_case("performance_schema") {

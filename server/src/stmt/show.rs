@@ -51,6 +51,8 @@ pub enum ShowPlan {
     },
     /// `SHOW ENGINE INNODB STATUS`.
     InnodbStatus,
+    /// A form answered with these columns and no rows (the replication SHOWs).
+    Empty(Vec<String>),
 }
 
 /// Binds WHERE over a fixed list of column names.
@@ -143,7 +145,10 @@ pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
         ["WARNINGS"] => ShowPlan::Warnings { errors: false },
         ["ERRORS"] => ShowPlan::Warnings { errors: true },
         ["ENGINE", "INNODB", "STATUS"] => ShowPlan::InnodbStatus,
-        _ => return Err(SqlError::unsupported(&format!("SHOW {}", w.join(" ")))),
+        other => match crate::stmt::show_replication::columns(other) {
+            Some(columns) => ShowPlan::Empty(columns),
+            None => return Err(SqlError::unsupported(&format!("SHOW {}", w.join(" ")))),
+        },
     };
     Ok(PreparedStmt {
         plan: Plan::Show(plan),
@@ -284,6 +289,10 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
             // SHOW WARNINGS must not clear the list it shows.
             let rs = ResultSet::text(&["Level", "Code", "Message"], rows);
             return Ok(Output::Rows(rs));
+        }
+        ShowPlan::Empty(columns) => {
+            let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+            return Ok(Output::Rows(ResultSet::text(&names, Vec::new())));
         }
         ShowPlan::InnodbStatus => {
             st.count(Counter::ComShowEngineStatus);
