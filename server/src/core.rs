@@ -186,6 +186,17 @@ impl Core {
         v
     }
 
+    /// How many user tables exist (`Open_tables`).
+    pub fn table_count(&self) -> usize {
+        let engine = &self.catalog.engine;
+        engine
+            .database_names()
+            .iter()
+            .filter_map(|db| engine.database(db).ok())
+            .map(|d| d.table_names().len())
+            .sum()
+    }
+
     /// Counts a freshly accepted connection unless `max_connections + 1` are counted already
     /// (the last slot is the spare one only CONNECTION_ADMIN keeps); false if it was not
     /// counted, and then it must be refused with 1040. The check and the count are one
@@ -267,8 +278,23 @@ impl Core {
                 "Uptime_since_flush_status",
                 self.started.elapsed().as_secs().to_string(),
             ),
+            // Every table stays open from its creation: no table cache evicts one.
+            ("Open_tables", self.table_count().to_string()),
+            (
+                "Opened_tables",
+                self.status_counter(Counter::ComCreateTable).to_string(),
+            ),
+            (
+                "Flush_commands",
+                self.status_counter(Counter::ComFlush).to_string(),
+            ),
         ];
         rows.extend(gauges.into_iter().map(|(k, v)| (k.to_string(), v)));
+        rows.extend(
+            crate::vars::idle_status::ALWAYS_ZERO
+                .iter()
+                .map(|k| (k.to_string(), "0".to_string())),
+        );
         let l = self.trx.locks.stats();
         for (k, v) in [
             ("Innodb_row_lock_waits", l.row_lock_waits),

@@ -1,5 +1,6 @@
-//! Monitoring tools against tpbed: `pt-kill` ends a long query, and
-//! `prometheus-mysqld-exporter`'s default collectors scrape it without an error.
+//! Monitoring tools against tpbed: `pt-kill` ends a long query,
+//! `prometheus-mysqld-exporter`'s default collectors scrape it without an error, and
+//! `pt-mysql-summary` reports on it to the end.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -131,4 +132,36 @@ fn mysqld_exporter_scrapes_with_every_default_collector() {
     );
     let errors: Vec<&str> = log.lines().filter(|l| l.contains("level=error")).collect();
     assert!(errors.is_empty(), "collector errors: {errors:#?}");
+}
+
+#[test]
+fn pt_mysql_summary_completes_without_a_shell_error() {
+    if !require_tool(
+        "pt-mysql-summary (percona-toolkit)",
+        on_path("pt-mysql-summary"),
+    ) {
+        return;
+    }
+    let srv = TestServer::start(&[]);
+    let out = Command::new("timeout")
+        .args([
+            "120",
+            "pt-mysql-summary",
+            "--host=127.0.0.1",
+            &format!("--port={}", srv.port),
+            "--user=root",
+        ])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let errors = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}{errors}");
+    // Its shell arithmetic fails loudly on a status or variable it expects and cannot find.
+    assert!(errors.trim().is_empty(), "{errors}");
+    assert!(report.contains("# The End"), "{report}");
+    assert!(
+        report.contains("Is not a slave, has 0 slaves connected"),
+        "{report}"
+    );
+    assert!(report.contains("Prepared Statements | No"), "{report}");
 }

@@ -287,6 +287,13 @@ pub fn definitions() -> Vec<VarDef> {
             s("OFF"),
         ),
         var("query_cache_size", Global, int(0, i64::MAX), i(0)),
+        // Accepted and shown: tpbed keeps every table open, with no cache to size.
+        var("table_open_cache", Global, int(1, 524_288), i(4000)),
+        var("table_definition_cache", Global, int(400, 524_288), i(2000)).read_only(),
+        var("table_open_cache_instances", Global, int(1, 64), i(16)).read_only(),
+        // Accepted and shown: tpbed has no MyISAM key cache.
+        var("key_buffer_size", Global, int(0, i64::MAX), i(8_388_608)),
+        var("key_cache_block_size", Global, int(512, 16_384), i(1024)),
         // The query log variables are defined in `crate::querylog`.
         var("log_bin", Global, VarType::Bool, b(false)).read_only(),
         var(
