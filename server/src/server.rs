@@ -159,6 +159,14 @@ impl Server {
                     }
                     continue;
                 }
+                if crate::vars::mysql_only::is_mysql_option(&s.name) {
+                    log::warning(&format!(
+                        "'{}' is a MySQL option tpbed does not model; accepted and ignored ({})",
+                        s.name,
+                        s.whence()
+                    ));
+                    continue;
+                }
                 if matches!(s.origin, crate::config::Origin::CommandLine) {
                     return Err(StartupError::UnknownVariable(s.name.clone()));
                 }

@@ -255,7 +255,7 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
                         Value::str(&c.host),
                         login.db.as_deref().map_or(Value::Null, Value::str),
                         Value::str(c.command().name()),
-                        Value::UInt(secs),
+                        Value::Int(i64::try_from(secs).unwrap_or(i64::MAX)),
                         Value::str(if c.running.load(std::sync::atomic::Ordering::Relaxed) {
                             "executing"
                         } else {
@@ -265,12 +265,23 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
                     ])
                 })
                 .collect();
-            (
-                &[
-                    "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
-                ],
-                rows,
-            )
+            // Id and Time are integers on the wire (BIGINT UNSIGNED and a signed integer),
+            // as MySQL sends them; the rest is text.
+            let names = [
+                "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+            ];
+            let columns: Vec<_> = names
+                .iter()
+                .map(|n| {
+                    let sample = match *n {
+                        "Id" => Value::UInt(0),
+                        "Time" => Value::Int(0),
+                        _ => Value::str(""),
+                    };
+                    crate::sql::output::column_for(n, Some(&sample))
+                })
+                .collect();
+            return Ok(Output::Rows(ResultSet::new(columns.into(), rows)));
         }
         ShowPlan::Warnings { errors } => {
             st.count(Counter::ComShowWarnings);

@@ -2,6 +2,7 @@
 //! `@@name`, `SHOW STATUS` and `FLUSH STATUS`.
 
 pub mod idle_status;
+pub mod mysql_only;
 pub mod registry;
 pub mod status;
 pub mod system;
