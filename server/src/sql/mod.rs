@@ -15,6 +15,7 @@ pub mod functions;
 pub mod names;
 pub mod output;
 pub mod stack;
+pub mod text_functions;
 
 pub use output::{Output, ResultSet};
 
