@@ -75,3 +75,69 @@ fn show_processlist_sends_id_and_time_as_integers() {
         .expect("the session's own row");
     assert!(mine.get::<i64, _>(5).is_some());
 }
+
+#[test]
+fn performance_schema_tables_tools_read_have_mysqls_columns() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.connect();
+    for (table, columns, first, last) in [
+        (
+            "events_waits_summary_global_by_event_name",
+            6,
+            "EVENT_NAME",
+            "MAX_TIMER_WAIT",
+        ),
+        (
+            "events_statements_summary_by_thread_by_event_name",
+            30,
+            "THREAD_ID",
+            "COUNT_SECONDARY",
+        ),
+        ("setup_instruments", 7, "NAME", "DOCUMENTATION"),
+        (
+            "prepared_statements_instances",
+            38,
+            "OBJECT_INSTANCE_BEGIN",
+            "COUNT_SECONDARY",
+        ),
+        (
+            "table_io_waits_summary_by_index_usage",
+            39,
+            "OBJECT_TYPE",
+            "MAX_TIMER_DELETE",
+        ),
+        (
+            "table_lock_waits_summary_by_table",
+            68,
+            "OBJECT_TYPE",
+            "MAX_TIMER_WRITE_EXTERNAL",
+        ),
+        (
+            "file_summary_by_instance",
+            25,
+            "FILE_NAME",
+            "MAX_TIMER_MISC",
+        ),
+        (
+            "memory_summary_global_by_event_name",
+            11,
+            "EVENT_NAME",
+            "HIGH_NUMBER_OF_BYTES_USED",
+        ),
+    ] {
+        let result = c
+            .query_iter(format!("SELECT * FROM performance_schema.{table}"))
+            .unwrap();
+        let names: Vec<String> = result
+            .columns()
+            .as_ref()
+            .iter()
+            .map(|col| col.name_str().into_owned())
+            .collect();
+        let rows = result.count();
+        assert_eq!(names.len(), columns, "{table}: {names:?}");
+        assert_eq!(names[0], first, "{table}");
+        assert_eq!(names[columns - 1], last, "{table}");
+        assert_eq!(rows, 0, "{table} has no figures in tpbed");
+    }
+}

@@ -8,6 +8,7 @@ pub mod compression_tables;
 pub mod deadlock;
 pub mod describe;
 pub mod innodb_tables;
+pub mod pfs_empty_tables;
 pub mod pfs_tables;
 pub mod pool_tables;
 pub mod vtables;

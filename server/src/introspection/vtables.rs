@@ -57,6 +57,11 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
                 &innodb::DataLocks as &'static dyn VirtualTable,
                 &innodb::DataLockWaits,
             ])
+            .chain(
+                crate::introspection::pfs_empty_tables::EMPTY_TABLES
+                    .iter()
+                    .map(|t| *t as &'static dyn VirtualTable),
+            )
             .find(|t| t.name().eq_ignore_ascii_case(name));
         if found.is_some() || server.thread_handling() != ThreadHandling::Pool {
             return found;
