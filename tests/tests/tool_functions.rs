@@ -56,3 +56,66 @@ fn string_and_hash_functions_return_mysqls_values() {
         "wrong argument count"
     );
 }
+
+#[test]
+fn interval_arithmetic_and_its_labels() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.connect();
+    for (expr, want) in [
+        (
+            "DATE_ADD('2026-01-31 10:00:00', INTERVAL 1 MONTH)",
+            Some("2026-02-28 10:00:00"),
+        ),
+        (
+            "'2026-03-01 00:00:00' - INTERVAL 1 DAY",
+            Some("2026-02-28 00:00:00"),
+        ),
+        (
+            "INTERVAL 1 YEAR + '2024-02-29 12:00:00'",
+            Some("2025-02-28 12:00:00"),
+        ),
+        (
+            "DATE_SUB('2026-01-01 00:00:00', INTERVAL 90 MINUTE)",
+            Some("2025-12-31 22:30:00"),
+        ),
+        (
+            "ADDDATE('2026-01-01 00:00:00', INTERVAL 2 WEEK)",
+            Some("2026-01-15 00:00:00"),
+        ),
+        ("DATE_ADD('not a date', INTERVAL 1 DAY)", None),
+        ("DATE_ADD(NULL, INTERVAL 1 DAY)", None),
+    ] {
+        let got: Option<String> = c.query_first(format!("SELECT {expr}")).unwrap().unwrap();
+        assert_eq!(got.as_deref(), want, "{expr}");
+    }
+    let recent: i64 = c
+        .query_first("SELECT NOW() - INTERVAL 1 HOUR < NOW()")
+        .unwrap()
+        .unwrap();
+    assert_eq!(recent, 1);
+    c.query_drop("CREATE DATABASE f").unwrap();
+    c.query_drop("CREATE TABLE f.t (c VARCHAR(40))").unwrap();
+    c.query_drop("INSERT INTO f.t VALUES ('abcdefghijklmnopqrstuvwxyz')")
+        .unwrap();
+    let result = c
+        .query_iter(
+            "SELECT SUBSTRING(c,1,20), '2026-03-01' - interval 1 day, \
+             DATE_ADD('2026-01-01', INTERVAL 1 MONTH) FROM f.t",
+        )
+        .unwrap();
+    let labels: Vec<String> = result
+        .columns()
+        .as_ref()
+        .iter()
+        .map(|col| col.name_str().into_owned())
+        .collect();
+    drop(result);
+    assert_eq!(
+        labels,
+        [
+            "SUBSTRING(c,1,20)",
+            "'2026-03-01' - interval 1 day",
+            "DATE_ADD('2026-01-01', INTERVAL 1 MONTH)"
+        ]
+    );
+}

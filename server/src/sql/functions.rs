@@ -91,6 +91,11 @@ pub enum Func {
     Sha1,
     /// `SHA2(s, bits)`
     Sha2,
+    /// `DATE_ADD(d, INTERVAL n unit)` / `ADDDATE` / `d + INTERVAL n unit`: bound with the
+    /// arguments (d, n, unit name).
+    DateAdd,
+    /// `DATE_SUB(d, INTERVAL n unit)` / `SUBDATE` / `d - INTERVAL n unit`.
+    DateSub,
 }
 
 impl Func {
@@ -139,6 +144,8 @@ impl Func {
             "md5" => Md5,
             "sha1" | "sha" => Sha1,
             "sha2" => Sha2,
+            "date_add" | "adddate" => DateAdd,
+            "date_sub" | "subdate" => DateSub,
             _ => return None,
         })
     }
@@ -155,7 +162,7 @@ impl Func {
             Length | CharLength | Upper | Lower | Abs | Floor | Ceil | Sleep => n == 1,
             Hex | Crc32 | Md5 | Sha1 => n == 1,
             Left | Right | Sha2 => n == 2,
-            SubstringIndex => n == 3,
+            SubstringIndex | DateAdd | DateSub => n == 3,
             Round => n == 1 || n == 2,
             Substring => n == 2 || n == 3,
             TimeDiff | Repeat | Mod | IfNull | NullIf | Benchmark => n == 2,
@@ -277,6 +284,15 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
         Version | Database | User | CurrentUser | ConnectionId => env.session_fact(f),
         Left | Right | SubstringIndex | Hex | Crc32 | Md5 | Sha1 | Sha2 => {
             return text_function(f, args, env)
+        }
+        DateAdd | DateSub => {
+            let unit = text_arg(args, 2, env)?.unwrap_or_default();
+            crate::sql::date_arith::add(
+                &arg(0)?,
+                to_f64(&arg(1)?),
+                &String::from_utf8_lossy(&unit),
+                f == DateSub,
+            )
         }
         LastInsertId => match args.first() {
             None => env.session_fact(f),

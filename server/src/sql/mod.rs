@@ -6,6 +6,7 @@
 
 pub mod bytes;
 pub mod charset;
+pub mod date_arith;
 pub mod depth;
 pub mod env;
 pub mod eval;
@@ -121,7 +122,26 @@ pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
                     .unwrap_or(rest.len()),
         )
     };
-    let (a, mut b) = (offset(span.start)?, offset(span.end)?);
+    let (mut a, mut b) = (offset(span.start)?, offset(span.end)?);
+    // sqlparser's span of `SUBSTRING(c, 1, 20)` (and of other keyword-like calls) starts at
+    // the first argument: start at the function's name when the text begins inside a call.
+    let before = sql.get(..a)?.trim_end();
+    if let Some(head) = before.strip_suffix('(') {
+        let name_len = head
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .count();
+        if name_len > 0 {
+            a = head.len() - name_len;
+        }
+    }
+    // The span of `INTERVAL n unit` covers only `n`.
+    let before = sql.get(..a)?.trim_end();
+    if before.len() >= 8 && before[before.len() - 8..].eq_ignore_ascii_case("interval") {
+        a = before.len() - 8;
+    }
+    b += interval_unit_after(sql.get(a..b)?, sql.get(b..)?);
     // sqlparser's spans stop before a function's argument list or its closing parenthesis;
     // extend to the balanced text.
     loop {
@@ -130,18 +150,71 @@ pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
         let close = text.bytes().filter(|c| *c == b')').count();
         let rest = sql.get(b..)?;
         let trimmed = rest.trim_start();
-        let skipped = rest.len() - trimmed.len();
-        let closes_call = open > close && trimmed.starts_with(')');
         let opens_args = open == close
             && trimmed.starts_with('(')
             && text.ends_with(|c: char| c.is_alphanumeric() || c == '_');
-        if closes_call || opens_args {
-            b += skipped + 1;
+        if open > close {
+            b += closing_paren(rest, open - close)? + 1;
+        } else if opens_args {
+            b += rest.len() - trimmed.len() + 1;
         } else {
             break;
         }
     }
     sql.get(a..b).map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// How far past `text` its `INTERVAL n unit` reaches when the unit is not in it (the bytes
+/// up to the end of the unit word in `rest`), or 0.
+fn interval_unit_after(text: &str, rest: &str) -> usize {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let ends_in_interval = words.len() >= 2
+        && words[words.len() - 2].eq_ignore_ascii_case("interval")
+        && !crate::sql::date_arith::is_unit(words[words.len() - 1]);
+    if !ends_in_interval {
+        return 0;
+    }
+    let trimmed = rest.trim_start();
+    let word_len = trimmed
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(trimmed.len());
+    if crate::sql::date_arith::is_unit(&trimmed[..word_len]) {
+        rest.len() - trimmed.len() + word_len
+    } else {
+        0
+    }
+}
+
+/// The byte offset in `rest` of the parenthesis that closes `depth` open ones, skipping
+/// quoted strings and names.
+fn closing_paren(rest: &str, mut depth: usize) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in rest.char_indices() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' && q != '`' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' | '`' => quote = Some(c),
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+    None
 }
 
 #[cfg(test)]
