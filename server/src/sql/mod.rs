@@ -131,23 +131,28 @@ pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
             .chars()
             .rev()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .count();
+            .map(char::len_utf8)
+            .sum::<usize>();
         if name_len > 0 {
             a = head.len() - name_len;
         }
     }
     // The span of `INTERVAL n unit` covers only `n`.
     let before = sql.get(..a)?.trim_end();
-    if before.len() >= 8 && before[before.len() - 8..].eq_ignore_ascii_case("interval") {
-        a = before.len() - 8;
+    let keyword_at = before.len().saturating_sub(8);
+    if before
+        .get(keyword_at..)
+        .is_some_and(|w| w.eq_ignore_ascii_case("interval"))
+    {
+        a = keyword_at;
     }
     b += interval_unit_after(sql.get(a..b)?, sql.get(b..)?);
     // sqlparser's spans stop before a function's argument list or its closing parenthesis;
     // extend to the balanced text.
     loop {
         let text = sql.get(a..b)?;
-        let open = text.bytes().filter(|c| *c == b'(').count();
-        let close = text.bytes().filter(|c| *c == b')').count();
+        let open = unquoted(text).filter(|(_, c)| *c == '(').count();
+        let close = unquoted(text).filter(|(_, c)| *c == ')').count();
         let rest = sql.get(b..)?;
         let trimmed = rest.trim_start();
         let opens_args = open == close
@@ -185,33 +190,41 @@ fn interval_unit_after(text: &str, rest: &str) -> usize {
     }
 }
 
-/// The byte offset in `rest` of the parenthesis that closes `depth` open ones, skipping
-/// quoted strings and names.
-fn closing_paren(rest: &str, mut depth: usize) -> Option<usize> {
+/// The characters of `text` outside quoted strings and names, with their byte offsets.
+fn unquoted(text: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     let mut quote: Option<char> = None;
     let mut escaped = false;
-    for (i, c) in rest.char_indices() {
-        match quote {
-            Some(q) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' && q != '`' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
+    text.char_indices().filter(move |&(_, c)| match quote {
+        Some(q) => {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' && q != '`' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            false
+        }
+        None if matches!(c, '\'' | '"' | '`') => {
+            quote = Some(c);
+            false
+        }
+        None => true,
+    })
+}
+
+/// The byte offset in `rest` of the parenthesis that closes `depth` open ones.
+fn closing_paren(rest: &str, mut depth: usize) -> Option<usize> {
+    for (i, c) in unquoted(rest) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
                 }
             }
-            None => match c {
-                '\'' | '"' | '`' => quote = Some(c),
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(i);
-                    }
-                }
-                _ => {}
-            },
+            _ => {}
         }
     }
     None
