@@ -141,3 +141,45 @@ fn performance_schema_tables_tools_read_have_mysqls_columns() {
         assert_eq!(rows, 0, "{table} has no figures in tpbed");
     }
 }
+
+#[test]
+fn engines_plugins_and_schema_tables_answer_with_mysqls_columns() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.connect();
+    c.query_drop("CREATE DATABASE listed").unwrap();
+    let engines: Vec<(String, String, String, String, String, String)> =
+        c.query("SHOW ENGINES").unwrap();
+    assert!(
+        engines
+            .iter()
+            .any(|e| e.0 == "InnoDB" && e.1 == "DEFAULT" && e.3 == "YES"),
+        "{engines:?}"
+    );
+    let plugins: Vec<(String, String, String, Option<String>, String)> =
+        c.query("SHOW PLUGINS").unwrap();
+    assert!(
+        plugins
+            .iter()
+            .any(|p| p.0 == "InnoDB" && p.1 == "ACTIVE" && p.2 == "STORAGE ENGINE"),
+        "{plugins:?}"
+    );
+    let schemas: Vec<(String, String)> = c
+        .query("SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA")
+        .unwrap();
+    assert!(
+        schemas.contains(&("listed".into(), "utf8mb4".into())),
+        "{schemas:?}"
+    );
+    assert!(schemas.iter().any(|s| s.0 == "information_schema"));
+    for (table, first) in [
+        ("ROUTINES", "SPECIFIC_NAME"),
+        ("TRIGGERS", "TRIGGER_CATALOG"),
+    ] {
+        let result = c
+            .query_iter(format!("SELECT * FROM information_schema.{table}"))
+            .unwrap();
+        let name = result.columns().as_ref()[0].name_str().into_owned();
+        assert_eq!(name, first);
+        assert_eq!(result.count(), 0, "{table}: tpbed has none");
+    }
+}

@@ -11,6 +11,7 @@ pub mod innodb_tables;
 pub mod pfs_empty_tables;
 pub mod pfs_tables;
 pub mod pool_tables;
+pub mod schema_tables;
 pub mod vtables;
 
 use std::time::Duration;

@@ -7,11 +7,18 @@ use crate::introspection::vtables::{VType, VirtualTable};
 use crate::introspection::ServerView;
 use crate::value::Value;
 
-/// A performance_schema table with MySQL's columns and no rows.
+/// An introspection table with MySQL's columns and no rows.
 #[derive(Debug)]
 pub struct EmptyTable {
     name: &'static str,
     columns: &'static [(&'static str, VType)],
+}
+
+impl EmptyTable {
+    /// The table `name` with `columns`.
+    pub const fn new(name: &'static str, columns: &'static [(&'static str, VType)]) -> EmptyTable {
+        EmptyTable { name, columns }
+    }
 }
 
 impl VirtualTable for EmptyTable {

@@ -47,6 +47,9 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
             &innodb::InnodbMetrics,
             &crate::introspection::compression_tables::InnodbCmp,
             &crate::introspection::compression_tables::InnodbCmpMem,
+            &crate::introspection::schema_tables::Schemata,
+            &crate::introspection::schema_tables::ROUTINES,
+            &crate::introspection::schema_tables::TRIGGERS,
             &crate::introspection::pfs_tables::Processlist,
         ]
     } else if db.eq_ignore_ascii_case("performance_schema") {

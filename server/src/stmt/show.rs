@@ -53,6 +53,10 @@ pub enum ShowPlan {
     InnodbStatus,
     /// A form answered with these columns and no rows (the replication SHOWs).
     Empty(Vec<String>),
+    /// `SHOW [STORAGE] ENGINES`.
+    Engines,
+    /// `SHOW PLUGINS`.
+    Plugins,
 }
 
 /// Binds WHERE over a fixed list of column names.
@@ -145,6 +149,8 @@ pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
         ["WARNINGS"] => ShowPlan::Warnings { errors: false },
         ["ERRORS"] => ShowPlan::Warnings { errors: true },
         ["ENGINE", "INNODB", "STATUS"] => ShowPlan::InnodbStatus,
+        ["ENGINES"] | ["STORAGE", "ENGINES"] => ShowPlan::Engines,
+        ["PLUGINS"] => ShowPlan::Plugins,
         other => match crate::stmt::show_replication::columns(other) {
             Some(columns) => ShowPlan::Empty(columns),
             None => return Err(SqlError::unsupported(&format!("SHOW {}", w.join(" ")))),
@@ -301,6 +307,14 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
             let rs = ResultSet::text(&["Level", "Code", "Message"], rows);
             return Ok(Output::Rows(rs));
         }
+        ShowPlan::Engines => (
+            crate::stmt::show_engines::ENGINE_COLUMNS,
+            crate::stmt::show_engines::engine_rows(),
+        ),
+        ShowPlan::Plugins => (
+            crate::stmt::show_engines::PLUGIN_COLUMNS,
+            crate::stmt::show_engines::plugin_rows(st.core.as_ref()),
+        ),
         ShowPlan::Empty(columns) => {
             let names: Vec<&str> = columns.iter().map(String::as_str).collect();
             return Ok(Output::Rows(ResultSet::text(&names, Vec::new())));
