@@ -84,6 +84,15 @@ fn interval_arithmetic_and_its_labels() {
         ),
         ("DATE_ADD('not a date', INTERVAL 1 DAY)", None),
         ("DATE_ADD(NULL, INTERVAL 1 DAY)", None),
+        (
+            "CONVERT_TZ('2026-01-01 12:00:00', '+00:00', '+10:00')",
+            Some("2026-01-01 22:00:00"),
+        ),
+        // Without MySQL's time zone tables a named zone gives NULL, in MySQL too.
+        (
+            "CONVERT_TZ('2026-01-01 12:00:00', 'UTC', 'Europe/Berlin')",
+            None,
+        ),
     ] {
         let got: Option<String> = c.query_first(format!("SELECT {expr}")).unwrap().unwrap();
         assert_eq!(got.as_deref(), want, "{expr}");

@@ -1,6 +1,7 @@
-//! `INTERVAL` arithmetic: `DATE_ADD`/`DATE_SUB` (`ADDDATE`/`SUBDATE`) and `d + INTERVAL n
-//! unit` / `d - INTERVAL n unit`, with MySQL's single units (MICROSECOND to YEAR); a month
-//! step that lands past the end of a month ends on its last day, as in MySQL.
+//! Date arithmetic: `INTERVAL` steps (`DATE_ADD`/`DATE_SUB`, `ADDDATE`/`SUBDATE`, `d +
+//! INTERVAL n unit` / `d - INTERVAL n unit`, with MySQL's single units MICROSECOND to YEAR;
+//! a month step that lands past the end of a month ends on its last day, as in MySQL) and
+//! `CONVERT_TZ` between offsets.
 
 use crate::time::{datetime_from_micros, datetime_to_unix, days_from_civil, parse_datetime};
 use crate::value::{DateTime, Value};
@@ -95,12 +96,57 @@ pub fn add(date: &Value, amount: Option<f64>, unit_name: &str, subtract: bool) -
     }
 }
 
+/// A time zone as an offset in seconds: `+HH:MM`/`-HH:MM` (-13:59 to +14:00, as MySQL
+/// accepts), or `UTC`/`SYSTEM` (tpbed's system time zone is UTC). Named zones need MySQL's
+/// time zone tables, which tpbed does not have: None, and CONVERT_TZ gives NULL, as MySQL
+/// does without those tables.
+fn zone_offset(zone: &str) -> Option<i64> {
+    let z = zone.trim();
+    if z.eq_ignore_ascii_case("UTC") || z.eq_ignore_ascii_case("SYSTEM") {
+        return Some(0);
+    }
+    let (sign, rest) = match z.as_bytes().first()? {
+        b'+' => (1, &z[1..]),
+        b'-' => (-1, &z[1..]),
+        _ => return None,
+    };
+    let (h, m) = rest.split_once(':')?;
+    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+    let secs = sign * (h * 3600 + m * 60);
+    ((0..60).contains(&m) && (-(13 * 3600 + 59 * 60)..=14 * 3600).contains(&secs)).then_some(secs)
+}
+
+/// `CONVERT_TZ(dt, from, to)`: NULL when a zone is unknown or the date unreadable.
+pub fn convert_tz(date: &Value, from: &str, to: &str) -> Value {
+    let (Some(f), Some(t)) = (zone_offset(from), zone_offset(to)) else {
+        return Value::Null;
+    };
+    add(date, Some((t - f) as f64), "SECOND", false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn at(s: &str) -> Value {
         Value::DateTime(parse_datetime(s).unwrap())
+    }
+
+    #[test]
+    fn convert_tz_between_offsets() {
+        assert_eq!(
+            convert_tz(&at("2026-01-01 12:00:00"), "+00:00", "+10:00"),
+            at("2026-01-01 22:00:00")
+        );
+        assert_eq!(
+            convert_tz(&at("2026-01-01 00:30:00"), "UTC", "-01:00"),
+            at("2025-12-31 23:30:00")
+        );
+        assert_eq!(
+            convert_tz(&at("2026-01-01 00:00:00"), "UTC", "Europe/Berlin"),
+            Value::Null
+        );
+        assert_eq!(convert_tz(&at("2026-01-01"), "+15:00", "UTC"), Value::Null);
     }
 
     #[test]

@@ -96,6 +96,8 @@ pub enum Func {
     DateAdd,
     /// `DATE_SUB(d, INTERVAL n unit)` / `SUBDATE` / `d - INTERVAL n unit`.
     DateSub,
+    /// `CONVERT_TZ(dt, from, to)`
+    ConvertTz,
 }
 
 impl Func {
@@ -146,6 +148,7 @@ impl Func {
             "sha2" => Sha2,
             "date_add" | "adddate" => DateAdd,
             "date_sub" | "subdate" => DateSub,
+            "convert_tz" => ConvertTz,
             _ => return None,
         })
     }
@@ -162,7 +165,7 @@ impl Func {
             Length | CharLength | Upper | Lower | Abs | Floor | Ceil | Sleep => n == 1,
             Hex | Crc32 | Md5 | Sha1 => n == 1,
             Left | Right | Sha2 => n == 2,
-            SubstringIndex | DateAdd | DateSub => n == 3,
+            SubstringIndex | DateAdd | DateSub | ConvertTz => n == 3,
             Round => n == 1 || n == 2,
             Substring => n == 2 || n == 3,
             TimeDiff | Repeat | Mod | IfNull | NullIf | Benchmark => n == 2,
@@ -285,6 +288,14 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
         Left | Right | SubstringIndex | Hex | Crc32 | Md5 | Sha1 | Sha2 => {
             return text_function(f, args, env)
         }
+        ConvertTz => match (text_arg(args, 1, env)?, text_arg(args, 2, env)?) {
+            (Some(from), Some(to)) => crate::sql::date_arith::convert_tz(
+                &arg(0)?,
+                &String::from_utf8_lossy(&from),
+                &String::from_utf8_lossy(&to),
+            ),
+            _ => Value::Null,
+        },
         DateAdd | DateSub => {
             let unit = text_arg(args, 2, env)?.unwrap_or_default();
             crate::sql::date_arith::add(
