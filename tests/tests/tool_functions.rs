@@ -128,3 +128,31 @@ fn interval_arithmetic_and_its_labels() {
         ]
     );
 }
+
+#[test]
+fn group_concat_joins_each_groups_values() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.connect();
+    c.query_drop("CREATE DATABASE g").unwrap();
+    c.query_drop("CREATE TABLE g.t (id INT PRIMARY KEY, k INT, v VARCHAR(10))")
+        .unwrap();
+    c.query_drop("INSERT INTO g.t VALUES (1,1,'a'),(2,1,'b'),(3,2,'c'),(4,2,NULL),(5,1,'a')")
+        .unwrap();
+    let rows: Vec<(i64, Option<String>, Option<String>)> = c
+        .query(
+            "SELECT k, GROUP_CONCAT(v), GROUP_CONCAT(DISTINCT v SEPARATOR '|') \
+             FROM g.t GROUP BY k ORDER BY k",
+        )
+        .unwrap();
+    assert_eq!(
+        rows,
+        [
+            (1, Some("a,b,a".into()), Some("a|b".into())),
+            (2, Some("c".into()), Some("c".into()))
+        ]
+    );
+    let none: Option<Option<String>> = c
+        .query_first("SELECT GROUP_CONCAT(id) FROM g.t WHERE id > 100")
+        .unwrap();
+    assert_eq!(none, Some(None), "no rows: NULL");
+}
