@@ -30,8 +30,11 @@ const NOT_MODELLED: &[&str] = &[
     "event_scheduler",
     "init_connect",
     "innodb_buffer_pool_size",
+    "key_buffer_size",
+    "key_cache_block_size",
     "query_cache_size",
     "server_id",
+    "table_open_cache",
     // With the thread pool there is no thread cache.
     "thread_cache_size",
 ];
