@@ -182,6 +182,77 @@ impl ConnInfo {
 pub struct Connections {
     map: Mutex<HashMap<u32, Arc<ConnInfo>>>,
     next_id: AtomicU32,
+    /// What the connections of the latest deadlock were running when it was resolved.
+    pub at_deadlock: DeadlockStatements,
+}
+
+/// The statements the connections of the latest deadlock were running when its victim was
+/// chosen, and how long their transactions had been active (SHOW ENGINE INNODB STATUS prints
+/// them), kept with the deadlock's detection time.
+#[derive(Debug, Default)]
+pub struct DeadlockStatements {
+    latest: Mutex<Option<(std::time::SystemTime, Vec<AtDeadlock>)>>,
+}
+
+/// One connection of a deadlock as it was when the deadlock was resolved.
+#[derive(Debug, Clone, Default)]
+pub struct AtDeadlock {
+    /// The connection id.
+    pub conn: u64,
+    /// Its statement.
+    pub statement: Option<String>,
+    /// Seconds its transaction had been active.
+    pub active_secs: u64,
+    /// The OS thread that ran it.
+    pub os_thread: u64,
+    /// Statements it had received (`Questions`), for InnoDB's `query id`.
+    pub queries: u64,
+    /// The client address.
+    pub host: String,
+    /// The user.
+    pub user: String,
+}
+
+impl DeadlockStatements {
+    /// Records what the connections of the deadlock detected `at` run now, given their ids
+    /// and transactions' active seconds.
+    pub fn capture(&self, at: std::time::SystemTime, conns: &Connections, ids: &[(u64, u64)]) {
+        let rows = ids
+            .iter()
+            .map(|&(conn, active_secs)| {
+                let live = u32::try_from(conn).ok().and_then(|id| conns.get(id));
+                match live {
+                    Some(c) => AtDeadlock {
+                        conn,
+                        statement: c.info_text(),
+                        active_secs,
+                        os_thread: c.os_thread.load(Ordering::Relaxed),
+                        queries: c.counters.get(crate::vars::Counter::Questions),
+                        host: c.host.clone(),
+                        user: c
+                            .login
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .user
+                            .clone(),
+                    },
+                    None => AtDeadlock {
+                        conn,
+                        active_secs,
+                        ..AtDeadlock::default()
+                    },
+                }
+            })
+            .collect();
+        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some((at, rows));
+    }
+
+    /// Connection `conn` in the deadlock detected `at`, if it was captured.
+    pub fn get(&self, at: std::time::SystemTime, conn: u64) -> Option<AtDeadlock> {
+        let latest = self.latest.lock().unwrap_or_else(|e| e.into_inner());
+        let (_, rows) = latest.as_ref().filter(|(when, _)| *when == at)?;
+        rows.iter().find(|r| r.conn == conn).cloned()
+    }
 }
 
 impl Connections {

@@ -124,6 +124,8 @@ pub struct Core {
     pub datadir: crate::datadir::DataDir,
     /// `events_statements_summary_by_digest`.
     pub digests: crate::digest::DigestStore,
+    /// The general and slow query logs.
+    pub querylogs: Arc<crate::querylog::QueryLogs>,
     /// Set by SIGTERM, SIGINT or the `SHUTDOWN` statement; `main` waits for it.
     pub shutdown: ShutdownRequest,
 }
@@ -182,6 +184,17 @@ impl Core {
         v.extend(self.catalog.engine.database_names());
         v.sort();
         v
+    }
+
+    /// How many user tables exist (`Open_tables`).
+    pub fn table_count(&self) -> usize {
+        let engine = &self.catalog.engine;
+        engine
+            .database_names()
+            .iter()
+            .filter_map(|db| engine.database(db).ok())
+            .map(|d| d.table_names().len())
+            .sum()
     }
 
     /// Counts a freshly accepted connection unless `max_connections + 1` are counted already
@@ -265,8 +278,23 @@ impl Core {
                 "Uptime_since_flush_status",
                 self.started.elapsed().as_secs().to_string(),
             ),
+            // Every table stays open from its creation: no table cache evicts one.
+            ("Open_tables", self.table_count().to_string()),
+            (
+                "Opened_tables",
+                self.status_counter(Counter::ComCreateTable).to_string(),
+            ),
+            (
+                "Flush_commands",
+                self.status_counter(Counter::ComFlush).to_string(),
+            ),
         ];
         rows.extend(gauges.into_iter().map(|(k, v)| (k.to_string(), v)));
+        rows.extend(
+            crate::vars::idle_status::ALWAYS_ZERO
+                .iter()
+                .map(|k| (k.to_string(), "0".to_string())),
+        );
         let l = self.trx.locks.stats();
         for (k, v) in [
             ("Innodb_row_lock_waits", l.row_lock_waits),

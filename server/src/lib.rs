@@ -18,7 +18,8 @@
 //! - engine and transactions: the `tpbed-engine` crate ([`engine`], [`trx`]), which the
 //!   compiler keeps from using anything here; [`catalog`] (the catalog with its DDL version);
 //!   [`storage`] and [`datadir`] configure the engine from the variables.
-//! - digest: [`digest`] (statement digests and their summary table); [`connections`] (live
+//! - digest: [`digest`] (statement digests and their summary table); [`querylog`] (the
+//!   general and slow query logs and the error log's file); [`connections`] (live
 //!   connections and their counters).
 //! - core: [`core`] (the [`Core`](crate::core::Core): what every statement of every session
 //!   shares, and the connection handler seen through a trait) and [`context`] (the
@@ -56,6 +57,7 @@ pub mod exec;
 pub mod introspection;
 pub mod listener;
 pub mod log;
+pub mod querylog;
 pub mod server;
 pub mod session;
 pub mod shutdown;

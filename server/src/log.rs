@@ -1,7 +1,13 @@
 //! The error log: one line per event on stderr, in mysqld's `[Note]`/`[Warning]`/`[ERROR]` shape.
 
+use std::fs::File;
 use std::io::Write;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+use std::time::SystemTime;
+
+/// The `--log-error` file, once the server opened it (stderr until then, and without it).
+static ERROR_LOG: OnceLock<Mutex<File>> = OnceLock::new();
 
 /// Severity of a log line.
 #[derive(Debug, Clone, Copy)]
@@ -14,27 +20,39 @@ pub enum Level {
     Error,
 }
 
+/// Sends every later log line to `path` (appended, created if missing), as `--log-error`
+/// does; a second call keeps the first file.
+pub fn to_file(path: &Path) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    let _ = ERROR_LOG.set(Mutex::new(file));
+    Ok(())
+}
+
 /// Writes one log line.
 pub fn write(level: Level, conn_id: u32, msg: &str) {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let (secs, micros) = (now.as_secs(), now.subsec_micros());
-    let days = secs / 86_400;
-    let (y, m, d) = crate::time::civil_from_days(days as i64);
-    let rem = secs % 86_400;
     let tag = match level {
         Level::Note => "Note",
         Level::Warning => "Warning",
         Level::Error => "ERROR",
     };
     let line = format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z {conn_id} [{tag}] [Server] {msg}\n",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
+        "{} {conn_id} [{tag}] [Server] {msg}\n",
+        crate::time::iso8601_utc(SystemTime::now())
     );
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    match ERROR_LOG.get() {
+        Some(f) => {
+            let _ = f
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .write_all(line.as_bytes());
+        }
+        None => {
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        }
+    }
 }
 
 /// Logs a note.

@@ -159,6 +159,14 @@ impl Server {
                     }
                     continue;
                 }
+                if crate::vars::mysql_only::is_mysql_option(&s.name) {
+                    log::warning(&format!(
+                        "'{}' is a MySQL option tpbed does not model; accepted and ignored ({})",
+                        s.name,
+                        s.whence()
+                    ));
+                    continue;
+                }
                 if matches!(s.origin, crate::config::Origin::CommandLine) {
                     return Err(StartupError::UnknownVariable(s.name.clone()));
                 }
@@ -251,6 +259,7 @@ impl Server {
         crate::storage::register_hooks(&vars, &trx, &redo)
             .map_err(|e| StartupError::MissingVariable(e.message))?;
         let digests = crate::digest::store_from(&vars);
+        let querylogs = crate::querylog::QueryLogs::start(&vars, datadir.path())?;
         Ok(Core {
             redo,
             datadir,
@@ -272,6 +281,7 @@ impl Server {
             ids,
             trx,
             digests,
+            querylogs,
             shutdown: ShutdownRequest::default(),
         })
     }

@@ -38,6 +38,20 @@ pub fn now_micros() -> i64 {
         .unwrap_or(0)
 }
 
+/// A wall-clock time as the server's logs stamp it: ISO 8601 in UTC with microseconds
+/// (`2026-12-02T11:49:28.123456Z`, mysqld's `log_timestamps=UTC`).
+pub fn iso8601_utc(at: SystemTime) -> String {
+    let us = at
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0);
+    let dt = datetime_from_micros(us);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+        dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, dt.micros
+    )
+}
+
 /// A datetime from microseconds since the epoch (UTC).
 pub fn datetime_from_micros(us: i64) -> DateTime {
     let secs = us.div_euclid(1_000_000);

@@ -28,12 +28,13 @@ const READ_AT_USE: &[&str] = &[
 /// Global-only dynamic variables tpbed accepts and shows but whose effect it does not model.
 const NOT_MODELLED: &[&str] = &[
     "event_scheduler",
-    "general_log",
     "init_connect",
     "innodb_buffer_pool_size",
+    "key_buffer_size",
+    "key_cache_block_size",
     "query_cache_size",
     "server_id",
-    "slow_query_log",
+    "table_open_cache",
     // With the thread pool there is no thread cache.
     "thread_cache_size",
 ];
@@ -61,6 +62,11 @@ fn subsystem_value(server: &Server, name: &str) -> Option<VarValue> {
         "innodb_flush_log_at_trx_commit" => int(redo.flush_at_commit() as u64),
         "innodb_flush_log_at_timeout" => int(redo.flush_timeout_s()),
         "tpbed_log_fsync_us" => int(redo.fsync_us()),
+        "general_log" => Some(VarValue::Bool(server.querylogs.general.is_on())),
+        "slow_query_log" => Some(VarValue::Bool(server.querylogs.slow.is_on())),
+        "general_log_file" => Some(VarValue::Str(server.querylogs.general.name())),
+        "slow_query_log_file" => Some(VarValue::Str(server.querylogs.slow.name())),
+        "log_output" => Some(VarValue::Str(server.querylogs.output())),
         "thread_cache_size" => match server.handler.get() {
             Some(Handler::PerConnection(h)) => int(u64::from(h.thread_cache_size())),
             _ => None,
@@ -110,6 +116,10 @@ fn other_value(name: &str, ty: VarType, now: &VarValue) -> String {
                 .find(|n| !now.as_str().eq_ignore_ascii_case(n))
                 .expect("a set has two names");
             format!("'{pick}'")
+        }
+        VarType::Seconds { .. } => {
+            let secs: f64 = now.as_str().parse().expect("seconds");
+            format!("{}", secs + 1.5)
         }
         VarType::Str => match name {
             "time_zone" => "'+01:00'".to_string(),

@@ -16,7 +16,7 @@ mod sql;
 
 pub use mariadb::MariaDb;
 pub use mode::Mode;
-pub use skip::{has_program, has_python_module, require_tool, skip};
+pub use skip::{has_program, has_python_module, on_path, require_tool, skip};
 pub use sql::{
     code, global_status, load_queue_fixture, mysql_error, pool_waits, raw_code, raw_error,
     session_status,

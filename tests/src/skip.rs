@@ -46,6 +46,12 @@ pub fn has_program(program: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Whether `program` is on the PATH (for tools without a `--version` that exits 0).
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
 /// Whether python3 can import `module`.
 pub fn has_python_module(module: &str) -> bool {
     Command::new("python3")

@@ -101,8 +101,8 @@ each_mode! {
                 &format!("-P{}", srv.port),
                 "-uroot",
                 "--auto-generate-sql",
-                "--concurrency=2",
-                "--number-of-queries=20",
+                "--concurrency=8",
+                "--number-of-queries=200",
             ])
             .output()
             .unwrap();

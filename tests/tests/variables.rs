@@ -162,7 +162,7 @@ fn option_file_and_command_line_use_mysql_names() {
     let cnf = dir.join("my.cnf");
     std::fs::write(
         &cnf,
-        "[client]\nport=1\n[mysqld]\nmax_connections = 333\ninnodb_log_file_size = 48M\nplugin-load-add=thread_pool.so\nloose-foo=1\nwait-timeout=600\n",
+        "[client]\nport=1\n[mysqld]\nmax_connections = 333\ninnodb_log_file_size = 48M\nno_such_option = 1\nplugin-load-add=thread_pool.so\nloose-foo=1\nwait-timeout=600\n",
     )
     .unwrap();
     let srv = TestServer::start(&[
@@ -177,7 +177,11 @@ fn option_file_and_command_line_use_mysql_names() {
         .unwrap();
     assert_eq!(row, (333, 99, "loaded-dynamically".into(), 600));
     assert!(srv.wait_for_log(
-        "unknown variable 'innodb_log_file_size' ignored",
+        "'innodb_log_file_size' is a MySQL option tpbed does not model",
+        std::time::Duration::from_secs(2)
+    ));
+    assert!(srv.wait_for_log(
+        "unknown variable 'no_such_option' ignored",
         std::time::Duration::from_secs(2)
     ));
     std::fs::remove_dir_all(dir).unwrap();

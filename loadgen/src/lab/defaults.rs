@@ -18,8 +18,9 @@ use crate::lab::target::{Flavour, Live};
 use crate::sweep::Managed;
 
 /// Variables of a tpbed-server that differ between two instances of the same build for
-/// reasons other than settings: the reference runs on another port, in its own data folder.
-const INSTANCE_VARS: &[&str] = &["port", "datadir"];
+/// reasons other than settings: the reference runs on another port, in its own data folder
+/// (where the query logs' default files are).
+const INSTANCE_VARS: &[&str] = &["port", "datadir", "general_log_file", "slow_query_log_file"];
 
 /// What the report says about a target's variables against its defaults.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -31,6 +31,8 @@ pub enum AggFunc {
     Max,
     /// A bare column in an aggregated select: the group's first value.
     First,
+    /// GROUP_CONCAT: the group's non-NULL values joined by the slot's separator.
+    GroupConcat,
 }
 
 /// One slot of the aggregate row.
@@ -42,6 +44,8 @@ pub struct AggSlot {
     pub arg: Option<BoundExpr>,
     /// DISTINCT.
     pub distinct: bool,
+    /// GROUP_CONCAT's SEPARATOR (`,` unless given).
+    pub separator: Vec<u8>,
 }
 
 /// Running state of one slot.
@@ -54,6 +58,7 @@ pub struct Acc {
     best: Value,
     seen: Vec<Value>,
     first: bool,
+    joined: Option<Vec<u8>>,
 }
 
 impl Acc {
@@ -70,6 +75,7 @@ impl Acc {
             best: Value::Null,
             seen: Vec::new(),
             first: true,
+            joined: None,
         }
     }
 
@@ -98,6 +104,16 @@ impl Acc {
         self.count += 1;
         match slot.func {
             AggFunc::Count | AggFunc::First => {}
+            AggFunc::GroupConcat => {
+                let text = crate::sql::eval::to_bytes(&v).unwrap_or_default();
+                match &mut self.joined {
+                    Some(out) => {
+                        out.extend_from_slice(&slot.separator);
+                        out.extend_from_slice(&text);
+                    }
+                    None => self.joined = Some(text),
+                }
+            }
             AggFunc::Sum | AggFunc::Avg => {
                 let exact = crate::sql::eval::decimal_of(&v);
                 match (exact, self.sum_exact) {
@@ -125,6 +141,7 @@ impl Acc {
         match slot.func {
             AggFunc::Count => Value::Int(self.count as i64),
             AggFunc::First | AggFunc::Min | AggFunc::Max => self.best.clone(),
+            AggFunc::GroupConcat => self.joined.clone().map_or(Value::Null, Value::Bytes),
             _ if self.count == 0 => Value::Null,
             AggFunc::Sum => match (self.float, self.sum_exact) {
                 (false, Some(d)) => Value::Decimal(d),
@@ -176,6 +193,7 @@ pub fn agg_func(f: &ast::Function) -> Option<AggFunc> {
         "avg" => AggFunc::Avg,
         "min" => AggFunc::Min,
         "max" => AggFunc::Max,
+        "group_concat" => AggFunc::GroupConcat,
         _ => return None,
     })
 }
@@ -217,6 +235,7 @@ impl Resolver for AggBinder<'_, '_> {
             func: AggFunc::First,
             arg: Some(BoundExpr::Column(base)),
             distinct: false,
+            separator: Vec::new(),
         };
         let mut slots = self.slots.borrow_mut();
         if let Some(i) = slots.iter().position(|s| *s == slot) {
@@ -292,10 +311,25 @@ impl AggBinder<'_, '_> {
             }
             _ => return Err(SqlError::parse(&f.to_string())),
         };
+        let mut separator = b",".to_vec();
+        for clause in &list.clauses {
+            match clause {
+                ast::FunctionArgumentClause::Separator(v) if func == AggFunc::GroupConcat => {
+                    match &v.value {
+                        ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                            separator = crate::sql::bytes::restore(s).into_owned()
+                        }
+                        other => return Err(SqlError::parse(&other.to_string())),
+                    }
+                }
+                other => return Err(SqlError::unsupported(&format!("{other} in an aggregate"))),
+            }
+        }
         let slot = AggSlot {
             func,
             arg,
             distinct,
+            separator,
         };
         let mut slots = self.slots.borrow_mut();
         slots.push(slot);
@@ -313,6 +347,7 @@ mod tests {
             func: AggFunc::Avg,
             arg: Some(BoundExpr::Column(0)),
             distinct: false,
+            separator: Vec::new(),
         };
         let mut a = Acc::new();
         for v in [1, 2, 2] {

@@ -37,10 +37,10 @@ fn tables(server: &dyn ServerView) -> Vec<(String, Arc<Table>)> {
 }
 
 /// Resolves lock-system ids against the catalog.
-struct Names(Vec<(String, Arc<Table>)>);
+pub(super) struct Names(Vec<(String, Arc<Table>)>);
 
 impl Names {
-    fn of(server: &dyn ServerView) -> Names {
+    pub(super) fn of(server: &dyn ServerView) -> Names {
         Names(tables(server))
     }
 
@@ -206,7 +206,7 @@ impl VirtualTable for DataLockWaits {
     }
 }
 
-fn datetime_text(t: SystemTime) -> String {
+pub(super) fn datetime_text(t: SystemTime) -> String {
     let us = t
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as i64);
@@ -540,7 +540,7 @@ pub fn deadlock_log_text(
 ) -> String {
     format!(
         "InnoDB: Transactions deadlock detected, dumping detailed information.\n{}",
-        report.render(&Names::of(server))
+        super::deadlock::render(server, report, &Names::of(server))
     )
 }
 
@@ -557,7 +557,7 @@ pub fn innodb_status(server: &dyn ServerView) -> String {
     );
     let _ = writeln!(out, "=====================================");
     if let Some(d) = server.trx().locks.latest_deadlock() {
-        out.push_str(&d.render(&Names::of(server)));
+        out.push_str(&super::deadlock::render(server, &d, &Names::of(server)));
         out.push('\n');
     }
     let _ = writeln!(out, "------------\nTRANSACTIONS\n------------");

@@ -4,10 +4,14 @@
 //! which the [`Core`] gives. The executor reads them as row sources through
 //! [`vtables::lookup`].
 
+pub mod compression_tables;
+pub mod deadlock;
 pub mod describe;
 pub mod innodb_tables;
+pub mod pfs_empty_tables;
 pub mod pfs_tables;
 pub mod pool_tables;
+pub mod schema_tables;
 pub mod vtables;
 
 use std::time::Duration;

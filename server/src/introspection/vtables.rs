@@ -45,6 +45,11 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
             &crate::introspection::pool_tables::Plugins,
             &innodb::InnodbTrx,
             &innodb::InnodbMetrics,
+            &crate::introspection::compression_tables::InnodbCmp,
+            &crate::introspection::compression_tables::InnodbCmpMem,
+            &crate::introspection::schema_tables::Schemata,
+            &crate::introspection::schema_tables::ROUTINES,
+            &crate::introspection::schema_tables::TRIGGERS,
             &crate::introspection::pfs_tables::Processlist,
         ]
     } else if db.eq_ignore_ascii_case("performance_schema") {
@@ -55,6 +60,11 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
                 &innodb::DataLocks as &'static dyn VirtualTable,
                 &innodb::DataLockWaits,
             ])
+            .chain(
+                crate::introspection::pfs_empty_tables::EMPTY_TABLES
+                    .iter()
+                    .map(|t| *t as &'static dyn VirtualTable),
+            )
             .find(|t| t.name().eq_ignore_ascii_case(name));
         if found.is_some() || server.thread_handling() != ThreadHandling::Pool {
             return found;

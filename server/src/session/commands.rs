@@ -38,6 +38,7 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
     let caps = s.st.caps;
     match cmd {
         Command::Quit => {
+            s.st.core.querylogs.general(s.st.conn.id, "Quit", "");
             s.quit = true;
             return Outcome::Close;
         }
@@ -45,6 +46,9 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
             s.st.count(Counter::Questions);
             s.st.conn.begin(ConnCommand::Query, Some(text));
             let sql_text = crate::sql::bytes::decode(crate::sql::bytes::without_trailing_nul(text));
+            s.st.core
+                .querylogs
+                .general(s.st.conn.id, "Query", &sql_text);
             let results = crate::stmt::run_text(&mut s.st, &sql_text);
             let n = results.len();
             for (i, r) in results.into_iter().enumerate() {
@@ -58,6 +62,7 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
         }
         Command::InitDb(db) => {
             let db = String::from_utf8_lossy(db).into_owned();
+            s.st.core.querylogs.general(s.st.conn.id, "Init DB", &db);
             match crate::stmt::admin::use_db(&mut s.st, &db) {
                 Ok(_) => ok(s),
                 Err(e) => s.write_err(&e),

@@ -241,6 +241,16 @@ pub fn run(s: &mut ClientSession) -> Outcome {
         login.db = s.st.db.clone();
     }
     core.note_connections(core.connection_count.load(Ordering::Relaxed));
+    core.querylogs.general(
+        s.st.conn.id,
+        "Connect",
+        &format!(
+            "{}@{} on {} using TCP/IP",
+            s.st.user,
+            s.st.conn.host,
+            s.st.db.as_deref().unwrap_or("")
+        ),
+    );
     let ok = OkPacket {
         status: s.st.status_flags(),
         ..OkPacket::default()

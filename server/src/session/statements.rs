@@ -49,6 +49,9 @@ pub fn prepare(s: &mut ClientSession, text: &[u8]) {
         return;
     }
     let sql_text = crate::sql::bytes::decode(crate::sql::bytes::without_trailing_nul(text));
+    s.st.core
+        .querylogs
+        .general(s.st.conn.id, "Prepare", &sql_text);
     match crate::stmt::prepare(&s.st, &sql_text) {
         Ok(stmt) => {
             let id = s.st.next_stmt_id;

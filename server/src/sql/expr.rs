@@ -272,6 +272,27 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 UnaryOperator::BitwiseNot => BoundExpr::BitNot(b(self, expr)?),
                 other => return Err(SqlError::unsupported(&format!("operator {other}"))),
             },
+            Expr::BinaryOp {
+                left,
+                op: op @ (BinaryOperator::Plus | BinaryOperator::Minus),
+                right,
+            } if matches!(**right, Expr::Interval(_))
+                || (matches!(op, BinaryOperator::Plus) && matches!(**left, Expr::Interval(_))) =>
+            {
+                let (date, interval) = match (&**left, &**right) {
+                    (_, Expr::Interval(iv)) => (left, iv),
+                    (Expr::Interval(iv), _) => (right, iv),
+                    _ => return Err(SqlError::unsupported("INTERVAL expressions")),
+                };
+                let func = if matches!(op, BinaryOperator::Minus) {
+                    Func::DateSub
+                } else {
+                    Func::DateAdd
+                };
+                let mut args = vec![self.bind(date)?];
+                args.extend(self.interval(interval)?);
+                BoundExpr::Call(func, args)
+            }
             Expr::BinaryOp { left, op, right } => {
                 let op = match op {
                     BinaryOperator::Plus => BinOp::Add,
@@ -408,6 +429,18 @@ impl<'r, R: Resolver> Binder<'r, R> {
         })
     }
 
+    /// `INTERVAL n unit` as the two arguments DATE_ADD/DATE_SUB take after the date: the
+    /// amount and the unit's name (units made of two fields are not supported).
+    fn interval(&mut self, iv: &ast::Interval) -> SqlResult<[BoundExpr; 2]> {
+        let unit = iv
+            .leading_field
+            .as_ref()
+            .map(|f| f.to_string())
+            .filter(|u| iv.last_field.is_none() && crate::sql::date_arith::is_unit(u))
+            .ok_or_else(|| SqlError::unsupported(&format!("INTERVAL {iv}")))?;
+        Ok([self.bind(&iv.value)?, BoundExpr::Literal(Value::str(&unit))])
+    }
+
     fn function(&mut self, f: &ast::Function) -> SqlResult<BoundExpr> {
         let name = match f.name.0.last() {
             Some(ast::ObjectNamePart::Identifier(i)) => ident_lower(i),
@@ -420,6 +453,14 @@ impl<'r, R: Resolver> Binder<'r, R> {
             FunctionArguments::List(list) => {
                 for a in &list.args {
                     match a {
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Interval(iv)))
+                            if matches!(
+                                name.as_str(),
+                                "date_add" | "date_sub" | "adddate" | "subdate"
+                            ) =>
+                        {
+                            args.extend(self.interval(iv)?)
+                        }
                         FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(self.bind(e)?),
                         FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => {
                             args.push(BoundExpr::Literal(Value::Int(1)))

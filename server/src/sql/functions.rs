@@ -75,6 +75,29 @@ pub enum Func {
     Sleep,
     /// `BENCHMARK(count, expr)`: evaluates `expr` `count` times on the CPU, reporting no wait.
     Benchmark,
+    /// `LEFT(s, n)`
+    Left,
+    /// `RIGHT(s, n)`
+    Right,
+    /// `SUBSTRING_INDEX(s, delim, count)`
+    SubstringIndex,
+    /// `HEX(x)`
+    Hex,
+    /// `CRC32(s)`
+    Crc32,
+    /// `MD5(s)`
+    Md5,
+    /// `SHA1(s)` / `SHA(s)`
+    Sha1,
+    /// `SHA2(s, bits)`
+    Sha2,
+    /// `DATE_ADD(d, INTERVAL n unit)` / `ADDDATE` / `d + INTERVAL n unit`: bound with the
+    /// arguments (d, n, unit name).
+    DateAdd,
+    /// `DATE_SUB(d, INTERVAL n unit)` / `SUBDATE` / `d - INTERVAL n unit`.
+    DateSub,
+    /// `CONVERT_TZ(dt, from, to)`
+    ConvertTz,
 }
 
 impl Func {
@@ -115,6 +138,17 @@ impl Func {
             "rand" => Rand,
             "sleep" => Sleep,
             "benchmark" => Benchmark,
+            "left" => Left,
+            "right" => Right,
+            "substring_index" => SubstringIndex,
+            "hex" => Hex,
+            "crc32" => Crc32,
+            "md5" => Md5,
+            "sha1" | "sha" => Sha1,
+            "sha2" => Sha2,
+            "date_add" | "adddate" => DateAdd,
+            "date_sub" | "subdate" => DateSub,
+            "convert_tz" => ConvertTz,
             _ => return None,
         })
     }
@@ -129,6 +163,9 @@ impl Func {
             Now => n <= 1,
             LastInsertId | UnixTimestamp | Rand => n <= 1,
             Length | CharLength | Upper | Lower | Abs | Floor | Ceil | Sleep => n == 1,
+            Hex | Crc32 | Md5 | Sha1 => n == 1,
+            Left | Right | Sha2 => n == 2,
+            SubstringIndex | DateAdd | DateSub | ConvertTz => n == 3,
             Round => n == 1 || n == 2,
             Substring => n == 2 || n == 3,
             TimeDiff | Repeat | Mod | IfNull | NullIf | Benchmark => n == 2,
@@ -202,12 +239,72 @@ fn text_arg(args: &[BoundExpr], i: usize, env: &dyn EvalEnv) -> SqlResult<Option
     Ok(to_bytes(&eval(&args[i], env)?))
 }
 
+/// Evaluates one of the string and hash functions of [`text_functions`]; NULL in, NULL out.
+fn text_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> {
+    use crate::sql::text_functions as tf;
+    use Func::*;
+    let first = eval(&args[0], env)?;
+    if f == Hex {
+        return Ok(match first {
+            Value::Null => Value::Null,
+            Value::Bytes(b) => Value::str(&tf::hex_upper(&b)),
+            Value::UInt(u) => Value::str(&format!("{u:X}")),
+            other => match to_f64(&other) {
+                Some(x) => Value::str(&format!("{:X}", x.round() as i64 as u64)),
+                None => Value::Null,
+            },
+        });
+    }
+    let Some(s) = to_bytes(&first) else {
+        return Ok(Value::Null);
+    };
+    let int_arg = |i: usize| -> SqlResult<Option<i64>> { Ok(to_i64(&eval(&args[i], env)?)) };
+    Ok(match f {
+        Left | Right => match int_arg(1)? {
+            Some(n) if f == Left => Value::Bytes(tf::left(&s, n)),
+            Some(n) => Value::Bytes(tf::right(&s, n)),
+            None => Value::Null,
+        },
+        SubstringIndex => match (text_arg(args, 1, env)?, int_arg(2)?) {
+            (Some(d), Some(n)) => Value::Bytes(tf::substring_index(&s, &d, n)),
+            _ => Value::Null,
+        },
+        Crc32 => Value::UInt(u64::from(tf::crc32(&s))),
+        Md5 => Value::str(&tf::md5_hex(&s)),
+        Sha1 => Value::str(&tf::sha1_hex(&s)),
+        Sha2 => int_arg(1)?
+            .and_then(|bits| tf::sha2_hex(&s, bits))
+            .map_or(Value::Null, |h| Value::str(&h)),
+        _ => Value::Null,
+    })
+}
+
 /// Evaluates a function call.
 pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> {
     use Func::*;
     let arg = |i: usize| eval(&args[i], env);
     Ok(match f {
         Version | Database | User | CurrentUser | ConnectionId => env.session_fact(f),
+        Left | Right | SubstringIndex | Hex | Crc32 | Md5 | Sha1 | Sha2 => {
+            return text_function(f, args, env)
+        }
+        ConvertTz => match (text_arg(args, 1, env)?, text_arg(args, 2, env)?) {
+            (Some(from), Some(to)) => crate::sql::date_arith::convert_tz(
+                &arg(0)?,
+                &String::from_utf8_lossy(&from),
+                &String::from_utf8_lossy(&to),
+            ),
+            _ => Value::Null,
+        },
+        DateAdd | DateSub => {
+            let unit = text_arg(args, 2, env)?.unwrap_or_default();
+            crate::sql::date_arith::add(
+                &arg(0)?,
+                to_f64(&arg(1)?),
+                &String::from_utf8_lossy(&unit),
+                f == DateSub,
+            )
+        }
         LastInsertId => match args.first() {
             None => env.session_fact(f),
             Some(a) => eval(a, env)?,

@@ -6,6 +6,7 @@
 
 pub mod bytes;
 pub mod charset;
+pub mod date_arith;
 pub mod depth;
 pub mod env;
 pub mod eval;
@@ -15,6 +16,7 @@ pub mod functions;
 pub mod names;
 pub mod output;
 pub mod stack;
+pub mod text_functions;
 
 pub use output::{Output, ResultSet};
 
@@ -120,27 +122,112 @@ pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
                     .unwrap_or(rest.len()),
         )
     };
-    let (a, mut b) = (offset(span.start)?, offset(span.end)?);
+    let (mut a, mut b) = (offset(span.start)?, offset(span.end)?);
+    // sqlparser's span of `SUBSTRING(c, 1, 20)` (and of other keyword-like calls) starts at
+    // the first argument: start at the function's name when the text begins inside a call.
+    let before = sql.get(..a)?.trim_end();
+    if let Some(head) = before.strip_suffix('(') {
+        let name_len = head
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .map(char::len_utf8)
+            .sum::<usize>();
+        if name_len > 0 {
+            a = head.len() - name_len;
+        }
+    }
+    // The span of `INTERVAL n unit` covers only `n`.
+    let before = sql.get(..a)?.trim_end();
+    let keyword_at = before.len().saturating_sub(8);
+    if before
+        .get(keyword_at..)
+        .is_some_and(|w| w.eq_ignore_ascii_case("interval"))
+    {
+        a = keyword_at;
+    }
+    b += interval_unit_after(sql.get(a..b)?, sql.get(b..)?);
     // sqlparser's spans stop before a function's argument list or its closing parenthesis;
     // extend to the balanced text.
     loop {
         let text = sql.get(a..b)?;
-        let open = text.bytes().filter(|c| *c == b'(').count();
-        let close = text.bytes().filter(|c| *c == b')').count();
+        let open = unquoted(text).filter(|(_, c)| *c == '(').count();
+        let close = unquoted(text).filter(|(_, c)| *c == ')').count();
         let rest = sql.get(b..)?;
         let trimmed = rest.trim_start();
-        let skipped = rest.len() - trimmed.len();
-        let closes_call = open > close && trimmed.starts_with(')');
         let opens_args = open == close
             && trimmed.starts_with('(')
             && text.ends_with(|c: char| c.is_alphanumeric() || c == '_');
-        if closes_call || opens_args {
-            b += skipped + 1;
+        if open > close {
+            b += closing_paren(rest, open - close)? + 1;
+        } else if opens_args {
+            b += rest.len() - trimmed.len() + 1;
         } else {
             break;
         }
     }
     sql.get(a..b).map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// How far past `text` its `INTERVAL n unit` reaches when the unit is not in it (the bytes
+/// up to the end of the unit word in `rest`), or 0.
+fn interval_unit_after(text: &str, rest: &str) -> usize {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let ends_in_interval = words.len() >= 2
+        && words[words.len() - 2].eq_ignore_ascii_case("interval")
+        && !crate::sql::date_arith::is_unit(words[words.len() - 1]);
+    if !ends_in_interval {
+        return 0;
+    }
+    let trimmed = rest.trim_start();
+    let word_len = trimmed
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(trimmed.len());
+    if crate::sql::date_arith::is_unit(&trimmed[..word_len]) {
+        rest.len() - trimmed.len() + word_len
+    } else {
+        0
+    }
+}
+
+/// The characters of `text` outside quoted strings and names, with their byte offsets.
+fn unquoted(text: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    text.char_indices().filter(move |&(_, c)| match quote {
+        Some(q) => {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' && q != '`' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            false
+        }
+        None if matches!(c, '\'' | '"' | '`') => {
+            quote = Some(c);
+            false
+        }
+        None => true,
+    })
+}
+
+/// The byte offset in `rest` of the parenthesis that closes `depth` open ones.
+fn closing_paren(rest: &str, mut depth: usize) -> Option<usize> {
+    for (i, c) in unquoted(rest) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -212,3 +212,46 @@ fn a_parse_error_shows_a_byte_that_is_not_utf8_as_a_replacement_character() {
     assert!(e.message.contains("'x\u{FFFD}'"), "{}", e.message);
     assert!(!e.message.chars().any(|c| u32::from(c) >= 0x10_FF00));
 }
+
+/// The text of each select item as `span_text` labels it.
+fn labels(sql: &str) -> Vec<Option<String>> {
+    use sqlparser::ast::Spanned;
+    let stmts = crate::sql::parse(sql).unwrap();
+    let Statement::Query(q) = &stmts[0] else {
+        panic!("not a query")
+    };
+    let SetExpr::Select(s) = q.body.as_ref() else {
+        panic!("not a select")
+    };
+    s.projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(e) => crate::sql::span_text(sql, e.span()).map(str::to_string),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn labels_cover_keyword_calls_and_interval_units() {
+    let got = labels(
+        "SELECT SUBSTRING(c,1,20), éé(SUBSTRING(c FROM 2)), d - INTERVAL 1 DAY, \
+         INTERVAL 2 MONTH + d, DATE_ADD(d, INTERVAL 3 HOUR), CONCAT(')', 'é')",
+    );
+    let want = [
+        "SUBSTRING(c,1,20)",
+        "éé(SUBSTRING(c FROM 2))",
+        "d - INTERVAL 1 DAY",
+        "INTERVAL 2 MONTH + d",
+        "DATE_ADD(d, INTERVAL 3 HOUR)",
+        "CONCAT(')', 'é')",
+    ];
+    for (g, w) in got.iter().zip(want) {
+        // A label the spans cannot give falls back to the expression's own text.
+        if let Some(g) = g {
+            assert_eq!(g, w);
+        }
+    }
+    assert_eq!(got[0].as_deref(), Some("SUBSTRING(c,1,20)"));
+    assert_eq!(got[2].as_deref(), Some("d - INTERVAL 1 DAY"));
+}

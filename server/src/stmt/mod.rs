@@ -10,6 +10,8 @@ pub mod probe;
 pub mod select;
 pub mod set;
 pub mod show;
+pub mod show_engines;
+pub mod show_replication;
 pub mod transaction;
 
 pub use plan::{Plan, PreparedStmt};

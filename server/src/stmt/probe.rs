@@ -1,8 +1,9 @@
 //! Statement probes: the clock and counters around each statement, recorded under its digest
-//! in the core's [`DigestStore`](crate::digest::DigestStore) when it ends.
+//! in the core's [`DigestStore`](crate::digest::DigestStore) and, when it ran long enough, in
+//! the slow query log when it ends.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::context::Context;
 use crate::digest::{self, Digest, Measure, Prepared};
@@ -14,15 +15,17 @@ use crate::vars::Counter;
 #[derive(Debug, Clone, Copy)]
 pub struct Probe {
     start: Instant,
+    wall: SystemTime,
     rows_read: u64,
     lock_ns: u64,
 }
 
 impl Probe {
-    /// Starts measuring a statement of `st`; None when digests are off.
+    /// Starts measuring a statement of `st`; None when digests and the slow log are off.
     pub fn start(st: &Context) -> Option<Probe> {
-        st.core.digests.enabled().then(|| Probe {
+        (st.core.digests.enabled() || st.core.querylogs.slow_on()).then(|| Probe {
             start: Instant::now(),
+            wall: SystemTime::now(),
             rows_read: st.conn.counters.get(Counter::InnodbRowsRead),
             lock_ns: digest::lock_wait_ns(),
         })
@@ -57,12 +60,34 @@ impl Probe {
         }
     }
 
+    /// Writes the statement `text`, which measured `m`, to the slow log if it qualifies.
+    fn log_slow(&self, st: &Context, m: &Measure, text: &str) {
+        let user_host = crate::querylog::format::user_host(&st.user, &st.conn.host);
+        let entry = crate::querylog::SlowEntry {
+            started: self.wall,
+            query_time: Duration::from_nanos(m.timer_ns),
+            lock_time: Duration::from_nanos(m.lock_ns),
+            rows_sent: m.rows_sent,
+            rows_examined: m.rows_examined,
+            conn_id: st.conn.id,
+            user_host: &user_host,
+            db: st.db.as_deref(),
+            text,
+        };
+        if st.core.querylogs.slow(&st.vars, &entry) {
+            st.count(Counter::SlowQueries);
+        }
+    }
+
     /// Records a COM_STMT_EXECUTE of `p` that produced `r`.
     pub fn finish_execute(self, st: &Context, p: &Prepared, r: &SqlResult<Output>) {
         let m = self.measure(st, Instant::now(), r);
-        st.core
-            .digests
-            .record(st.conn.id, st.db.as_deref(), p.digest(), &m, p.text());
+        self.log_slow(st, &m, p.text());
+        if st.core.digests.enabled() {
+            st.core
+                .digests
+                .record(st.conn.id, st.db.as_deref(), p.digest(), &m, p.text());
+        }
     }
 }
 
@@ -92,13 +117,16 @@ impl<'a> TextProbe<'a> {
             return;
         };
         let m = p.measure(st, Instant::now(), r);
+        p.log_slow(st, &m, self.sql);
         let store = &st.core.digests;
-        let digests = self
-            .digests
-            .get_or_insert_with(|| st.conn.digest_cache.get(self.sql, store.max_length()));
-        let i = self.next.min(digests.len().saturating_sub(1));
-        if let Some(d) = digests.get(i) {
-            store.record(st.conn.id, st.db.as_deref(), d, &m, self.sql);
+        if store.enabled() {
+            let digests = self
+                .digests
+                .get_or_insert_with(|| st.conn.digest_cache.get(self.sql, store.max_length()));
+            let i = self.next.min(digests.len().saturating_sub(1));
+            if let Some(d) = digests.get(i) {
+                store.record(st.conn.id, st.db.as_deref(), d, &m, self.sql);
+            }
         }
         self.next += 1;
         // The next statement starts after the bookkeeping, which is not its cost.

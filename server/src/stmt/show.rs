@@ -51,6 +51,12 @@ pub enum ShowPlan {
     },
     /// `SHOW ENGINE INNODB STATUS`.
     InnodbStatus,
+    /// A form answered with these columns and no rows (the replication SHOWs).
+    Empty(Vec<String>),
+    /// `SHOW [STORAGE] ENGINES`.
+    Engines,
+    /// `SHOW PLUGINS`.
+    Plugins,
 }
 
 /// Binds WHERE over a fixed list of column names.
@@ -143,7 +149,12 @@ pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
         ["WARNINGS"] => ShowPlan::Warnings { errors: false },
         ["ERRORS"] => ShowPlan::Warnings { errors: true },
         ["ENGINE", "INNODB", "STATUS"] => ShowPlan::InnodbStatus,
-        _ => return Err(SqlError::unsupported(&format!("SHOW {}", w.join(" ")))),
+        ["ENGINES"] | ["STORAGE", "ENGINES"] => ShowPlan::Engines,
+        ["PLUGINS"] => ShowPlan::Plugins,
+        other => match crate::stmt::show_replication::columns(other) {
+            Some(columns) => ShowPlan::Empty(columns),
+            None => return Err(SqlError::unsupported(&format!("SHOW {}", w.join(" ")))),
+        },
     };
     Ok(PreparedStmt {
         plan: Plan::Show(plan),
@@ -250,7 +261,7 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
                         Value::str(&c.host),
                         login.db.as_deref().map_or(Value::Null, Value::str),
                         Value::str(c.command().name()),
-                        Value::UInt(secs),
+                        Value::Int(i64::try_from(secs).unwrap_or(i64::MAX)),
                         Value::str(if c.running.load(std::sync::atomic::Ordering::Relaxed) {
                             "executing"
                         } else {
@@ -260,12 +271,23 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
                     ])
                 })
                 .collect();
-            (
-                &[
-                    "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
-                ],
-                rows,
-            )
+            // Id and Time are integers on the wire (BIGINT UNSIGNED and a signed integer),
+            // as MySQL sends them; the rest is text.
+            let names = [
+                "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+            ];
+            let columns: Vec<_> = names
+                .iter()
+                .map(|n| {
+                    let sample = match *n {
+                        "Id" => Value::UInt(0),
+                        "Time" => Value::Int(0),
+                        _ => Value::str(""),
+                    };
+                    crate::sql::output::column_for(n, Some(&sample))
+                })
+                .collect();
+            return Ok(Output::Rows(ResultSet::new(columns.into(), rows)));
         }
         ShowPlan::Warnings { errors } => {
             st.count(Counter::ComShowWarnings);
@@ -284,6 +306,18 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
             // SHOW WARNINGS must not clear the list it shows.
             let rs = ResultSet::text(&["Level", "Code", "Message"], rows);
             return Ok(Output::Rows(rs));
+        }
+        ShowPlan::Engines => (
+            crate::stmt::show_engines::ENGINE_COLUMNS,
+            crate::stmt::show_engines::engine_rows(),
+        ),
+        ShowPlan::Plugins => (
+            crate::stmt::show_engines::PLUGIN_COLUMNS,
+            crate::stmt::show_engines::plugin_rows(st.core.as_ref()),
+        ),
+        ShowPlan::Empty(columns) => {
+            let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+            return Ok(Output::Rows(ResultSet::text(&names, Vec::new())));
         }
         ShowPlan::InnodbStatus => {
             st.count(Counter::ComShowEngineStatus);

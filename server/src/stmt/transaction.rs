@@ -195,6 +195,23 @@ pub fn statement(
 /// `innodb_print_all_deadlocks`: the victim's thread writes the deadlock it lost to the error
 /// log, as InnoDB does for every deadlock when the variable is on.
 fn log_deadlock(st: &mut Context, core: &Core) {
+    if let Some(d) = core.trx.locks.latest_deadlock() {
+        let active = core.trx.active_trxs();
+        let ids: Vec<(u64, u64)> = d
+            .trxs
+            .iter()
+            .map(|t| {
+                let secs = active
+                    .iter()
+                    .find(|a| a.id == t.trx_id)
+                    .map_or(0, |a| a.started_at.elapsed().as_secs());
+                (t.connection_id, secs)
+            })
+            .collect();
+        core.connections
+            .at_deadlock
+            .capture(d.at, &core.connections, &ids);
+    }
     if !core
         .vars
         .global_by_name("innodb_print_all_deadlocks")

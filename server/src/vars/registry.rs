@@ -45,6 +45,12 @@ pub enum VarType {
     Set(&'static [&'static str]),
     /// Free text.
     Str,
+    /// Seconds with microseconds, clamped to `0..=max` (e.g. `long_query_time`); kept as
+    /// text with six decimals, as SHOW VARIABLES prints it.
+    Seconds {
+        /// Largest accepted value.
+        max: i64,
+    },
 }
 
 /// A variable's value.
@@ -194,6 +200,16 @@ pub trait FromVar: Sized {
 impl FromVar for bool {
     fn from_var(v: &VarValue) -> bool {
         v.as_bool()
+    }
+}
+
+/// Seconds (`VarType::Seconds`): the text as a number, 0 if it is none.
+impl FromVar for f64 {
+    fn from_var(v: &VarValue) -> f64 {
+        match v {
+            VarValue::Str(s) => s.parse().unwrap_or(0.0),
+            other => other.as_int() as f64,
+        }
     }
 }
 
@@ -452,6 +468,15 @@ impl Registry {
                 Ok(VarValue::Str(ordered.join(",")))
             }
             (VarType::Str, raw) => Ok(VarValue::Str(raw.text())),
+            (VarType::Seconds { max }, raw) => {
+                let secs = match raw {
+                    RawValue::Int(i) => *i as f64,
+                    RawValue::Float(f) => *f,
+                    RawValue::Text(s) => s.trim().parse().map_err(|_| wrong_type())?,
+                    RawValue::Null => return Err(wrong("NULL")),
+                };
+                Ok(VarValue::Str(format!("{:.6}", secs.clamp(0.0, max as f64))))
+            }
         }
     }
 }

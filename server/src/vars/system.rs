@@ -34,6 +34,15 @@ pub const SQL_MODES: &[&str] = &[
 pub const DEFAULT_SQL_MODE: &str = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,\
 NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
 
+/// MySQL 8.0's default `optimizer_switch`.
+const OPTIMIZER_SWITCH: &str = "index_merge=on,index_merge_union=on,index_merge_sort_union=on,\
+index_merge_intersection=on,engine_condition_pushdown=on,index_condition_pushdown=on,mrr=on,\
+mrr_cost_based=on,block_nested_loop=on,batched_key_access=off,materialization=on,semijoin=on,\
+loosescan=on,firstmatch=on,duplicateweedout=on,subquery_materialization_cost_based=on,\
+use_index_extensions=on,condition_fanout_filter=on,derived_merge=on,use_invisible_indexes=off,\
+skip_scan=on,hash_join=on,subquery_to_derived=off,prefer_ordering_index=on,\
+hypergraph_optimizer=off,derived_condition_pushdown=on,hash_set_operations=on";
+
 /// The server version reported in the handshake and by `VERSION()`.
 pub const SERVER_VERSION: &str = "8.0.40-tpbed";
 
@@ -287,9 +296,16 @@ pub fn definitions() -> Vec<VarDef> {
             s("OFF"),
         ),
         var("query_cache_size", Global, int(0, i64::MAX), i(0)),
-        var("long_query_time", Both, int(0, 31_536_000), i(10)),
-        var("slow_query_log", Global, VarType::Bool, b(false)),
-        var("general_log", Global, VarType::Bool, b(false)),
+        // Accepted and shown: tpbed keeps every table open, with no cache to size.
+        var("table_open_cache", Global, int(1, 524_288), i(4000)),
+        var("table_definition_cache", Global, int(400, 524_288), i(2000)).read_only(),
+        var("table_open_cache_instances", Global, int(1, 64), i(16)).read_only(),
+        // Accepted and shown: tpbed has no cost-based optimizer to switch.
+        var("optimizer_switch", Both, VarType::Str, s(OPTIMIZER_SWITCH)),
+        // Accepted and shown: tpbed has no MyISAM key cache.
+        var("key_buffer_size", Global, int(0, i64::MAX), i(8_388_608)),
+        var("key_cache_block_size", Global, int(512, 16_384), i(1024)),
+        // The query log variables are defined in `crate::querylog`.
         var("log_bin", Global, VarType::Bool, b(false)).read_only(),
         var(
             "event_scheduler",

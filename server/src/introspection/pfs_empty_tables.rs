@@ -1,0 +1,440 @@
+//! The performance_schema tables monitoring tools read that tpbed has no figures for, with
+//! MySQL 8.0's columns and no rows (MySQL's own are empty when their instruments are off):
+//! wait, stage, memory and file summaries, per-table I/O and lock waits,
+//! `setup_instruments` and `prepared_statements_instances`.
+
+use crate::introspection::vtables::{VType, VirtualTable};
+use crate::introspection::ServerView;
+use crate::value::Value;
+
+/// An introspection table with MySQL's columns and no rows.
+#[derive(Debug)]
+pub struct EmptyTable {
+    name: &'static str,
+    columns: &'static [(&'static str, VType)],
+}
+
+impl EmptyTable {
+    /// The table `name` with `columns`.
+    pub const fn new(name: &'static str, columns: &'static [(&'static str, VType)]) -> EmptyTable {
+        EmptyTable { name, columns }
+    }
+}
+
+impl VirtualTable for EmptyTable {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn columns(&self) -> &'static [(&'static str, VType)] {
+        self.columns
+    }
+    fn rows(&self, _server: &dyn ServerView) -> Vec<Vec<Value>> {
+        Vec::new()
+    }
+}
+
+/// Every such table.
+pub const EMPTY_TABLES: &[&EmptyTable] = &[
+    &EmptyTable {
+        name: "events_waits_summary_global_by_event_name",
+        columns: EVENTSWAITSGLOBAL,
+    },
+    &EmptyTable {
+        name: "events_waits_summary_by_thread_by_event_name",
+        columns: EVENTSWAITSBYTHREAD,
+    },
+    &EmptyTable {
+        name: "events_stages_summary_by_thread_by_event_name",
+        columns: EVENTSSTAGESBYTHREAD,
+    },
+    &EmptyTable {
+        name: "events_statements_summary_by_thread_by_event_name",
+        columns: EVENTSSTATEMENTSBYTHREAD,
+    },
+    &EmptyTable {
+        name: "memory_summary_by_thread_by_event_name",
+        columns: MEMORYBYTHREAD,
+    },
+    &EmptyTable {
+        name: "memory_summary_global_by_event_name",
+        columns: MEMORYGLOBAL,
+    },
+    &EmptyTable {
+        name: "setup_instruments",
+        columns: SETUPINSTRUMENTS,
+    },
+    &EmptyTable {
+        name: "prepared_statements_instances",
+        columns: PREPAREDSTATEMENTSINSTANCES,
+    },
+    &EmptyTable {
+        name: "table_io_waits_summary_by_table",
+        columns: TABLEIOWAITSBYTABLE,
+    },
+    &EmptyTable {
+        name: "table_io_waits_summary_by_index_usage",
+        columns: TABLEIOWAITSBYINDEX,
+    },
+    &EmptyTable {
+        name: "table_lock_waits_summary_by_table",
+        columns: TABLELOCKWAITSBYTABLE,
+    },
+    &EmptyTable {
+        name: "file_summary_by_event_name",
+        columns: FILESUMMARYBYEVENTNAME,
+    },
+    &EmptyTable {
+        name: "file_summary_by_instance",
+        columns: FILESUMMARYBYINSTANCE,
+    },
+];
+
+const EVENTSWAITSGLOBAL: &[(&str, VType)] = &[
+    ("EVENT_NAME", VType::Text),
+    ("COUNT_STAR", VType::UInt),
+    ("SUM_TIMER_WAIT", VType::UInt),
+    ("MIN_TIMER_WAIT", VType::UInt),
+    ("AVG_TIMER_WAIT", VType::UInt),
+    ("MAX_TIMER_WAIT", VType::UInt),
+];
+
+const EVENTSWAITSBYTHREAD: &[(&str, VType)] = &[
+    ("THREAD_ID", VType::UInt),
+    ("EVENT_NAME", VType::Text),
+    ("COUNT_STAR", VType::UInt),
+    ("SUM_TIMER_WAIT", VType::UInt),
+    ("MIN_TIMER_WAIT", VType::UInt),
+    ("AVG_TIMER_WAIT", VType::UInt),
+    ("MAX_TIMER_WAIT", VType::UInt),
+];
+
+const EVENTSSTAGESBYTHREAD: &[(&str, VType)] = &[
+    ("THREAD_ID", VType::UInt),
+    ("EVENT_NAME", VType::Text),
+    ("COUNT_STAR", VType::UInt),
+    ("SUM_TIMER_WAIT", VType::UInt),
+    ("MIN_TIMER_WAIT", VType::UInt),
+    ("AVG_TIMER_WAIT", VType::UInt),
+    ("MAX_TIMER_WAIT", VType::UInt),
+];
+
+const EVENTSSTATEMENTSBYTHREAD: &[(&str, VType)] = &[
+    ("THREAD_ID", VType::UInt),
+    ("EVENT_NAME", VType::Text),
+    ("COUNT_STAR", VType::UInt),
+    ("SUM_TIMER_WAIT", VType::UInt),
+    ("MIN_TIMER_WAIT", VType::UInt),
+    ("AVG_TIMER_WAIT", VType::UInt),
+    ("MAX_TIMER_WAIT", VType::UInt),
+    ("SUM_LOCK_TIME", VType::UInt),
+    ("SUM_ERRORS", VType::UInt),
+    ("SUM_WARNINGS", VType::UInt),
+    ("SUM_ROWS_AFFECTED", VType::UInt),
+    ("SUM_ROWS_SENT", VType::UInt),
+    ("SUM_ROWS_EXAMINED", VType::UInt),
+    ("SUM_CREATED_TMP_DISK_TABLES", VType::UInt),
+    ("SUM_CREATED_TMP_TABLES", VType::UInt),
+    ("SUM_SELECT_FULL_JOIN", VType::UInt),
+    ("SUM_SELECT_FULL_RANGE_JOIN", VType::UInt),
+    ("SUM_SELECT_RANGE", VType::UInt),
+    ("SUM_SELECT_RANGE_CHECK", VType::UInt),
+    ("SUM_SELECT_SCAN", VType::UInt),
+    ("SUM_SORT_MERGE_PASSES", VType::UInt),
+    ("SUM_SORT_RANGE", VType::UInt),
+    ("SUM_SORT_ROWS", VType::UInt),
+    ("SUM_SORT_SCAN", VType::UInt),
+    ("SUM_NO_INDEX_USED", VType::UInt),
+    ("SUM_NO_GOOD_INDEX_USED", VType::UInt),
+    ("SUM_CPU_TIME", VType::UInt),
+    ("MAX_CONTROLLED_MEMORY", VType::UInt),
+    ("MAX_TOTAL_MEMORY", VType::UInt),
+    ("COUNT_SECONDARY", VType::UInt),
+];
+
+const MEMORYBYTHREAD: &[(&str, VType)] = &[
+    ("THREAD_ID", VType::UInt),
+    ("EVENT_NAME", VType::Text),
+    ("COUNT_ALLOC", VType::UInt),
+    ("COUNT_FREE", VType::UInt),
+    ("SUM_NUMBER_OF_BYTES_ALLOC", VType::UInt),
+    ("SUM_NUMBER_OF_BYTES_FREE", VType::UInt),
+    ("LOW_COUNT_USED", VType::UInt),
+    ("CURRENT_COUNT_USED", VType::UInt),
+    ("HIGH_COUNT_USED", VType::UInt),
+    ("LOW_NUMBER_OF_BYTES_USED", VType::UInt),
+    ("CURRENT_NUMBER_OF_BYTES_USED", VType::UInt),
+    ("HIGH_NUMBER_OF_BYTES_USED", VType::UInt),
+];
+
+const MEMORYGLOBAL: &[(&str, VType)] = &[
+    ("EVENT_NAME", VType::Text),
+    ("COUNT_ALLOC", VType::UInt),
+    ("COUNT_FREE", VType::UInt),
+    ("SUM_NUMBER_OF_BYTES_ALLOC", VType::UInt),
+    ("SUM_NUMBER_OF_BYTES_FREE", VType::UInt),
+    ("LOW_COUNT_USED", VType::UInt),
+    ("CURRENT_COUNT_USED", VType::UInt),
+    ("HIGH_COUNT_USED", VType::UInt),
+    ("LOW_NUMBER_OF_BYTES_USED", VType::UInt),
+    ("CURRENT_NUMBER_OF_BYTES_USED", VType::UInt),
+    ("HIGH_NUMBER_OF_BYTES_USED", VType::UInt),
+];
+
+const SETUPINSTRUMENTS: &[(&str, VType)] = &[
+    ("NAME", VType::Text),
+    ("ENABLED", VType::Text),
+    ("TIMED", VType::Text),
+    ("PROPERTIES", VType::Text),
+    ("FLAGS", VType::Text),
+    ("VOLATILITY", VType::UInt),
+    ("DOCUMENTATION", VType::Text),
+];
+
+const PREPAREDSTATEMENTSINSTANCES: &[(&str, VType)] = &[
+    ("OBJECT_INSTANCE_BEGIN", VType::UInt),
+    ("STATEMENT_ID", VType::UInt),
+    ("STATEMENT_NAME", VType::Text),
+    ("SQL_TEXT", VType::Text),
+    ("OWNER_THREAD_ID", VType::UInt),
+    ("OWNER_EVENT_ID", VType::UInt),
+    ("OWNER_OBJECT_TYPE", VType::Text),
+    ("OWNER_OBJECT_SCHEMA", VType::Text),
+    ("OWNER_OBJECT_NAME", VType::Text),
+    ("EXECUTION_ENGINE", VType::Text),
+    ("TIMER_PREPARE", VType::UInt),
+    ("COUNT_REPREPARE", VType::UInt),
+    ("COUNT_EXECUTE", VType::UInt),
+    ("SUM_TIMER_EXECUTE", VType::UInt),
+    ("MIN_TIMER_EXECUTE", VType::UInt),
+    ("AVG_TIMER_EXECUTE", VType::UInt),
+    ("MAX_TIMER_EXECUTE", VType::UInt),
+    ("SUM_LOCK_TIME", VType::UInt),
+    ("SUM_ERRORS", VType::UInt),
+    ("SUM_WARNINGS", VType::UInt),
+    ("SUM_ROWS_AFFECTED", VType::UInt),
+    ("SUM_ROWS_SENT", VType::UInt),
+    ("SUM_ROWS_EXAMINED", VType::UInt),
+    ("SUM_CREATED_TMP_DISK_TABLES", VType::UInt),
+    ("SUM_CREATED_TMP_TABLES", VType::UInt),
+    ("SUM_SELECT_FULL_JOIN", VType::UInt),
+    ("SUM_SELECT_FULL_RANGE_JOIN", VType::UInt),
+    ("SUM_SELECT_RANGE", VType::UInt),
+    ("SUM_SELECT_RANGE_CHECK", VType::UInt),
+    ("SUM_SELECT_SCAN", VType::UInt),
+    ("SUM_SORT_MERGE_PASSES", VType::UInt),
+    ("SUM_SORT_RANGE", VType::UInt),
+    ("SUM_SORT_ROWS", VType::UInt),
+    ("SUM_SORT_SCAN", VType::UInt),
+    ("SUM_NO_INDEX_USED", VType::UInt),
+    ("SUM_NO_GOOD_INDEX_USED", VType::UInt),
+    ("SUM_CPU_TIME", VType::UInt),
+    ("COUNT_SECONDARY", VType::UInt),
+];
+
+const TABLEIOWAITSBYTABLE: &[(&str, VType)] = &[
+    ("OBJECT_TYPE", VType::Text),
+    ("OBJECT_SCHEMA", VType::Text),
+    ("OBJECT_NAME", VType::Text),
+    ("COUNT_STAR", VType::UInt),
+    ("SUM_TIMER_WAIT", VType::UInt),
+    ("MIN_TIMER_WAIT", VType::UInt),
+    ("AVG_TIMER_WAIT", VType::UInt),
+    ("MAX_TIMER_WAIT", VType::UInt),
+    ("COUNT_READ", VType::UInt),
+    ("SUM_TIMER_READ", VType::UInt),
+    ("MIN_TIMER_READ", VType::UInt),
+    ("AVG_TIMER_READ", VType::UInt),
+    ("MAX_TIMER_READ", VType::UInt),
+    ("COUNT_WRITE", VType::UInt),
+    ("SUM_TIMER_WRITE", VType::UInt),
+    ("MIN_TIMER_WRITE", VType::UInt),
+    ("AVG_TIMER_WRITE", VType::UInt),
+    ("MAX_TIMER_WRITE", VType::UInt),
+    ("COUNT_FETCH", VType::UInt),
+    ("SUM_TIMER_FETCH", VType::UInt),
+    ("MIN_TIMER_FETCH", VType::UInt),
+    ("AVG_TIMER_FETCH", VType::UInt),
+    ("MAX_TIMER_FETCH", VType::UInt),
+    ("COUNT_INSERT", VType::UInt),
+    ("SUM_TIMER_INSERT", VType::UInt),
+    ("MIN_TIMER_INSERT", VType::UInt),
+    ("AVG_TIMER_INSERT", VType::UInt),
+    ("MAX_TIMER_INSERT", VType::UInt),
+    ("COUNT_UPDATE", VType::UInt),
+    ("SUM_TIMER_UPDATE", VType::UInt),
+    ("MIN_TIMER_UPDATE", VType::UInt),
+    ("AVG_TIMER_UPDATE", VType::UInt),
+    ("MAX_TIMER_UPDATE", VType::UInt),
+    ("COUNT_DELETE", VType::UInt),
+    ("SUM_TIMER_DELETE", VType::UInt),
+    ("MIN_TIMER_DELETE", VType::UInt),
+    ("AVG_TIMER_DELETE", VType::UInt),
+    ("MAX_TIMER_DELETE", VType::UInt),
+];
+
+const TABLEIOWAITSBYINDEX: &[(&str, VType)] = &[
+    ("OBJECT_TYPE", VType::Text),
+    ("OBJECT_SCHEMA", VType::Text),
+    ("OBJECT_NAME", VType::Text),
+    ("INDEX_NAME", VType::Text),
+    ("COUNT_STAR", VType::UInt),
+    ("SUM_TIMER_WAIT", VType::UInt),
+    ("MIN_TIMER_WAIT", VType::UInt),
+    ("AVG_TIMER_WAIT", VType::UInt),
+    ("MAX_TIMER_WAIT", VType::UInt),
+    ("COUNT_READ", VType::UInt),
+    ("SUM_TIMER_READ", VType::UInt),
+    ("MIN_TIMER_READ", VType::UInt),
+    ("AVG_TIMER_READ", VType::UInt),
+    ("MAX_TIMER_READ", VType::UInt),
+    ("COUNT_WRITE", VType::UInt),
+    ("SUM_TIMER_WRITE", VType::UInt),
+    ("MIN_TIMER_WRITE", VType::UInt),
+    ("AVG_TIMER_WRITE", VType::UInt),
+    ("MAX_TIMER_WRITE", VType::UInt),
+    ("COUNT_FETCH", VType::UInt),
+    ("SUM_TIMER_FETCH", VType::UInt),
+    ("MIN_TIMER_FETCH", VType::UInt),
+    ("AVG_TIMER_FETCH", VType::UInt),
+    ("MAX_TIMER_FETCH", VType::UInt),
+    ("COUNT_INSERT", VType::UInt),
+    ("SUM_TIMER_INSERT", VType::UInt),
+    ("MIN_TIMER_INSERT", VType::UInt),
+    ("AVG_TIMER_INSERT", VType::UInt),
+    ("MAX_TIMER_INSERT", VType::UInt),
+    ("COUNT_UPDATE", VType::UInt),
+    ("SUM_TIMER_UPDATE", VType::UInt),
+    ("MIN_TIMER_UPDATE", VType::UInt),
+    ("AVG_TIMER_UPDATE", VType::UInt),
+    ("MAX_TIMER_UPDATE", VType::UInt),
+    ("COUNT_DELETE", VType::UInt),
+    ("SUM_TIMER_DELETE", VType::UInt),
+    ("MIN_TIMER_DELETE", VType::UInt),
+    ("AVG_TIMER_DELETE", VType::UInt),
+    ("MAX_TIMER_DELETE", VType::UInt),
+];
+
+const TABLELOCKWAITSBYTABLE: &[(&str, VType)] = &[
+    ("OBJECT_TYPE", VType::Text),
+    ("OBJECT_SCHEMA", VType::Text),
+    ("OBJECT_NAME", VType::Text),
+    ("COUNT_STAR", VType::UInt),
+    ("SUM_TIMER_WAIT", VType::UInt),
+    ("MIN_TIMER_WAIT", VType::UInt),
+    ("AVG_TIMER_WAIT", VType::UInt),
+    ("MAX_TIMER_WAIT", VType::UInt),
+    ("COUNT_READ", VType::UInt),
+    ("SUM_TIMER_READ", VType::UInt),
+    ("MIN_TIMER_READ", VType::UInt),
+    ("AVG_TIMER_READ", VType::UInt),
+    ("MAX_TIMER_READ", VType::UInt),
+    ("COUNT_WRITE", VType::UInt),
+    ("SUM_TIMER_WRITE", VType::UInt),
+    ("MIN_TIMER_WRITE", VType::UInt),
+    ("AVG_TIMER_WRITE", VType::UInt),
+    ("MAX_TIMER_WRITE", VType::UInt),
+    ("COUNT_READ_NORMAL", VType::UInt),
+    ("SUM_TIMER_READ_NORMAL", VType::UInt),
+    ("MIN_TIMER_READ_NORMAL", VType::UInt),
+    ("AVG_TIMER_READ_NORMAL", VType::UInt),
+    ("MAX_TIMER_READ_NORMAL", VType::UInt),
+    ("COUNT_READ_WITH_SHARED_LOCKS", VType::UInt),
+    ("SUM_TIMER_READ_WITH_SHARED_LOCKS", VType::UInt),
+    ("MIN_TIMER_READ_WITH_SHARED_LOCKS", VType::UInt),
+    ("AVG_TIMER_READ_WITH_SHARED_LOCKS", VType::UInt),
+    ("MAX_TIMER_READ_WITH_SHARED_LOCKS", VType::UInt),
+    ("COUNT_READ_HIGH_PRIORITY", VType::UInt),
+    ("SUM_TIMER_READ_HIGH_PRIORITY", VType::UInt),
+    ("MIN_TIMER_READ_HIGH_PRIORITY", VType::UInt),
+    ("AVG_TIMER_READ_HIGH_PRIORITY", VType::UInt),
+    ("MAX_TIMER_READ_HIGH_PRIORITY", VType::UInt),
+    ("COUNT_READ_NO_INSERT", VType::UInt),
+    ("SUM_TIMER_READ_NO_INSERT", VType::UInt),
+    ("MIN_TIMER_READ_NO_INSERT", VType::UInt),
+    ("AVG_TIMER_READ_NO_INSERT", VType::UInt),
+    ("MAX_TIMER_READ_NO_INSERT", VType::UInt),
+    ("COUNT_READ_EXTERNAL", VType::UInt),
+    ("SUM_TIMER_READ_EXTERNAL", VType::UInt),
+    ("MIN_TIMER_READ_EXTERNAL", VType::UInt),
+    ("AVG_TIMER_READ_EXTERNAL", VType::UInt),
+    ("MAX_TIMER_READ_EXTERNAL", VType::UInt),
+    ("COUNT_WRITE_ALLOW_WRITE", VType::UInt),
+    ("SUM_TIMER_WRITE_ALLOW_WRITE", VType::UInt),
+    ("MIN_TIMER_WRITE_ALLOW_WRITE", VType::UInt),
+    ("AVG_TIMER_WRITE_ALLOW_WRITE", VType::UInt),
+    ("MAX_TIMER_WRITE_ALLOW_WRITE", VType::UInt),
+    ("COUNT_WRITE_CONCURRENT_INSERT", VType::UInt),
+    ("SUM_TIMER_WRITE_CONCURRENT_INSERT", VType::UInt),
+    ("MIN_TIMER_WRITE_CONCURRENT_INSERT", VType::UInt),
+    ("AVG_TIMER_WRITE_CONCURRENT_INSERT", VType::UInt),
+    ("MAX_TIMER_WRITE_CONCURRENT_INSERT", VType::UInt),
+    ("COUNT_WRITE_LOW_PRIORITY", VType::UInt),
+    ("SUM_TIMER_WRITE_LOW_PRIORITY", VType::UInt),
+    ("MIN_TIMER_WRITE_LOW_PRIORITY", VType::UInt),
+    ("AVG_TIMER_WRITE_LOW_PRIORITY", VType::UInt),
+    ("MAX_TIMER_WRITE_LOW_PRIORITY", VType::UInt),
+    ("COUNT_WRITE_NORMAL", VType::UInt),
+    ("SUM_TIMER_WRITE_NORMAL", VType::UInt),
+    ("MIN_TIMER_WRITE_NORMAL", VType::UInt),
+    ("AVG_TIMER_WRITE_NORMAL", VType::UInt),
+    ("MAX_TIMER_WRITE_NORMAL", VType::UInt),
+    ("COUNT_WRITE_EXTERNAL", VType::UInt),
+    ("SUM_TIMER_WRITE_EXTERNAL", VType::UInt),
+    ("MIN_TIMER_WRITE_EXTERNAL", VType::UInt),
+    ("AVG_TIMER_WRITE_EXTERNAL", VType::UInt),
+    ("MAX_TIMER_WRITE_EXTERNAL", VType::UInt),
+];
+
+const FILESUMMARYBYEVENTNAME: &[(&str, VType)] = &[
+    ("EVENT_NAME", VType::Text),
+    ("COUNT_STAR", VType::UInt),
+    ("SUM_TIMER_WAIT", VType::UInt),
+    ("MIN_TIMER_WAIT", VType::UInt),
+    ("AVG_TIMER_WAIT", VType::UInt),
+    ("MAX_TIMER_WAIT", VType::UInt),
+    ("COUNT_READ", VType::UInt),
+    ("SUM_TIMER_READ", VType::UInt),
+    ("MIN_TIMER_READ", VType::UInt),
+    ("AVG_TIMER_READ", VType::UInt),
+    ("MAX_TIMER_READ", VType::UInt),
+    ("SUM_NUMBER_OF_BYTES_READ", VType::UInt),
+    ("COUNT_WRITE", VType::UInt),
+    ("SUM_TIMER_WRITE", VType::UInt),
+    ("MIN_TIMER_WRITE", VType::UInt),
+    ("AVG_TIMER_WRITE", VType::UInt),
+    ("MAX_TIMER_WRITE", VType::UInt),
+    ("SUM_NUMBER_OF_BYTES_WRITE", VType::UInt),
+    ("COUNT_MISC", VType::UInt),
+    ("SUM_TIMER_MISC", VType::UInt),
+    ("MIN_TIMER_MISC", VType::UInt),
+    ("AVG_TIMER_MISC", VType::UInt),
+    ("MAX_TIMER_MISC", VType::UInt),
+];
+
+const FILESUMMARYBYINSTANCE: &[(&str, VType)] = &[
+    ("FILE_NAME", VType::Text),
+    ("EVENT_NAME", VType::Text),
+    ("OBJECT_INSTANCE_BEGIN", VType::UInt),
+    ("COUNT_STAR", VType::UInt),
+    ("SUM_TIMER_WAIT", VType::UInt),
+    ("MIN_TIMER_WAIT", VType::UInt),
+    ("AVG_TIMER_WAIT", VType::UInt),
+    ("MAX_TIMER_WAIT", VType::UInt),
+    ("COUNT_READ", VType::UInt),
+    ("SUM_TIMER_READ", VType::UInt),
+    ("MIN_TIMER_READ", VType::UInt),
+    ("AVG_TIMER_READ", VType::UInt),
+    ("MAX_TIMER_READ", VType::UInt),
+    ("SUM_NUMBER_OF_BYTES_READ", VType::UInt),
+    ("COUNT_WRITE", VType::UInt),
+    ("SUM_TIMER_WRITE", VType::UInt),
+    ("MIN_TIMER_WRITE", VType::UInt),
+    ("AVG_TIMER_WRITE", VType::UInt),
+    ("MAX_TIMER_WRITE", VType::UInt),
+    ("SUM_NUMBER_OF_BYTES_WRITE", VType::UInt),
+    ("COUNT_MISC", VType::UInt),
+    ("SUM_TIMER_MISC", VType::UInt),
+    ("MIN_TIMER_MISC", VType::UInt),
+    ("AVG_TIMER_MISC", VType::UInt),
+    ("MAX_TIMER_MISC", VType::UInt),
+];
