@@ -105,9 +105,10 @@ impl PoolBuilder {
         let choice = match &self.pollers {
             Some(_) => PollerChoice {
                 kind: config.poller,
+                io: config.io,
                 fallback_reason: None,
             },
-            None => poller::choose(config.poller),
+            None => poller::choose(config.poller, config.io),
         };
         let size = config.size as usize;
         let ncpu = placement::cpu_count();
@@ -116,7 +117,7 @@ impl PoolBuilder {
         for g in 0..=size {
             let p = match &self.pollers {
                 Some(f) => f(g),
-                None => poller::new_poller(choice.kind),
+                None => poller::new_poller(&choice),
             }
             .map_err(PoolError::Io)?;
             groups.push(Group {

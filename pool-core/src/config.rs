@@ -36,6 +36,35 @@ impl PollerKind {
     }
 }
 
+/// How statement bytes move between a group and its connections (`tpbed_thread_pool_io`,
+/// ours).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoMode {
+    /// The poller reports readiness; the attached thread reads and writes the socket itself.
+    Poll,
+    /// Each group's io_uring receives a statement's bytes and sends its reply.
+    Ring,
+}
+
+impl IoMode {
+    /// The variable's value: `poll` or `ring`.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMode::Poll => "poll",
+            IoMode::Ring => "ring",
+        }
+    }
+
+    /// Parses `poll` / `ring`.
+    pub fn parse(s: &str) -> Option<IoMode> {
+        match s.to_ascii_lowercase().as_str() {
+            "poll" => Some(IoMode::Poll),
+            "ring" => Some(IoMode::Ring),
+            _ => None,
+        }
+    }
+}
+
 /// `tpbed_thread_pool_pin` (ours, not MySQL's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PinMode {
@@ -89,6 +118,9 @@ pub struct PoolConfig {
     pub longrun_trx_limit: u32,
     /// `--tpbed-thread-pool-poller` (ours): epoll (default) or io-uring.
     pub poller: PollerKind,
+    /// `tpbed_thread_pool_io` (ours): poll (default) or ring, which implies the io_uring
+    /// backend.
+    pub io: IoMode,
     /// `tpbed_thread_pool_pin` (ours): off (default) or group.
     pub pin: PinMode,
     /// `tpbed_thread_pool_steal` (ours): off (default); on lets an idle group run statements
@@ -138,6 +170,7 @@ impl PoolConfig {
             connection_report_interval: 120,
             longrun_trx_limit: 2000,
             poller: PollerKind::Epoll,
+            io: IoMode::Poll,
             pin: PinMode::Off,
             steal: false,
         }

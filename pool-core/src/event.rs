@@ -49,7 +49,7 @@ pub(crate) fn process<'a, S: Session>(
         cv.notify_one();
     }
 
-    let (outcome, statements, exec_time) = run_attached(sh, g, me, &mut session);
+    let (outcome, statements, exec_time) = run_connection(sh, g, me, g, token, &mut session);
 
     let end = sh.clock.now();
     let rearmed = rearm_early(sh, g, token, fd, outcome);
@@ -235,13 +235,42 @@ pub(crate) fn detach<S>(
     st.counters.queries_executed += statements;
 }
 
+/// Runs connection `token` of group `home` on thread `me` of group `g` ([`run_attached`]). When
+/// `home`'s poller moves the bytes (ring I/O), the session first gets what the ring received
+/// and runs in its non-blocking form; the reply it leaves goes back to the poller, which sends
+/// it when the connection is re-armed.
+pub(crate) fn run_connection<S: Session>(
+    sh: &Arc<Shared<S>>,
+    g: usize,
+    me: usize,
+    home: usize,
+    token: Token,
+    session: &mut S,
+) -> (Outcome, u64, Duration) {
+    let poller = &sh.groups[home].poller;
+    if !poller.moves_bytes() {
+        return run_attached(sh, g, me, session, None);
+    }
+    if let Some(input) = poller.take_input(token) {
+        session.receive(input);
+    }
+    let mut out = Vec::new();
+    let ran = run_attached(sh, g, me, session, Some(&mut out));
+    if ran.0 == Outcome::Continue {
+        poller.queue_output(token, &mut out, session.write_timeout());
+    }
+    ran
+}
+
 /// Runs the session while the thread stays attached: once, again while input is buffered,
 /// and (with a transaction limit, normal groups) for every statement of an open transaction.
-pub(crate) fn run_attached<S: Session>(
+/// With `out` the session runs in its non-blocking form and appends its replies there.
+fn run_attached<S: Session>(
     sh: &Arc<Shared<S>>,
     g: usize,
     me: usize,
     session: &mut S,
+    mut out: Option<&mut Vec<u8>>,
 ) -> (Outcome, u64, Duration) {
     let observer = thread_observer(sh, g, me);
     observer.depth.set(0);
@@ -260,7 +289,11 @@ pub(crate) fn run_attached<S: Session>(
     let outcome = loop {
         let start = sh.clock.now();
         sh.running.fetch_add(1, Ordering::Relaxed);
-        let o = catch_unwind(AssertUnwindSafe(|| session.run())).unwrap_or(Outcome::Close);
+        let o = catch_unwind(AssertUnwindSafe(|| match out.as_deref_mut() {
+            Some(out) => session.run_deferred(out),
+            None => session.run(),
+        }))
+        .unwrap_or(Outcome::Close);
         sh.running.fetch_sub(1, Ordering::Relaxed);
         statements += 1;
         exec_time += sh.clock.now().saturating_sub(start);

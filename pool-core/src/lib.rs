@@ -61,11 +61,11 @@ mod model_tests;
 mod testkit;
 
 pub use builder::PoolBuilder;
-pub use config::{Algorithm, ConfigError, PinMode, PollerKind, PoolConfig, PoolKnobs};
+pub use config::{Algorithm, ConfigError, IoMode, PinMode, PollerKind, PoolConfig, PoolKnobs};
 pub use handler::ConnectionHandler;
 pub use poller::PollerChoice;
 pub use pool::{PoolError, PoolStartup, ThreadPool};
-pub use session::{Outcome, Session, SESSION_THREAD_STACK};
+pub use session::{Outcome, Received, Session, SESSION_THREAD_STACK};
 pub use shared::{LogLevel, LogSink};
 pub use stats::{
     GroupStateRow, GroupStatsRow, HandlerStats, ThreadKind, ThreadState, ThreadStateRow,

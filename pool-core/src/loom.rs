@@ -15,7 +15,8 @@
 //! `loom_owner_rearm_races_the_next_report` under a second (it deadlocks, i.e. fails, when
 //! `event::finish` ignores a report made while attached); all eight 40 s together. The two
 //! deferred-re-arm models (the io_uring backend's rules) bring it to ten, 22 s together on a
-//! quieter machine. Without
+//! quieter machine. `loom_ring_completions_in_order_once` (ring I/O's completion path, on
+//! `poller::ring_io` with a model kernel) takes under a second. Without
 //! `LOOM_MAX_PREEMPTIONS` the models set the bound to 2 themselves.
 //!
 //! What each model checks, in every explored interleaving:
@@ -295,4 +296,152 @@ fn loom_deferred_rearm_races_a_blocked_poller() {
         r.tally.wait_runs(2);
         r.finish(1);
     });
+}
+
+/// The ring I/O completion path (poller/ring_io.rs) between a model kernel and two pool
+/// threads: the kernel completes the one request in flight a byte at a time (so every reply
+/// is a partial send first), a thread that takes a report runs the connection's commands,
+/// queues the reply and re-arms. Checks in every interleaving: no completion is lost (the
+/// main thread waits for every reply: a lost one is a deadlock); a connection's commands run
+/// in the order sent and never on two threads at once; each reply reaches the client exactly
+/// once, in order (a send buffer freed early or twice would lose or repeat bytes); shutdown
+/// with a send in flight joins both threads, and the buffer of that send is handed over once
+/// (to the completion that ends it), never again.
+mod ring_completions {
+    use crate::poller::ring_io::{ConnIo, Next, RecvEnd, SendEnd};
+    use crate::session::Received;
+    use crate::sync::{lock, thread, wait, Arc, Condvar, Mutex};
+    use std::time::{Duration, Instant};
+
+    #[derive(Default)]
+    struct Net {
+        io: Option<ConnIo>,
+        /// Bytes the client has still to send (one command each).
+        client_out: Vec<u8>,
+        /// Reports not yet taken by a thread.
+        reports: usize,
+        running: bool,
+        ran: Vec<u8>,
+        client_in: Vec<u8>,
+        shutdown: bool,
+        /// Reply bytes handed over by deregistering while the send was in flight.
+        orphaned: Vec<u8>,
+    }
+
+    struct Rig {
+        net: Mutex<Net>,
+        cv: Condvar,
+    }
+
+    /// The kernel completes the request in flight, if it can: one byte per completion.
+    fn kernel_step(n: &mut Net, now: Instant) -> bool {
+        let Some(io) = n.io.as_mut() else {
+            return false;
+        };
+        match io.in_flight() {
+            Some(crate::poller::ring_io::Op::Recv) if !n.client_out.is_empty() => {
+                let b = n.client_out.remove(0);
+                assert_eq!(io.on_recv(RecvEnd::Data(&[b])), Next::Report);
+                n.reports += 1;
+                true
+            }
+            Some(crate::poller::ring_io::Op::Send) => {
+                n.client_in.push(io.unsent()[0]);
+                let next = io.on_send(SendEnd::Sent(1), now);
+                assert_ne!(next, Next::Report);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn worker(rig: &Rig) {
+        let mut n = lock(&rig.net);
+        loop {
+            while n.reports == 0 && !n.shutdown {
+                n = wait(&rig.cv, n);
+            }
+            if n.shutdown {
+                return;
+            }
+            n.reports -= 1;
+            assert!(!n.running, "a connection runs on one thread at a time");
+            n.running = true;
+            let Some(Received::Bytes(cmds)) = n.io.as_mut().and_then(ConnIo::take_input) else {
+                panic!("a report carries the bytes received");
+            };
+            drop(n);
+            // The command runs outside the lock; its reply is the command twice.
+            let mut reply: Vec<u8> = cmds.iter().flat_map(|c| [*c, *c]).collect();
+            n = lock(&rig.net);
+            n.ran.extend_from_slice(&cmds);
+            n.running = false;
+            let io = n.io.as_mut().expect("registered");
+            io.queue_output(&mut reply, Duration::from_secs(60));
+            assert!(reply.is_empty(), "the reply buffer moves to the ring");
+            assert_eq!(io.arm(Instant::now()), Some(Next::Send));
+            rig.cv.notify_all();
+        }
+    }
+
+    pub(super) fn two_commands_then_shutdown() {
+        let rig = Arc::new(Rig {
+            net: Mutex::new(Net {
+                io: Some(ConnIo::new(3)),
+                client_out: vec![1, 2],
+                ..Net::default()
+            }),
+            cv: Condvar::new(),
+        });
+        assert_eq!(
+            lock(&rig.net).io.as_mut().unwrap().arm(Instant::now()),
+            Some(Next::Recv)
+        );
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let rig = rig.clone();
+                thread::spawn(move || worker(&rig))
+            })
+            .collect();
+        // The model kernel, until both commands ran and the first reply is out.
+        let mut n = lock(&rig.net);
+        while n.ran.len() < 2 || n.client_in.len() < 2 {
+            if kernel_step(&mut n, Instant::now()) {
+                rig.cv.notify_all();
+            } else {
+                n = wait(&rig.cv, n);
+            }
+        }
+        assert_eq!(n.ran, vec![1, 2], "commands run in the order sent");
+        // Shutdown, possibly with the second reply's send in flight: deregister hands its
+        // buffer over once, the threads are joined.
+        n.shutdown = true;
+        let mut io = n.io.take().expect("registered");
+        let in_flight = io.sending();
+        n.orphaned = io.take_output();
+        assert!(
+            io.take_output().is_empty(),
+            "a send buffer is handed over once"
+        );
+        if !in_flight {
+            assert!(n.orphaned.is_empty());
+        }
+        rig.cv.notify_all();
+        drop(n);
+        for w in workers {
+            w.join().unwrap();
+        }
+        let n = lock(&rig.net);
+        let sent_or_orphaned = n.client_in.len() + n.orphaned.len().min(4 - n.client_in.len());
+        assert_eq!(&n.client_in[..], &[1, 1, 2, 2][..n.client_in.len()]);
+        assert_eq!(
+            sent_or_orphaned, 4,
+            "every reply byte left once or waits orphaned"
+        );
+    }
+}
+
+#[test]
+fn loom_ring_completions_in_order_once() {
+    model(ring_completions::two_commands_then_shutdown);
 }

@@ -18,10 +18,29 @@ pub enum Outcome {
 /// resident stack is what its deepest statement touched.
 pub const SESSION_THREAD_STACK: usize = 8 << 20;
 
+/// What a group's io_uring hands a session before [`Session::run_deferred`]
+/// (`tpbed_thread_pool_io=ring`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Received {
+    /// Bytes the ring received from the client. Empty: end of file or a receive error, which
+    /// the session's own read of the socket then reports.
+    Bytes(Vec<u8>),
+    /// The previous reply could not be sent (`net_write_timeout` passed, or the client reset
+    /// the connection): the session closes.
+    WriteFailed {
+        /// The send outlasted `net_write_timeout` (else the socket failed).
+        timed_out: bool,
+    },
+}
+
 /// One client connection as the handlers see it.
 ///
-/// Sockets stay blocking in every mode: a poller only reports readiness, then the attached
-/// thread calls [`Session::run`], which reads one whole command, executes it and replies.
+/// Sockets stay blocking in every mode. In the blocking form a poller only reports readiness,
+/// then the attached thread calls [`Session::run`], which reads one whole command, executes it
+/// and replies. In the non-blocking form (`tpbed_thread_pool_io=ring`) the group's io_uring
+/// receives the first bytes of a command ([`Session::receive`]) and sends the reply that
+/// [`Session::run_deferred`] leaves in a buffer; nothing is in flight on the socket while a
+/// thread runs the session, so the session may still read or write it itself.
 pub trait Session: Send + 'static {
     /// Authenticates the client (handshake, auth switch, OK/ERR). Runs on the connection's own
     /// thread in thread-per-connection mode and on a connection-handler thread in the pool.
@@ -29,6 +48,17 @@ pub trait Session: Send + 'static {
     /// Reads one whole command (blocking, bounded by `wait_timeout` for the first byte and
     /// `net_read_timeout` for the rest), executes it and writes the reply.
     fn run(&mut self) -> Outcome;
+    /// Takes bytes (or a failure) the group's io_uring received for this connection.
+    fn receive(&mut self, input: Received);
+    /// The non-blocking form of [`run`](Session::run): runs one command from the bytes already
+    /// [`receive`](Session::receive)d and appends its reply to `out`, which the group sends.
+    /// Only the rest of a command that started arriving is read from the socket (bounded by
+    /// `net_read_timeout`); before waiting for the first byte of a further command (a
+    /// transaction held bound to its thread) the session sends `out` itself. A session that
+    /// returns [`Outcome::Close`] has sent what it had to say.
+    fn run_deferred(&mut self, out: &mut Vec<u8>) -> Outcome;
+    /// The session's `net_write_timeout`: how long a reply may take to leave.
+    fn write_timeout(&self) -> Duration;
     /// MySQL's `thd_is_transaction_active`: a transaction is open on this connection.
     fn in_transaction(&self) -> bool;
     /// The account holds `TP_CONNECTION_ADMIN`: the pool puts it in the Admin group.

@@ -92,7 +92,7 @@ fn run_stolen<S: Session>(
     let mut st = lock(&sh.groups[g].state);
     event::attach(sh, g, &mut st, me, now, false);
     drop(st);
-    let (outcome, statements, exec_time) = event::run_attached(sh, g, me, &mut session);
+    let (outcome, statements, exec_time) = event::run_connection(sh, g, me, h, token, &mut session);
     let end = sh.clock.now();
     let rearmed = event::rearm_early(sh, h, token, fd, outcome);
     let mut st = lock(&sh.groups[g].state);

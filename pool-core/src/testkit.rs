@@ -179,6 +179,18 @@ impl Session for ModelSession {
         Outcome::Continue
     }
 
+    fn receive(&mut self, _input: crate::session::Received) {}
+
+    /// The model's reply is one byte per command.
+    fn run_deferred(&mut self, out: &mut Vec<u8>) -> Outcome {
+        out.push(b'.');
+        self.run()
+    }
+
+    fn write_timeout(&self) -> Duration {
+        self.idle
+    }
+
     fn in_transaction(&self) -> bool {
         self.in_trx
     }

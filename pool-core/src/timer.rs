@@ -154,7 +154,9 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
             if c.state != ConnState::Armed {
                 continue;
             }
-            if c.expire_at <= now {
+            // A reply still leaving is bounded by net_write_timeout (ring I/O), not by
+            // wait_timeout: it is looked at again at the next tick.
+            if c.expire_at <= now && !group.poller.sending(t) {
                 let c = st.conns.remove(t).expect("token just listed");
                 let _ = group.poller.deregister(t, c.fd);
                 expired.extend(c.session);

@@ -5,7 +5,9 @@
 mod common;
 
 use common::{pollers, Server};
-use pool_core::{ConnectionHandler, PinMode, PollerKind, PoolBuilder, PoolConfig, ThreadPool};
+use pool_core::{
+    ConnectionHandler, IoMode, PinMode, PollerKind, PoolBuilder, PoolConfig, ThreadPool,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,12 +22,13 @@ fn timing() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// One group, limit 0, one query thread per group: the configuration of the stall rule.
-fn config(poller: PollerKind) -> PoolConfig {
+fn config((poller, io): (PollerKind, IoMode)) -> PoolConfig {
     let mut c = PoolConfig::mysql_defaults(2);
     c.size = 1;
     c.max_transactions_limit = 0;
     c.query_threads_per_group = 1;
     c.poller = poller;
+    c.io = io;
     c
 }
 
@@ -275,7 +278,7 @@ fn steal_lets_an_idle_group_run_queued_work() {
 /// Ours: tpbed_thread_pool_pin=group runs (threads pinned to their group's cores).
 #[test]
 fn pinned_pool_serves() {
-    let mut c = config(PollerKind::Epoll);
+    let mut c = config((PollerKind::Epoll, IoMode::Poll));
     c.size = 2;
     c.pin = PinMode::Group;
     let (pool, server) = start(c, IDLE);
@@ -295,7 +298,7 @@ fn many_clients_every_command_answered() {
         for variant in ["defaults", "low-concurrency", "dedicated-listeners"] {
             let mut c = PoolConfig::mysql_defaults(2);
             c.size = 2;
-            c.poller = p;
+            (c.poller, c.io) = p;
             match variant {
                 "low-concurrency" => c.algorithm = pool_core::Algorithm::LowConcurrency,
                 "dedicated-listeners" => c.dedicated_listeners = true,
@@ -382,7 +385,7 @@ fn idle_connections_cost_no_threads() {
 /// connection handler's blocking read is interrupted.
 #[test]
 fn shutdown_interrupts_a_stuck_handshake() {
-    let (pool, server) = start(config(PollerKind::Epoll), IDLE);
+    let (pool, server) = start(config((PollerKind::Epoll, IoMode::Poll)), IDLE);
     let mut silent = std::net::TcpStream::connect(server.addr).unwrap();
     eventually("handshake in progress", || {
         pool.thread_states()

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use pool_core::config::{ConfigError, PoolKnobs};
-use pool_core::{Algorithm, LogLevel, PinMode, PollerKind, PoolBuilder, PoolConfig, ThreadPool};
+use pool_core::{
+    Algorithm, IoMode, LogLevel, PinMode, PollerKind, PoolBuilder, PoolConfig, ThreadPool,
+};
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::log;
@@ -135,6 +137,13 @@ pub fn definitions() -> Vec<VarDef> {
             VarValue::Str("epoll".into()),
         ),
         def(
+            "tpbed_thread_pool_io",
+            Global,
+            false,
+            VarType::Enum(&["poll", "ring"]),
+            VarValue::Str("poll".into()),
+        ),
+        def(
             "tpbed_thread_pool_pin",
             Global,
             false,
@@ -181,6 +190,8 @@ pub fn config(vars: &Registry) -> PoolConfig {
         longrun_trx_limit: u(vars, "thread_pool_longrun_trx_limit"),
         poller: PollerKind::parse(vars.global_by_name("tpbed_thread_pool_poller").as_str())
             .unwrap_or(PollerKind::Epoll),
+        io: IoMode::parse(vars.global_by_name("tpbed_thread_pool_io").as_str())
+            .unwrap_or(IoMode::Poll),
         pin: if vars.global_by_name("tpbed_thread_pool_pin").as_str() == "group" {
             PinMode::Group
         } else {
@@ -209,6 +220,10 @@ fn record(vars: &Registry, c: &PoolConfig) {
         "tpbed_thread_pool_poller",
         VarValue::Str(c.poller.name().to_string()),
     );
+    set(
+        "tpbed_thread_pool_io",
+        VarValue::Str(c.io.name().to_string()),
+    );
 }
 
 /// Starts the pool the variables describe, logging its start-up notes.
@@ -227,16 +242,20 @@ pub fn start(vars: &Registry) -> Result<Arc<ThreadPool<ClientSession>>, String> 
     }
     if let Some(reason) = &startup.poller.fallback_reason {
         log::warning(&format!(
-            "io_uring is not usable ({reason}); the thread pool uses epoll"
+            "io_uring is not usable ({reason}); the thread pool uses {} with {} I/O",
+            startup.poller.kind.name(),
+            startup.poller.io.name()
         ));
     }
     let mut effective = startup.config.clone();
     effective.poller = startup.poller.kind;
+    effective.io = startup.poller.io;
     record(vars, &effective);
     log::note(&format!(
-        "thread pool: {} groups + Admin group, poller {}, max_transactions_limit {}",
+        "thread pool: {} groups + Admin group, poller {}, {} I/O, max_transactions_limit {}",
         effective.size,
         effective.poller.name(),
+        effective.io.name(),
         effective.max_transactions_limit
     ));
     Ok(Arc::new(pool))

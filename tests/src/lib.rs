@@ -13,6 +13,7 @@ mod mariadb;
 mod mode;
 mod skip;
 mod sql;
+pub mod sysbench;
 
 pub use mariadb::MariaDb;
 pub use mode::Mode;

@@ -1,12 +1,12 @@
-//! The three ways the server handles connections, and [`each_mode!`](crate::each_mode), which
+//! The four ways the server handles connections, and [`each_mode!`](crate::each_mode), which
 //! turns one test body into one test per mode: `<name>::per_connection`,
-//! `<name>::pool_epoll`, `<name>::pool_io_uring`.
+//! `<name>::pool_epoll`, `<name>::pool_io_uring`, `<name>::pool_ring`.
 //!
 //! A mode is checked, not assumed: [`Mode::start`] reads the server's start-up log and fails
-//! unless the server runs the handling and the poller the mode names (the server falls back
-//! from io_uring to epoll when the kernel refuses io_uring, and logs why). Where io_uring is
-//! unusable, the io_uring case is [`skip`](crate::skip)ped with that reason, which fails under
-//! `TPBED_REQUIRE_TOOLS=1`.
+//! unless the server runs the handling, the poller and the I/O the mode names (the server
+//! falls back from io_uring to epoll, or from ring to poll I/O, when the kernel refuses, and
+//! logs why). Where io_uring is unusable, the io_uring cases are [`skip`](crate::skip)ped with
+//! that reason, which fails under `TPBED_REQUIRE_TOOLS=1`.
 
 use std::sync::OnceLock;
 
@@ -21,15 +21,27 @@ pub enum Mode {
     PoolEpoll,
     /// `--thread-handling=pool-of-threads` with the io_uring poller.
     PoolIoUring,
+    /// `--thread-handling=pool-of-threads` with statement I/O through each group's io_uring
+    /// (`--tpbed-thread-pool-io=ring`).
+    PoolRing,
 }
 
 impl Mode {
+    /// Every mode, in the order [`each_mode!`](crate::each_mode) runs them.
+    pub const ALL: [Mode; 4] = [
+        Mode::PerConnection,
+        Mode::PoolEpoll,
+        Mode::PoolIoUring,
+        Mode::PoolRing,
+    ];
+
     /// The mode as test names spell it.
     pub fn name(self) -> &'static str {
         match self {
             Mode::PerConnection => "per_connection",
             Mode::PoolEpoll => "pool_epoll",
             Mode::PoolIoUring => "pool_io_uring",
+            Mode::PoolRing => "pool_ring",
         }
     }
 
@@ -45,6 +57,10 @@ impl Mode {
                 "--thread-handling=pool-of-threads",
                 "--tpbed-thread-pool-poller=io-uring",
             ],
+            Mode::PoolRing => &[
+                "--thread-handling=pool-of-threads",
+                "--tpbed-thread-pool-io=ring",
+            ],
         }
     }
 
@@ -52,16 +68,17 @@ impl Mode {
     fn thread_handling(self) -> &'static str {
         match self {
             Mode::PerConnection => "one-thread-per-connection",
-            Mode::PoolEpoll | Mode::PoolIoUring => "pool-of-threads",
+            Mode::PoolEpoll | Mode::PoolIoUring | Mode::PoolRing => "pool-of-threads",
         }
     }
 
-    /// The poller the pool's start-up note names in this mode.
-    fn poller(self) -> Option<&'static str> {
+    /// The poller and I/O the pool's start-up note names in this mode.
+    fn poller(self) -> Option<(&'static str, &'static str)> {
         match self {
             Mode::PerConnection => None,
-            Mode::PoolEpoll => Some("epoll"),
-            Mode::PoolIoUring => Some("io-uring"),
+            Mode::PoolEpoll => Some(("epoll", "poll")),
+            Mode::PoolIoUring => Some(("io-uring", "poll")),
+            Mode::PoolRing => Some(("io-uring", "ring")),
         }
     }
 
@@ -86,14 +103,14 @@ impl Mode {
         if !ready.contains(&handling) {
             return Err(format!("expected {handling}: {ready}"));
         }
-        let Some(poller) = self.poller() else {
+        let Some((poller, io)) = self.poller() else {
             return Ok(());
         };
         let note = log
             .iter()
             .find(|l| l.contains("thread pool:") && l.contains(", poller "))
             .ok_or("no thread pool start-up note in the log")?;
-        if note.contains(&format!(", poller {poller},")) {
+        if note.contains(&format!(", poller {poller}, {io} I/O,")) {
             return Ok(());
         }
         // The server's own reason, when it fell back from io_uring.
@@ -102,18 +119,22 @@ impl Mode {
                 .map(|at| l[at..].to_string())
         }) {
             Some(fallback) => Err(fallback),
-            None => Err(format!("expected poller {poller}: {note}")),
+            None => Err(format!("expected poller {poller}, {io} I/O: {note}")),
         }
     }
 
-    /// Whether a server can run in this mode here: `Err(reason)` for the io_uring mode when
-    /// the kernel refuses io_uring (probed once per test binary with a throwaway server).
+    /// Whether a server can run in this mode here: `Err(reason)` for an io_uring mode when
+    /// the kernel refuses what it needs (probed once per test binary and mode with a throwaway
+    /// server).
     pub fn available(self) -> Result<(), String> {
         static IO_URING: OnceLock<Result<(), String>> = OnceLock::new();
-        if self != Mode::PoolIoUring {
-            return Ok(());
-        }
-        IO_URING
+        static RING: OnceLock<Result<(), String>> = OnceLock::new();
+        let probed = match self {
+            Mode::PoolIoUring => &IO_URING,
+            Mode::PoolRing => &RING,
+            Mode::PerConnection | Mode::PoolEpoll => return Ok(()),
+        };
+        probed
             .get_or_init(|| {
                 let srv = TestServer::start(self.args());
                 self.check(&srv.log_lines())
@@ -131,8 +152,8 @@ impl Mode {
 }
 
 /// Defines one test per [`Mode`] for each body: `fn name(mode) { ... }` becomes a module
-/// `name` with the tests `per_connection`, `pool_epoll` and `pool_io_uring`, each calling the
-/// body through [`Mode::run`] (so `cargo test name` runs the three, `cargo test pool_epoll`
+/// `name` with the tests `per_connection`, `pool_epoll`, `pool_io_uring` and `pool_ring`, each
+/// calling the body through [`Mode::run`] (so `cargo test name` runs the four, `cargo test pool_epoll`
 /// one mode of every test). Attributes and doc comments before `fn` go on the module. The
 /// body starts its server with `mode.start(..)`; items of the enclosing file are in scope.
 #[macro_export]
@@ -159,6 +180,11 @@ macro_rules! each_mode {
             fn pool_io_uring() {
                 $crate::Mode::PoolIoUring.run(body)
             }
+
+            #[test]
+            fn pool_ring() {
+                $crate::Mode::PoolRing.run(body)
+            }
         }
     )*};
 }
@@ -178,18 +204,36 @@ mod tests {
     fn a_fallback_to_epoll_is_not_the_io_uring_mode() {
         let fell_back = log(&[
             "[Warning] [Server] io_uring is not usable (EPERM); the thread pool uses epoll",
-            "[Note] [Server] thread pool: 1 groups + Admin group, poller epoll, max_transactions_limit 32",
+            "[Note] [Server] thread pool: 1 groups + Admin group, poller epoll, poll I/O, max_transactions_limit 32",
             READY_POOL,
         ]);
         let why = Mode::PoolIoUring.check(&fell_back).unwrap_err();
         assert!(why.contains("io_uring is not usable (EPERM)"), "{why}");
         assert_eq!(Mode::PoolEpoll.check(&fell_back), Ok(()));
         let io_uring = log(&[
-            "[Note] [Server] thread pool: 1 groups + Admin group, poller io-uring, max_transactions_limit 32",
+            "[Note] [Server] thread pool: 1 groups + Admin group, poller io-uring, poll I/O, max_transactions_limit 32",
             READY_POOL,
         ]);
         assert_eq!(Mode::PoolIoUring.check(&io_uring), Ok(()));
         assert!(Mode::PoolEpoll.check(&io_uring).is_err());
+        assert!(Mode::PoolRing.check(&io_uring).is_err());
+    }
+
+    #[test]
+    fn a_fallback_to_poll_io_is_not_the_ring_mode() {
+        let fell_back = log(&[
+            "[Warning] [Server] io_uring is not usable (ring I/O falls back to poll: no provided-buffer ring: EINVAL); the thread pool uses epoll with poll I/O",
+            "[Note] [Server] thread pool: 1 groups + Admin group, poller epoll, poll I/O, max_transactions_limit 32",
+            READY_POOL,
+        ]);
+        let why = Mode::PoolRing.check(&fell_back).unwrap_err();
+        assert!(why.contains("ring I/O falls back to poll"), "{why}");
+        let ring = log(&[
+            "[Note] [Server] thread pool: 1 groups + Admin group, poller io-uring, ring I/O, max_transactions_limit 32",
+            READY_POOL,
+        ]);
+        assert_eq!(Mode::PoolRing.check(&ring), Ok(()));
+        assert!(Mode::PoolIoUring.check(&ring).is_err());
     }
 
     #[test]

@@ -292,7 +292,7 @@ fn a_mariadb_dump_of_every_byte_reloads_unchanged() {
         !dump.windows(hex.len()).any(|w| w == hex.as_bytes()),
         "the dump writes the BLOB as a string literal, not as hex"
     );
-    for mode in [Mode::PerConnection, Mode::PoolEpoll, Mode::PoolIoUring] {
+    for mode in Mode::ALL {
         mode.run(|mode| {
             let srv = mode.start(&[]);
             let mut c = srv.connect();

@@ -267,7 +267,9 @@ each_mode! {
         let srv = mode.start(&[]);
         let name = match mode {
             Mode::PerConnection => "thread/sql/one_connection",
-            Mode::PoolEpoll | Mode::PoolIoUring => "thread/thread_pool/tp_one_connection",
+            Mode::PoolEpoll | Mode::PoolIoUring | Mode::PoolRing => {
+                "thread/thread_pool/tp_one_connection"
+            }
         };
         threads_join(&srv, name);
     }

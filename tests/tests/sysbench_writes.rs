@@ -9,9 +9,8 @@
 //! It needs sysbench and `mariadbd` (installed by `.ci/run`); without either it skips, unless
 //! TPBED_REQUIRE_TOOLS=1 makes that a failure.
 
-use std::process::Command;
-
 use mysql::prelude::*;
+use tpbed_tests::sysbench::{counted, sysbench};
 use tpbed_tests::{has_program, require_tool, MariaDb, TestServer};
 
 /// Each write script with its events per run (a few seconds of work for either server).
@@ -31,51 +30,6 @@ struct Run {
     ignored: u64,
     queries: u64,
     events: u64,
-}
-
-fn sysbench(port: u16, user: &str, password: &str, script: &str, args: &[String]) -> String {
-    let out = Command::new("sysbench")
-        .arg(script)
-        .args([
-            "--mysql-host=127.0.0.1".to_string(),
-            format!("--mysql-port={port}"),
-            format!("--mysql-user={user}"),
-            format!("--mysql-password={password}"),
-            "--mysql-db=sbtest".to_string(),
-            "--tables=4".to_string(),
-            "--table-size=1000".to_string(),
-        ])
-        .args(args)
-        .output()
-        .expect("run sysbench");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let fatal: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            let l = l.to_ascii_lowercase();
-            l.contains("fatal") || l.contains("failed") || l.starts_with("error")
-        })
-        .collect();
-    assert!(
-        out.status.success() && fatal.is_empty(),
-        "sysbench {script} {args:?} on port {port} failed:\n{text}"
-    );
-    text
-}
-
-fn counted(text: &str, what: &str) -> u64 {
-    text.lines()
-        .find(|l| l.trim_start().starts_with(what))
-        .and_then(|l| {
-            l.split_whitespace()
-                .nth(if what == "ignored errors:" { 2 } else { 1 })
-        })
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
 }
 
 fn run_script(

@@ -227,6 +227,13 @@ fn stall_rule_io_uring() {
     Mode::PoolIoUring.run(stall_rule);
 }
 
+/// The stall rule is the same when statement bytes move through the group's io_uring.
+#[test]
+fn stall_rule_ring() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    Mode::PoolRing.run(stall_rule);
+}
+
 #[test]
 fn transaction_limit_admits_the_admin_group() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

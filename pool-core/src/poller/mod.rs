@@ -2,27 +2,32 @@
 //! is reported it is not reported again until re-armed — and tokens are generation-tagged
 //! connection ids, never raw fds, so a stale report for a closed and reused slot is recognised.
 
+mod buf_ring;
 mod epoll;
 #[cfg(test)]
 pub(crate) mod model;
+pub(crate) mod ring_io;
 mod uring;
 
 pub(crate) use epoll::EpollPoller;
 pub(crate) use uring::UringPoller;
 
-use crate::config::PollerKind;
+use crate::config::{IoMode, PollerKind};
+use crate::session::Received;
 use std::io;
 use std::os::fd::RawFd;
+use std::time::Duration;
 
-/// A connection's identity in a poller: slot index in the low 32 bits, the slot's generation in
-/// the high 32 bits.
+/// A connection's identity in a poller: slot index in the low 32 bits, the slot's generation
+/// (modulo 2^30) in the next 30; the top two bits stay free for the kind of an io_uring data
+/// request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Token(pub(crate) u64);
 
 impl Token {
     /// Token of slot `index` at generation `generation`.
     pub(crate) fn new(index: u32, generation: u32) -> Token {
-        Token((u64::from(generation) << 32) | u64::from(index))
+        Token((u64::from(generation & GENERATION_MASK) << 32) | u64::from(index))
     }
 
     /// The slot index.
@@ -30,11 +35,14 @@ impl Token {
         self.0 as u32
     }
 
-    /// The slot generation.
+    /// The slot generation (modulo 2^30).
     pub(crate) fn generation(self) -> u32 {
         (self.0 >> 32) as u32
     }
 }
+
+/// The generation bits a token keeps.
+const GENERATION_MASK: u32 = (1 << 30) - 1;
 
 /// Maximum events taken per poll, as MySQL's `epoll_wait` (32).
 pub(crate) const MAX_EVENTS: usize = 32;
@@ -74,43 +82,75 @@ pub(crate) trait Poller: Send + Sync + 'static {
     /// Unblocks a thread blocked reading or writing `fd` (`shutdown(2)`): how KILL and
     /// shutdown reach a connection bound to a thread.
     fn interrupt(&self, fd: RawFd);
+    /// Whether this poller moves statement bytes (`tpbed_thread_pool_io=ring`): the methods
+    /// below then carry a connection's input and replies; a readiness-only poller has none.
+    fn moves_bytes(&self) -> bool {
+        false
+    }
+    /// What the connection received since it was last armed (taken once, before it runs).
+    fn take_input(&self, _token: Token) -> Option<Received> {
+        None
+    }
+    /// The reply the connection's last command left in `out` (taken, `out` left empty), sent
+    /// within `write_timeout` when the connection is next armed.
+    fn queue_output(&self, _token: Token, _out: &mut Vec<u8>, _write_timeout: Duration) {}
+    /// A reply of the connection is still leaving: `net_write_timeout` bounds it, not
+    /// `wait_timeout`.
+    fn sending(&self, _token: Token) -> bool {
+        false
+    }
 }
 
-/// The poller kind in force and, when io_uring was asked for but could not be used, why.
+/// The poller kind and I/O mode in force and, when io_uring was asked for but could not be
+/// used, why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PollerChoice {
     /// The backend the pool runs.
     pub kind: PollerKind,
-    /// Why the requested io_uring backend was replaced by epoll (for the server's log).
+    /// How statement bytes move (`ring` runs on the io_uring backend).
+    pub io: IoMode,
+    /// Why the requested io_uring backend or ring I/O was replaced (for the server's log).
     pub fallback_reason: Option<String>,
 }
 
-/// Probes io_uring when requested: a ring is created and its poll-add support checked; on any
-/// failure the choice falls back to epoll with the reason.
-pub fn choose(requested: PollerKind) -> PollerChoice {
-    match requested {
-        PollerKind::Epoll => PollerChoice {
-            kind: PollerKind::Epoll,
-            fallback_reason: None,
+/// Probes io_uring when requested: for ring I/O a ring with a provided-buffer ring and the
+/// data operations, else a ring and its poll-add support. Ring I/O that cannot run falls back
+/// to `poll` I/O on the requested poller kind, and io_uring readiness to epoll, with the reason.
+pub fn choose(requested: PollerKind, io: IoMode) -> PollerChoice {
+    let ring_failed = match io {
+        IoMode::Ring => match uring::probe_ring() {
+            Ok(()) => {
+                return PollerChoice {
+                    kind: PollerKind::IoUring,
+                    io: IoMode::Ring,
+                    fallback_reason: None,
+                }
+            }
+            Err(reason) => Some(format!("ring I/O falls back to poll: {reason}")),
         },
+        IoMode::Poll => None,
+    };
+    let (kind, uring_failed) = match requested {
+        PollerKind::Epoll => (PollerKind::Epoll, None),
         PollerKind::IoUring => match uring::probe() {
-            Ok(()) => PollerChoice {
-                kind: PollerKind::IoUring,
-                fallback_reason: None,
-            },
-            Err(reason) => PollerChoice {
-                kind: PollerKind::Epoll,
-                fallback_reason: Some(reason),
-            },
+            Ok(()) => (PollerKind::IoUring, None),
+            Err(reason) => (PollerKind::Epoll, Some(reason)),
         },
+    };
+    let reasons: Vec<String> = ring_failed.into_iter().chain(uring_failed).collect();
+    PollerChoice {
+        kind,
+        io: IoMode::Poll,
+        fallback_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
     }
 }
 
-/// Makes a poller of `kind` for one group.
-pub(crate) fn new_poller(kind: PollerKind) -> io::Result<Box<dyn Poller>> {
-    Ok(match kind {
-        PollerKind::Epoll => Box::new(EpollPoller::new()?),
-        PollerKind::IoUring => Box::new(UringPoller::new()?),
+/// Makes one group's poller for `choice`.
+pub(crate) fn new_poller(choice: &PollerChoice) -> io::Result<Box<dyn Poller>> {
+    Ok(match (choice.io, choice.kind) {
+        (IoMode::Ring, _) => Box::new(UringPoller::new_ring()?),
+        (IoMode::Poll, PollerKind::Epoll) => Box::new(EpollPoller::new()?),
+        (IoMode::Poll, PollerKind::IoUring) => Box::new(UringPoller::new()?),
     })
 }
 
@@ -281,7 +321,7 @@ mod tests {
     /// fails under `TPBED_REQUIRE_TOOLS=1`, and otherwise writes `SKIPPED <test>: <reason>`
     /// to the terminal (past the harness's output capture) and runs nothing.
     fn uring() -> Option<UringPoller> {
-        let Some(why) = choose(PollerKind::IoUring).fallback_reason else {
+        let Some(why) = choose(PollerKind::IoUring, IoMode::Poll).fallback_reason else {
             return Some(UringPoller::new().unwrap());
         };
         let test = std::thread::current()

@@ -19,29 +19,73 @@
 //! deregistered, and a cancelled poll of a live token is submitted again by the thread that
 //! takes the completion. Without this, the connections armed by a retired thread were never
 //! reported again (sysbench's 1,024 threads did not finish connecting).
+//!
+//! With `tpbed_thread_pool_io=ring` ([`UringPoller::new_ring`]) the same ring moves the bytes:
+//! arming a connection submits a receive into the group's provided-buffer ring (or first the
+//! send of the reply its last command left, with `net_write_timeout` as a linked timeout), and
+//! a receive's completion copies the bytes into the connection's [`ConnIo`] and reports its
+//! token, so the thread that runs the command calls no `recv` and no `send`. The receive is
+//! one-shot, not multishot: a multishot receive would stay armed while a thread runs the
+//! session and could take bytes the session is reading itself (the rest of a long command,
+//! the next command of a transaction held bound by the transaction limit). The user data of a
+//! data request is the token with the request's kind in its top two bits (tokens never use
+//! them, [`Token::new`]). A request's memory (a reply buffer, a timeout) outlives it: a
+//! connection deregistered with a request in flight leaves it in `orphans` until the
+//! completion comes, and a poller dropped with requests in flight cancels them and waits.
 
+use super::buf_ring::{BufRing, BGID};
+use super::ring_io::{ConnIo, Next, Op, RecvEnd, SendEnd};
 use super::{new_eventfd, shutdown_fd, signal_eventfd, Poller, Token, DEFER_BATCH, MAX_EVENTS};
-use io_uring::{opcode, squeue, types, IoUring};
+use crate::session::Received;
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 const WAKE: u64 = u64::MAX;
-/// `user_data` of requests whose completions carry nothing (poll removals).
+/// `user_data` of requests whose completions carry nothing (poll removals, cancels, linked
+/// timeouts).
 const IGNORE: u64 = u64::MAX - 1;
 /// Submission queue entries per ring; a full queue is submitted and the push retried.
 const ENTRIES: u32 = 256;
+/// Kind bits of a data request's `user_data`.
+const RECV: u64 = 1 << 62;
+const SEND: u64 = 2 << 62;
+const KIND: u64 = 3 << 62;
+/// How long a dropped poller waits for the completions of its cancelled requests.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// A registered connection: its fd and, in ring mode, its I/O state.
+#[derive(Debug)]
+struct Live {
+    io: ConnIo,
+    /// The send's linked timeout, read by the kernel when the send is submitted.
+    write_limit: Box<types::Timespec>,
+}
+
+/// What a request in flight for a deregistered connection still refers to.
+#[derive(Debug)]
+struct Orphan {
+    _output: Vec<u8>,
+    _write_limit: Box<types::Timespec>,
+}
 
 /// One group's ring and wake fd.
 pub(crate) struct UringPoller {
     ring: IoUring,
     sq: Mutex<()>,
     cq: Mutex<()>,
-    /// Registered tokens and their fds, from `register` until `deregister`. Lock order:
-    /// `live` before `sq`; a poll request for a token is pushed only while `live` is held.
-    live: Mutex<HashMap<u64, RawFd>>,
+    /// Registered tokens (user data of their requests without the kind bits), from `register`
+    /// until `deregister`. Lock order: `cq`, then `live`, then `orphans`, then `sq`; a request
+    /// for a token is pushed only while `live` is held.
+    live: Mutex<HashMap<u64, Live>>,
+    /// Requests in flight of deregistered connections, by user data, until their completion.
+    orphans: Mutex<HashMap<u64, Orphan>>,
+    /// Ring mode: the buffers receives land in. None: readiness only.
+    bufs: Option<BufRing>,
     /// Requests pushed by `rearm_deferred` since the last submission.
     deferred: AtomicUsize,
     wake: OwnedFd,
@@ -90,7 +134,36 @@ pub(super) fn probe() -> Result<(), String> {
     Err("io_uring poll request did not complete".into())
 }
 
+/// Checks that the ring data path can be used here: a ring with a provided-buffer ring, and
+/// receive, send, linked timeouts and cancellation. Returns the reason when it cannot.
+pub(super) fn probe_ring() -> Result<(), String> {
+    probe()?;
+    let p = UringPoller::new_ring().map_err(|e| format!("no provided-buffer ring: {e}"))?;
+    let mut probe = io_uring::Probe::new();
+    p.ring
+        .submitter()
+        .register_probe(&mut probe)
+        .map_err(|e| format!("io_uring probe failed: {e}"))?;
+    let needed = [
+        (opcode::Recv::CODE, "IORING_OP_RECV"),
+        (opcode::Send::CODE, "IORING_OP_SEND"),
+        (opcode::LinkTimeout::CODE, "IORING_OP_LINK_TIMEOUT"),
+        (opcode::AsyncCancel::CODE, "IORING_OP_ASYNC_CANCEL"),
+    ];
+    match needed.iter().find(|(code, _)| !probe.is_supported(*code)) {
+        Some((_, name)) => Err(format!("io_uring lacks {name}")),
+        None => Ok(()),
+    }
+}
+
 impl UringPoller {
+    /// A ring that also moves statement bytes (`tpbed_thread_pool_io=ring`).
+    pub(crate) fn new_ring() -> io::Result<UringPoller> {
+        let mut p = UringPoller::new()?;
+        p.bufs = Some(BufRing::register(&p.ring)?);
+        Ok(p)
+    }
+
     /// A new ring with a poll request on its wake fd.
     pub(crate) fn new() -> io::Result<UringPoller> {
         // A poll completion is posted by task work run on the thread that submitted the
@@ -110,6 +183,8 @@ impl UringPoller {
             sq: Mutex::new(()),
             cq: Mutex::new(()),
             live: Mutex::new(HashMap::new()),
+            orphans: Mutex::new(HashMap::new()),
+            bufs: None,
             deferred: AtomicUsize::new(0),
             wake,
         };
@@ -132,12 +207,19 @@ impl UringPoller {
 
     /// Pushes `e` without submitting it (a full queue is submitted first).
     fn enqueue(&self, e: squeue::Entry) -> io::Result<()> {
+        self.enqueue_all(&[e])
+    }
+
+    /// Pushes `es` next to each other (a linked pair stays together) without submitting them.
+    fn enqueue_all(&self, es: &[squeue::Entry]) -> io::Result<()> {
         let _sq = self.sq.lock().unwrap_or_else(|p| p.into_inner());
         loop {
-            // SAFETY: `sq` is held, so no other SubmissionQueue exists; the entry refers to no
-            // buffers (poll requests carry only an fd and a mask). The temporary queue syncs
-            // the shared tail when dropped, so a later enter by any thread submits the entry.
-            let pushed = unsafe { self.ring.submission_shared().push(&e).is_ok() };
+            // SAFETY: `sq` is held, so no other SubmissionQueue exists; the entries refer to
+            // memory that outlives them: poll requests carry only an fd and a mask, receives a
+            // provided-buffer group, sends a reply buffer and a timeout kept in `live` or
+            // `orphans` until their completion. The temporary queue syncs the shared tail when
+            // dropped, so a later enter by any thread submits the entries.
+            let pushed = unsafe { self.ring.submission_shared().push_multiple(es).is_ok() };
             if pushed {
                 return Ok(());
             }
@@ -164,8 +246,108 @@ impl UringPoller {
         }
     }
 
-    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u64, RawFd>> {
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Live>> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn orphans(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Orphan>> {
+        self.orphans.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Arms connection `key` (`live` held): a poll request, or in ring mode the send of its
+    /// queued reply or a receive. Returns whether a request was pushed.
+    fn arm(&self, key: u64, fd: RawFd, live: &mut HashMap<u64, Live>) -> io::Result<bool> {
+        let l = live.entry(key).or_insert_with(|| Live {
+            io: ConnIo::new(fd),
+            write_limit: Box::new(types::Timespec::new()),
+        });
+        if self.bufs.is_none() {
+            self.enqueue(Self::poll_request(key, fd))?;
+            return Ok(true);
+        }
+        match l.io.arm(Instant::now()) {
+            Some(next) => self.push_next(key, l, next).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Pushes (without submitting) the data request `next` of connection `key`.
+    fn push_next(&self, key: u64, l: &mut Live, next: Next) -> io::Result<()> {
+        let fd = types::Fd(l.io.fd);
+        match next {
+            Next::Recv => self.enqueue(
+                opcode::Recv::new(fd, std::ptr::null_mut(), BufRing::buf_len())
+                    .buf_group(BGID)
+                    .build()
+                    .flags(squeue::Flags::BUFFER_SELECT)
+                    .user_data(key | RECV),
+            ),
+            Next::Send => {
+                *l.write_limit = types::Timespec::from(l.io.write_timeout());
+                let rest = l.io.unsent();
+                let send = opcode::Send::new(fd, rest.as_ptr(), rest.len() as u32)
+                    .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
+                    .build()
+                    .flags(squeue::Flags::IO_LINK)
+                    .user_data(key | SEND);
+                let limit = opcode::LinkTimeout::new(&*l.write_limit)
+                    .build()
+                    .user_data(IGNORE);
+                self.enqueue_all(&[send, limit])
+            }
+            Next::Report => Ok(()),
+        }
+    }
+
+    /// Handles the completion of data request `ud` (`live` held): updates its connection,
+    /// reports it or pushes its next request. Returns whether a request was pushed.
+    fn complete_data(
+        &self,
+        cqe: &cqueue::Entry,
+        live: &mut HashMap<u64, Live>,
+        out: &mut Vec<Token>,
+    ) -> io::Result<bool> {
+        let (ud, res) = (cqe.user_data(), cqe.result());
+        let bid = cqueue::buffer_select(cqe.flags());
+        let key = ud & !KIND;
+        let Some(l) = live.get_mut(&key).filter(|l| {
+            let op = if ud & KIND == RECV {
+                Op::Recv
+            } else {
+                Op::Send
+            };
+            l.io.in_flight() == Some(op)
+        }) else {
+            self.orphans().remove(&ud);
+            if let (Some(b), Some(bufs)) = (bid, &self.bufs) {
+                bufs.recycle(b);
+            }
+            return Ok(false);
+        };
+        let next = if ud & KIND == RECV {
+            let end = match (res, bid, &self.bufs) {
+                (n, Some(b), Some(bufs)) if n > 0 => RecvEnd::Data(bufs.filled(b, n as usize)),
+                (n, _, _) if n == -libc::ENOBUFS || n == -libc::ECANCELED => RecvEnd::Retry,
+                _ => RecvEnd::Closed,
+            };
+            let next = l.io.on_recv(end);
+            if let (Some(b), Some(bufs)) = (bid, &self.bufs) {
+                bufs.recycle(b);
+            }
+            next
+        } else {
+            let end = match res {
+                n if n >= 0 => SendEnd::Sent(n as usize),
+                n if n == -libc::ECANCELED => SendEnd::Cancelled,
+                _ => SendEnd::Failed,
+            };
+            l.io.on_send(end, Instant::now())
+        };
+        if next == Next::Report {
+            out.push(Token(key));
+            return Ok(false);
+        }
+        self.push_next(key, l, next).map(|()| true)
     }
 
     fn poll_request(token: u64, fd: RawFd) -> squeue::Entry {
@@ -203,17 +385,28 @@ impl UringPoller {
     }
 
     /// Takes up to [`MAX_EVENTS`] completions into `out`; returns whether the wake fd fired.
+    /// Data completions are handled under `cq` (their provided buffers are recycled in
+    /// completion order by one thread at a time); requests they lead to are submitted before
+    /// returning.
     fn take_completions(&self, out: &mut Vec<Token>) -> io::Result<bool> {
         let mut woken = false;
         let mut cancelled = Vec::new();
+        let mut pushed = false;
         {
             let _cq = self.cq.lock().unwrap_or_else(|p| p.into_inner());
             // SAFETY: `cq` is held, so no other CompletionQueue exists.
-            let cq = unsafe { self.ring.completion_shared() };
-            for cqe in cq.take(MAX_EVENTS) {
+            let cqes: Vec<cqueue::Entry> = unsafe { self.ring.completion_shared() }
+                .take(MAX_EVENTS)
+                .collect();
+            let mut live = None;
+            for cqe in &cqes {
                 match cqe.user_data() {
                     WAKE => woken = true,
                     IGNORE => {}
+                    ud if ud & KIND != 0 => {
+                        let live = live.get_or_insert_with(|| self.live());
+                        pushed |= self.complete_data(cqe, live, out)?;
+                    }
                     ud if cqe.result() == -libc::ECANCELED => cancelled.push(ud),
                     // Ready, or failed: either way the owner finds out by reading.
                     ud => out.push(Token(ud)),
@@ -225,10 +418,13 @@ impl UringPoller {
             // thread that submitted it (still live: submit it again from this thread).
             let live = self.live();
             for ud in cancelled {
-                if let Some(&fd) = live.get(&ud) {
-                    self.push_poll(ud, fd)?;
+                if let Some(l) = live.get(&ud) {
+                    self.push_poll(ud, l.io.fd)?;
                 }
             }
+        }
+        if pushed {
+            self.submit()?;
         }
         if woken {
             // The eventfd is never drained, so the new request completes at once: the wake
@@ -246,8 +442,10 @@ impl Poller for UringPoller {
 
     fn rearm(&self, token: Token, fd: RawFd) -> io::Result<()> {
         let mut live = self.live();
-        live.insert(token.0, fd);
-        self.push_poll(token.0, fd)
+        if self.arm(token.0, fd, &mut live)? {
+            self.submit()?;
+        }
+        Ok(())
     }
 
     /// Re-arms are pushed under the group mutex: whether one may be deferred depends on
@@ -259,17 +457,51 @@ impl Poller for UringPoller {
 
     fn rearm_deferred(&self, token: Token, fd: RawFd) -> io::Result<()> {
         let mut live = self.live();
-        live.insert(token.0, fd);
-        self.enqueue(Self::poll_request(token.0, fd))?;
-        self.deferred.fetch_add(1, Ordering::Release);
+        if self.arm(token.0, fd, &mut live)? {
+            self.deferred.fetch_add(1, Ordering::Release);
+        }
         Ok(())
     }
 
     fn deregister(&self, token: Token, _fd: RawFd) -> io::Result<()> {
         let mut live = self.live();
-        live.remove(&token.0);
-        let e = opcode::PollRemove::new(token.0).build().user_data(IGNORE);
-        self.push(e)
+        let Some(mut l) = live.remove(&token.0) else {
+            return Ok(());
+        };
+        let e = match (self.bufs.is_some(), l.io.in_flight()) {
+            (false, _) => opcode::PollRemove::new(token.0).build(),
+            (true, None) => return Ok(()),
+            (true, Some(op)) => {
+                let ud = token.0 | if op == Op::Recv { RECV } else { SEND };
+                self.orphans().insert(
+                    ud,
+                    Orphan {
+                        _output: l.io.take_output(),
+                        _write_limit: l.write_limit,
+                    },
+                );
+                opcode::AsyncCancel::new(ud).build()
+            }
+        };
+        self.push(e.user_data(IGNORE))
+    }
+
+    fn take_input(&self, token: Token) -> Option<Received> {
+        self.live().get_mut(&token.0)?.io.take_input()
+    }
+
+    fn queue_output(&self, token: Token, out: &mut Vec<u8>, write_timeout: Duration) {
+        if let Some(l) = self.live().get_mut(&token.0) {
+            l.io.queue_output(out, write_timeout);
+        }
+    }
+
+    fn sending(&self, token: Token) -> bool {
+        self.live().get(&token.0).is_some_and(|l| l.io.sending())
+    }
+
+    fn moves_bytes(&self) -> bool {
+        self.bufs.is_some()
     }
 
     fn poll(&self, out: &mut Vec<Token>, block: bool) -> io::Result<()> {
@@ -282,5 +514,48 @@ impl Poller for UringPoller {
 
     fn interrupt(&self, fd: RawFd) {
         shutdown_fd(fd);
+    }
+}
+
+impl Drop for UringPoller {
+    /// Ring mode: the kernel may still read a reply buffer or fill a provided buffer until a
+    /// request's completion, so every request in flight is cancelled and its completion
+    /// awaited (at most [`DRAIN_LIMIT`]); what has not completed by then is leaked, never
+    /// freed under the kernel.
+    fn drop(&mut self) {
+        if self.bufs.is_none() {
+            return;
+        }
+        let cancels: Vec<u64> = {
+            let mut live = self.live();
+            let mut orphans = self.orphans();
+            for (key, mut l) in live.drain() {
+                if let Some(op) = l.io.in_flight() {
+                    let ud = key | if op == Op::Recv { RECV } else { SEND };
+                    orphans.insert(
+                        ud,
+                        Orphan {
+                            _output: l.io.take_output(),
+                            _write_limit: l.write_limit,
+                        },
+                    );
+                }
+            }
+            orphans.keys().copied().collect()
+        };
+        for ud in cancels {
+            let _ = self.enqueue(opcode::AsyncCancel::new(ud).build().user_data(IGNORE));
+        }
+        let deadline = Instant::now() + DRAIN_LIMIT;
+        let mut out = Vec::new();
+        while !self.orphans().is_empty() && Instant::now() < deadline {
+            let _ = self.submit();
+            let _ = self.take_completions(&mut out);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if !self.orphans().is_empty() {
+            std::mem::forget(std::mem::take(&mut *self.orphans()));
+            std::mem::forget(self.bufs.take());
+        }
     }
 }

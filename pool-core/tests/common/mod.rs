@@ -6,7 +6,9 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use pool_core::{wait, ConnectionHandler, Outcome, PollerKind, Session, WaitKind};
+use pool_core::{
+    wait, ConnectionHandler, IoMode, Outcome, PollerKind, Received, Session, WaitKind,
+};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
@@ -20,6 +22,8 @@ use std::time::{Duration, Instant};
 pub struct LineSession {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
+    /// Bytes a ring-I/O pool received for this connection, not yet read as lines.
+    received: Vec<u8>,
     in_trx: bool,
     admin: bool,
     idle: Duration,
@@ -31,10 +35,71 @@ impl LineSession {
         LineSession {
             reader: BufReader::new(stream),
             writer,
+            received: Vec::new(),
             in_trx: false,
             admin: false,
             idle,
         }
+    }
+
+    /// The next command line: from the bytes a ring received first, the rest from the socket.
+    fn next_line(&mut self) -> Option<String> {
+        let mut line = match self.received.iter().position(|b| *b == b'\n') {
+            Some(i) => return Some(lossy(self.received.drain(..=i).collect())),
+            None => lossy(std::mem::take(&mut self.received)),
+        };
+        match self.reader.read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        }
+    }
+
+    fn execute(&mut self, line: &str) -> Outcome {
+        match self.command(line) {
+            (o, None) => o,
+            (_, Some(r)) => self.reply(&r),
+        }
+    }
+
+    /// Runs one command line; the reply to write, if any.
+    fn command(&mut self, line: &str) -> (Outcome, Option<String>) {
+        let line = line.trim().to_string();
+        let mut words = line.split_whitespace();
+        let cmd = words.next().unwrap_or("");
+        let ms = words.next().and_then(|w| w.parse().ok()).unwrap_or(0u64);
+        let reply = match cmd {
+            "sleep" => {
+                let _w = wait::begin(WaitKind::Sleep);
+                std::thread::sleep(Duration::from_millis(ms));
+                "slept"
+            }
+            "spin" => {
+                let t = Instant::now();
+                let mut x = 0u64;
+                while t.elapsed() < Duration::from_millis(ms) {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                }
+                "spun"
+            }
+            "begin" => {
+                self.in_trx = true;
+                "begun"
+            }
+            "commit" => {
+                self.in_trx = false;
+                "committed"
+            }
+            "quit" => return (Outcome::Close, None),
+            _ => return (Outcome::Continue, Some(line)),
+        };
+        (Outcome::Continue, Some(reply.to_string()))
+    }
+
+    /// Writes replies a ring-I/O pool has not sent yet (before blocking for a new command).
+    fn reply_bytes(&mut self, out: &mut Vec<u8>) -> bool {
+        let ok = self.writer.write_all(out).is_ok();
+        out.clear();
+        ok
     }
 
     fn reply(&mut self, s: &str) -> Outcome {
@@ -57,40 +122,34 @@ impl Session for LineSession {
     }
 
     fn run(&mut self) -> Outcome {
-        let mut line = String::new();
-        match self.reader.read_line(&mut line) {
-            Ok(0) | Err(_) => return Outcome::Close,
-            Ok(_) => {}
+        match self.next_line() {
+            Some(line) => self.execute(&line),
+            None => Outcome::Close,
         }
-        let line = line.trim().to_string();
-        let mut words = line.split_whitespace();
-        let cmd = words.next().unwrap_or("");
-        let ms = words.next().and_then(|w| w.parse().ok()).unwrap_or(0u64);
-        match cmd {
-            "sleep" => {
-                let _w = wait::begin(WaitKind::Sleep);
-                std::thread::sleep(Duration::from_millis(ms));
-                self.reply("slept")
-            }
-            "spin" => {
-                let t = Instant::now();
-                let mut x = 0u64;
-                while t.elapsed() < Duration::from_millis(ms) {
-                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-                }
-                self.reply("spun")
-            }
-            "begin" => {
-                self.in_trx = true;
-                self.reply("begun")
-            }
-            "commit" => {
-                self.in_trx = false;
-                self.reply("committed")
-            }
-            "quit" => Outcome::Close,
-            _ => self.reply(&line),
+    }
+
+    fn receive(&mut self, input: Received) {
+        if let Received::Bytes(b) = input {
+            self.received.extend_from_slice(&b);
         }
+    }
+
+    fn run_deferred(&mut self, out: &mut Vec<u8>) -> Outcome {
+        if self.received.is_empty() && !self.reply_bytes(out) {
+            return Outcome::Close;
+        }
+        let Some(line) = self.next_line() else {
+            return Outcome::Close;
+        };
+        let (outcome, reply) = self.command(&line);
+        if let Some(r) = reply {
+            out.extend_from_slice(format!("{r}\n").as_bytes());
+        }
+        outcome
+    }
+
+    fn write_timeout(&self) -> Duration {
+        Duration::from_secs(10)
     }
 
     fn in_transaction(&self) -> bool {
@@ -106,7 +165,7 @@ impl Session for LineSession {
     }
 
     fn has_buffered_input(&self) -> bool {
-        !self.reader.buffer().is_empty()
+        !self.reader.buffer().is_empty() || self.received.contains(&b'\n')
     }
 
     fn raw_fd(&self) -> RawFd {
@@ -124,6 +183,10 @@ impl Session for LineSession {
     fn kill(&self) {
         let _ = self.writer.shutdown(Shutdown::Both);
     }
+}
+
+fn lossy(b: Vec<u8>) -> String {
+    String::from_utf8_lossy(&b).into_owned()
 }
 
 /// An acceptor thread feeding a handler.
@@ -220,25 +283,29 @@ impl Client {
     }
 }
 
-/// The pollers to run a test on. Where io_uring is unusable the test fails under
-/// `TPBED_REQUIRE_TOOLS=1`; otherwise it writes `SKIPPED <test> on io_uring: <reason>` to the
-/// terminal (past the harness's output capture) and runs on epoll only.
-pub fn pollers() -> Vec<PollerKind> {
-    let mut v = vec![PollerKind::Epoll];
-    match pool_core::poller::choose(PollerKind::IoUring).fallback_reason {
-        None => v.push(PollerKind::IoUring),
-        Some(why) => {
-            let test = std::thread::current()
-                .name()
-                .unwrap_or("a pool test")
-                .to_string();
-            if std::env::var("TPBED_REQUIRE_TOOLS").as_deref() == Ok("1") {
-                panic!("{test} cannot run on io_uring (TPBED_REQUIRE_TOOLS=1): {why}");
+/// The backends to run a test on: epoll, io_uring readiness and io_uring ring I/O. Where
+/// io_uring (or its data path) is unusable the test fails under `TPBED_REQUIRE_TOOLS=1`;
+/// otherwise it writes `SKIPPED <test> on io_uring: <reason>` to the terminal (past the
+/// harness's output capture) and runs on what remains.
+pub fn pollers() -> Vec<(PollerKind, IoMode)> {
+    let mut v = vec![(PollerKind::Epoll, IoMode::Poll)];
+    for io in [IoMode::Poll, IoMode::Ring] {
+        match pool_core::poller::choose(PollerKind::IoUring, io).fallback_reason {
+            None => v.push((PollerKind::IoUring, io)),
+            Some(why) => {
+                let test = std::thread::current()
+                    .name()
+                    .unwrap_or("a pool test")
+                    .to_string();
+                if std::env::var("TPBED_REQUIRE_TOOLS").as_deref() == Ok("1") {
+                    panic!("{test} cannot run on io_uring (TPBED_REQUIRE_TOOLS=1): {why}");
+                }
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "SKIPPED {test} on io_uring ({} I/O): {why}",
+                    io.name()
+                );
             }
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "SKIPPED {test} on io_uring: {why}"
-            );
         }
     }
     v

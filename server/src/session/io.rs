@@ -76,6 +76,14 @@ impl PacketIo {
         self.framer.last_header_seq()
     }
 
+    /// Takes bytes the pool's io_uring received from this socket (ring I/O).
+    pub fn push_received(&mut self, bytes: &[u8]) {
+        if !bytes.is_empty() {
+            self.framer.push(bytes);
+            self.bytes_in += bytes.len() as u64;
+        }
+    }
+
     /// Whether bytes of a further packet are already buffered.
     pub fn has_buffered(&self) -> bool {
         self.framer.has_buffered()

@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pool_core::{Outcome, Session};
+use pool_core::{Outcome, Received, Session};
 
 use crate::accounts::Privilege;
 use crate::connections::{ConnInfo, KILL_NONE};
@@ -41,6 +41,10 @@ pub struct ClientSession {
     counted: bool,
     authenticated: bool,
     quit: bool,
+    /// Bytes the pool's io_uring received for the coming command (ring I/O).
+    received: Vec<u8>,
+    /// The pool's io_uring could not send the last reply (ring I/O): the connection ends.
+    write_failed: bool,
 }
 
 impl ClientSession {
@@ -69,6 +73,8 @@ impl ClientSession {
             counted,
             authenticated: false,
             quit: false,
+            received: Vec::new(),
+            write_failed: false,
         }
     }
 
@@ -222,8 +228,12 @@ fn release_free_memory() {
 }
 
 impl ClientSession {
-    /// Reads, runs and answers one command.
-    fn run_one(&mut self) -> Outcome {
+    /// Reads, runs and answers one command (`deferred`: the reply stays in `out`, which is
+    /// sent first if the session must wait for the command's first byte).
+    fn run_one(&mut self, deferred: bool) -> Outcome {
+        if deferred && !self.io.has_buffered() && !self.out.is_empty() && !self.flush() {
+            return Outcome::Close;
+        }
         let (idle, read) = (self.idle(), self.secs(self.st.core.ids.net_read_timeout));
         let packet = self.io.read_packet(idle, read);
         self.take_bytes_in();
@@ -268,12 +278,30 @@ impl ClientSession {
         if large {
             release_free_memory();
         }
-        if !self.flush() {
+        let outcome =
+            if self.st.conn.killed.load(Ordering::Relaxed) >= crate::connections::KILL_CONNECTION {
+                Outcome::Close
+            } else {
+                outcome
+            };
+        // A deferred reply stays in `out` for the pool to send, unless the connection ends.
+        if (!deferred || outcome == Outcome::Close) && !self.flush() {
             return Outcome::Close;
         }
-        if self.st.conn.killed.load(Ordering::Relaxed) >= crate::connections::KILL_CONNECTION {
-            return Outcome::Close;
-        }
+        outcome
+    }
+
+    /// Runs one command with the thread's reply and input buffers lent to the session (an
+    /// idle connection holds none), its reply appended to `out`; `deferred` leaves the reply
+    /// there for the pool to send.
+    fn run_with_buffers(&mut self, out: &mut Vec<u8>, deferred: bool) -> Outcome {
+        std::mem::swap(&mut self.out, out);
+        IN.with(|b| self.io.borrow_buffers(&mut b.borrow_mut()));
+        let received = std::mem::take(&mut self.received);
+        self.io.push_received(&received);
+        let outcome = self.run_one(deferred);
+        IN.with(|b| self.io.return_buffers(&mut b.borrow_mut()));
+        std::mem::swap(&mut self.out, out);
         outcome
     }
 }
@@ -290,18 +318,34 @@ impl Session for ClientSession {
     }
 
     fn run(&mut self) -> Outcome {
-        // Borrow the thread's reply and input buffers for this command; give them back
-        // afterwards, so an idle connection holds none.
-        OUT.with(|b| std::mem::swap(&mut self.out, &mut b.borrow_mut()));
-        IN.with(|b| self.io.borrow_buffers(&mut b.borrow_mut()));
-        let outcome = self.run_one();
-        self.out.clear();
-        if self.out.capacity() > 1 << 20 {
-            self.out = Vec::new();
+        OUT.with(|b| {
+            let mut out = b.borrow_mut();
+            let outcome = self.run_with_buffers(&mut out, false);
+            out.clear();
+            if out.capacity() > 1 << 20 {
+                *out = Vec::new();
+            }
+            outcome
+        })
+    }
+
+    fn receive(&mut self, input: Received) {
+        match input {
+            Received::Bytes(b) => self.received.extend_from_slice(&b),
+            Received::WriteFailed { .. } => self.write_failed = true,
         }
-        OUT.with(|b| std::mem::swap(&mut self.out, &mut b.borrow_mut()));
-        IN.with(|b| self.io.return_buffers(&mut b.borrow_mut()));
-        outcome
+    }
+
+    fn run_deferred(&mut self, out: &mut Vec<u8>) -> Outcome {
+        // As when a blocking write of the reply fails: the connection ends.
+        if self.write_failed {
+            return Outcome::Close;
+        }
+        self.run_with_buffers(out, true)
+    }
+
+    fn write_timeout(&self) -> Duration {
+        self.secs(self.st.core.ids.net_write_timeout)
     }
 
     fn in_transaction(&self) -> bool {
