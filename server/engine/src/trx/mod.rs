@@ -18,6 +18,8 @@ mod sync;
 mod views;
 mod writes;
 
+#[cfg(all(test, loom))]
+mod loom_models;
 #[cfg(test)]
 mod tests;
 
