@@ -23,9 +23,10 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 }
 
 /// The states the writer of the models publishes, after the initial (counter 1, none active):
-/// transactions 1 and 2 begin; then 1 commits (number 3), and 4 and 5 begin, which grows the
-/// list past its first chunk.
-const PUBLISHED: [(u64, &[u64]); 3] = [(1, &[]), (3, &[1, 2]), (6, &[2, 4, 5])];
+/// transactions 1 and 2 begin; then 1 commits (number 3) and 4 begins. The lists fit the
+/// first chunk: a chunk is made through `std::sync::OnceLock`, whose ordering loom does not
+/// see (it would report a loom atomic made in one thread and read in another as a race).
+const PUBLISHED: [(u64, &[u64]); 3] = [(1, &[]), (3, &[1, 2]), (5, &[2, 4])];
 
 fn publish_all(set: &ActiveSet) {
     for (low, ids) in &PUBLISHED[1..] {

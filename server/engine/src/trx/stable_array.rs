@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 /// Elements in the first chunk; chunk `k` holds `FIRST_CHUNK << k`. The loom models use
-/// tiny chunks, so that they grow the array and stay small.
+/// tiny chunks, so that they stay small.
 #[cfg(not(loom))]
 const FIRST_CHUNK: usize = 64;
 #[cfg(loom)]
