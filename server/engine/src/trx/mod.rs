@@ -4,14 +4,22 @@
 //! Invariants: transaction ids and commit numbers come from one counter, so a read view made
 //! at counter value `n` sees every transaction numbered below `n` that is not in its active
 //! list; a transaction is removed from the active set and its commit number assigned under
-//! one mutex, so a view never sees half a commit. A committed transaction's non-insert
-//! changes go to the history list in commit-number order; purge takes them from the front
-//! only while every open view sees them.
+//! one mutex, which then publishes the active set and the counter as one state, so a view
+//! never sees half a commit. Views copy that published state and register themselves without
+//! the mutex (see [`views`]). A committed transaction's non-insert changes go to the history
+//! list in commit-number order; purge takes them from the front only while every open view
+//! sees them.
 
+mod active_set;
 mod locking;
 mod purge;
+mod stable_array;
+mod sync;
+mod views;
 mod writes;
 
+#[cfg(all(test, loom))]
+mod loom_models;
 #[cfg(test)]
 mod tests;
 
@@ -28,6 +36,8 @@ use crate::lock::{
     IndexId, LockConfig, LockError, LockSys, LockTrx, RecKey, TableId, TableLockMode, TrxId,
 };
 use crate::{Change, ReadView, Table};
+use active_set::ActiveSet;
+use views::{OpenView, ViewSlots};
 
 /// Isolation levels with InnoDB's meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -123,7 +133,7 @@ pub struct Trx {
     /// START TRANSACTION READ ONLY.
     pub read_only: bool,
     /// The consistent-read view (RR: kept to the end; RC: per statement).
-    view: Option<ReadView>,
+    view: Option<OpenView>,
     /// The undo log: every change, oldest first.
     undo: Vec<(Arc<Table>, Change)>,
     /// Table locks taken (to ask each once).
@@ -213,8 +223,6 @@ struct Committed {
 struct Active {
     /// Read-write transactions by id.
     trxs: BTreeMap<TrxId, Arc<TrxInfo>>,
-    /// Open read views by their `low_limit_no` (a multiset).
-    views: BTreeMap<u64, u32>,
 }
 
 /// Purge settings: given to [`TrxSys::new`], changed at run time with
@@ -270,6 +278,13 @@ pub struct TrxSys {
     /// Smallest active read-write id (u64::MAX: none): a fast "certainly not active".
     min_active: AtomicU64,
     active: Mutex<Active>,
+    /// The active ids and the counter as the last change under `active` left them.
+    published: ActiveSet,
+    /// The open read views.
+    views: ViewSlots,
+    /// Acquisitions of `active` (tests check that consistent reads take none).
+    #[cfg(test)]
+    active_acquisitions: AtomicU64,
     history: Mutex<VecDeque<Committed>>,
     history_len: AtomicU64,
     /// Row bytes purge and rollback freed since the allocator was last trimmed.
@@ -292,6 +307,10 @@ impl TrxSys {
             counter: AtomicU64::new(1),
             min_active: AtomicU64::new(u64::MAX),
             active: Mutex::new(Active::default()),
+            published: ActiveSet::new(1),
+            views: ViewSlots::new(),
+            #[cfg(test)]
+            active_acquisitions: AtomicU64::new(0),
             history: Mutex::new(VecDeque::new()),
             history_len: AtomicU64::new(0),
             freed_since_trim: AtomicU64::new(0),
@@ -309,7 +328,18 @@ impl TrxSys {
     }
 
     fn active(&self) -> MutexGuard<'_, Active> {
+        #[cfg(test)]
+        self.active_acquisitions.fetch_add(1, Relaxed);
         self.active.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// After a change to the active set or the counter, under the mutex (`a` is its guard):
+    /// the new smallest active id, and the state read views copy.
+    fn publish(&self, a: &Active) {
+        self.min_active
+            .store(*a.trxs.keys().next().unwrap_or(&u64::MAX), Relaxed);
+        self.published
+            .publish(self.counter.load(Relaxed), a.trxs.keys().copied());
     }
 
     /// Starts a transaction (no id yet).
@@ -353,8 +383,7 @@ impl TrxSys {
             lock,
         });
         a.trxs.insert(id, Arc::clone(&info));
-        self.min_active
-            .store(*a.trxs.keys().next().unwrap_or(&u64::MAX), Relaxed);
+        self.publish(&a);
         drop(a);
         trx.info = Some(Arc::clone(&info));
         info
@@ -375,34 +404,18 @@ impl TrxSys {
 
     /// The transaction's read view, made now if it has none (RR: at its first consistent
     /// read; RC: call [`TrxSys::end_statement`] after each statement to drop it).
+    /// Takes no lock: it copies the published active set and registers the view in a slot.
     pub fn view<'t>(&self, trx: &'t mut Trx) -> &'t ReadView {
-        if trx.view.is_none() {
-            let mut a = self.active();
-            let low = self.counter.load(Relaxed);
-            let me = trx.id();
-            let active: Vec<u64> = a.trxs.keys().copied().filter(|&i| i != me).collect();
-            let up = active.first().copied().unwrap_or(low);
-            *a.views.entry(low).or_insert(0) += 1;
-            trx.view = Some(ReadView {
-                up_limit_id: up,
-                low_limit_id: low,
-                low_limit_no: low,
-                active,
-                creator: me,
-            });
-        }
-        trx.view.as_ref().expect("made above")
+        let me = trx.id();
+        let hint = trx.thread_id as usize;
+        &trx.view
+            .get_or_insert_with(|| self.views.open(&self.published, me, hint))
+            .view
     }
 
     fn close_view(&self, trx: &mut Trx) {
         if let Some(v) = trx.view.take() {
-            let mut a = self.active();
-            if let Some(n) = a.views.get_mut(&v.low_limit_no) {
-                *n -= 1;
-                if *n == 0 {
-                    a.views.remove(&v.low_limit_no);
-                }
-            }
+            self.views.close(v);
         }
     }
 
@@ -454,8 +467,7 @@ impl TrxSys {
             let mut a = self.active();
             let trx_no = self.counter.fetch_add(1, Relaxed);
             a.trxs.remove(&info.id);
-            self.min_active
-                .store(*a.trxs.keys().next().unwrap_or(&u64::MAX), Relaxed);
+            self.publish(&a);
             if !changes.is_empty() {
                 self.history
                     .lock()
@@ -483,8 +495,7 @@ impl TrxSys {
         if let Some(info) = trx.info.take() {
             let mut a = self.active();
             a.trxs.remove(&info.id);
-            self.min_active
-                .store(*a.trxs.keys().next().unwrap_or(&u64::MAX), Relaxed);
+            self.publish(&a);
             drop(a);
             self.locks.release_all(&info.lock);
             self.stats.rollbacks.fetch_add(1, Relaxed);
@@ -534,7 +545,7 @@ impl TrxSys {
 
     /// Read views open now.
     pub fn open_views(&self) -> u64 {
-        self.active().views.values().map(|&n| u64::from(n)).sum()
+        self.views.count()
     }
 
     /// The next transaction id to be assigned (`Trx id counter`).
@@ -545,18 +556,16 @@ impl TrxSys {
     /// A fresh counter value for a table rebuild: views made before have a `low_limit_id`
     /// at most this value, views made after a larger one.
     pub fn rebuild_stamp(&self) -> u64 {
-        self.counter.fetch_add(1, Relaxed)
+        let a = self.active();
+        let stamp = self.counter.fetch_add(1, Relaxed);
+        self.publish(&a);
+        stamp
     }
 
     /// The commit number below which purge may remove history: the oldest open view's
     /// `low_limit_no`, or the counter when no view is open.
     fn purge_limit(&self) -> u64 {
-        let a = self.active();
-        a.views
-            .keys()
-            .next()
-            .copied()
-            .unwrap_or_else(|| self.counter.load(Relaxed))
+        self.views.purge_limit(&self.published)
     }
 
     /// Changes the purge settings for the batches and statements that start from now on.

@@ -1,8 +1,10 @@
 //! Transaction tests, single-threaded except where a lock wait needs a second thread: what
 //! commit makes visible and to which read view, what rollback and savepoint rollback undo
 //! (in the clustered index, the secondary index and the version store), that commit and
-//! rollback leave no lock behind, lock-wait accounting, the id and state lifecycle, and
-//! purge against the oldest view. Purge runs only where a test calls it (no purge thread).
+//! rollback leave no lock behind, lock-wait accounting, the id and state lifecycle, purge
+//! against the oldest view, that consistent reads take no transaction-system mutex, and a
+//! stress test of views opened while writers commit and purge runs. Purge runs only where a
+//! test calls it (no purge thread).
 
 use std::sync::Arc;
 use std::thread;
@@ -655,4 +657,157 @@ fn purge_waits_for_the_oldest_view_and_frees_what_it_removes() {
         "the freed rows are counted for the allocator trim"
     );
     assert_eq!(sys.stats.purged_undo.load(Relaxed), 2);
+}
+
+#[test]
+fn consistent_reads_take_no_transaction_system_mutex() {
+    let sys = sys();
+    let t = table();
+    committed_base(&sys, &t);
+    let mut w = begin(&sys, Isolation::RepeatableRead);
+    update(&sys, &mut w, &t, (2, 22, "b2"));
+    let base = rows(&[(1, 10, "a"), (2, 20, "b"), (3, 30, "c")]);
+    let before = sys.active_acquisitions.load(Relaxed);
+    for _ in 0..100 {
+        let mut r = begin(&sys, Isolation::RepeatableRead);
+        assert_eq!(
+            read(&sys, &mut r, &t),
+            base,
+            "the writer's change is not seen"
+        );
+        sys.commit(r);
+        let mut rc = begin(&sys, Isolation::ReadCommitted);
+        assert_eq!(read(&sys, &mut rc, &t), base);
+        sys.end_statement(&mut rc);
+        assert_eq!(read(&sys, &mut rc, &t), base);
+        sys.rollback(rc);
+    }
+    assert_eq!(
+        sys.active_acquisitions.load(Relaxed),
+        before,
+        "opening and closing read views took the transaction-system mutex"
+    );
+    sys.commit(w);
+    assert_eq!(sys.open_views(), 0);
+}
+
+/// Every transaction of the stress test writes its stamp into every row: a view that sees
+/// whole transactions finds one stamp in all rows.
+const STRESS_ROWS: i64 = 6;
+
+/// The stamp every row of a consistent read holds; panics on a torn or incomplete snapshot.
+fn one_stamp(rows: &[Row]) -> i64 {
+    assert_eq!(
+        rows.len(),
+        STRESS_ROWS as usize,
+        "a row is missing: {rows:?}"
+    );
+    let stamp = rows[0].1;
+    assert!(
+        rows.iter().all(|r| r.1 == stamp),
+        "a view saw part of a transaction: {rows:?}"
+    );
+    assert!(stamp >= 0, "a view saw a rolled-back write: {rows:?}");
+    stamp
+}
+
+/// One writer's transactions: each stamps every row (locking them in key order), every fifth
+/// with a negative stamp and rolled back.
+fn stamp_rows(sys: &TrxSys, t: &Arc<Table>, writer: i64, transactions: i64) {
+    for n in 1..=transactions {
+        let rolled_back = n % 5 == 0;
+        let stamp = if rolled_back {
+            -n
+        } else {
+            writer * 1_000_000 + n
+        };
+        let iso = if n % 2 == 0 {
+            Isolation::ReadCommitted
+        } else {
+            Isolation::RepeatableRead
+        };
+        let mut w = begin(sys, iso);
+        for id in 1..=STRESS_ROWS {
+            update(sys, &mut w, t, (id, stamp, "s"));
+        }
+        if rolled_back {
+            sys.rollback(w);
+        } else {
+            sys.commit(w);
+        }
+    }
+}
+
+/// Readers until `done`: autocommit reads, RR transactions (two reads, one view) and RC
+/// transactions (a view per statement), each checked for a whole snapshot.
+fn read_stamps(sys: &TrxSys, t: &Table, done: &AtomicBool) -> u64 {
+    let mut reads = 0;
+    while !done.load(Relaxed) {
+        let mut r = begin(sys, Isolation::RepeatableRead);
+        one_stamp(&read(sys, &mut r, t));
+        sys.commit(r);
+        let mut rr = begin(sys, Isolation::RepeatableRead);
+        let first = one_stamp(&read(sys, &mut rr, t));
+        sys.end_statement(&mut rr);
+        thread::yield_now();
+        assert_eq!(
+            one_stamp(&read(sys, &mut rr, t)),
+            first,
+            "RR keeps its view"
+        );
+        sys.commit(rr);
+        let mut rc = begin(sys, Isolation::ReadCommitted);
+        one_stamp(&read(sys, &mut rc, t));
+        sys.end_statement(&mut rc);
+        one_stamp(&read(sys, &mut rc, t));
+        sys.commit(rc);
+        reads += 5;
+    }
+    reads
+}
+
+#[test]
+fn views_opened_while_writers_commit_see_whole_transactions() {
+    let sys = sys();
+    let t = table();
+    let mut init = begin(&sys, Isolation::RepeatableRead);
+    for id in 1..=STRESS_ROWS {
+        insert(&sys, &mut init, &t, (id, 0, "s"));
+    }
+    sys.commit(init);
+    let writing = AtomicU64::new(2);
+    let done = AtomicBool::new(false);
+    let reads = thread::scope(|s| {
+        let readers: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| read_stamps(&sys, &t, &done)))
+            .collect();
+        s.spawn(|| {
+            while !done.load(Relaxed) {
+                sys.purge_batch();
+                thread::yield_now();
+            }
+        });
+        for writer in 1..=2 {
+            let (sys, t, writing, done) = (&sys, &t, &writing, &done);
+            s.spawn(move || {
+                stamp_rows(sys, t, writer, 300);
+                if writing.fetch_sub(1, Relaxed) == 1 {
+                    done.store(true, Relaxed);
+                }
+            });
+        }
+        readers
+            .into_iter()
+            .map(|r| r.join().expect("reader"))
+            .sum::<u64>()
+    });
+    assert!(reads > 0, "the readers ran");
+    assert_eq!(sys.open_views(), 0, "every view was closed");
+    while sys.purge_batch() > 0 {}
+    assert_eq!(
+        sys.history_len(),
+        0,
+        "purge caught up once the views closed"
+    );
+    assert!(t.versions().is_empty(), "and freed every old version");
 }
