@@ -161,6 +161,16 @@ pub enum ErrorCode {
     KeyColumnDoesNotExist = 1072,
     /// ER_INVALID_DEFAULT.
     InvalidDefault = 1067,
+    /// ER_ILLEGAL_HA: the storage engine lacks an option (a note for `DISABLE KEYS`).
+    IllegalHa = 1031,
+    /// ER_CANT_REMOVE_ALL_FIELDS: ALTER TABLE would drop every column.
+    CantRemoveAllFields = 1090,
+    /// ER_CONSTRAINT_NOT_FOUND: `DROP CONSTRAINT` of an unknown name.
+    ConstraintNotFound = 3940,
+    /// ER_CHECK_CONSTRAINT_VIOLATED.
+    CheckConstraintViolated = 3819,
+    /// ER_TABLE_NOT_LOCKED: a table used under LOCK TABLES that it did not lock.
+    TableNotLocked = 1100,
 }
 
 impl ErrorCode {
@@ -199,6 +209,7 @@ impl ErrorCode {
             | DupFieldName
             | InvalidDefault
             | KeyColumnDoesNotExist
+            | CantRemoveAllFields
             | UnknownCharacterSet
             | TooBigScale => match self {
                 TableExists => "42S01",
@@ -309,6 +320,11 @@ impl ErrorCode {
             InvalidGroupFuncUse => "Invalid use of group function",
             KeyColumnDoesNotExist => "Key column '%-.192s' doesn't exist in table",
             InvalidDefault => "Invalid default value for '%-.192s'",
+            IllegalHa => "Table storage engine for '%-.192s' doesn't have this option",
+            CantRemoveAllFields => "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
+            ConstraintNotFound => "Constraint '%-.192s' does not exist.",
+            CheckConstraintViolated => "Check constraint '%-.192s' is violated.",
+            TableNotLocked => "Table '%-.192s' was not locked with LOCK TABLES",
         }
     }
 }

@@ -48,7 +48,9 @@ pub mod trx;
 pub mod types;
 pub mod value;
 
-pub use catalog::{Catalog, Column, ColumnDefault, Database, IndexDef, IndexKind, TableDef};
+pub use catalog::{
+    Catalog, Column, ColumnDefault, Database, IndexDef, IndexKind, TableDef, TableRebuild,
+};
 pub use cursor::{Cursor, Direction, LatchMode, Restored, SavedPosition, SearchMode};
 pub use error::EngineError;
 pub use error_code::ErrorCode;

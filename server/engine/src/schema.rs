@@ -300,6 +300,19 @@ impl TableDef {
             .collect()
     }
 
+    /// The value an existing row gets in column `i` when ALTER TABLE adds it: its constant
+    /// DEFAULT (`now` for CURRENT_TIMESTAMP), NULL when nullable or AUTO_INCREMENT (to be
+    /// generated), else the type's implicit default (0, '', the zero date), as MySQL fills it.
+    pub fn added_column_value(&self, i: usize, now: DateTime) -> Value {
+        let c = &self.columns[i];
+        match &c.default {
+            ColumnDefault::Value(v) => v.clone(),
+            ColumnDefault::CurrentTimestamp => Value::DateTime(now),
+            _ if c.nullable || Some(i) == self.auto_increment => Value::Null,
+            _ => c.ty.implicit_default(),
+        }
+    }
+
     /// Coerces every value to its column's type and checks NOT NULL.
     pub fn coerce_row(&self, row: Vec<Value>) -> Result<Vec<Value>, EngineError> {
         row.into_iter()

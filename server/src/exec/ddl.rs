@@ -11,6 +11,7 @@ use crate::error::engine_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::coltypes::column_type;
 use crate::exec::errors::no_such_table;
+use crate::exec::metadata_lock::under_exclusive_lock;
 use crate::exec::sources::table_name;
 use crate::exec::{Body, Planner};
 use crate::sql::output::{Output, ResultSet};
@@ -68,26 +69,26 @@ fn ident(i: &ast::Ident) -> String {
 fn index_columns(def_cols: &[Column], cols: &[ast::IndexColumn]) -> SqlResult<Vec<usize>> {
     cols.iter()
         .map(|c| {
-            let name = match &c.column.expr {
-                Expr::Identifier(i) => i.value.clone(),
-                // `col(10)`: a prefix of the column
-                Expr::Function(f) => crate::sql::names::last(&f.name),
-                other => other.to_string(),
-            };
+            let name = index_column_name(c);
             def_cols
                 .iter()
                 .position(|x| x.name.eq_ignore_ascii_case(&name))
-                .ok_or_else(|| {
-                    SqlError::new(
-                        ErrorCode::KeyColumnDoesNotExist,
-                        format!("Key column '{name}' doesn't exist in table"),
-                    )
-                })
+                .ok_or_else(|| key_column_missing(&name))
         })
         .collect()
 }
 
-fn free_name(indexes: &[IndexDef], base: &str) -> String {
+/// 1072 for an index over a column the table does not have.
+pub fn key_column_missing(name: &str) -> SqlError {
+    SqlError::new(
+        ErrorCode::KeyColumnDoesNotExist,
+        format!("Key column '{name}' doesn't exist in table"),
+    )
+}
+
+/// `base`, or `base_2`, `base_3`, ... : the first index name not taken (MySQL's naming of
+/// an unnamed key after its first column).
+pub fn free_name(indexes: &[IndexDef], base: &str) -> String {
     let taken = |n: &str| indexes.iter().any(|i| i.name.eq_ignore_ascii_case(n));
     if !taken(base) {
         return base.to_string();
@@ -98,7 +99,8 @@ fn free_name(indexes: &[IndexDef], base: &str) -> String {
         .unwrap_or_default()
 }
 
-fn default_value(p: &Planner<'_>, col: &Column, e: &Expr) -> SqlResult<ColumnDefault> {
+/// A DEFAULT clause's value for `col`.
+pub fn default_value(p: &Planner<'_>, col: &Column, e: &Expr) -> SqlResult<ColumnDefault> {
     let invalid = || {
         SqlError::new(
             ErrorCode::InvalidDefault,
@@ -137,6 +139,73 @@ fn default_value(p: &Planner<'_>, col: &Column, e: &Expr) -> SqlResult<ColumnDef
         .map_err(|_| invalid())
 }
 
+/// A column as a column definition declares it, with the keys its options declare
+/// (`PRIMARY KEY`, `UNIQUE`).
+pub fn column_definition(
+    p: &Planner<'_>,
+    cd: &ast::ColumnDef,
+) -> SqlResult<(Column, Vec<IndexKind>)> {
+    let mut col = Column::new(&cd.name.value, column_type(&cd.data_type)?);
+    let mut default = None;
+    let mut keys = Vec::new();
+    for o in &cd.options {
+        match &o.option {
+            ColumnOption::NotNull => col.nullable = false,
+            ColumnOption::Null => col.nullable = true,
+            ColumnOption::Default(e) => default = Some(e.clone()),
+            ColumnOption::PrimaryKey(_) => keys.push(IndexKind::Primary),
+            ColumnOption::Unique(_) => keys.push(IndexKind::Unique),
+            ColumnOption::DialectSpecific(toks)
+                if toks
+                    .iter()
+                    .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
+            {
+                col.auto_increment = true
+            }
+            ColumnOption::Comment(_)
+            | ColumnOption::CharacterSet(_)
+            | ColumnOption::Collation(_)
+            | ColumnOption::OnUpdate(_) => {}
+            other => return Err(SqlError::unsupported(&format!("column option {other}"))),
+        }
+    }
+    if let Some(e) = default {
+        col.default = default_value(p, &col, &e)?;
+    }
+    Ok((col, keys))
+}
+
+/// A key a table constraint declares: kind, name as given, columns as written.
+pub type DeclaredKey<'a> = (IndexKind, Option<String>, &'a [ast::IndexColumn]);
+
+/// The key a table constraint declares; None for the constraints that declare no key.
+pub fn constraint_key(k: &TableConstraint) -> SqlResult<Option<DeclaredKey<'_>>> {
+    Ok(match k {
+        TableConstraint::PrimaryKey(pk) => Some((IndexKind::Primary, None, &pk.columns)),
+        TableConstraint::Unique(u) => Some((
+            IndexKind::Unique,
+            u.index_name.as_ref().or(u.name.as_ref()).map(ident),
+            &u.columns,
+        )),
+        TableConstraint::Index(ix) => Some((
+            IndexKind::NonUnique,
+            ix.name.as_ref().map(ident),
+            &ix.columns,
+        )),
+        TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => None,
+        other => return Err(SqlError::unsupported(&format!("constraint {other}"))),
+    })
+}
+
+/// The name of an index column as written (`col(10)`: a prefix of `col`).
+pub fn index_column_name(c: &ast::IndexColumn) -> String {
+    match &c.column.expr {
+        Expr::Identifier(i) => i.value.clone(),
+        Expr::Function(f) => crate::sql::names::last(&f.name),
+        other => other.to_string(),
+    }
+}
+
 /// Plans CREATE TABLE.
 pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult<Body> {
     if c.query.is_some() || c.like.is_some() || c.clone.is_some() {
@@ -150,57 +219,13 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
     let mut indexes: Vec<IndexDef> = Vec::new();
     let mut pending_keys: Vec<(IndexKind, Option<String>, Vec<usize>)> = Vec::new();
     for cd in &c.columns {
-        let mut col = Column::new(&cd.name.value, column_type(&cd.data_type)?);
-        let mut default = None;
-        for o in &cd.options {
-            match &o.option {
-                ColumnOption::NotNull => col.nullable = false,
-                ColumnOption::Null => col.nullable = true,
-                ColumnOption::Default(e) => default = Some(e.clone()),
-                ColumnOption::PrimaryKey(_) => {
-                    pending_keys.push((IndexKind::Primary, None, vec![columns.len()]))
-                }
-                ColumnOption::Unique(_) => {
-                    pending_keys.push((IndexKind::Unique, None, vec![columns.len()]))
-                }
-                ColumnOption::DialectSpecific(toks)
-                    if toks
-                        .iter()
-                        .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
-                {
-                    col.auto_increment = true
-                }
-                ColumnOption::Comment(_)
-                | ColumnOption::CharacterSet(_)
-                | ColumnOption::Collation(_)
-                | ColumnOption::OnUpdate(_) => {}
-                other => return Err(SqlError::unsupported(&format!("column option {other}"))),
-            }
-        }
-        if let Some(e) = default {
-            col.default = default_value(p, &col, &e)?;
-        }
+        let (col, keys) = column_definition(p, cd)?;
+        pending_keys.extend(keys.into_iter().map(|k| (k, None, vec![columns.len()])));
         columns.push(col);
     }
     for k in &c.constraints {
-        match k {
-            TableConstraint::PrimaryKey(pk) => pending_keys.push((
-                IndexKind::Primary,
-                None,
-                index_columns(&columns, &pk.columns)?,
-            )),
-            TableConstraint::Unique(u) => pending_keys.push((
-                IndexKind::Unique,
-                u.index_name.as_ref().or(u.name.as_ref()).map(ident),
-                index_columns(&columns, &u.columns)?,
-            )),
-            TableConstraint::Index(ix) => pending_keys.push((
-                IndexKind::NonUnique,
-                ix.name.as_ref().map(ident),
-                index_columns(&columns, &ix.columns)?,
-            )),
-            TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => {}
-            other => return Err(SqlError::unsupported(&format!("constraint {other}"))),
+        if let Some((kind, name, cols)) = constraint_key(k)? {
+            pending_keys.push((kind, name, index_columns(&columns, cols)?));
         }
     }
     for (kind, nm, cols) in pending_keys {
@@ -278,16 +303,19 @@ pub fn plan_create_index(p: &mut Planner<'_>, c: &ast::CreateIndex) -> SqlResult
 /// Executes CREATE INDEX (the engine rebuilds the table with the new index).
 pub fn create_index(st: &mut Context, c: &CreateIndex) -> SqlResult<Output> {
     st.count(Counter::ComCreateIndex);
-    let cat = &st.core.catalog;
-    cat.engine
-        .create_index(
-            &c.db,
-            &c.table,
-            c.index.clone(),
-            st.core.trx.rebuild_stamp(),
-        )
-        .map_err(|e| engine_error(&e, 1))?;
-    cat.bump();
+    under_exclusive_lock(st, &c.db, &c.table, || {
+        st.core
+            .catalog
+            .engine
+            .create_index(
+                &c.db,
+                &c.table,
+                c.index.clone(),
+                st.core.trx.rebuild_stamp(),
+            )
+            .map_err(|e| engine_error(&e, 1))
+    })?;
+    st.core.catalog.bump();
     Ok(Output::Ok {
         affected_rows: 0,
         last_insert_id: 0,
@@ -366,11 +394,14 @@ pub fn drop_tables(st: &mut Context, d: &DropTables) -> SqlResult<Output> {
 
 /// Executes DROP INDEX.
 pub fn drop_index(st: &mut Context, d: &DropIndex) -> SqlResult<Output> {
-    let cat = &st.core.catalog;
-    cat.engine
-        .drop_index(&d.db, &d.table, &d.index, st.core.trx.rebuild_stamp())
-        .map_err(|e| engine_error(&e, 1))?;
-    cat.bump();
+    under_exclusive_lock(st, &d.db, &d.table, || {
+        st.core
+            .catalog
+            .engine
+            .drop_index(&d.db, &d.table, &d.index, st.core.trx.rebuild_stamp())
+            .map_err(|e| engine_error(&e, 1))
+    })?;
+    st.core.catalog.bump();
     Ok(Output::ok())
 }
 

@@ -234,6 +234,7 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
         },
         Statement::CreateTable(_)
         | Statement::CreateIndex(_)
+        | Statement::AlterTable(_)
         | Statement::Insert(_)
         | Statement::Update(_)
         | Statement::Delete(_)
