@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-pub use crate::schema::{Column, ColumnDefault, IndexDef, IndexKind, TableDef, GEN_CLUST_INDEX};
+pub use crate::schema::{
+    CheckDef, Column, ColumnDefault, IndexDef, IndexKind, TableDef, GEN_CLUST_INDEX,
+};
 
 use crate::error::EngineError;
 use crate::index::PageCapacity;
@@ -202,38 +204,43 @@ impl Catalog {
                 .cloned()
                 .collect();
             change(&mut indexes)?;
-            let def = TableDef::new(old.name(), old.def().columns().to_vec(), indexes)?;
+            let def = TableDef::new(old.name(), old.def().columns().to_vec(), indexes)?
+                .with_checks(old.def().checks().to_vec());
             old.rebuilt(def, rebuilt_by)
         })
     }
 
-    /// ALTER TABLE: rebuilds the table under `rebuild.def` (see [`Table::rebuilt_mapped`])
-    /// and puts it in the registry under the definition's name, which may be a new one
-    /// (`RENAME TO`; 1050 if that name is taken).
-    pub fn alter_table(
+    /// ALTER TABLE: rebuilds the table under `rebuild.def` (see [`Table::rebuilt_mapped`]),
+    /// lets `validate` refuse the new table (a CHECK constraint its rows violate), and puts
+    /// it in the registry under the definition's name, which may be a new one (`RENAME TO`;
+    /// 1050 if that name is taken).
+    pub fn alter_table<E: From<EngineError>>(
         &self,
         db: &str,
         table: &str,
         rebuild: TableRebuild,
-    ) -> Result<Arc<Table>, EngineError> {
+        validate: impl FnOnce(&Table) -> Result<(), E>,
+    ) -> Result<Arc<Table>, E> {
         self.replace_table(db, table, |old| {
-            old.rebuilt_mapped(
+            let new = old.rebuilt_mapped(
                 rebuild.def,
                 &rebuild.sources,
                 rebuild.now,
                 rebuild.rebuilt_by,
-            )
+            )?;
+            validate(&new)?;
+            Ok(new)
         })
     }
 
     /// Replaces table `db.table` by what `rebuild` makes of it, under the registry's write
     /// lock, keyed by the new table's name.
-    fn replace_table(
+    fn replace_table<E: From<EngineError>>(
         &self,
         db: &str,
         table: &str,
-        rebuild: impl FnOnce(&Table) -> Result<Table, EngineError>,
-    ) -> Result<Arc<Table>, EngineError> {
+        rebuild: impl FnOnce(&Table) -> Result<Table, E>,
+    ) -> Result<Arc<Table>, E> {
         let ddl = self.databases.write().unwrap_or_else(|e| e.into_inner());
         let database = ddl
             .get(db)
@@ -247,7 +254,7 @@ impl Catalog {
         let new = Arc::new(rebuild(&old)?);
         if new.name() != table {
             if tables.contains_key(new.name()) {
-                return Err(EngineError::TableExists(new.name().into()));
+                return Err(EngineError::TableExists(new.name().into()).into());
             }
             tables.remove(table);
         }

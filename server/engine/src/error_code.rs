@@ -169,6 +169,9 @@ pub enum ErrorCode {
     ConstraintNotFound = 3940,
     /// ER_CHECK_CONSTRAINT_VIOLATED.
     CheckConstraintViolated = 3819,
+    /// ER_DEPENDENT_BY_CHECK_CONSTRAINT: a column a CHECK constraint uses is dropped or
+    /// renamed.
+    DependentByCheckConstraint = 3959,
     /// ER_TABLE_NOT_LOCKED: a table used under LOCK TABLES that it did not lock.
     TableNotLocked = 1100,
 }
@@ -325,6 +328,7 @@ impl ErrorCode {
             ConstraintNotFound => "Constraint '%-.192s' does not exist.",
             CheckConstraintViolated => "Check constraint '%-.192s' is violated.",
             TableNotLocked => "Table '%-.192s' was not locked with LOCK TABLES",
+            DependentByCheckConstraint => "Check constraint '%-.192s' uses column '%-.192s', hence column cannot be dropped or renamed.",
         }
     }
 }

@@ -117,6 +117,17 @@ impl IndexDef {
     }
 }
 
+/// A CHECK constraint: its name and expression text (the SQL layer binds and evaluates it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckDef {
+    /// Name, declared or MySQL's `<table>_chk_<n>`.
+    pub name: String,
+    /// The expression as SQL text.
+    pub expr: String,
+    /// False for `NOT ENFORCED`: kept and shown, not checked.
+    pub enforced: bool,
+}
+
 /// Name of InnoDB's hidden clustered index.
 pub const GEN_CLUST_INDEX: &str = "GEN_CLUST_INDEX";
 
@@ -127,6 +138,7 @@ pub struct TableDef {
     columns: Vec<Column>,
     indexes: Vec<IndexDef>,
     auto_increment: Option<usize>,
+    checks: Vec<CheckDef>,
 }
 
 impl TableDef {
@@ -219,7 +231,19 @@ impl TableDef {
             columns,
             indexes: ordered,
             auto_increment,
+            checks: Vec::new(),
         })
+    }
+
+    /// The same definition with these CHECK constraints.
+    pub fn with_checks(mut self, checks: Vec<CheckDef>) -> TableDef {
+        self.checks = checks;
+        self
+    }
+
+    /// CHECK constraints in declaration order.
+    pub fn checks(&self) -> &[CheckDef] {
+        &self.checks
     }
 
     /// Table name.

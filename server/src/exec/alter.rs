@@ -8,7 +8,7 @@
 use sqlparser::ast::{self, AlterColumnOperation, AlterTableOperation, MySQLColumnPosition};
 
 use crate::context::{Context, Warning};
-use crate::engine::{Column, ColumnDefault, IndexDef, IndexKind, TableDef, TableRebuild};
+use crate::engine::{CheckDef, Column, ColumnDefault, IndexDef, IndexKind, TableDef, TableRebuild};
 use crate::error::{engine_error, ErrorCode, SqlError, SqlResult};
 use crate::exec::ddl::{
     column_definition, constraint_key, default_value, free_name, index_column_name,
@@ -52,6 +52,7 @@ struct Draft {
     name: String,
     columns: Vec<(Column, Option<usize>)>,
     keys: Vec<DraftKey>,
+    checks: Vec<CheckDef>,
     auto_increment: Option<u64>,
     notes: Vec<Warning>,
 }
@@ -99,6 +100,26 @@ impl Draft {
             None => Ok(default),
             Some(MySQLColumnPosition::First) => Ok(0),
             Some(MySQLColumnPosition::After(after)) => Ok(self.column(&after.value)? + 1),
+        }
+    }
+
+    /// 3959 if a CHECK constraint uses column `name` (which is to be dropped or renamed).
+    fn unused_by_checks(&self, name: &str) -> SqlResult<()> {
+        let quoted = format!("`{}`", name.to_lowercase());
+        match self
+            .checks
+            .iter()
+            .find(|c| c.expr.to_lowercase().contains(&quoted))
+        {
+            Some(c) => Err(SqlError::new(
+                ErrorCode::DependentByCheckConstraint,
+                format!(
+                    "Check constraint '{}' uses column '{name}', hence column cannot be dropped \
+                     or renamed.",
+                    c.name
+                ),
+            )),
+            None => Ok(()),
         }
     }
 
@@ -159,6 +180,17 @@ impl Draft {
         Ok(())
     }
 
+    /// Adds the CHECK constraint `k` declares; false if it declares none.
+    fn add_check(&mut self, k: &ast::TableConstraint) -> bool {
+        match crate::exec::checks::from_constraint(&self.name, k, &self.checks) {
+            Some(c) => {
+                self.checks.push(c);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn drop_key(&mut self, name: &str) -> SqlResult<()> {
         let before = self.keys.len();
         self.keys.retain(|k| !k.name.eq_ignore_ascii_case(name));
@@ -176,10 +208,17 @@ impl Draft {
         replacing: Option<usize>,
         pos: &Option<MySQLColumnPosition>,
     ) -> SqlResult<()> {
-        let (col, keys) = column_definition(p, cd)?;
+        let d = column_definition(p, cd)?;
+        let (col, keys) = (d.column, d.keys);
+        for k in d.checks {
+            self.add_check(&ast::TableConstraint::Check(k));
+        }
         self.check_new_name(&col.name, replacing)?;
         let source = match replacing {
             Some(i) => {
+                if !self.columns[i].0.name.eq_ignore_ascii_case(&col.name) {
+                    self.unused_by_checks(&self.columns[i].0.name)?;
+                }
                 let (old, source) = self.columns.remove(i);
                 self.rename_in_keys(&old.name, &col.name);
                 source
@@ -198,6 +237,7 @@ impl Draft {
 
     fn drop_column(&mut self, name: &str) -> SqlResult<()> {
         let i = self.column(name).map_err(|_| cant_drop(name))?;
+        self.unused_by_checks(name)?;
         if self.columns.len() == 1 {
             return Err(SqlError::new(
                 ErrorCode::CantRemoveAllFields,
@@ -254,6 +294,7 @@ impl Draft {
             } => {
                 let i = self.column(&old_column_name.value)?;
                 self.check_new_name(&new_column_name.value, Some(i))?;
+                self.unused_by_checks(&old_column_name.value)?;
                 self.columns[i].0.name = new_column_name.value.clone();
                 self.rename_in_keys(&old_column_name.value, &new_column_name.value);
                 Ok(())
@@ -278,12 +319,19 @@ impl Draft {
                     Some((kind, name, cols)) => {
                         self.add_key(kind, name, cols.iter().map(index_column_name).collect())
                     }
+                    None if self.add_check(constraint) => Ok(()),
                     None => Err(SqlError::unsupported(&format!("ADD {constraint}"))),
                 }
             }
             AlterTableOperation::DropPrimaryKey { .. } => self.drop_key("PRIMARY"),
             AlterTableOperation::DropIndex { name } => self.drop_key(&name.value),
             AlterTableOperation::DropConstraint { name, .. } => {
+                let checks = self.checks.len();
+                self.checks
+                    .retain(|c| !c.name.eq_ignore_ascii_case(&name.value));
+                if self.checks.len() < checks {
+                    return Ok(());
+                }
                 let unique = self.keys.iter().any(|k| {
                     k.kind == IndexKind::Unique && k.name.eq_ignore_ascii_case(&name.value)
                 });
@@ -300,6 +348,13 @@ impl Draft {
                 let (db, new) = table_name(p, n)?;
                 if db != self.db {
                     return Err(SqlError::unsupported("RENAME TO another database"));
+                }
+                let (old_prefix, new_prefix) =
+                    (format!("{}_chk_", self.name), format!("{new}_chk_"));
+                for c in &mut self.checks {
+                    if let Some(n) = c.name.strip_prefix(&old_prefix) {
+                        c.name = format!("{new_prefix}{n}");
+                    }
                 }
                 self.name = new;
                 Ok(())
@@ -377,6 +432,7 @@ pub fn plan_alter(p: &mut Planner<'_>, a: &ast::AlterTable) -> SqlResult<Body> {
                     .collect(),
             })
             .collect(),
+        checks: def.checks().to_vec(),
         auto_increment: None,
         notes: Vec::new(),
     };
@@ -397,7 +453,9 @@ pub fn plan_alter(p: &mut Planner<'_>, a: &ast::AlterTable) -> SqlResult<Body> {
             Ok(IndexDef::new(&k.name, k.kind, cols))
         })
         .collect::<SqlResult<Vec<_>>>()?;
-    let def = TableDef::new(&draft.name, columns, indexes).map_err(|e| engine_error(&e, 1))?;
+    let def = TableDef::new(&draft.name, columns, indexes)
+        .map_err(|e| engine_error(&e, 1))?
+        .with_checks(draft.checks);
     Ok(Body::AlterTable(AlterTable {
         db,
         table,
@@ -421,8 +479,9 @@ pub fn alter_table(st: &mut Context, a: &AlterTable) -> SqlResult<Output> {
         st.core
             .catalog
             .engine
-            .alter_table(&a.db, &a.table, rebuild)
-            .map_err(|e| engine_error(&e, 1))
+            .alter_table(&a.db, &a.table, rebuild, |new| {
+                crate::exec::checks::verify_rows(st, &a.db, new)
+            })
     })?;
     if let Some(n) = a.auto_increment {
         t.set_auto_increment(n);

@@ -139,17 +139,31 @@ pub fn default_value(p: &Planner<'_>, col: &Column, e: &Expr) -> SqlResult<Colum
         .map_err(|_| invalid())
 }
 
-/// A column as a column definition declares it, with the keys its options declare
-/// (`PRIMARY KEY`, `UNIQUE`).
-pub fn column_definition(
-    p: &Planner<'_>,
-    cd: &ast::ColumnDef,
-) -> SqlResult<(Column, Vec<IndexKind>)> {
+/// A column as a column definition declares it, with the keys (`PRIMARY KEY`, `UNIQUE`)
+/// and CHECK constraints its options declare.
+#[derive(Debug)]
+pub struct DeclaredColumn {
+    /// The column.
+    pub column: Column,
+    /// Keys over the column alone.
+    pub keys: Vec<IndexKind>,
+    /// CHECK options (named by a `CONSTRAINT name` before them, if any).
+    pub checks: Vec<ast::CheckConstraint>,
+}
+
+/// Plans a column definition.
+pub fn column_definition(p: &Planner<'_>, cd: &ast::ColumnDef) -> SqlResult<DeclaredColumn> {
     let mut col = Column::new(&cd.name.value, column_type(&cd.data_type)?);
     let mut default = None;
     let mut keys = Vec::new();
+    let mut checks = Vec::new();
     for o in &cd.options {
         match &o.option {
+            ColumnOption::Check(c) => {
+                let mut c = c.clone();
+                c.name = c.name.or_else(|| o.name.clone());
+                checks.push(c);
+            }
             ColumnOption::NotNull => col.nullable = false,
             ColumnOption::Null => col.nullable = true,
             ColumnOption::Default(e) => default = Some(e.clone()),
@@ -172,7 +186,11 @@ pub fn column_definition(
     if let Some(e) = default {
         col.default = default_value(p, &col, &e)?;
     }
-    Ok((col, keys))
+    Ok(DeclaredColumn {
+        column: col,
+        keys,
+        checks,
+    })
 }
 
 /// A key a table constraint declares: kind, name as given, columns as written.
@@ -218,15 +236,21 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
     let mut columns = Vec::new();
     let mut indexes: Vec<IndexDef> = Vec::new();
     let mut pending_keys: Vec<(IndexKind, Option<String>, Vec<usize>)> = Vec::new();
+    let mut checks = Vec::new();
     for cd in &c.columns {
-        let (col, keys) = column_definition(p, cd)?;
-        pending_keys.extend(keys.into_iter().map(|k| (k, None, vec![columns.len()])));
-        columns.push(col);
+        let d = column_definition(p, cd)?;
+        pending_keys.extend(d.keys.into_iter().map(|k| (k, None, vec![columns.len()])));
+        for k in d.checks {
+            let k = ast::TableConstraint::Check(k);
+            checks.extend(crate::exec::checks::from_constraint(&name, &k, &checks));
+        }
+        columns.push(d.column);
     }
     for k in &c.constraints {
         if let Some((kind, name, cols)) = constraint_key(k)? {
             pending_keys.push((kind, name, index_columns(&columns, cols)?));
         }
+        checks.extend(crate::exec::checks::from_constraint(&name, k, &checks));
     }
     for (kind, nm, cols) in pending_keys {
         let name = match kind {
@@ -247,7 +271,9 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
             }
         }
     }
-    let def = TableDef::new(&name, columns, indexes).map_err(|e| engine_error(&e, 1))?;
+    let def = TableDef::new(&name, columns, indexes)
+        .map_err(|e| engine_error(&e, 1))?
+        .with_checks(checks);
     Ok(Body::CreateTable(CreateTable {
         db,
         def,

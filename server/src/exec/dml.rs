@@ -13,6 +13,7 @@ use crate::error::engine_error;
 use crate::error::lock_error;
 use crate::error::{SqlError, SqlResult};
 use crate::exec::access::{self, Access};
+use crate::exec::checks::BoundChecks;
 use crate::exec::errors::check_text_columns;
 use crate::exec::query::{Source, SourceKind};
 use crate::exec::run::{order_cmp, Exec, Flow, ReadLock};
@@ -46,6 +47,8 @@ pub struct Update {
     pub target: Target,
     /// SET column = expression (over the old row).
     pub assignments: Vec<(usize, BoundExpr)>,
+    /// The table's CHECK constraints, over the new row.
+    pub checks: BoundChecks,
 }
 
 /// A planned DELETE.
@@ -192,9 +195,15 @@ impl Planner<'_> {
             u.limit.as_ref(),
             &u.assignments,
         )?;
+        let db = match &u.table.relation {
+            ast::TableFactor::Table { name, .. } => table_name(self, name)?.0,
+            _ => String::new(),
+        };
+        let checks = BoundChecks::plan(self, &db, target.table())?;
         Ok(Update {
             target,
             assignments,
+            checks,
         })
     }
 
@@ -323,6 +332,10 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
                 return Err(e);
             }
             new[*col] = v;
+        }
+        if let Err(e) = u.checks.verify(&ex, &new) {
+            ex.flush();
+            return Err(e);
         }
         let done = {
             let mut t = st.trx.borrow_mut();

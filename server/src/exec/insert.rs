@@ -12,6 +12,7 @@ use crate::engine::{EngineError, InsertOptions, Table, UpdateOutcome};
 use crate::error::engine_error;
 use crate::error::lock_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::exec::checks::BoundChecks;
 use crate::exec::dml::{column_pos, info, warn};
 use crate::exec::errors::check_text_columns;
 use crate::exec::query::Query;
@@ -49,6 +50,8 @@ pub struct Insert {
     pub replace: bool,
     /// ON DUPLICATE KEY UPDATE assignments over (existing row ++ new row).
     pub on_duplicate: Vec<(usize, BoundExpr)>,
+    /// The table's CHECK constraints, over a row to write.
+    pub checks: BoundChecks,
 }
 
 /// Rewrites `VALUES(col)` as a reference to the new row's column.
@@ -156,9 +159,11 @@ impl Planner<'_> {
                 on_duplicate.push((col, e));
             }
         }
+        let checks = BoundChecks::plan(self, &db, &table)?;
         Ok(Insert {
             table,
             columns,
+            checks,
             source,
             ignore: i.ignore,
             replace: i.replace_into,
@@ -271,6 +276,14 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             .def()
             .fill_row(given, now)
             .map_err(|e| engine_error(&e, rowno))?;
+        if let Err(e) = i.checks.verify(&ex, &full) {
+            // INSERT IGNORE skips the row with a warning, as MySQL does for 3819.
+            if i.ignore {
+                warnings.push((e.code.code(), e.message));
+                continue;
+            }
+            return Err(e);
+        }
         let mut attempt = full.clone();
         loop {
             let res = {
@@ -326,6 +339,7 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                         new[*col] = v.clone();
                         env_row[*col] = v;
                     }
+                    i.checks.verify(&ex, &new)?;
                     dups += 1;
                     let done = {
                         let mut tb = st.trx.borrow_mut();

@@ -7,6 +7,7 @@
 pub mod access;
 pub mod aggregate;
 pub mod alter;
+pub mod checks;
 pub mod coltypes;
 pub mod ddl;
 pub mod dml;

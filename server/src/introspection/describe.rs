@@ -112,6 +112,21 @@ pub fn create_table_text(t: &Table) -> String {
             IndexKind::HiddenRowId => {}
         }
     }
+    // MySQL lists check constraints by name.
+    let mut checks: Vec<_> = def.checks().iter().collect();
+    checks.sort_by(|a, b| a.name.cmp(&b.name));
+    for c in checks {
+        let not_enforced = if c.enforced {
+            ""
+        } else {
+            " /*!80016 NOT ENFORCED */"
+        };
+        lines.push(format!(
+            "  CONSTRAINT {} CHECK (({})){not_enforced}",
+            quote_ident(&c.name),
+            c.expr
+        ));
+    }
     let auto = match def.auto_increment_column() {
         Some(_) if t.auto_increment_value() > 1 => {
             format!(" AUTO_INCREMENT={}", t.auto_increment_value())
