@@ -13,6 +13,16 @@ use crate::engine::Table;
 use crate::error::{lock_error, SqlResult};
 use crate::trx::{Isolation, Trx};
 
+/// The session's `lock_wait_timeout` (metadata lock waits).
+pub fn lock_wait_timeout(st: &Context) -> Duration {
+    st.core
+        .vars
+        .lookup("lock_wait_timeout")
+        .map_or(Duration::from_secs(31_536_000), |id| {
+            Duration::from_secs(st.var_int(id).max(1) as u64)
+        })
+}
+
 /// An exclusive lock on one table, held until [`ExclusiveTableLock::release`].
 #[must_use = "the lock is held until released"]
 pub struct ExclusiveTableLock {
@@ -36,13 +46,7 @@ impl ExclusiveTableLock {
             conn,
             crate::introspection::pfs_tables::thread_id_of(conn),
         );
-        let timeout = st
-            .core
-            .vars
-            .lookup("lock_wait_timeout")
-            .map_or(Duration::from_secs(31_536_000), |id| {
-                Duration::from_secs(st.var_int(id).max(1) as u64)
-            });
+        let timeout = lock_wait_timeout(st);
         match sys.lock_table(&mut trx, table, TableLockMode::X, timeout) {
             Ok(()) => Ok(ExclusiveTableLock { trx }),
             Err(e) => {

@@ -8,6 +8,7 @@ pub mod describe;
 pub mod innodb_tables;
 pub mod pfs_tables;
 pub mod pool_tables;
+pub mod triggers;
 pub mod vtables;
 
 use std::time::Duration;

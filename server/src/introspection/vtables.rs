@@ -46,6 +46,7 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
             &innodb::InnodbTrx,
             &innodb::InnodbMetrics,
             &crate::introspection::pfs_tables::Processlist,
+            &crate::introspection::triggers::Triggers,
         ]
     } else if db.eq_ignore_ascii_case("performance_schema") {
         let found = crate::introspection::pfs_tables::PERFORMANCE_SCHEMA

@@ -10,6 +10,7 @@ pub mod probe;
 pub mod select;
 pub mod set;
 pub mod show;
+pub mod table_locks;
 pub mod transaction;
 
 pub use plan::{Plan, PreparedStmt};
