@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 pub use crate::schema::{
-    CheckDef, Column, ColumnDefault, IndexDef, IndexKind, TableDef, GEN_CLUST_INDEX,
+    CheckDef, Column, ColumnDefault, ForeignKeyDef, IndexDef, IndexKind, ReferentialAction,
+    TableDef, GEN_CLUST_INDEX,
 };
 
 use crate::error::EngineError;
@@ -205,7 +206,8 @@ impl Catalog {
                 .collect();
             change(&mut indexes)?;
             let def = TableDef::new(old.name(), old.def().columns().to_vec(), indexes)?
-                .with_checks(old.def().checks().to_vec());
+                .with_checks(old.def().checks().to_vec())
+                .with_foreign_keys(old.def().foreign_keys().to_vec());
             old.rebuilt(def, rebuilt_by)
         })
     }

@@ -172,6 +172,10 @@ pub enum ErrorCode {
     /// ER_DEPENDENT_BY_CHECK_CONSTRAINT: a column a CHECK constraint uses is dropped or
     /// renamed.
     DependentByCheckConstraint = 3959,
+    /// ER_ROW_IS_REFERENCED_2: a parent row a foreign key's child rows reference.
+    RowIsReferenced = 1451,
+    /// ER_NO_REFERENCED_ROW_2: a child row whose parent row does not exist.
+    NoReferencedRow = 1452,
     /// ER_TABLE_NOT_LOCKED: a table used under LOCK TABLES that it did not lock.
     TableNotLocked = 1100,
 }
@@ -224,7 +228,7 @@ impl ErrorCode {
             AccessDenied => "28000",
             NoDb => "3D000",
             UnknownCommand | NetPacketTooLarge | NetReadError | NetReadInterrupted => "08S01",
-            BadNull | DupEntry | NonUniqField => "23000",
+            BadNull | DupEntry | NonUniqField | RowIsReferenced | NoReferencedRow => "23000",
             WrongValueCountOnRow => "21S01",
             WarnDataOutOfRange | DataOutOfRange => "22003",
             DataTooLong => "22001",
@@ -328,6 +332,8 @@ impl ErrorCode {
             ConstraintNotFound => "Constraint '%-.192s' does not exist.",
             CheckConstraintViolated => "Check constraint '%-.192s' is violated.",
             TableNotLocked => "Table '%-.192s' was not locked with LOCK TABLES",
+            RowIsReferenced => "Cannot delete or update a parent row: a foreign key constraint fails (%.192s)",
+            NoReferencedRow => "Cannot add or update a child row: a foreign key constraint fails (%.192s)",
             DependentByCheckConstraint => "Check constraint '%-.192s' uses column '%-.192s', hence column cannot be dropped or renamed.",
         }
     }

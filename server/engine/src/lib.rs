@@ -49,7 +49,8 @@ pub mod types;
 pub mod value;
 
 pub use catalog::{
-    Catalog, CheckDef, Column, ColumnDefault, Database, IndexDef, IndexKind, TableDef, TableRebuild,
+    Catalog, CheckDef, Column, ColumnDefault, Database, ForeignKeyDef, IndexDef, IndexKind,
+    ReferentialAction, TableDef, TableRebuild,
 };
 pub use cursor::{Cursor, Direction, LatchMode, Restored, SavedPosition, SearchMode};
 pub use error::EngineError;

@@ -128,6 +128,52 @@ pub struct CheckDef {
     pub enforced: bool,
 }
 
+/// What a foreign key does to the child rows when their parent row is deleted or its key
+/// changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferentialAction {
+    /// RESTRICT (refuse, 1451).
+    Restrict,
+    /// NO ACTION (InnoDB: as RESTRICT).
+    NoAction,
+    /// CASCADE (delete the child rows, or change their key too).
+    Cascade,
+    /// SET NULL (the child rows' foreign key columns become NULL).
+    SetNull,
+}
+
+impl ReferentialAction {
+    /// The clause as SHOW CREATE TABLE prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReferentialAction::Restrict => "RESTRICT",
+            ReferentialAction::NoAction => "NO ACTION",
+            ReferentialAction::Cascade => "CASCADE",
+            ReferentialAction::SetNull => "SET NULL",
+        }
+    }
+}
+
+/// A FOREIGN KEY constraint of a child table: columns by name, the parent by name (it may
+/// not exist while `foreign_key_checks` is off).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignKeyDef {
+    /// Name, declared or InnoDB's `<table>_ibfk_<n>`.
+    pub name: String,
+    /// The child's columns.
+    pub columns: Vec<String>,
+    /// The parent's database.
+    pub parent_db: String,
+    /// The parent table.
+    pub parent_table: String,
+    /// The parent's columns, one per child column.
+    pub parent_columns: Vec<String>,
+    /// ON DELETE (None: not given, which is RESTRICT).
+    pub on_delete: Option<ReferentialAction>,
+    /// ON UPDATE (None: not given).
+    pub on_update: Option<ReferentialAction>,
+}
+
 /// Name of InnoDB's hidden clustered index.
 pub const GEN_CLUST_INDEX: &str = "GEN_CLUST_INDEX";
 
@@ -139,6 +185,7 @@ pub struct TableDef {
     indexes: Vec<IndexDef>,
     auto_increment: Option<usize>,
     checks: Vec<CheckDef>,
+    foreign_keys: Vec<ForeignKeyDef>,
 }
 
 impl TableDef {
@@ -232,7 +279,19 @@ impl TableDef {
             indexes: ordered,
             auto_increment,
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         })
+    }
+
+    /// The same definition with these FOREIGN KEY constraints.
+    pub fn with_foreign_keys(mut self, foreign_keys: Vec<ForeignKeyDef>) -> TableDef {
+        self.foreign_keys = foreign_keys;
+        self
+    }
+
+    /// FOREIGN KEY constraints in declaration order.
+    pub fn foreign_keys(&self) -> &[ForeignKeyDef] {
+        &self.foreign_keys
     }
 
     /// The same definition with these CHECK constraints.

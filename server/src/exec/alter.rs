@@ -8,7 +8,9 @@
 use sqlparser::ast::{self, AlterColumnOperation, AlterTableOperation, MySQLColumnPosition};
 
 use crate::context::{Context, Warning};
-use crate::engine::{CheckDef, Column, ColumnDefault, IndexDef, IndexKind, TableDef, TableRebuild};
+use crate::engine::{
+    CheckDef, Column, ColumnDefault, ForeignKeyDef, IndexDef, IndexKind, TableDef, TableRebuild,
+};
 use crate::error::{engine_error, ErrorCode, SqlError, SqlResult};
 use crate::exec::ddl::{
     column_definition, constraint_key, default_value, free_name, index_column_name,
@@ -53,6 +55,7 @@ struct Draft {
     columns: Vec<(Column, Option<usize>)>,
     keys: Vec<DraftKey>,
     checks: Vec<CheckDef>,
+    foreign_keys: Vec<ForeignKeyDef>,
     auto_increment: Option<u64>,
     notes: Vec<Warning>,
 }
@@ -191,6 +194,40 @@ impl Draft {
         }
     }
 
+    /// Adds the FOREIGN KEY `k` declares, with an index over its columns when no key leads
+    /// with them; false if it declares none.
+    fn add_foreign_key(&mut self, p: &Planner<'_>, k: &ast::TableConstraint) -> SqlResult<bool> {
+        let Some(fk) = crate::exec::foreign_keys::declare(p, &self.name, k, &self.foreign_keys)?
+        else {
+            return Ok(false);
+        };
+        for c in &fk.columns {
+            self.column(c).map_err(|_| key_column_missing(c))?;
+        }
+        let lead = |key: &DraftKey| {
+            key.columns.len() >= fk.columns.len()
+                && key
+                    .columns
+                    .iter()
+                    .zip(&fk.columns)
+                    .all(|(a, b)| a.eq_ignore_ascii_case(b))
+        };
+        if !self.keys.iter().any(lead) {
+            let name = crate::exec::foreign_keys::index_name(k);
+            self.add_key(IndexKind::NonUnique, name, fk.columns.clone())?;
+        }
+        self.foreign_keys.push(fk);
+        Ok(true)
+    }
+
+    /// Drops the foreign key `name`; false if there is none.
+    fn drop_foreign_key(&mut self, name: &str) -> bool {
+        let before = self.foreign_keys.len();
+        self.foreign_keys
+            .retain(|f| !f.name.eq_ignore_ascii_case(name));
+        self.foreign_keys.len() < before
+    }
+
     fn drop_key(&mut self, name: &str) -> SqlResult<()> {
         let before = self.keys.len();
         self.keys.retain(|k| !k.name.eq_ignore_ascii_case(name));
@@ -320,16 +357,24 @@ impl Draft {
                         self.add_key(kind, name, cols.iter().map(index_column_name).collect())
                     }
                     None if self.add_check(constraint) => Ok(()),
+                    None if self.add_foreign_key(p, constraint)? => Ok(()),
                     None => Err(SqlError::unsupported(&format!("ADD {constraint}"))),
                 }
             }
             AlterTableOperation::DropPrimaryKey { .. } => self.drop_key("PRIMARY"),
+            AlterTableOperation::DropForeignKey { name, .. } => {
+                if self.drop_foreign_key(&name.value) {
+                    Ok(())
+                } else {
+                    Err(cant_drop(&name.value))
+                }
+            }
             AlterTableOperation::DropIndex { name } => self.drop_key(&name.value),
             AlterTableOperation::DropConstraint { name, .. } => {
                 let checks = self.checks.len();
                 self.checks
                     .retain(|c| !c.name.eq_ignore_ascii_case(&name.value));
-                if self.checks.len() < checks {
+                if self.checks.len() < checks || self.drop_foreign_key(&name.value) {
                     return Ok(());
                 }
                 let unique = self.keys.iter().any(|k| {
@@ -433,6 +478,7 @@ pub fn plan_alter(p: &mut Planner<'_>, a: &ast::AlterTable) -> SqlResult<Body> {
             })
             .collect(),
         checks: def.checks().to_vec(),
+        foreign_keys: def.foreign_keys().to_vec(),
         auto_increment: None,
         notes: Vec::new(),
     };
@@ -455,7 +501,8 @@ pub fn plan_alter(p: &mut Planner<'_>, a: &ast::AlterTable) -> SqlResult<Body> {
         .collect::<SqlResult<Vec<_>>>()?;
     let def = TableDef::new(&draft.name, columns, indexes)
         .map_err(|e| engine_error(&e, 1))?
-        .with_checks(draft.checks);
+        .with_checks(draft.checks)
+        .with_foreign_keys(draft.foreign_keys);
     Ok(Body::AlterTable(AlterTable {
         db,
         table,

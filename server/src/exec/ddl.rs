@@ -237,6 +237,7 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
     let mut indexes: Vec<IndexDef> = Vec::new();
     let mut pending_keys: Vec<(IndexKind, Option<String>, Vec<usize>)> = Vec::new();
     let mut checks = Vec::new();
+    let mut foreign_key_index = Vec::new();
     for cd in &c.columns {
         let d = column_definition(p, cd)?;
         pending_keys.extend(d.keys.into_iter().map(|k| (k, None, vec![columns.len()])));
@@ -246,11 +247,26 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
         }
         columns.push(d.column);
     }
+    let mut foreign_keys = Vec::new();
     for k in &c.constraints {
         if let Some((kind, name, cols)) = constraint_key(k)? {
             pending_keys.push((kind, name, index_columns(&columns, cols)?));
         }
         checks.extend(crate::exec::checks::from_constraint(&name, k, &checks));
+        if let Some(fk) = crate::exec::foreign_keys::declare(p, &name, k, &foreign_keys)? {
+            let cols = fk
+                .columns
+                .iter()
+                .map(|c| {
+                    columns
+                        .iter()
+                        .position(|x: &Column| x.name.eq_ignore_ascii_case(c))
+                        .ok_or_else(|| key_column_missing(c))
+                })
+                .collect::<SqlResult<Vec<_>>>()?;
+            foreign_key_index.push((crate::exec::foreign_keys::index_name(k), cols));
+            foreign_keys.push(fk);
+        }
     }
     for (kind, nm, cols) in pending_keys {
         let name = match kind {
@@ -258,6 +274,13 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
             _ => nm.unwrap_or_else(|| free_name(&indexes, &columns[cols[0]].name)),
         };
         indexes.push(IndexDef::new(&name, kind, cols));
+    }
+    // MySQL creates an index for a foreign key whose columns no index leads with.
+    for (nm, cols) in foreign_key_index {
+        if !indexes.iter().any(|ix| ix.columns.starts_with(&cols)) {
+            let name = nm.unwrap_or_else(|| free_name(&indexes, &columns[cols[0]].name));
+            indexes.push(IndexDef::new(&name, IndexKind::NonUnique, cols));
+        }
     }
     let mut auto_increment = None;
     if let ast::CreateTableOptions::Plain(opts) | ast::CreateTableOptions::With(opts) =
@@ -273,7 +296,8 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
     }
     let def = TableDef::new(&name, columns, indexes)
         .map_err(|e| engine_error(&e, 1))?
-        .with_checks(checks);
+        .with_checks(checks)
+        .with_foreign_keys(foreign_keys);
     Ok(Body::CreateTable(CreateTable {
         db,
         def,

@@ -15,6 +15,7 @@ use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::checks::BoundChecks;
 use crate::exec::dml::{column_pos, info, warn};
 use crate::exec::errors::check_text_columns;
+use crate::exec::foreign_keys::ForeignKeys;
 use crate::exec::query::Query;
 use crate::exec::run::Exec;
 use crate::exec::scope::Scope;
@@ -52,6 +53,8 @@ pub struct Insert {
     pub on_duplicate: Vec<(usize, BoundExpr)>,
     /// The table's CHECK constraints, over a row to write.
     pub checks: BoundChecks,
+    /// The foreign keys a row written to the table meets.
+    pub foreign_keys: ForeignKeys,
 }
 
 /// Rewrites `VALUES(col)` as a reference to the new row's column.
@@ -160,10 +163,12 @@ impl Planner<'_> {
             }
         }
         let checks = BoundChecks::plan(self, &db, &table)?;
+        let foreign_keys = ForeignKeys::plan(self, &db, &table);
         Ok(Insert {
             table,
             columns,
             checks,
+            foreign_keys,
             source,
             ignore: i.ignore,
             replace: i.replace_into,
@@ -284,6 +289,7 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             }
             return Err(e);
         }
+        i.foreign_keys.check_child(st, &full)?;
         let mut attempt = full.clone();
         loop {
             let res = {
@@ -340,6 +346,9 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                         env_row[*col] = v;
                     }
                     i.checks.verify(&ex, &new)?;
+                    i.foreign_keys.check_child(st, &new)?;
+                    i.foreign_keys
+                        .check_parent(st, &env_row[..new.len()], Some(&new))?;
                     dups += 1;
                     let done = {
                         let mut tb = st.trx.borrow_mut();

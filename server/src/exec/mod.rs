@@ -13,6 +13,7 @@ pub mod ddl;
 pub mod dml;
 pub mod errors;
 pub mod explain;
+pub mod foreign_keys;
 pub mod insert;
 pub mod metadata_lock;
 pub mod query;
