@@ -1,7 +1,8 @@
 //! ALTER TABLE through the real binary: the column, key and table-option operations Django's
 //! migrations and dumps send, the table's rows carried through each rebuild, MySQL's errors
 //! for what cannot be done, the `DISABLE KEYS` note, and the exclusive metadata lock that
-//! waits for an open transaction on the table (1205 after `lock_wait_timeout`).
+//! waits for an open transaction on the table (1205 after `lock_wait_timeout`); SHOW CREATE
+//! DATABASE.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -221,5 +222,32 @@ fn alter_waits_for_an_open_transaction_on_the_table() {
         c.query_first::<i64, _>("SELECT a FROM t WHERE id = 1")
             .unwrap(),
         Some(11)
+    );
+}
+
+#[test]
+fn show_create_database_reads_as_mysqls() {
+    let (_srv, mut c) = setup();
+    let row: Option<(String, String)> = c.query_first("SHOW CREATE DATABASE d").unwrap();
+    assert_eq!(
+        row,
+        Some((
+            "d".into(),
+            "CREATE DATABASE `d` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE \
+             utf8mb4_0900_ai_ci */ /*!80016 DEFAULT ENCRYPTION='N' */"
+                .into()
+        ))
+    );
+    let row: Option<(String, String)> = c
+        .query_first("SHOW CREATE SCHEMA IF NOT EXISTS `d`")
+        .unwrap();
+    assert!(row
+        .unwrap()
+        .1
+        .starts_with("CREATE DATABASE /*!32312 IF NOT EXISTS*/ `d` "));
+    let e = mysql_error(c.query_drop("SHOW CREATE DATABASE nope"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (1049, "Unknown database 'nope'")
     );
 }

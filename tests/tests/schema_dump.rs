@@ -1,8 +1,8 @@
 //! Table locks and dumps through the real binary: `LOCK TABLES ... READ|WRITE` / `UNLOCK
 //! TABLES` (1100 for a table not locked, the implicit commit, another session's write
 //! waiting for a READ lock), and real `mariadb-dump` runs — default options and
-//! `--single-transaction` — of a database with sysbench's tables, whose output the `mariadb`
-//! CLI loads back into a fresh tpbed unchanged.
+//! `--single-transaction` — of a database with sysbench's tables and a foreign key, whose
+//! output the `mariadb` CLI loads back into a fresh tpbed unchanged.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -132,6 +132,14 @@ fn mariadb_dump_output_reloads_into_a_fresh_server() {
     let (srv, mut c) = server_with_db();
     sysbench_table(&mut c, "sbtest1", 200);
     sysbench_table(&mut c, "sbtest2", 50);
+    // A child of sbtest1 (dumped before its parent: the dump turns foreign_key_checks off).
+    c.query_drop(
+        "CREATE TABLE a_child (id INT PRIMARY KEY, k INT NOT NULL, c CHAR(10), pad CHAR(10), \
+         CONSTRAINT a_fk FOREIGN KEY (k) REFERENCES sbtest1 (id) ON DELETE CASCADE)",
+    )
+    .unwrap();
+    c.query_drop("INSERT INTO a_child VALUES (1, 5, 'x', 'y'), (2, 7, 'z', 'w')")
+        .unwrap();
     let before = snapshot(&mut c, "d");
     for options in [&[][..], &["--single-transaction"][..]] {
         let mut args = vec!["-uroot"];
@@ -155,5 +163,16 @@ fn mariadb_dump_output_reloads_into_a_fresh_server() {
         f.query_drop("CREATE DATABASE d").unwrap();
         run_cli("mariadb", fresh.port, &["-uroot", "d"], &dump);
         assert_eq!(snapshot(&mut f, "d"), before, "{options:?}");
+        // The reloaded foreign key is enforced.
+        f.query_drop("DELETE FROM d.sbtest1 WHERE id = 5").unwrap();
+        assert_eq!(
+            f.query_first::<i64, _>("SELECT COUNT(*) FROM d.a_child")
+                .unwrap(),
+            Some(1)
+        );
+        assert_eq!(
+            code(f.query_drop("INSERT INTO d.a_child VALUES (3, 9999, '', '')")),
+            1452
+        );
     }
 }

@@ -115,6 +115,8 @@ pub enum Plan {
     LockTables(Vec<crate::stmt::table_locks::TableToLock>),
     /// UNLOCK TABLES.
     UnlockTables,
+    /// SHOW CREATE DATABASE.
+    ShowCreateDatabase(crate::stmt::show_create_database::ShowCreateDatabase),
 }
 
 impl Plan {
@@ -343,6 +345,7 @@ pub fn execute(st: &mut Context, plan: &Plan, params: &[Value]) -> SqlResult<Out
         Plan::NoOp(_) => Ok(Output::ok()),
         Plan::LockTables(tables) => crate::stmt::table_locks::lock(st, tables),
         Plan::UnlockTables => Ok(crate::stmt::table_locks::unlock(st)),
+        Plan::ShowCreateDatabase(s) => crate::stmt::show_create_database::execute(st, s),
         Plan::Table(t) => match t.body.transactional() {
             None => {
                 if t.body.commits_implicitly() {
