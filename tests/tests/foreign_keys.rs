@@ -2,7 +2,8 @@
 //! with the index MySQL adds, the parent record a child insert locks `S,REC_NOT_GAP` (read
 //! from `performance_schema.data_locks`), 1452 for an orphan, 1451 for a referenced parent,
 //! ON DELETE CASCADE and SET NULL, `foreign_key_checks = 0`, and the deadlock two
-//! transactions meet when each inserts a child of the same parent and then deletes it.
+//! transactions meet when each inserts a child of the same parent and then deletes it; the
+//! constraint in `information_schema.REFERENTIAL_CONSTRAINTS` and `KEY_COLUMN_USAGE`.
 
 use std::thread;
 use std::time::Duration;
@@ -171,5 +172,60 @@ fn two_child_inserts_and_a_parent_delete_deadlock() {
         c.query_first::<i64, _>("SELECT COUNT(*) FROM child")
             .unwrap(),
         Some(0)
+    );
+}
+
+#[test]
+fn information_schema_lists_the_constraint() {
+    let (_srv, mut c) = setup();
+    let rc: Vec<(String, String, String, String, String, String, String)> = c
+        .query(
+            "SELECT CONSTRAINT_SCHEMA, CONSTRAINT_NAME, UNIQUE_CONSTRAINT_NAME, UPDATE_RULE, \
+             DELETE_RULE, TABLE_NAME, REFERENCED_TABLE_NAME \
+             FROM information_schema.REFERENTIAL_CONSTRAINTS",
+        )
+        .unwrap();
+    assert_eq!(
+        rc,
+        vec![(
+            "d".into(),
+            "fk".into(),
+            "PRIMARY".into(),
+            "NO ACTION".into(),
+            "CASCADE".into(),
+            "child".into(),
+            "parent".into()
+        )]
+    );
+    type Usage = (String, String, String, u64, Option<String>, Option<String>);
+    let mut kcu: Vec<Usage> = c
+        .query(
+            "SELECT CONSTRAINT_NAME, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, \
+             REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME \
+             FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = 'd'",
+        )
+        .unwrap();
+    kcu.sort();
+    assert_eq!(
+        kcu,
+        vec![
+            ("PRIMARY".into(), "child".into(), "id".into(), 1, None, None),
+            (
+                "PRIMARY".into(),
+                "parent".into(),
+                "id".into(),
+                1,
+                None,
+                None
+            ),
+            (
+                "fk".into(),
+                "child".into(),
+                "pid".into(),
+                1,
+                Some("parent".into()),
+                Some("id".into())
+            ),
+        ]
     );
 }

@@ -4,6 +4,7 @@
 //! which the [`Core`] gives. The executor reads them as row sources through
 //! [`vtables::lookup`].
 
+pub mod constraints;
 pub mod describe;
 pub mod innodb_tables;
 pub mod pfs_tables;
