@@ -229,3 +229,34 @@ fn information_schema_lists_the_constraint() {
         ]
     );
 }
+
+#[test]
+fn alter_checks_the_rows_and_drop_table_keeps_the_parent() {
+    let (_srv, mut c) = setup();
+    c.query_drop("CREATE TABLE loose (id INT PRIMARY KEY, pid INT)")
+        .unwrap();
+    c.query_drop("INSERT INTO loose VALUES (1, 1), (2, 7)")
+        .unwrap();
+    let e = mysql_error(c.query_drop(
+        "ALTER TABLE loose ADD CONSTRAINT lfk FOREIGN KEY (pid) REFERENCES parent (id)",
+    ));
+    assert_eq!(e.code, 1452, "{}", e.message);
+    c.query_drop("DELETE FROM loose WHERE id = 2").unwrap();
+    c.query_drop("ALTER TABLE loose ADD CONSTRAINT lfk FOREIGN KEY (pid) REFERENCES parent (id)")
+        .unwrap();
+    assert_eq!(code(c.query_drop("INSERT INTO loose VALUES (3, 7)")), 1452);
+    c.query_drop("ALTER TABLE loose DROP FOREIGN KEY lfk")
+        .unwrap();
+    c.query_drop("INSERT INTO loose VALUES (3, 7)").unwrap();
+
+    let e = mysql_error(c.query_drop("DROP TABLE parent"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            3730,
+            "Cannot drop table 'parent' referenced by a foreign key constraint 'fk' on table \
+             'child'."
+        )
+    );
+    c.query_drop("DROP TABLE child, parent").unwrap();
+}

@@ -176,6 +176,8 @@ pub enum ErrorCode {
     RowIsReferenced = 1451,
     /// ER_NO_REFERENCED_ROW_2: a child row whose parent row does not exist.
     NoReferencedRow = 1452,
+    /// ER_FK_CANNOT_DROP_PARENT: DROP TABLE of a table a foreign key references.
+    FkCannotDropParent = 3730,
     /// ER_TABLE_NOT_LOCKED: a table used under LOCK TABLES that it did not lock.
     TableNotLocked = 1100,
 }
@@ -332,6 +334,7 @@ impl ErrorCode {
             ConstraintNotFound => "Constraint '%-.192s' does not exist.",
             CheckConstraintViolated => "Check constraint '%-.192s' is violated.",
             TableNotLocked => "Table '%-.192s' was not locked with LOCK TABLES",
+            FkCannotDropParent => "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.",
             RowIsReferenced => "Cannot delete or update a parent row: a foreign key constraint fails (%.192s)",
             NoReferencedRow => "Cannot add or update a child row: a foreign key constraint fails (%.192s)",
             DependentByCheckConstraint => "Check constraint '%-.192s' uses column '%-.192s', hence column cannot be dropped or renamed.",

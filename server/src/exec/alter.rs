@@ -516,6 +516,23 @@ pub fn plan_alter(p: &mut Planner<'_>, a: &ast::AlterTable) -> SqlResult<Body> {
 /// Executes ALTER TABLE: under the table's exclusive lock, the table is rebuilt under its
 /// new definition and swapped in.
 pub fn alter_table(st: &mut Context, a: &AlterTable) -> SqlResult<Output> {
+    let kept: Vec<String> = st
+        .core
+        .catalog
+        .table(&a.db, &a.table)?
+        .def()
+        .foreign_keys()
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
+    let added: Vec<String> = a
+        .def
+        .foreign_keys()
+        .iter()
+        .map(|f| f.name.clone())
+        .filter(|n| !kept.contains(n))
+        .collect();
+    let parents = crate::exec::foreign_keys::added_parents(st, &a.def, &added);
     let t = under_exclusive_lock(st, &a.db, &a.table, || {
         let rebuild = TableRebuild {
             def: a.def.clone(),
@@ -527,7 +544,8 @@ pub fn alter_table(st: &mut Context, a: &AlterTable) -> SqlResult<Output> {
             .catalog
             .engine
             .alter_table(&a.db, &a.table, rebuild, |new| {
-                crate::exec::checks::verify_rows(st, &a.db, new)
+                crate::exec::checks::verify_rows(st, &a.db, new)?;
+                crate::exec::foreign_keys::verify_rows(st, &a.db, new, &parents)
             })
     })?;
     if let Some(n) = a.auto_increment {

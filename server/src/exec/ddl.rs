@@ -427,6 +427,7 @@ pub fn drop_tables(st: &mut Context, d: &DropTables) -> SqlResult<Output> {
             format!("Unknown table '{}'", missing.join(",")),
         ));
     }
+    crate::exec::foreign_keys::check_drop(st, &d.names)?;
     for (db, t) in &d.names {
         if cat.engine.drop_table(db, t, true).unwrap_or(false) {
             cat.bump();

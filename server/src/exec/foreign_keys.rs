@@ -187,7 +187,8 @@ impl ForeignKeys {
         }
     }
 
-    fn on(st: &Context) -> bool {
+    /// Whether `foreign_key_checks` is on in the session.
+    pub fn on(st: &Context) -> bool {
         st.core
             .vars
             .lookup("foreign_key_checks")
@@ -216,13 +217,7 @@ impl ForeignKeys {
                 Err(_) => false,
             };
             if !found {
-                return Err(SqlError::new(
-                    ErrorCode::NoReferencedRow,
-                    format!(
-                        "Cannot add or update a child row: a foreign key constraint fails {}",
-                        l.detail
-                    ),
-                ));
+                return Err(no_parent(&l.detail));
             }
         }
         Ok(())
@@ -313,6 +308,107 @@ impl ForeignKeys {
             }
         }
     }
+}
+
+fn no_parent(detail: &str) -> SqlError {
+    SqlError::new(
+        ErrorCode::NoReferencedRow,
+        format!("Cannot add or update a child row: a foreign key constraint fails {detail}"),
+    )
+}
+
+/// The parent tables of the foreign keys named in `added` among `def`'s, for
+/// [`verify_rows`] (looked up before the rebuild, which holds the catalog).
+pub fn added_parents(st: &Context, def: &TableDef, added: &[String]) -> Vec<(String, Arc<Table>)> {
+    def.foreign_keys()
+        .iter()
+        .filter(|fk| added.contains(&fk.name))
+        .filter_map(|fk| {
+            let parent = st
+                .core
+                .catalog
+                .engine
+                .table(&fk.parent_db, &fk.parent_table)
+                .ok()?;
+            Some((fk.name.clone(), parent))
+        })
+        .collect()
+}
+
+/// 1452 for the first row of `child` (database `db`) that an added foreign key (with its
+/// parent from [`added_parents`]) finds no parent row for: ALTER TABLE ADD FOREIGN KEY
+/// checks the rows the table has.
+pub fn verify_rows(
+    st: &Context,
+    db: &str,
+    child: &Table,
+    parents: &[(String, Arc<Table>)],
+) -> SqlResult<()> {
+    if !ForeignKeys::on(st) {
+        return Ok(());
+    }
+    for (name, parent) in parents {
+        let Some(fk) = child.def().foreign_keys().iter().find(|f| &f.name == name) else {
+            continue;
+        };
+        let (Some(cols), Some(parent_cols)) = (
+            positions(child.def(), &fk.columns),
+            positions(parent.def(), &fk.parent_columns),
+        ) else {
+            continue;
+        };
+        if parent.def().has_hidden_primary() || parent.def().clustered().columns != parent_cols {
+            continue;
+        }
+        for item in child.scan(0, KeyRange::all(), crate::engine::Direction::Forward) {
+            let Some(row) = item.row else { continue };
+            let key: Vec<Value> = cols.iter().map(|&c| row[c].clone()).collect();
+            if key.iter().any(Value::is_null) {
+                continue;
+            }
+            let found = parent
+                .encode_search_key(0, &key)
+                .is_ok_and(|pk| parent.get(&pk).is_some());
+            if !found {
+                let detail = format!("(`{db}`.`{}`, {})", child.name(), foreign_key_text(fk, db));
+                return Err(no_parent(&detail));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// 3730 when DROP TABLE would drop a parent that a table not being dropped references
+/// (with `foreign_key_checks` on).
+pub fn check_drop(st: &Context, dropping: &[(String, String)]) -> SqlResult<()> {
+    if !ForeignKeys::on(st) {
+        return Ok(());
+    }
+    let mut refused = Ok(());
+    crate::introspection::vtables::each_table(&st.core.catalog.engine, |db, t| {
+        let dropped = |d: &str, n: &str| dropping.iter().any(|(x, y)| x == d && y == n);
+        if refused.is_err() || dropped(db, t.name()) {
+            return;
+        }
+        if let Some(fk) = t
+            .def()
+            .foreign_keys()
+            .iter()
+            .find(|fk| dropped(&fk.parent_db, &fk.parent_table))
+        {
+            refused = Err(SqlError::new(
+                ErrorCode::FkCannotDropParent,
+                format!(
+                    "Cannot drop table '{}' referenced by a foreign key constraint '{}' on \
+                     table '{}'.",
+                    fk.parent_table,
+                    fk.name,
+                    t.name()
+                ),
+            ));
+        }
+    });
+    refused
 }
 
 fn update_child(st: &Context, l: &Link, pk: &[u8], row: Vec<Value>) -> SqlResult<()> {
