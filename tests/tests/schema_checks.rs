@@ -1,7 +1,8 @@
 //! CHECK constraints through the real binary: MySQL's names (`<table>_chk_<n>`), their text
 //! in SHOW CREATE TABLE, 3819 on INSERT, UPDATE and ON DUPLICATE KEY UPDATE (a warning and a
 //! skipped row under INSERT IGNORE), NULL passing, NOT ENFORCED kept but not checked, and
-//! ALTER TABLE adding (checked against the rows), dropping and renaming them.
+//! ALTER TABLE adding (checked against the rows), dropping and renaming them; 3814 for a
+//! subquery in a check.
 
 use mysql::prelude::*;
 use mysql::Conn;
@@ -45,6 +46,23 @@ fn checks_are_named_and_shown_as_mysql_does() {
              CONSTRAINT `t_chk_2` CHECK ((`a` <> `b`)) /*!80016 NOT ENFORCED */\n)"
         ),
         "{text}"
+    );
+}
+
+#[test]
+fn a_subquery_is_not_allowed() {
+    let (_srv, mut c) = setup();
+    let e = mysql_error(c.query_drop("CREATE TABLE s (a INT, CHECK (a IN (SELECT id FROM t)))"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            3814,
+            "An expression of a check constraint 's_chk_1' contains disallowed function."
+        )
+    );
+    assert_eq!(
+        mysql_error(c.query_drop("ALTER TABLE t ADD CHECK (EXISTS (SELECT 1 FROM t))")).code,
+        3814
     );
 }
 

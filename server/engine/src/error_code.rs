@@ -167,6 +167,8 @@ pub enum ErrorCode {
     CantRemoveAllFields = 1090,
     /// ER_CONSTRAINT_NOT_FOUND: `DROP CONSTRAINT` of an unknown name.
     ConstraintNotFound = 3940,
+    /// ER_CHECK_CONSTRAINT_FUNCTION_IS_NOT_ALLOWED: a check with a subquery.
+    CheckConstraintFunctionIsNotAllowed = 3814,
     /// ER_CHECK_CONSTRAINT_VIOLATED.
     CheckConstraintViolated = 3819,
     /// ER_DEPENDENT_BY_CHECK_CONSTRAINT: a column a CHECK constraint uses is dropped or
@@ -333,6 +335,7 @@ impl ErrorCode {
             CantRemoveAllFields => "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
             ConstraintNotFound => "Constraint '%-.192s' does not exist.",
             CheckConstraintViolated => "Check constraint '%-.192s' is violated.",
+            CheckConstraintFunctionIsNotAllowed => "An expression of a check constraint '%-.192s' contains disallowed function.",
             TableNotLocked => "Table '%-.192s' was not locked with LOCK TABLES",
             FkCannotDropParent => "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.",
             RowIsReferenced => "Cannot delete or update a parent row: a foreign key constraint fails (%.192s)",

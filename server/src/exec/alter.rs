@@ -184,14 +184,16 @@ impl Draft {
     }
 
     /// Adds the CHECK constraint `k` declares; false if it declares none.
-    fn add_check(&mut self, k: &ast::TableConstraint) -> bool {
-        match crate::exec::checks::from_constraint(&self.name, k, &self.checks) {
-            Some(c) => {
-                self.checks.push(c);
-                true
-            }
-            None => false,
-        }
+    fn add_check(&mut self, k: &ast::TableConstraint) -> SqlResult<bool> {
+        Ok(
+            match crate::exec::checks::from_constraint(&self.name, k, &self.checks)? {
+                Some(c) => {
+                    self.checks.push(c);
+                    true
+                }
+                None => false,
+            },
+        )
     }
 
     /// Adds the FOREIGN KEY `k` declares, with an index over its columns when no key leads
@@ -248,7 +250,7 @@ impl Draft {
         let d = column_definition(p, cd)?;
         let (col, keys) = (d.column, d.keys);
         for k in d.checks {
-            self.add_check(&ast::TableConstraint::Check(k));
+            self.add_check(&ast::TableConstraint::Check(k))?;
         }
         self.check_new_name(&col.name, replacing)?;
         let source = match replacing {
@@ -356,7 +358,7 @@ impl Draft {
                     Some((kind, name, cols)) => {
                         self.add_key(kind, name, cols.iter().map(index_column_name).collect())
                     }
-                    None if self.add_check(constraint) => Ok(()),
+                    None if self.add_check(constraint)? => Ok(()),
                     None if self.add_foreign_key(p, constraint)? => Ok(()),
                     None => Err(SqlError::unsupported(&format!("ADD {constraint}"))),
                 }

@@ -63,22 +63,42 @@ pub fn declare(
     }
 }
 
-/// The checks a table constraint declares (none for other constraints).
+/// The check a table constraint declares (None for other constraints); a subquery in it is
+/// 3814, as in MySQL (a check reads only the row it checks).
 pub fn from_constraint(
     table: &str,
     k: &ast::TableConstraint,
     taken: &[CheckDef],
-) -> Option<CheckDef> {
+) -> SqlResult<Option<CheckDef>> {
     let ast::TableConstraint::Check(c) = k else {
-        return None;
+        return Ok(None);
     };
-    Some(declare(
+    let check = declare(
         table,
         c.name.as_ref().map(|n| n.value.as_str()),
         &c.expr,
         c.enforced != Some(false),
         taken,
-    ))
+    );
+    let subquery = ast::visit_expressions(&*c.expr, |e| match e {
+        Expr::Subquery(_)
+        | Expr::Exists { .. }
+        | Expr::In {
+            target: ast::InTarget::Subquery(_) | ast::InTarget::Table { .. },
+            ..
+        } => std::ops::ControlFlow::Break(()),
+        _ => std::ops::ControlFlow::Continue(()),
+    });
+    if subquery.is_break() {
+        return Err(SqlError::new(
+            ErrorCode::CheckConstraintFunctionIsNotAllowed,
+            format!(
+                "An expression of a check constraint '{}' contains disallowed function.",
+                check.name
+            ),
+        ));
+    }
+    Ok(Some(check))
 }
 
 /// A table's enforced checks, bound over its columns (a row of the table is the input).

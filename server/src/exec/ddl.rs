@@ -243,7 +243,7 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
         pending_keys.extend(d.keys.into_iter().map(|k| (k, None, vec![columns.len()])));
         for k in d.checks {
             let k = ast::TableConstraint::Check(k);
-            checks.extend(crate::exec::checks::from_constraint(&name, &k, &checks));
+            checks.extend(crate::exec::checks::from_constraint(&name, &k, &checks)?);
         }
         columns.push(d.column);
     }
@@ -252,7 +252,7 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
         if let Some((kind, name, cols)) = constraint_key(k)? {
             pending_keys.push((kind, name, index_columns(&columns, cols)?));
         }
-        checks.extend(crate::exec::checks::from_constraint(&name, k, &checks));
+        checks.extend(crate::exec::checks::from_constraint(&name, k, &checks)?);
         if let Some(fk) = crate::exec::foreign_keys::declare(p, &name, k, &foreign_keys)? {
             let cols = fk
                 .columns
