@@ -103,6 +103,8 @@ pub struct Context {
     pub trx: std::cell::RefCell<Option<crate::trx::Trx>>,
     /// Savepoints of the current transaction: (name, undo-log position).
     pub savepoints: Vec<(String, usize)>,
+    /// The tables `LOCK TABLES` locked (database, table), until `UNLOCK TABLES`.
+    pub locked_tables: Option<Vec<(String, String)>>,
 }
 
 impl Drop for Context {
@@ -138,6 +140,7 @@ impl Context {
             next_transaction: Vec::new(),
             trx: std::cell::RefCell::new(None),
             savepoints: Vec::new(),
+            locked_tables: None,
         }
     }
 
@@ -178,6 +181,22 @@ impl Context {
     /// A session variable by registry id (as an int).
     pub fn var_int(&self, id: crate::vars::VarId) -> i64 {
         self.vars.get(id).as_int()
+    }
+
+    /// 1100 when `LOCK TABLES` holds tables and `db.table` is not one of them
+    /// (`information_schema` and `performance_schema` are always readable, as in MySQL).
+    pub fn check_table_locked(&self, db: &str, table: &str) -> crate::error::SqlResult<()> {
+        let system = db.eq_ignore_ascii_case("information_schema")
+            || db.eq_ignore_ascii_case("performance_schema");
+        match &self.locked_tables {
+            Some(locked) if !system && !locked.iter().any(|(d, t)| d == db && t == table) => {
+                Err(crate::error::SqlError::new(
+                    crate::error::ErrorCode::TableNotLocked,
+                    format!("Table '{table}' was not locked with LOCK TABLES"),
+                ))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The session's `innodb_lock_wait_timeout`.

@@ -77,6 +77,13 @@ impl std::error::Error for SqlError {}
 /// Result alias for operations that fail with a client-visible error.
 pub type SqlResult<T> = Result<T, SqlError>;
 
+/// An engine error of a statement without per-row input (DDL): row 1 in messages.
+impl From<crate::engine::EngineError> for SqlError {
+    fn from(e: crate::engine::EngineError) -> SqlError {
+        engine_error(&e, 1)
+    }
+}
+
 /// The client error for an engine error; `row` is the 1-based input row MySQL names in
 /// per-row messages.
 pub fn engine_error(e: &crate::engine::EngineError, row: u64) -> SqlError {

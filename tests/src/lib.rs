@@ -9,12 +9,14 @@
 //! it fails the test instead, so CI never skips silently. [`code`] and its kin read the
 //! server's errors and counters.
 
+mod cli;
 mod mariadb;
 mod mode;
 mod skip;
 mod sql;
 pub mod sysbench;
 
+pub use cli::{cli_output, run_cli};
 pub use mariadb::MariaDb;
 pub use mode::Mode;
 pub use skip::{has_program, has_python_module, on_path, require_tool, skip};

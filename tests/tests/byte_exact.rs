@@ -9,7 +9,9 @@ use std::process::{Command, Stdio};
 
 use mysql::prelude::*;
 use protocol::client::blocking::ClientError;
-use tpbed_tests::{each_mode, has_program, mysql_error, require_tool, MariaDb, Mode, TestServer};
+use tpbed_tests::{
+    each_mode, has_program, mysql_error, require_tool, run_cli, MariaDb, Mode, TestServer,
+};
 
 /// Sends `sql` (any bytes) as one COM_QUERY on a raw root connection to database `d`.
 fn raw_query(srv: &TestServer, sql: &[u8]) -> Result<(), ClientError> {
@@ -231,30 +233,9 @@ fn run_on(mdb: &MariaDb, sql: &[u8]) {
     );
 }
 
-/// Runs `program` (the mariadb CLI or mariadb-dump) against 127.0.0.1:`port` with `input` on
-/// stdin; panics unless it succeeds; returns its stdout.
-fn run_cli(program: &str, port: u16, args: &[&str], input: &[u8]) -> Vec<u8> {
-    let mut child = Command::new(program)
-        .args(["--no-defaults", "-h127.0.0.1", &format!("-P{port}")])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("run {program}: {e}"));
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
 /// A `mariadb-dump` of a MariaDB table holding every byte value in a BLOB, UTF-8 text and
 /// midnight DATETIME/DATETIME(6) values loads into tpbed with the mariadb CLI, byte for byte.
-/// The dump skips LOCK TABLES and DISABLE KEYS, which tpbed does not run yet.
+/// The dump skips LOCK TABLES and DISABLE KEYS (`schema_dump.rs` loads dumps with them).
 #[test]
 fn a_mariadb_dump_of_every_byte_reloads_unchanged() {
     if !require_tool("mariadbd", has_program("mariadbd"))

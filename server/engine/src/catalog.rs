@@ -4,11 +4,28 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-pub use crate::schema::{Column, ColumnDefault, IndexDef, IndexKind, TableDef, GEN_CLUST_INDEX};
+pub use crate::schema::{
+    CheckDef, Column, ColumnDefault, ForeignKeyDef, IndexDef, IndexKind, ReferentialAction,
+    TableDef, GEN_CLUST_INDEX,
+};
 
 use crate::error::EngineError;
 use crate::index::PageCapacity;
 use crate::table::Table;
+use crate::value::DateTime;
+
+/// What ALTER TABLE makes of a table (see [`Catalog::alter_table`]).
+#[derive(Debug, Clone)]
+pub struct TableRebuild {
+    /// The new definition (its name may differ: RENAME TO).
+    pub def: TableDef,
+    /// For each new column, the old column its values come from (None: added).
+    pub sources: Vec<Option<usize>>,
+    /// The time an added `DEFAULT CURRENT_TIMESTAMP` column gets.
+    pub now: DateTime,
+    /// See [`Table::rebuilt_after`].
+    pub rebuilt_by: u64,
+}
 
 /// A database: a name and its tables.
 #[derive(Debug)]
@@ -179,6 +196,53 @@ impl Catalog {
         rebuilt_by: u64,
         change: impl FnOnce(&mut Vec<IndexDef>) -> Result<(), EngineError>,
     ) -> Result<Arc<Table>, EngineError> {
+        self.replace_table(db, table, |old| {
+            let mut indexes: Vec<IndexDef> = old
+                .def()
+                .indexes()
+                .iter()
+                .filter(|ix| ix.kind != IndexKind::HiddenRowId)
+                .cloned()
+                .collect();
+            change(&mut indexes)?;
+            let def = TableDef::new(old.name(), old.def().columns().to_vec(), indexes)?
+                .with_checks(old.def().checks().to_vec())
+                .with_foreign_keys(old.def().foreign_keys().to_vec());
+            old.rebuilt(def, rebuilt_by)
+        })
+    }
+
+    /// ALTER TABLE: rebuilds the table under `rebuild.def` (see [`Table::rebuilt_mapped`]),
+    /// lets `validate` refuse the new table (a CHECK constraint its rows violate), and puts
+    /// it in the registry under the definition's name, which may be a new one (`RENAME TO`;
+    /// 1050 if that name is taken).
+    pub fn alter_table<E: From<EngineError>>(
+        &self,
+        db: &str,
+        table: &str,
+        rebuild: TableRebuild,
+        validate: impl FnOnce(&Table) -> Result<(), E>,
+    ) -> Result<Arc<Table>, E> {
+        self.replace_table(db, table, |old| {
+            let new = old.rebuilt_mapped(
+                rebuild.def,
+                &rebuild.sources,
+                rebuild.now,
+                rebuild.rebuilt_by,
+            )?;
+            validate(&new)?;
+            Ok(new)
+        })
+    }
+
+    /// Replaces table `db.table` by what `rebuild` makes of it, under the registry's write
+    /// lock, keyed by the new table's name.
+    fn replace_table<E: From<EngineError>>(
+        &self,
+        db: &str,
+        table: &str,
+        rebuild: impl FnOnce(&Table) -> Result<Table, E>,
+    ) -> Result<Arc<Table>, E> {
         let ddl = self.databases.write().unwrap_or_else(|e| e.into_inner());
         let database = ddl
             .get(db)
@@ -189,17 +253,15 @@ impl Catalog {
             .get(table)
             .cloned()
             .ok_or_else(|| EngineError::NoSuchTable(db.into(), table.into()))?;
-        let mut indexes: Vec<IndexDef> = old
-            .def()
-            .indexes()
-            .iter()
-            .filter(|ix| ix.kind != IndexKind::HiddenRowId)
-            .cloned()
-            .collect();
-        change(&mut indexes)?;
-        let def = TableDef::new(old.name(), old.def().columns().to_vec(), indexes)?;
-        let new = Arc::new(old.rebuilt(def, rebuilt_by)?);
-        tables.insert(table.to_string(), new.clone());
+        let new = Arc::new(rebuild(&old)?);
+        if new.name() != table {
+            if tables.contains_key(new.name()) {
+                return Err(EngineError::TableExists(new.name().into()).into());
+            }
+            tables.remove(table);
+        }
+        tables.insert(new.name().to_string(), new.clone());
+        old.retire();
         Ok(new)
     }
 
@@ -213,7 +275,10 @@ impl Catalog {
                 .remove(name)
         });
         match removed {
-            Some(_) => Ok(true),
+            Some(t) => {
+                t.retire();
+                Ok(true)
+            }
             None if if_exists => Ok(false),
             None => Err(EngineError::UnknownTable(format!("{db}.{name}"))),
         }

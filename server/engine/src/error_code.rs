@@ -161,6 +161,27 @@ pub enum ErrorCode {
     KeyColumnDoesNotExist = 1072,
     /// ER_INVALID_DEFAULT.
     InvalidDefault = 1067,
+    /// ER_ILLEGAL_HA: the storage engine lacks an option (a note for `DISABLE KEYS`).
+    IllegalHa = 1031,
+    /// ER_CANT_REMOVE_ALL_FIELDS: ALTER TABLE would drop every column.
+    CantRemoveAllFields = 1090,
+    /// ER_CONSTRAINT_NOT_FOUND: `DROP CONSTRAINT` of an unknown name.
+    ConstraintNotFound = 3940,
+    /// ER_CHECK_CONSTRAINT_FUNCTION_IS_NOT_ALLOWED: a check with a subquery.
+    CheckConstraintFunctionIsNotAllowed = 3814,
+    /// ER_CHECK_CONSTRAINT_VIOLATED.
+    CheckConstraintViolated = 3819,
+    /// ER_DEPENDENT_BY_CHECK_CONSTRAINT: a column a CHECK constraint uses is dropped or
+    /// renamed.
+    DependentByCheckConstraint = 3959,
+    /// ER_ROW_IS_REFERENCED_2: a parent row a foreign key's child rows reference.
+    RowIsReferenced = 1451,
+    /// ER_NO_REFERENCED_ROW_2: a child row whose parent row does not exist.
+    NoReferencedRow = 1452,
+    /// ER_FK_CANNOT_DROP_PARENT: DROP TABLE of a table a foreign key references.
+    FkCannotDropParent = 3730,
+    /// ER_TABLE_NOT_LOCKED: a table used under LOCK TABLES that it did not lock.
+    TableNotLocked = 1100,
 }
 
 impl ErrorCode {
@@ -199,6 +220,7 @@ impl ErrorCode {
             | DupFieldName
             | InvalidDefault
             | KeyColumnDoesNotExist
+            | CantRemoveAllFields
             | UnknownCharacterSet
             | TooBigScale => match self {
                 TableExists => "42S01",
@@ -210,7 +232,7 @@ impl ErrorCode {
             AccessDenied => "28000",
             NoDb => "3D000",
             UnknownCommand | NetPacketTooLarge | NetReadError | NetReadInterrupted => "08S01",
-            BadNull | DupEntry | NonUniqField => "23000",
+            BadNull | DupEntry | NonUniqField | RowIsReferenced | NoReferencedRow => "23000",
             WrongValueCountOnRow => "21S01",
             WarnDataOutOfRange | DataOutOfRange => "22003",
             DataTooLong => "22001",
@@ -309,6 +331,16 @@ impl ErrorCode {
             InvalidGroupFuncUse => "Invalid use of group function",
             KeyColumnDoesNotExist => "Key column '%-.192s' doesn't exist in table",
             InvalidDefault => "Invalid default value for '%-.192s'",
+            IllegalHa => "Table storage engine for '%-.192s' doesn't have this option",
+            CantRemoveAllFields => "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
+            ConstraintNotFound => "Constraint '%-.192s' does not exist.",
+            CheckConstraintViolated => "Check constraint '%-.192s' is violated.",
+            CheckConstraintFunctionIsNotAllowed => "An expression of a check constraint '%-.192s' contains disallowed function.",
+            TableNotLocked => "Table '%-.192s' was not locked with LOCK TABLES",
+            FkCannotDropParent => "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.",
+            RowIsReferenced => "Cannot delete or update a parent row: a foreign key constraint fails (%.192s)",
+            NoReferencedRow => "Cannot add or update a child row: a foreign key constraint fails (%.192s)",
+            DependentByCheckConstraint => "Check constraint '%-.192s' uses column '%-.192s', hence column cannot be dropped or renamed.",
         }
     }
 }

@@ -48,7 +48,10 @@ pub mod trx;
 pub mod types;
 pub mod value;
 
-pub use catalog::{Catalog, Column, ColumnDefault, Database, IndexDef, IndexKind, TableDef};
+pub use catalog::{
+    Catalog, CheckDef, Column, ColumnDefault, Database, ForeignKeyDef, IndexDef, IndexKind,
+    ReferentialAction, TableDef, TableRebuild,
+};
 pub use cursor::{Cursor, Direction, LatchMode, Restored, SavedPosition, SearchMode};
 pub use error::EngineError;
 pub use error_code::ErrorCode;

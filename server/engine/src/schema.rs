@@ -117,6 +117,63 @@ impl IndexDef {
     }
 }
 
+/// A CHECK constraint: its name and expression text (the SQL layer binds and evaluates it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckDef {
+    /// Name, declared or MySQL's `<table>_chk_<n>`.
+    pub name: String,
+    /// The expression as SQL text.
+    pub expr: String,
+    /// False for `NOT ENFORCED`: kept and shown, not checked.
+    pub enforced: bool,
+}
+
+/// What a foreign key does to the child rows when their parent row is deleted or its key
+/// changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferentialAction {
+    /// RESTRICT (refuse, 1451).
+    Restrict,
+    /// NO ACTION (InnoDB: as RESTRICT).
+    NoAction,
+    /// CASCADE (delete the child rows, or change their key too).
+    Cascade,
+    /// SET NULL (the child rows' foreign key columns become NULL).
+    SetNull,
+}
+
+impl ReferentialAction {
+    /// The clause as SHOW CREATE TABLE prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReferentialAction::Restrict => "RESTRICT",
+            ReferentialAction::NoAction => "NO ACTION",
+            ReferentialAction::Cascade => "CASCADE",
+            ReferentialAction::SetNull => "SET NULL",
+        }
+    }
+}
+
+/// A FOREIGN KEY constraint of a child table: columns by name, the parent by name (it may
+/// not exist while `foreign_key_checks` is off).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignKeyDef {
+    /// Name, declared or InnoDB's `<table>_ibfk_<n>`.
+    pub name: String,
+    /// The child's columns.
+    pub columns: Vec<String>,
+    /// The parent's database.
+    pub parent_db: String,
+    /// The parent table.
+    pub parent_table: String,
+    /// The parent's columns, one per child column.
+    pub parent_columns: Vec<String>,
+    /// ON DELETE (None: not given, which is RESTRICT).
+    pub on_delete: Option<ReferentialAction>,
+    /// ON UPDATE (None: not given).
+    pub on_update: Option<ReferentialAction>,
+}
+
 /// Name of InnoDB's hidden clustered index.
 pub const GEN_CLUST_INDEX: &str = "GEN_CLUST_INDEX";
 
@@ -127,6 +184,8 @@ pub struct TableDef {
     columns: Vec<Column>,
     indexes: Vec<IndexDef>,
     auto_increment: Option<usize>,
+    checks: Vec<CheckDef>,
+    foreign_keys: Vec<ForeignKeyDef>,
 }
 
 impl TableDef {
@@ -219,7 +278,31 @@ impl TableDef {
             columns,
             indexes: ordered,
             auto_increment,
+            checks: Vec::new(),
+            foreign_keys: Vec::new(),
         })
+    }
+
+    /// The same definition with these FOREIGN KEY constraints.
+    pub fn with_foreign_keys(mut self, foreign_keys: Vec<ForeignKeyDef>) -> TableDef {
+        self.foreign_keys = foreign_keys;
+        self
+    }
+
+    /// FOREIGN KEY constraints in declaration order.
+    pub fn foreign_keys(&self) -> &[ForeignKeyDef] {
+        &self.foreign_keys
+    }
+
+    /// The same definition with these CHECK constraints.
+    pub fn with_checks(mut self, checks: Vec<CheckDef>) -> TableDef {
+        self.checks = checks;
+        self
+    }
+
+    /// CHECK constraints in declaration order.
+    pub fn checks(&self) -> &[CheckDef] {
+        &self.checks
     }
 
     /// Table name.
@@ -298,6 +381,19 @@ impl TableDef {
                 }),
             })
             .collect()
+    }
+
+    /// The value an existing row gets in column `i` when ALTER TABLE adds it: its constant
+    /// DEFAULT (`now` for CURRENT_TIMESTAMP), NULL when nullable or AUTO_INCREMENT (to be
+    /// generated), else the type's implicit default (0, '', the zero date), as MySQL fills it.
+    pub fn added_column_value(&self, i: usize, now: DateTime) -> Value {
+        let c = &self.columns[i];
+        match &c.default {
+            ColumnDefault::Value(v) => v.clone(),
+            ColumnDefault::CurrentTimestamp => Value::DateTime(now),
+            _ if c.nullable || Some(i) == self.auto_increment => Value::Null,
+            _ => c.ty.implicit_default(),
+        }
     }
 
     /// Coerces every value to its column's type and checks NOT NULL.

@@ -169,6 +169,21 @@ impl ColumnType {
         }
     }
 
+    /// The value MySQL gives a NOT NULL column that has no DEFAULT when a row must have one
+    /// (ALTER TABLE ADD COLUMN over existing rows): 0, the empty string, the zero date.
+    pub fn implicit_default(&self) -> crate::value::Value {
+        use crate::value::{DateTime, Value};
+        match self {
+            ColumnType::Integer { unsigned: true, .. } => Value::UInt(0),
+            ColumnType::Integer { .. } | ColumnType::Decimal { .. } => Value::Int(0),
+            ColumnType::Float | ColumnType::Double => Value::Double(0.0),
+            ColumnType::Date | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
+                Value::DateTime(DateTime::default())
+            }
+            _ => Value::Bytes(Vec::new()),
+        }
+    }
+
     /// True for the CHAR/VARCHAR/TEXT family (character strings).
     pub fn is_text(&self) -> bool {
         matches!(

@@ -11,6 +11,7 @@ use crate::error::engine_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::coltypes::column_type;
 use crate::exec::errors::no_such_table;
+use crate::exec::metadata_lock::under_exclusive_lock;
 use crate::exec::sources::table_name;
 use crate::exec::{Body, Planner};
 use crate::sql::output::{Output, ResultSet};
@@ -68,26 +69,26 @@ fn ident(i: &ast::Ident) -> String {
 fn index_columns(def_cols: &[Column], cols: &[ast::IndexColumn]) -> SqlResult<Vec<usize>> {
     cols.iter()
         .map(|c| {
-            let name = match &c.column.expr {
-                Expr::Identifier(i) => i.value.clone(),
-                // `col(10)`: a prefix of the column
-                Expr::Function(f) => crate::sql::names::last(&f.name),
-                other => other.to_string(),
-            };
+            let name = index_column_name(c);
             def_cols
                 .iter()
                 .position(|x| x.name.eq_ignore_ascii_case(&name))
-                .ok_or_else(|| {
-                    SqlError::new(
-                        ErrorCode::KeyColumnDoesNotExist,
-                        format!("Key column '{name}' doesn't exist in table"),
-                    )
-                })
+                .ok_or_else(|| key_column_missing(&name))
         })
         .collect()
 }
 
-fn free_name(indexes: &[IndexDef], base: &str) -> String {
+/// 1072 for an index over a column the table does not have.
+pub fn key_column_missing(name: &str) -> SqlError {
+    SqlError::new(
+        ErrorCode::KeyColumnDoesNotExist,
+        format!("Key column '{name}' doesn't exist in table"),
+    )
+}
+
+/// `base`, or `base_2`, `base_3`, ... : the first index name not taken (MySQL's naming of
+/// an unnamed key after its first column).
+pub fn free_name(indexes: &[IndexDef], base: &str) -> String {
     let taken = |n: &str| indexes.iter().any(|i| i.name.eq_ignore_ascii_case(n));
     if !taken(base) {
         return base.to_string();
@@ -98,7 +99,8 @@ fn free_name(indexes: &[IndexDef], base: &str) -> String {
         .unwrap_or_default()
 }
 
-fn default_value(p: &Planner<'_>, col: &Column, e: &Expr) -> SqlResult<ColumnDefault> {
+/// A DEFAULT clause's value for `col`.
+pub fn default_value(p: &Planner<'_>, col: &Column, e: &Expr) -> SqlResult<ColumnDefault> {
     let invalid = || {
         SqlError::new(
             ErrorCode::InvalidDefault,
@@ -137,6 +139,91 @@ fn default_value(p: &Planner<'_>, col: &Column, e: &Expr) -> SqlResult<ColumnDef
         .map_err(|_| invalid())
 }
 
+/// A column as a column definition declares it, with the keys (`PRIMARY KEY`, `UNIQUE`)
+/// and CHECK constraints its options declare.
+#[derive(Debug)]
+pub struct DeclaredColumn {
+    /// The column.
+    pub column: Column,
+    /// Keys over the column alone.
+    pub keys: Vec<IndexKind>,
+    /// CHECK options (named by a `CONSTRAINT name` before them, if any).
+    pub checks: Vec<ast::CheckConstraint>,
+}
+
+/// Plans a column definition.
+pub fn column_definition(p: &Planner<'_>, cd: &ast::ColumnDef) -> SqlResult<DeclaredColumn> {
+    let mut col = Column::new(&cd.name.value, column_type(&cd.data_type)?);
+    let mut default = None;
+    let mut keys = Vec::new();
+    let mut checks = Vec::new();
+    for o in &cd.options {
+        match &o.option {
+            ColumnOption::Check(c) => {
+                let mut c = c.clone();
+                c.name = c.name.or_else(|| o.name.clone());
+                checks.push(c);
+            }
+            ColumnOption::NotNull => col.nullable = false,
+            ColumnOption::Null => col.nullable = true,
+            ColumnOption::Default(e) => default = Some(e.clone()),
+            ColumnOption::PrimaryKey(_) => keys.push(IndexKind::Primary),
+            ColumnOption::Unique(_) => keys.push(IndexKind::Unique),
+            ColumnOption::DialectSpecific(toks)
+                if toks
+                    .iter()
+                    .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
+            {
+                col.auto_increment = true
+            }
+            ColumnOption::Comment(_)
+            | ColumnOption::CharacterSet(_)
+            | ColumnOption::Collation(_)
+            | ColumnOption::OnUpdate(_) => {}
+            other => return Err(SqlError::unsupported(&format!("column option {other}"))),
+        }
+    }
+    if let Some(e) = default {
+        col.default = default_value(p, &col, &e)?;
+    }
+    Ok(DeclaredColumn {
+        column: col,
+        keys,
+        checks,
+    })
+}
+
+/// A key a table constraint declares: kind, name as given, columns as written.
+pub type DeclaredKey<'a> = (IndexKind, Option<String>, &'a [ast::IndexColumn]);
+
+/// The key a table constraint declares; None for the constraints that declare no key.
+pub fn constraint_key(k: &TableConstraint) -> SqlResult<Option<DeclaredKey<'_>>> {
+    Ok(match k {
+        TableConstraint::PrimaryKey(pk) => Some((IndexKind::Primary, None, &pk.columns)),
+        TableConstraint::Unique(u) => Some((
+            IndexKind::Unique,
+            u.index_name.as_ref().or(u.name.as_ref()).map(ident),
+            &u.columns,
+        )),
+        TableConstraint::Index(ix) => Some((
+            IndexKind::NonUnique,
+            ix.name.as_ref().map(ident),
+            &ix.columns,
+        )),
+        TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => None,
+        other => return Err(SqlError::unsupported(&format!("constraint {other}"))),
+    })
+}
+
+/// The name of an index column as written (`col(10)`: a prefix of `col`).
+pub fn index_column_name(c: &ast::IndexColumn) -> String {
+    match &c.column.expr {
+        Expr::Identifier(i) => i.value.clone(),
+        Expr::Function(f) => crate::sql::names::last(&f.name),
+        other => other.to_string(),
+    }
+}
+
 /// Plans CREATE TABLE.
 pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult<Body> {
     if c.query.is_some() || c.like.is_some() || c.clone.is_some() {
@@ -149,58 +236,36 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
     let mut columns = Vec::new();
     let mut indexes: Vec<IndexDef> = Vec::new();
     let mut pending_keys: Vec<(IndexKind, Option<String>, Vec<usize>)> = Vec::new();
+    let mut checks = Vec::new();
+    let mut foreign_key_index = Vec::new();
     for cd in &c.columns {
-        let mut col = Column::new(&cd.name.value, column_type(&cd.data_type)?);
-        let mut default = None;
-        for o in &cd.options {
-            match &o.option {
-                ColumnOption::NotNull => col.nullable = false,
-                ColumnOption::Null => col.nullable = true,
-                ColumnOption::Default(e) => default = Some(e.clone()),
-                ColumnOption::PrimaryKey(_) => {
-                    pending_keys.push((IndexKind::Primary, None, vec![columns.len()]))
-                }
-                ColumnOption::Unique(_) => {
-                    pending_keys.push((IndexKind::Unique, None, vec![columns.len()]))
-                }
-                ColumnOption::DialectSpecific(toks)
-                    if toks
-                        .iter()
-                        .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
-                {
-                    col.auto_increment = true
-                }
-                ColumnOption::Comment(_)
-                | ColumnOption::CharacterSet(_)
-                | ColumnOption::Collation(_)
-                | ColumnOption::OnUpdate(_) => {}
-                other => return Err(SqlError::unsupported(&format!("column option {other}"))),
-            }
+        let d = column_definition(p, cd)?;
+        pending_keys.extend(d.keys.into_iter().map(|k| (k, None, vec![columns.len()])));
+        for k in d.checks {
+            let k = ast::TableConstraint::Check(k);
+            checks.extend(crate::exec::checks::from_constraint(&name, &k, &checks)?);
         }
-        if let Some(e) = default {
-            col.default = default_value(p, &col, &e)?;
-        }
-        columns.push(col);
+        columns.push(d.column);
     }
+    let mut foreign_keys = Vec::new();
     for k in &c.constraints {
-        match k {
-            TableConstraint::PrimaryKey(pk) => pending_keys.push((
-                IndexKind::Primary,
-                None,
-                index_columns(&columns, &pk.columns)?,
-            )),
-            TableConstraint::Unique(u) => pending_keys.push((
-                IndexKind::Unique,
-                u.index_name.as_ref().or(u.name.as_ref()).map(ident),
-                index_columns(&columns, &u.columns)?,
-            )),
-            TableConstraint::Index(ix) => pending_keys.push((
-                IndexKind::NonUnique,
-                ix.name.as_ref().map(ident),
-                index_columns(&columns, &ix.columns)?,
-            )),
-            TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => {}
-            other => return Err(SqlError::unsupported(&format!("constraint {other}"))),
+        if let Some((kind, name, cols)) = constraint_key(k)? {
+            pending_keys.push((kind, name, index_columns(&columns, cols)?));
+        }
+        checks.extend(crate::exec::checks::from_constraint(&name, k, &checks)?);
+        if let Some(fk) = crate::exec::foreign_keys::declare(p, &name, k, &foreign_keys)? {
+            let cols = fk
+                .columns
+                .iter()
+                .map(|c| {
+                    columns
+                        .iter()
+                        .position(|x: &Column| x.name.eq_ignore_ascii_case(c))
+                        .ok_or_else(|| key_column_missing(c))
+                })
+                .collect::<SqlResult<Vec<_>>>()?;
+            foreign_key_index.push((crate::exec::foreign_keys::index_name(k), cols));
+            foreign_keys.push(fk);
         }
     }
     for (kind, nm, cols) in pending_keys {
@@ -209,6 +274,13 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
             _ => nm.unwrap_or_else(|| free_name(&indexes, &columns[cols[0]].name)),
         };
         indexes.push(IndexDef::new(&name, kind, cols));
+    }
+    // MySQL creates an index for a foreign key whose columns no index leads with.
+    for (nm, cols) in foreign_key_index {
+        if !indexes.iter().any(|ix| ix.columns.starts_with(&cols)) {
+            let name = nm.unwrap_or_else(|| free_name(&indexes, &columns[cols[0]].name));
+            indexes.push(IndexDef::new(&name, IndexKind::NonUnique, cols));
+        }
     }
     let mut auto_increment = None;
     if let ast::CreateTableOptions::Plain(opts) | ast::CreateTableOptions::With(opts) =
@@ -222,7 +294,10 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
             }
         }
     }
-    let def = TableDef::new(&name, columns, indexes).map_err(|e| engine_error(&e, 1))?;
+    let def = TableDef::new(&name, columns, indexes)
+        .map_err(|e| engine_error(&e, 1))?
+        .with_checks(checks)
+        .with_foreign_keys(foreign_keys);
     Ok(Body::CreateTable(CreateTable {
         db,
         def,
@@ -278,16 +353,19 @@ pub fn plan_create_index(p: &mut Planner<'_>, c: &ast::CreateIndex) -> SqlResult
 /// Executes CREATE INDEX (the engine rebuilds the table with the new index).
 pub fn create_index(st: &mut Context, c: &CreateIndex) -> SqlResult<Output> {
     st.count(Counter::ComCreateIndex);
-    let cat = &st.core.catalog;
-    cat.engine
-        .create_index(
-            &c.db,
-            &c.table,
-            c.index.clone(),
-            st.core.trx.rebuild_stamp(),
-        )
-        .map_err(|e| engine_error(&e, 1))?;
-    cat.bump();
+    under_exclusive_lock(st, &c.db, &c.table, || {
+        st.core
+            .catalog
+            .engine
+            .create_index(
+                &c.db,
+                &c.table,
+                c.index.clone(),
+                st.core.trx.rebuild_stamp(),
+            )
+            .map_err(|e| engine_error(&e, 1))
+    })?;
+    st.core.catalog.bump();
     Ok(Output::Ok {
         affected_rows: 0,
         last_insert_id: 0,
@@ -349,6 +427,7 @@ pub fn drop_tables(st: &mut Context, d: &DropTables) -> SqlResult<Output> {
             format!("Unknown table '{}'", missing.join(",")),
         ));
     }
+    crate::exec::foreign_keys::check_drop(st, &d.names)?;
     for (db, t) in &d.names {
         if cat.engine.drop_table(db, t, true).unwrap_or(false) {
             cat.bump();
@@ -366,11 +445,14 @@ pub fn drop_tables(st: &mut Context, d: &DropTables) -> SqlResult<Output> {
 
 /// Executes DROP INDEX.
 pub fn drop_index(st: &mut Context, d: &DropIndex) -> SqlResult<Output> {
-    let cat = &st.core.catalog;
-    cat.engine
-        .drop_index(&d.db, &d.table, &d.index, st.core.trx.rebuild_stamp())
-        .map_err(|e| engine_error(&e, 1))?;
-    cat.bump();
+    under_exclusive_lock(st, &d.db, &d.table, || {
+        st.core
+            .catalog
+            .engine
+            .drop_index(&d.db, &d.table, &d.index, st.core.trx.rebuild_stamp())
+            .map_err(|e| engine_error(&e, 1))
+    })?;
+    st.core.catalog.bump();
     Ok(Output::ok())
 }
 

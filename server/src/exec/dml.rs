@@ -13,7 +13,9 @@ use crate::error::engine_error;
 use crate::error::lock_error;
 use crate::error::{SqlError, SqlResult};
 use crate::exec::access::{self, Access};
+use crate::exec::checks::BoundChecks;
 use crate::exec::errors::check_text_columns;
+use crate::exec::foreign_keys::ForeignKeys;
 use crate::exec::query::{Source, SourceKind};
 use crate::exec::run::{order_cmp, Exec, Flow, ReadLock};
 use crate::exec::scope::{and_all, conjuncts, Scope};
@@ -46,6 +48,10 @@ pub struct Update {
     pub target: Target,
     /// SET column = expression (over the old row).
     pub assignments: Vec<(usize, BoundExpr)>,
+    /// The table's CHECK constraints, over the new row.
+    pub checks: BoundChecks,
+    /// The foreign keys a changed row meets.
+    pub foreign_keys: ForeignKeys,
 }
 
 /// A planned DELETE.
@@ -53,6 +59,8 @@ pub struct Update {
 pub struct Delete {
     /// Rows to delete.
     pub target: Target,
+    /// The foreign keys whose child rows reference a deleted row.
+    pub foreign_keys: ForeignKeys,
 }
 
 impl Target {
@@ -192,9 +200,17 @@ impl Planner<'_> {
             u.limit.as_ref(),
             &u.assignments,
         )?;
+        let db = match &u.table.relation {
+            ast::TableFactor::Table { name, .. } => table_name(self, name)?.0,
+            _ => String::new(),
+        };
+        let checks = BoundChecks::plan(self, &db, target.table())?;
+        let foreign_keys = ForeignKeys::plan(self, &db, &Arc::clone(target.table()));
         Ok(Update {
             target,
             assignments,
+            checks,
+            foreign_keys,
         })
     }
 
@@ -215,7 +231,15 @@ impl Planner<'_> {
             d.limit.as_ref(),
             &[],
         )?;
-        Ok(Delete { target })
+        let db = match &twj.relation {
+            ast::TableFactor::Table { name, .. } => table_name(self, name)?.0,
+            _ => String::new(),
+        };
+        let foreign_keys = ForeignKeys::plan(self, &db, &Arc::clone(target.table()));
+        Ok(Delete {
+            target,
+            foreign_keys,
+        })
     }
 }
 
@@ -324,6 +348,16 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
             }
             new[*col] = v;
         }
+        let ncols = table.def().columns().len();
+        let verified = u.checks.verify(&ex, &new).and_then(|()| {
+            u.foreign_keys.check_child(st, &new[..ncols])?;
+            u.foreign_keys
+                .check_parent(st, &old[..ncols], Some(&new[..ncols]))
+        });
+        if let Err(e) = verified {
+            ex.flush();
+            return Err(e);
+        }
         let done = {
             let mut t = st.trx.borrow_mut();
             let trx = t.as_mut().expect("a table statement runs in a transaction");
@@ -365,15 +399,16 @@ pub fn delete(st: &mut Context, d: &Delete, params: &[Value]) -> SqlResult<Outpu
     let rows = matching(&ex, &d.target)?;
     ex.flush();
     let table = d.target.table();
+    let ncols = table.def().columns().len();
     let mut deleted = 0;
-    let mut t = st.trx.borrow_mut();
-    let trx = t.as_mut().expect("a table statement runs in a transaction");
-    for (pk, _) in &rows {
+    for (pk, old) in &rows {
+        d.foreign_keys.check_parent(st, &old[..ncols], None)?;
+        let mut t = st.trx.borrow_mut();
+        let trx = t.as_mut().expect("a table statement runs in a transaction");
         if crate::trx::delete_row(&st.core.trx, trx, table, pk) {
             deleted += 1;
         }
     }
-    drop(t);
     let c = &st.conn.counters;
     c.add(Counter::HandlerDelete, deleted);
     c.add(Counter::InnodbRowsDeleted, deleted);

@@ -185,7 +185,7 @@ pub fn execute(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Out
     match body {
         Body::Select(q) => select_rows(&ex, q, true, &mut rows),
         Body::Update(crate::exec::dml::Update { target, .. })
-        | Body::Delete(crate::exec::dml::Delete { target }) => {
+        | Body::Delete(crate::exec::dml::Delete { target, .. }) => {
             let q = Query {
                 sources: vec![target.source.clone()],
                 width: target.source.width,

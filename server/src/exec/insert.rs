@@ -12,8 +12,10 @@ use crate::engine::{EngineError, InsertOptions, Table, UpdateOutcome};
 use crate::error::engine_error;
 use crate::error::lock_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
+use crate::exec::checks::BoundChecks;
 use crate::exec::dml::{column_pos, info, warn};
 use crate::exec::errors::check_text_columns;
+use crate::exec::foreign_keys::ForeignKeys;
 use crate::exec::query::Query;
 use crate::exec::run::Exec;
 use crate::exec::scope::Scope;
@@ -49,6 +51,10 @@ pub struct Insert {
     pub replace: bool,
     /// ON DUPLICATE KEY UPDATE assignments over (existing row ++ new row).
     pub on_duplicate: Vec<(usize, BoundExpr)>,
+    /// The table's CHECK constraints, over a row to write.
+    pub checks: BoundChecks,
+    /// The foreign keys a row written to the table meets.
+    pub foreign_keys: ForeignKeys,
 }
 
 /// Rewrites `VALUES(col)` as a reference to the new row's column.
@@ -156,9 +162,13 @@ impl Planner<'_> {
                 on_duplicate.push((col, e));
             }
         }
+        let checks = BoundChecks::plan(self, &db, &table)?;
+        let foreign_keys = ForeignKeys::plan(self, &db, &table);
         Ok(Insert {
             table,
             columns,
+            checks,
+            foreign_keys,
             source,
             ignore: i.ignore,
             replace: i.replace_into,
@@ -271,6 +281,15 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             .def()
             .fill_row(given, now)
             .map_err(|e| engine_error(&e, rowno))?;
+        if let Err(e) = i.checks.verify(&ex, &full) {
+            // INSERT IGNORE skips the row with a warning, as MySQL does for 3819.
+            if i.ignore {
+                warnings.push((e.code.code(), e.message));
+                continue;
+            }
+            return Err(e);
+        }
+        i.foreign_keys.check_child(st, &full)?;
         let mut attempt = full.clone();
         loop {
             let res = {
@@ -326,6 +345,10 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                         new[*col] = v.clone();
                         env_row[*col] = v;
                     }
+                    i.checks.verify(&ex, &new)?;
+                    i.foreign_keys.check_child(st, &new)?;
+                    i.foreign_keys
+                        .check_parent(st, &env_row[..new.len()], Some(&new))?;
                     dups += 1;
                     let done = {
                         let mut tb = st.trx.borrow_mut();

@@ -6,12 +6,16 @@
 
 pub mod access;
 pub mod aggregate;
+pub mod alter;
+pub mod checks;
 pub mod coltypes;
 pub mod ddl;
 pub mod dml;
 pub mod errors;
 pub mod explain;
+pub mod foreign_keys;
 pub mod insert;
+pub mod metadata_lock;
 pub mod query;
 pub mod run;
 pub mod scope;
@@ -53,6 +57,8 @@ pub enum Body {
     CreateTable(ddl::CreateTable),
     /// CREATE INDEX.
     CreateIndex(ddl::CreateIndex),
+    /// ALTER TABLE.
+    AlterTable(alter::AlterTable),
     /// DROP TABLE.
     DropTables(ddl::DropTables),
     /// DROP INDEX.
@@ -94,6 +100,7 @@ impl Body {
             self,
             Body::CreateTable(_)
                 | Body::CreateIndex(_)
+                | Body::AlterTable(_)
                 | Body::DropTables(_)
                 | Body::DropIndex(_)
                 | Body::Truncate(_)
@@ -164,6 +171,7 @@ impl Planner<'_> {
             Statement::Query(q) => Ok(Body::Select(self.query(q)?)),
             Statement::CreateTable(c) => ddl::plan_create_table(self, c),
             Statement::CreateIndex(c) => ddl::plan_create_index(self, c),
+            Statement::AlterTable(a) => alter::plan_alter(self, a),
             Statement::Drop { .. } => ddl::plan_drop(self, stmt),
             Statement::Truncate(t) => ddl::plan_truncate(self, t),
             Statement::Analyze(a) => ddl::plan_analyze(self, a),
@@ -219,6 +227,7 @@ fn run_body(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output
     match body {
         Body::CreateTable(c) => ddl::create_table(st, c),
         Body::CreateIndex(c) => ddl::create_index(st, c),
+        Body::AlterTable(a) => alter::alter_table(st, a),
         Body::DropTables(d) => ddl::drop_tables(st, d),
         Body::DropIndex(d) => ddl::drop_index(st, d),
         Body::Truncate(t) => {

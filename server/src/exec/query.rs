@@ -651,6 +651,7 @@ impl Planner<'_> {
 
     /// The table `db.name`, remembered so a prepared plan can detect DDL.
     pub fn table(&mut self, db: &str, name: &str) -> SqlResult<Arc<Table>> {
+        self.st.check_table_locked(db, name)?;
         let t = self
             .st
             .core

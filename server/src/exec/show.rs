@@ -188,7 +188,7 @@ pub fn execute(st: &mut Context, s: &ShowTable) -> SqlResult<Output> {
             let t = cat.table(db, table)?;
             rows.push(vec![
                 Value::str(table),
-                Value::str(&describe::create_table_text(&t)),
+                Value::str(&describe::create_table_text(&t, db)),
             ]);
         }
         ShowTable::Columns {

@@ -1,7 +1,7 @@
 //! How MySQL describes a table's columns and keys in text: `SHOW CREATE TABLE`,
 //! `SHOW COLUMNS` / `DESCRIBE` and the `information_schema` rows share these spellings.
 
-use crate::engine::{Column, ColumnDefault, ColumnType, IndexKind, Table};
+use crate::engine::{Column, ColumnDefault, ColumnType, ForeignKeyDef, IndexKind, Table};
 use crate::value::Value;
 
 /// A column's default as SHOW COLUMNS prints it (None = NULL).
@@ -61,8 +61,42 @@ fn quote_str(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
 }
 
-/// `SHOW CREATE TABLE` text.
-pub fn create_table_text(t: &Table) -> String {
+/// A foreign key as SHOW CREATE TABLE and the 1451/1452 messages print it, for a child in
+/// database `child_db`: `` CONSTRAINT `fk` FOREIGN KEY (`pid`) REFERENCES `parent` (`id`) ``
+/// and its ON DELETE / ON UPDATE actions.
+pub fn foreign_key_text(fk: &ForeignKeyDef, child_db: &str) -> String {
+    let list = |cols: &[String]| {
+        cols.iter()
+            .map(|c| quote_ident(c))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let parent = if fk.parent_db == child_db {
+        quote_ident(&fk.parent_table)
+    } else {
+        format!(
+            "{}.{}",
+            quote_ident(&fk.parent_db),
+            quote_ident(&fk.parent_table)
+        )
+    };
+    let mut s = format!(
+        "CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {parent} ({})",
+        quote_ident(&fk.name),
+        list(&fk.columns),
+        list(&fk.parent_columns)
+    );
+    for (clause, a) in [(" ON DELETE ", fk.on_delete), (" ON UPDATE ", fk.on_update)] {
+        if let Some(a) = a {
+            s.push_str(clause);
+            s.push_str(a.as_str());
+        }
+    }
+    s
+}
+
+/// `SHOW CREATE TABLE` text of table `t` in database `db`.
+pub fn create_table_text(t: &Table, db: &str) -> String {
     let def = t.def();
     let mut lines = Vec::new();
     for c in def.columns() {
@@ -111,6 +145,24 @@ pub fn create_table_text(t: &Table) -> String {
             }
             IndexKind::HiddenRowId => {}
         }
+    }
+    for fk in def.foreign_keys() {
+        lines.push(format!("  {}", foreign_key_text(fk, db)));
+    }
+    // MySQL lists check constraints by name.
+    let mut checks: Vec<_> = def.checks().iter().collect();
+    checks.sort_by(|a, b| a.name.cmp(&b.name));
+    for c in checks {
+        let not_enforced = if c.enforced {
+            ""
+        } else {
+            " /*!80016 NOT ENFORCED */"
+        };
+        lines.push(format!(
+            "  CONSTRAINT {} CHECK (({})){not_enforced}",
+            quote_ident(&c.name),
+            c.expr
+        ));
     }
     let auto = match def.auto_increment_column() {
         Some(_) if t.auto_increment_value() > 1 => {

@@ -5,6 +5,7 @@
 //! [`vtables::lookup`].
 
 pub mod compression_tables;
+pub mod constraints;
 pub mod deadlock;
 pub mod describe;
 pub mod innodb_tables;

@@ -51,6 +51,8 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
             &crate::introspection::schema_tables::ROUTINES,
             &crate::introspection::schema_tables::TRIGGERS,
             &crate::introspection::pfs_tables::Processlist,
+            &crate::introspection::constraints::KeyColumnUsage,
+            &crate::introspection::constraints::ReferentialConstraints,
         ]
     } else if db.eq_ignore_ascii_case("performance_schema") {
         let found = crate::introspection::pfs_tables::PERFORMANCE_SCHEMA
@@ -85,7 +87,8 @@ fn s(v: &str) -> Value {
     Value::str(v)
 }
 
-fn each_table(catalog: &Catalog, mut f: impl FnMut(&str, &crate::engine::Table)) {
+/// Calls `f` with each table of every database, and its database.
+pub(crate) fn each_table(catalog: &Catalog, mut f: impl FnMut(&str, &crate::engine::Table)) {
     for db in catalog.database_names() {
         if let Ok(d) = catalog.database(&db) {
             for name in d.table_names() {

@@ -4,6 +4,7 @@
 //! shapes results take ([`output`]). Statements are planned and run above, in `exec` and
 //! `stmt`.
 
+pub mod alter;
 pub mod bytes;
 pub mod charset;
 pub mod date_arith;
@@ -71,9 +72,8 @@ fn parse_bounded(sql: &str) -> SqlResult<Result<Vec<Statement>, ParserError>> {
         Err(e) => return Ok(Err(e.into())),
     };
     depth::check(&tokens)?;
-    Ok(Parser::new(&dialect)
-        .with_tokens_with_locations(tokens)
-        .parse_statements())
+    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
+    Ok(alter::parse_statements(&mut parser))
 }
 
 /// Parses one or more statements (`;`-separated), refusing any that nest deeper than

@@ -12,6 +12,8 @@ pub mod set;
 pub mod show;
 pub mod show_engines;
 pub mod show_replication;
+pub mod show_create_database;
+pub mod table_locks;
 pub mod transaction;
 
 pub use plan::{Plan, PreparedStmt};
@@ -25,6 +27,13 @@ use crate::value::Value;
 fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
     if let Some(p) = extra_parse::try_plan(st, sql)? {
         return Ok(vec![p]);
+    }
+    if let Some(s) = show_create_database::parse(sql) {
+        return Ok(vec![PreparedStmt {
+            plan: Plan::ShowCreateDatabase(s),
+            params: 0,
+            columns: Vec::new(),
+        }]);
     }
     let stmts = parse(sql)?;
     if stmts.is_empty() {

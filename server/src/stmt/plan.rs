@@ -111,6 +111,12 @@ pub enum Plan {
     NoOp(&'static str),
     /// A statement on tables, planned by the table executor.
     Table(Box<crate::exec::TablePlan>),
+    /// LOCK TABLES.
+    LockTables(Vec<crate::stmt::table_locks::TableToLock>),
+    /// UNLOCK TABLES.
+    UnlockTables,
+    /// SHOW CREATE DATABASE.
+    ShowCreateDatabase(crate::stmt::show_create_database::ShowCreateDatabase),
 }
 
 impl Plan {
@@ -219,6 +225,10 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
             snapshot: false,
         }),
         Statement::Commit { .. } => simple(Plan::Commit),
+        Statement::LockTables { tables } => simple(Plan::LockTables(
+            crate::stmt::table_locks::plan(st, tables)?,
+        )),
+        Statement::UnlockTables => simple(Plan::UnlockTables),
         Statement::Rollback {
             savepoint: None, ..
         } => simple(Plan::Rollback),
@@ -234,6 +244,7 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
         },
         Statement::CreateTable(_)
         | Statement::CreateIndex(_)
+        | Statement::AlterTable(_)
         | Statement::Insert(_)
         | Statement::Update(_)
         | Statement::Delete(_)
@@ -332,6 +343,9 @@ pub fn execute(st: &mut Context, plan: &Plan, params: &[Value]) -> SqlResult<Out
             Ok(Output::ok())
         }
         Plan::NoOp(_) => Ok(Output::ok()),
+        Plan::LockTables(tables) => crate::stmt::table_locks::lock(st, tables),
+        Plan::UnlockTables => Ok(crate::stmt::table_locks::unlock(st)),
+        Plan::ShowCreateDatabase(s) => crate::stmt::show_create_database::execute(st, s),
         Plan::Table(t) => match t.body.transactional() {
             None => {
                 if t.body.commits_implicitly() {

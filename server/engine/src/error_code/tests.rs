@@ -127,6 +127,7 @@ fn no_lock_error_is_unknown() {
         LockError::Deadlock,
         LockError::NoWait,
         LockError::Interrupted,
+        LockError::TableRebuilt,
     ];
     for e in all {
         // No wildcard: a new variant fails to compile until it is listed above.
@@ -134,7 +135,8 @@ fn no_lock_error_is_unknown() {
             LockError::WaitTimeout
             | LockError::Deadlock
             | LockError::NoWait
-            | LockError::Interrupted => {}
+            | LockError::Interrupted
+            | LockError::TableRebuilt => {}
         }
         let code = ErrorCode::from(e);
         assert_ne!(code, ErrorCode::Unknown, "{e:?}");
@@ -153,6 +155,7 @@ fn fixed_messages_read_as_mysqls_templates() {
         LockError::Deadlock,
         LockError::NoWait,
         LockError::Interrupted,
+        LockError::TableRebuilt,
     ] {
         assert_eq!(e.message(), e.code().template(), "{e:?}");
     }

@@ -77,6 +77,9 @@ pub enum LockError {
     NoWait,
     /// `ER_QUERY_INTERRUPTED` 1317 (KILL QUERY during the wait): the statement rolls back.
     Interrupted,
+    /// `ER_TABLE_DEF_CHANGED` 1412: the table was rebuilt by DDL while the statement waited
+    /// for its table lock; the statement rolls back.
+    TableRebuilt,
 }
 
 impl LockError {
@@ -87,6 +90,7 @@ impl LockError {
             LockError::Deadlock => ErrorCode::LockDeadlock,
             LockError::NoWait => ErrorCode::LockNowait,
             LockError::Interrupted => ErrorCode::QueryInterrupted,
+            LockError::TableRebuilt => ErrorCode::TableDefChanged,
         }
     }
 
@@ -101,6 +105,7 @@ impl LockError {
                 "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set."
             }
             LockError::Interrupted => "Query execution was interrupted",
+            LockError::TableRebuilt => "Table definition has changed, please retry transaction",
         }
     }
 }

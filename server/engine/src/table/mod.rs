@@ -33,7 +33,7 @@ use crate::key::{self, KeyColumn};
 use crate::mvcc::{VersionStore, Visible};
 use crate::row::RowCodec;
 use crate::scan::KeyRange;
-use crate::value::Value;
+use crate::value::{DateTime, Value};
 
 /// Bytes of the hidden row id (DB_ROW_ID).
 pub(crate) const ROW_ID_LEN: usize = 6;
@@ -220,6 +220,9 @@ pub struct Table {
     rebuilt_by: u64,
     /// Old versions of this table's clustered records (see [`crate::mvcc`]).
     pub(crate) versions: VersionStore,
+    /// Set when DDL replaced this table object in the catalog (ALTER TABLE, CREATE/DROP
+    /// INDEX) or dropped it: a statement that resolved it before must not change it.
+    retired: std::sync::atomic::AtomicBool,
 }
 
 impl Table {
@@ -258,6 +261,7 @@ impl Table {
             rows: AtomicI64::new(0),
             rebuilt_by: 0,
             versions: VersionStore::default(),
+            retired: std::sync::atomic::AtomicBool::new(false),
             def,
         }
     }
@@ -265,6 +269,16 @@ impl Table {
     /// See the field: whether a read view with `low_limit_id` predates this table's rebuild.
     pub fn rebuilt_after(&self, low_limit_id: u64) -> bool {
         low_limit_id <= self.rebuilt_by
+    }
+
+    /// See the field: whether DDL replaced or dropped this table object.
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(Relaxed)
+    }
+
+    /// Marks this table object replaced or dropped (see [`Table::is_retired`]).
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Relaxed);
     }
 
     /// A process-unique id of this table object (a rebuilt table gets a new one): the lock
@@ -449,18 +463,47 @@ impl Table {
     }
 
     /// A copy of this table under a new definition with the same columns (CREATE/DROP
-    /// INDEX): every live row re-inserted with its DB_TRX_ID, the AUTO_INCREMENT counter kept.
-    /// Errors as insert (a new UNIQUE index over duplicate values: 1062). Callers exclude DML
-    /// on the table meanwhile (MySQL's exclusive metadata lock). `rebuilt_by` is a value of
-    /// the transaction counter taken for the rebuild (see [`Table::rebuilt_after`]).
+    /// INDEX): see [`Table::rebuilt_mapped`].
     pub fn rebuilt(&self, def: TableDef, rebuilt_by: u64) -> Result<Table, EngineError> {
+        let sources = (0..def.columns().len()).map(Some).collect::<Vec<_>>();
+        self.rebuilt_mapped(def, &sources, DateTime::default(), rebuilt_by)
+    }
+
+    /// A copy of this table under a new definition (ALTER TABLE): new column `i` takes the
+    /// old column `sources[i]`, coerced to its new type, or (None, an added column) its
+    /// DEFAULT (`now` for CURRENT_TIMESTAMP), else its type's implicit default when NOT NULL
+    /// (AUTO_INCREMENT numbers the rows). Every live row is re-inserted with its DB_TRX_ID, the AUTO_INCREMENT counter
+    /// kept. Errors as insert (a new UNIQUE index over duplicate values: 1062; a value the new
+    /// type cannot hold). Callers exclude DML on the table meanwhile (MySQL's exclusive
+    /// metadata lock). `rebuilt_by` is a value of the transaction counter taken for the
+    /// rebuild (see [`Table::rebuilt_after`]).
+    pub fn rebuilt_mapped(
+        &self,
+        def: TableDef,
+        sources: &[Option<usize>],
+        now: DateTime,
+        rebuilt_by: u64,
+    ) -> Result<Table, EngineError> {
+        let added: Vec<(usize, Value)> = sources
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_none())
+            .map(|(i, _)| (i, def.added_column_value(i, now)))
+            .collect();
         let mut table = Table::new(def, self.clustered.capacity());
         table.rebuilt_by = rebuilt_by;
         for item in self.scan(0, KeyRange::all(), Direction::Forward) {
             let stamp = WriteStamp {
                 trx_id: item.trx_id,
             };
-            let row = item.row.expect("clustered scans return rows");
+            let old = item.row.expect("clustered scans return rows");
+            let mut row: Vec<Value> = sources
+                .iter()
+                .map(|s| s.map_or(Value::Null, |c| old[c].clone()))
+                .collect();
+            for (i, v) in &added {
+                row[*i] = v.clone();
+            }
             table.insert(
                 row,
                 &InsertOptions {

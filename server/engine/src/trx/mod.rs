@@ -426,7 +426,9 @@ impl TrxSys {
         }
     }
 
-    /// Takes a table lock once per transaction (IS/IX before row locks), waiting if needed.
+    /// Takes a table lock once per transaction (IS/IX before row locks), waiting if needed;
+    /// a table that DDL replaced while the statement waited is 1412 (the statement would
+    /// change a table no longer in the catalog).
     pub fn lock_table(
         &self,
         trx: &mut Trx,
@@ -448,6 +450,9 @@ impl TrxSys {
             w.wait(timeout)?;
         }
         trx.table_locks.push((id, mode));
+        if table.is_retired() {
+            return Err(LockError::TableRebuilt);
+        }
         Ok(())
     }
 

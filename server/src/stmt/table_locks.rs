@@ -1,0 +1,82 @@
+//! `LOCK TABLES t READ [LOCAL] | [LOW_PRIORITY] WRITE, ...` and `UNLOCK TABLES`. LOCK TABLES
+//! commits the open transaction, then opens one that holds a table lock in the lock system
+//! on each table (S for READ, X for WRITE: other sessions' writes, and for WRITE their
+//! locking reads, wait for it); the session's statements run inside it until UNLOCK TABLES
+//! commits it. While tables are locked, a table the statement did not lock is 1100.
+
+use sqlparser::ast::{LockTable, LockTableType};
+
+use crate::context::Context;
+use crate::engine::lock::TableLockMode;
+use crate::error::{lock_error, SqlResult};
+use crate::exec::errors::no_database;
+use crate::sql::output::Output;
+use crate::stmt::transaction;
+
+/// A table LOCK TABLES names.
+#[derive(Debug, Clone)]
+pub struct TableToLock {
+    /// Database (the current one).
+    pub db: String,
+    /// Table.
+    pub table: String,
+    /// WRITE (else READ).
+    pub write: bool,
+}
+
+/// Plans LOCK TABLES (1046 without a current database).
+pub fn plan(st: &Context, tables: &[LockTable]) -> SqlResult<Vec<TableToLock>> {
+    let db = st.db.clone().ok_or_else(no_database)?;
+    Ok(tables
+        .iter()
+        .map(|t| TableToLock {
+            db: db.clone(),
+            table: t.table.value.clone(),
+            write: matches!(t.lock_type, LockTableType::Write { .. }),
+        })
+        .collect())
+}
+
+/// Executes LOCK TABLES: releases what the session locked before, commits, then locks each
+/// table (1146 for one that does not exist; a lock that waits past `lock_wait_timeout` is
+/// 1205, and nothing stays locked).
+pub fn lock(st: &mut Context, tables: &[TableToLock]) -> SqlResult<Output> {
+    unlock(st);
+    let resolved = tables
+        .iter()
+        .map(|t| Ok((t, st.core.catalog.table(&t.db, &t.table)?)))
+        .collect::<SqlResult<Vec<_>>>()?;
+    transaction::begin(st, None, false);
+    let timeout = crate::exec::metadata_lock::lock_wait_timeout(st);
+    for (t, table) in &resolved {
+        let mode = if t.write {
+            TableLockMode::X
+        } else {
+            TableLockMode::S
+        };
+        let locked = {
+            let mut trx = st.trx.borrow_mut();
+            let trx = trx.as_mut().expect("begun above");
+            st.core.trx.lock_table(trx, table, mode, timeout)
+        };
+        if let Err(e) = locked {
+            transaction::rollback(st);
+            return Err(lock_error(e));
+        }
+    }
+    st.locked_tables = Some(
+        tables
+            .iter()
+            .map(|t| (t.db.clone(), t.table.clone()))
+            .collect(),
+    );
+    Ok(Output::ok())
+}
+
+/// Executes UNLOCK TABLES: with tables locked, commits and releases them; else nothing.
+pub fn unlock(st: &mut Context) -> Output {
+    if st.locked_tables.take().is_some() {
+        transaction::commit(st);
+    }
+    Output::ok()
+}
