@@ -10,9 +10,9 @@ pub mod probe;
 pub mod select;
 pub mod set;
 pub mod show;
+pub mod show_create_database;
 pub mod show_engines;
 pub mod show_replication;
-pub mod show_create_database;
 pub mod table_locks;
 pub mod transaction;
 
