@@ -22,7 +22,7 @@ pub use mode::Mode;
 pub use skip::{has_program, has_python_module, on_path, require_tool, skip};
 pub use sql::{
     code, global_status, load_queue_fixture, mysql_error, pool_waits, raw_code, raw_error,
-    session_status,
+    session_status, show_create_table,
 };
 
 use std::io::{BufRead, BufReader};

@@ -78,3 +78,12 @@ pub fn pool_waits(c: &mut mysql::Conn, column: &str) -> u64 {
     .unwrap_or_else(|e| panic!("tp_thread_group_stats.{column}: {e}"))
     .unwrap_or_else(|| panic!("no tp_thread_group_stats rows"))
 }
+
+/// `SHOW CREATE TABLE table`'s text.
+pub fn show_create_table(c: &mut mysql::Conn, table: &str) -> String {
+    let row: (String, String) = c
+        .query_first(format!("SHOW CREATE TABLE {table}"))
+        .unwrap()
+        .expect("SHOW CREATE TABLE returns a row");
+    row.1
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::{code, mysql_error, TestServer};
+use tpbed_tests::{code, mysql_error, show_create_table, TestServer};
 
 fn setup() -> (TestServer, Conn) {
     let srv = TestServer::start(&[]);
@@ -21,14 +21,6 @@ fn setup() -> (TestServer, Conn) {
     c.query_drop("INSERT INTO t VALUES (1, 10, 'x'), (2, 20, 'y')")
         .unwrap();
     (srv, c)
-}
-
-fn create_text(c: &mut Conn, table: &str) -> String {
-    let row: (String, String) = c
-        .query_first(format!("SHOW CREATE TABLE {table}"))
-        .unwrap()
-        .unwrap();
-    row.1
 }
 
 #[test]
@@ -52,7 +44,7 @@ fn columns_are_added_changed_and_dropped_with_their_rows() {
 
     c.query_drop("ALTER TABLE t MODIFY b VARCHAR(20) NOT NULL DEFAULT 'q' AFTER id, CHANGE a aa BIGINT, RENAME COLUMN n TO nn, DROP COLUMN s")
         .unwrap();
-    let text = create_text(&mut c, "t");
+    let text = show_create_table(&mut c, "t");
     assert!(
         text.contains("  `id` int NOT NULL,\n  `b` varchar(20) NOT NULL DEFAULT 'q',\n  `aa` bigint DEFAULT NULL,\n  `nn` int NOT NULL,"),
         "{text}"
@@ -76,7 +68,7 @@ fn keys_are_added_and_dropped() {
     let (_srv, mut c) = setup();
     c.query_drop("ALTER TABLE t ADD INDEX ka (a), ADD CONSTRAINT ub UNIQUE (b)")
         .unwrap();
-    let text = create_text(&mut c, "t");
+    let text = show_create_table(&mut c, "t");
     assert!(text.contains("UNIQUE KEY `ub` (`b`)"), "{text}");
     assert!(text.contains("KEY `ka` (`a`)"), "{text}");
     assert_eq!(
@@ -85,13 +77,13 @@ fn keys_are_added_and_dropped() {
     );
     c.query_drop("ALTER TABLE t DROP KEY ka, DROP INDEX ub, DROP PRIMARY KEY, ADD PRIMARY KEY (a)")
         .unwrap();
-    let text = create_text(&mut c, "t");
+    let text = show_create_table(&mut c, "t");
     assert!(text.contains("PRIMARY KEY (`a`)"), "{text}");
     assert!(!text.contains("`ka`") && !text.contains("`ub`"), "{text}");
     // A UNIQUE constraint is dropped by its name.
     c.query_drop("ALTER TABLE t ADD UNIQUE KEY u2 (b)").unwrap();
     c.query_drop("ALTER TABLE t DROP CONSTRAINT u2").unwrap();
-    assert!(!create_text(&mut c, "t").contains("u2"));
+    assert!(!show_create_table(&mut c, "t").contains("u2"));
 }
 
 #[test]
@@ -182,7 +174,7 @@ fn errors_are_mysqls() {
     assert_eq!(e.code, 1062);
     assert_eq!(e.message, "Duplicate entry '10' for key 't.ua'");
     // Nothing changed after the errors.
-    assert!(!create_text(&mut c, "t").contains("ua"));
+    assert!(!show_create_table(&mut c, "t").contains("ua"));
 }
 
 #[test]
@@ -204,7 +196,7 @@ fn alter_waits_for_an_open_transaction_on_the_table() {
         "Lock wait timeout exceeded; try restarting transaction"
     );
     assert!(started.elapsed() >= Duration::from_millis(900));
-    assert!(!create_text(&mut c, "t").contains("late"));
+    assert!(!show_create_table(&mut c, "t").contains("late"));
 
     // Within it: the ALTER goes ahead once the writer commits, and keeps its change.
     c.query_drop("SET SESSION lock_wait_timeout = 20").unwrap();
@@ -217,7 +209,7 @@ fn alter_waits_for_an_open_transaction_on_the_table() {
     writer.query_drop("COMMIT").unwrap();
     let (mut c, waited) = altering.join().unwrap();
     assert!(waited >= Duration::from_millis(300), "{waited:?}");
-    assert!(create_text(&mut c, "t").contains("`late` int"));
+    assert!(show_create_table(&mut c, "t").contains("`late` int"));
     assert_eq!(
         c.query_first::<i64, _>("SELECT a FROM t WHERE id = 1")
             .unwrap(),

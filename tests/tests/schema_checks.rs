@@ -6,7 +6,7 @@
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::{mysql_error, TestServer};
+use tpbed_tests::{mysql_error, show_create_table, TestServer};
 
 fn setup() -> (TestServer, Conn) {
     let srv = TestServer::start(&[]);
@@ -21,14 +21,6 @@ fn setup() -> (TestServer, Conn) {
     (srv, c)
 }
 
-fn create_text(c: &mut Conn, table: &str) -> String {
-    let row: (String, String) = c
-        .query_first(format!("SHOW CREATE TABLE {table}"))
-        .unwrap()
-        .unwrap();
-    row.1
-}
-
 fn violated(c: &mut Conn, sql: &str) -> String {
     let e = mysql_error(c.query_drop(sql));
     assert_eq!((e.code, e.state.as_str()), (3819, "HY000"), "{sql}");
@@ -38,7 +30,7 @@ fn violated(c: &mut Conn, sql: &str) -> String {
 #[test]
 fn checks_are_named_and_shown_as_mysql_does() {
     let (_srv, mut c) = setup();
-    let text = create_text(&mut c, "t");
+    let text = show_create_table(&mut c, "t");
     assert!(
         text.contains(
             "  PRIMARY KEY (`id`),\n  CONSTRAINT `small` CHECK ((`b` < 10)),\n  \
@@ -114,10 +106,10 @@ fn alter_table_adds_drops_and_renames_checks() {
         violated(&mut c, "ALTER TABLE t ADD CONSTRAINT big CHECK (b > 7)"),
         "Check constraint 'big' is violated."
     );
-    assert!(!create_text(&mut c, "t").contains("`big`"));
+    assert!(!show_create_table(&mut c, "t").contains("`big`"));
     c.query_drop("ALTER TABLE t ADD CHECK (b > 0), ADD COLUMN z INT CHECK (z IS NULL OR z > 1)")
         .unwrap();
-    let text = create_text(&mut c, "t");
+    let text = show_create_table(&mut c, "t");
     assert!(
         text.contains("CONSTRAINT `t_chk_3` CHECK ((`b` > 0))"),
         "{text}"
@@ -139,7 +131,7 @@ fn alter_table_adds_drops_and_renames_checks() {
     c.query_drop("INSERT INTO t VALUES (2, -1, 9, NULL)")
         .unwrap();
     c.query_drop("ALTER TABLE t RENAME TO u").unwrap();
-    let text = create_text(&mut c, "u");
+    let text = show_create_table(&mut c, "u");
     assert!(
         text.contains("CONSTRAINT `u_chk_3` CHECK ((`b` > 0))"),
         "{text}"

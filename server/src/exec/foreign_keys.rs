@@ -116,15 +116,19 @@ fn positions(def: &TableDef, names: &[String]) -> Option<Vec<usize>> {
     names.iter().map(|n| def.column_index(n)).collect()
 }
 
-/// The link of `fk` (child `db.child`) when both tables exist, the parent side names the
-/// parent's PRIMARY KEY and an index leads with the child's columns.
-fn link(st: &Context, db: &str, child: &Arc<Table>, fk: &ForeignKeyDef) -> Option<Link> {
-    let parent = st
-        .core
+/// The parent table `fk` references, when it exists.
+fn parent_of(st: &Context, fk: &ForeignKeyDef) -> Option<Arc<Table>> {
+    st.core
         .catalog
         .engine
         .table(&fk.parent_db, &fk.parent_table)
-        .ok()?;
+        .ok()
+}
+
+/// The link of `fk` (child `db.child`) when both tables exist, the parent side names the
+/// parent's PRIMARY KEY and an index leads with the child's columns.
+fn link(st: &Context, db: &str, child: &Arc<Table>, fk: &ForeignKeyDef) -> Option<Link> {
+    let parent = parent_of(st, fk)?;
     let parent_columns = positions(parent.def(), &fk.parent_columns)?;
     if parent.def().has_hidden_primary() || parent.def().clustered().columns != parent_columns {
         return None;
@@ -323,15 +327,7 @@ pub fn added_parents(st: &Context, def: &TableDef, added: &[String]) -> Vec<(Str
     def.foreign_keys()
         .iter()
         .filter(|fk| added.contains(&fk.name))
-        .filter_map(|fk| {
-            let parent = st
-                .core
-                .catalog
-                .engine
-                .table(&fk.parent_db, &fk.parent_table)
-                .ok()?;
-            Some((fk.name.clone(), parent))
-        })
+        .filter_map(|fk| Some((fk.name.clone(), parent_of(st, fk)?)))
         .collect()
 }
 

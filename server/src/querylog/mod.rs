@@ -13,9 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::startup::StartupError;
-use crate::vars::registry::{
-    Feature, FromVar, Registry, Scope, SessionVars, VarDef, VarType, VarValue,
-};
+use crate::vars::registry::{FromVar, Registry, Scope, SessionVars, VarDef, VarType, VarValue};
 use crate::vars::VarId;
 
 pub use file::QueryLogFile;
@@ -24,40 +22,28 @@ pub use format::SlowEntry;
 /// `log_output`'s names, in MySQL's order.
 const LOG_OUTPUTS: &[&str] = &["NONE", "FILE", "TABLE"];
 
-fn def(name: &'static str, scope: Scope, ty: VarType, default: VarValue) -> VarDef {
-    VarDef {
-        name,
-        scope,
-        dynamic: true,
-        session_read_only: false,
-        ty,
-        default,
-        feature: Feature::Core,
-    }
-}
-
 /// The query log variables, with MySQL 8.0's scopes and defaults (an empty file name means
 /// MySQL's default, `host_name.log` / `host_name-slow.log` in the data directory).
 pub fn definitions() -> Vec<VarDef> {
     use Scope::*;
     let text = |s: &str| VarValue::Str(s.to_string());
     vec![
-        def("general_log", Global, VarType::Bool, VarValue::Bool(false)),
-        def("general_log_file", Global, VarType::Str, text("")),
-        def(
+        VarDef::new("general_log", Global, VarType::Bool, VarValue::Bool(false)),
+        VarDef::new("general_log_file", Global, VarType::Str, text("")),
+        VarDef::new(
             "slow_query_log",
             Global,
             VarType::Bool,
             VarValue::Bool(false),
         ),
-        def("slow_query_log_file", Global, VarType::Str, text("")),
-        def(
+        VarDef::new("slow_query_log_file", Global, VarType::Str, text("")),
+        VarDef::new(
             "long_query_time",
             Both,
             VarType::Seconds { max: 31_536_000 },
             text("10.000000"),
         ),
-        def(
+        VarDef::new(
             "min_examined_row_limit",
             Both,
             VarType::Int {
@@ -66,7 +52,7 @@ pub fn definitions() -> Vec<VarDef> {
             },
             VarValue::Int(0),
         ),
-        def(
+        VarDef::new(
             "log_output",
             Global,
             VarType::Set(LOG_OUTPUTS),
@@ -74,7 +60,7 @@ pub fn definitions() -> Vec<VarDef> {
         ),
         VarDef {
             dynamic: false,
-            ..def("log_error", Global, VarType::Str, text("stderr"))
+            ..VarDef::new("log_error", Global, VarType::Str, text("stderr"))
         },
     ]
 }
