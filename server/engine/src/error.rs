@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::types::{MAX_DECIMAL_PRECISION, MAX_DECIMAL_SCALE};
 use crate::ErrorCode;
 
 /// An error from the catalog, value coercion or an index operation.
@@ -77,6 +78,25 @@ pub enum EngineError {
     WrongAutoKey,
     /// DROP INDEX of an unknown index (1091 `42000`).
     CantDropKey(String),
+    /// DECIMAL(M,D) with M above 65 (1426 `42000`).
+    TooBigPrecision {
+        /// The column.
+        column: String,
+        /// The declared M.
+        precision: u8,
+    },
+    /// DECIMAL(M,D) with D above 30 (1425 `42000`).
+    TooBigScale {
+        /// The column.
+        column: String,
+        /// The declared D.
+        scale: u8,
+    },
+    /// DECIMAL(M,D) with D above M (1427 `42000`).
+    ScaleAbovePrecision {
+        /// The column.
+        column: String,
+    },
     /// A column type the engine cannot represent (1064-family; message says what).
     BadColumnDefinition {
         /// The column.
@@ -109,6 +129,9 @@ impl EngineError {
             EngineError::MultiplePrimaryKey => ErrorCode::MultiplePriKey,
             EngineError::WrongAutoKey => ErrorCode::WrongAutoKey,
             EngineError::CantDropKey(_) => ErrorCode::CantDropFieldOrKey,
+            EngineError::TooBigPrecision { .. } => ErrorCode::TooBigPrecision,
+            EngineError::TooBigScale { .. } => ErrorCode::TooBigScale,
+            EngineError::ScaleAbovePrecision { .. } => ErrorCode::MBiggerThanD,
             EngineError::BadColumnDefinition { .. } => ErrorCode::ParseError,
         }
     }
@@ -166,6 +189,17 @@ impl EngineError {
             EngineError::CantDropKey(k) => {
                 format!("Can't DROP '{k}'; check that column/key exists")
             }
+            EngineError::TooBigPrecision { column, precision } => format!(
+                "Too-big precision {precision} specified for '{column}'. Maximum is \
+                 {MAX_DECIMAL_PRECISION}."
+            ),
+            EngineError::TooBigScale { column, scale } => format!(
+                "Too big scale {scale} specified for column '{column}'. Maximum is \
+                 {MAX_DECIMAL_SCALE}."
+            ),
+            EngineError::ScaleAbovePrecision { column } => format!(
+                "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{column}')."
+            ),
             EngineError::BadColumnDefinition { column, reason } => {
                 format!("Column '{column}': {reason}")
             }

@@ -131,6 +131,10 @@ pub enum ErrorCode {
     IllegalValueForType = 1367,
     /// ER_TOO_BIG_SCALE: a DECIMAL scale above 30.
     TooBigScale = 1425,
+    /// ER_TOO_BIG_PRECISION: a DECIMAL precision above 65.
+    TooBigPrecision = 1426,
+    /// ER_M_BIGGER_THAN_D: a DECIMAL scale above its precision.
+    MBiggerThanD = 1427,
     /// ER_STACK_OVERRUN_NEED_MORE: a statement nests deeper than the thread's stack allows.
     StackOverrunNeedMore = 1436,
     /// ER_DUP_FIELDNAME: two columns with one name.
@@ -222,7 +226,9 @@ impl ErrorCode {
             | KeyColumnDoesNotExist
             | CantRemoveAllFields
             | UnknownCharacterSet
-            | TooBigScale => match self {
+            | TooBigScale
+            | TooBigPrecision
+            | MBiggerThanD => match self {
                 TableExists => "42S01",
                 BadTable | NoSuchTable => "42S02",
                 BadField => "42S22",
@@ -316,6 +322,8 @@ impl ErrorCode {
             WarnAllowedPacketOverflowed => "Result of %s() was larger than max_allowed_packet (%ld) - truncated",
             IllegalValueForType => "Illegal %s '%-.192s' value found during parsing",
             TooBigScale => "Too big scale %u specified for column '%-.192s'. Maximum is %lu.",
+            TooBigPrecision => "Too-big precision %u specified for '%-.192s'. Maximum is %lu.",
+            MBiggerThanD => "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%-.192s').",
             StackOverrunNeedMore => "Thread stack overrun:  %ld bytes used of a %ld byte stack, and %ld bytes needed.  Use 'mysqld --thread_stack=#' to specify a bigger stack.",
             DupFieldName => "Duplicate column name '%-.192s'",
             MultiplePriKey => "Multiple primary key defined",

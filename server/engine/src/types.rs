@@ -76,7 +76,8 @@ pub enum ColumnType {
     Float,
     /// DOUBLE.
     Double,
-    /// DECIMAL(precision, scale); precision up to 38 here (MySQL allows 65).
+    /// DECIMAL(precision, scale); precision up to 38 here (MySQL allows 65; beyond 65 is
+    /// MySQL's 1426).
     Decimal {
         /// Total digits.
         precision: u8,
@@ -110,7 +111,11 @@ pub enum ColumnType {
 }
 
 /// Largest DECIMAL precision an `i128` holds exactly.
-pub(crate) const MAX_DECIMAL_PRECISION: u8 = 38;
+pub(crate) const MAX_STORED_DECIMAL_PRECISION: u8 = 38;
+/// Largest DECIMAL precision MySQL accepts (beyond it: 1426).
+pub(crate) const MAX_DECIMAL_PRECISION: u8 = 65;
+/// Largest DECIMAL scale MySQL accepts (beyond it: 1425).
+pub(crate) const MAX_DECIMAL_SCALE: u8 = 30;
 
 impl ColumnType {
     /// Checks the type's own parameters (DECIMAL precision/scale, fsp).
@@ -123,14 +128,20 @@ impl ColumnType {
         };
         match *self {
             ColumnType::Decimal { precision, scale } => {
-                if precision == 0 || precision > MAX_DECIMAL_PRECISION {
-                    return bad(format!(
-                        "DECIMAL precision {precision} not supported (1..={MAX_DECIMAL_PRECISION})"
-                    ));
+                let column = column.to_string();
+                if scale > MAX_DECIMAL_SCALE {
+                    return Err(EngineError::TooBigScale { column, scale });
                 }
-                if scale > precision || scale > 30 {
+                if precision > MAX_DECIMAL_PRECISION {
+                    return Err(EngineError::TooBigPrecision { column, precision });
+                }
+                if scale > precision {
+                    return Err(EngineError::ScaleAbovePrecision { column });
+                }
+                if precision == 0 || precision > MAX_STORED_DECIMAL_PRECISION {
                     return bad(format!(
-                        "DECIMAL scale {scale} exceeds precision {precision}"
+                        "DECIMAL precision {precision} not supported \
+                         (1..={MAX_STORED_DECIMAL_PRECISION})"
                     ));
                 }
             }

@@ -44,10 +44,15 @@ pub fn column_type(t: &D) -> SqlResult<ColumnType> {
         | D::Real
         | D::Float8 => ColumnType::Double,
         D::Decimal(i) | D::DecimalUnsigned(i) | D::Numeric(i) | D::Dec(i) | D::DecUnsigned(i) => {
+            // Past 255 the digits are far beyond MySQL's limits: held as 255, which the
+            // engine refuses with MySQL's error.
+            let digits = |n: i128| u8::try_from(n).unwrap_or(u8::MAX);
             let (precision, scale) = match i {
                 ast::ExactNumberInfo::None => (10, 0),
-                ast::ExactNumberInfo::Precision(p) => (*p as u8, 0),
-                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u8, *s as u8),
+                ast::ExactNumberInfo::Precision(p) => (digits((*p).into()), 0),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => {
+                    (digits((*p).into()), digits((*s).into()))
+                }
             };
             ColumnType::Decimal { precision, scale }
         }

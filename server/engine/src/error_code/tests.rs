@@ -70,6 +70,15 @@ fn every_engine_error() -> Vec<EngineError> {
         EngineError::MultiplePrimaryKey,
         EngineError::WrongAutoKey,
         EngineError::CantDropKey(c()),
+        EngineError::TooBigPrecision {
+            column: c(),
+            precision: 66,
+        },
+        EngineError::TooBigScale {
+            column: c(),
+            scale: 31,
+        },
+        EngineError::ScaleAbovePrecision { column: c() },
         EngineError::BadColumnDefinition {
             column: c(),
             reason: c(),
@@ -99,6 +108,9 @@ fn variant_index(e: &EngineError) -> usize {
         EngineError::WrongAutoKey => 17,
         EngineError::CantDropKey(_) => 18,
         EngineError::BadColumnDefinition { .. } => 19,
+        EngineError::TooBigPrecision { .. } => 20,
+        EngineError::TooBigScale { .. } => 21,
+        EngineError::ScaleAbovePrecision { .. } => 22,
     }
 }
 
@@ -110,7 +122,7 @@ fn no_engine_error_is_unknown() {
     seen.dedup();
     assert_eq!(
         seen,
-        (0..=19).collect::<Vec<_>>(),
+        (0..=22).collect::<Vec<_>>(),
         "every variant listed once"
     );
     for e in &all {
