@@ -115,7 +115,7 @@ pub(crate) const MAX_STORED_DECIMAL_PRECISION: u8 = 38;
 /// Largest DECIMAL precision MySQL accepts (beyond it: 1426).
 pub(crate) const MAX_DECIMAL_PRECISION: u8 = 65;
 /// Largest DECIMAL scale MySQL accepts (beyond it: 1425).
-pub(crate) const MAX_DECIMAL_SCALE: u8 = 30;
+pub const MAX_DECIMAL_SCALE: u8 = 30;
 
 impl ColumnType {
     /// Checks the type's own parameters (DECIMAL precision/scale, fsp).

@@ -315,7 +315,7 @@ fn align(a: Decimal, b: Decimal) -> Option<(i128, i128, u8)> {
 }
 
 /// The most digits after the point a decimal keeps (MySQL's `DECIMAL_MAX_SCALE`).
-pub const MAX_DECIMAL_SCALE: u8 = 30;
+pub use crate::engine::types::MAX_DECIMAL_SCALE;
 
 /// A decimal of `unscaled` at `scale`, rounded (half away from zero) to at most
 /// [`MAX_DECIMAL_SCALE`] digits after the point; `scale` is at most twice that plus 4.
