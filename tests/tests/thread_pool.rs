@@ -81,7 +81,7 @@ fn pool_variables_exist_only_with_the_pool() {
         "two groups and the Admin group last"
     );
     let ours: Vec<(String, String)> = c.query("SHOW VARIABLES LIKE 'tpbed_thread_pool%'").unwrap();
-    assert_eq!(ours.len(), 3, "ours are named tpbed_*: {ours:?}");
+    assert_eq!(ours.len(), 4, "ours are named tpbed_*: {ours:?}");
 }
 
 /// One probe: `busy` starts `long_sql` in the (only) group, and once `watcher` (a connection

@@ -50,6 +50,7 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     builtin!("comparisons", "pool-vs-per-connection.toml"),
     builtin!("comparisons", "server-vs-mariadb.toml"),
     builtin!("comparisons", "compare-sysbench.toml"),
+    builtin!("comparisons", "ring-io.toml"),
 ];
 
 /// The suite names.

@@ -91,8 +91,9 @@ pub(crate) trait Poller: Send + Sync + 'static {
     fn take_input(&self, _token: Token) -> Option<Received> {
         None
     }
-    /// The reply the connection's last command left in `out` (taken, `out` left empty), sent
-    /// within `write_timeout` when the connection is next armed.
+    /// The reply the connection's last command left in `out` (taken, `out` left empty): what
+    /// the socket takes without waiting leaves at once, the rest within `write_timeout` when
+    /// the connection is next armed.
     fn queue_output(&self, _token: Token, _out: &mut Vec<u8>, _write_timeout: Duration) {}
     /// A reply of the connection is still leaving: `net_write_timeout` bounds it, not
     /// `wait_timeout`.
@@ -321,8 +322,16 @@ mod tests {
     /// fails under `TPBED_REQUIRE_TOOLS=1`, and otherwise writes `SKIPPED <test>: <reason>`
     /// to the terminal (past the harness's output capture) and runs nothing.
     fn uring() -> Option<UringPoller> {
-        let Some(why) = choose(PollerKind::IoUring, IoMode::Poll).fallback_reason else {
-            return Some(UringPoller::new().unwrap());
+        uring_for(IoMode::Poll)
+    }
+
+    /// As [`uring`], for I/O mode `io` (a ring-I/O poller for [`IoMode::Ring`]).
+    fn uring_for(io: IoMode) -> Option<UringPoller> {
+        let Some(why) = choose(PollerKind::IoUring, io).fallback_reason else {
+            return Some(match io {
+                IoMode::Poll => UringPoller::new().unwrap(),
+                IoMode::Ring => UringPoller::new_ring().unwrap(),
+            });
         };
         let test = std::thread::current()
             .name()
@@ -336,6 +345,45 @@ mod tests {
             "SKIPPED {test}: io_uring unavailable: {why}"
         );
         None
+    }
+
+    /// Waits (at most 5 s) until `p` reports `t`.
+    fn wait_for_report(p: &dyn Poller, t: Token) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut out = Vec::new();
+        while !out.contains(&t) && std::time::Instant::now() < deadline {
+            p.wake().unwrap();
+            p.poll(&mut out, true).unwrap();
+        }
+        assert!(out.contains(&t), "the command is reported");
+    }
+
+    #[test]
+    fn ring_reply_leaves_before_the_connection_is_rearmed() {
+        let Some(p) = uring_for(IoMode::Ring) else {
+            return;
+        };
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        c.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .unwrap();
+        let (s, _) = l.accept().unwrap();
+        let t = Token::new(4, 1);
+        p.register(t, s.as_raw_fd()).unwrap();
+        for command in [&b"first"[..], b"second"] {
+            c.write_all(command).unwrap();
+            wait_for_report(&p, t);
+            assert_eq!(p.take_input(t), Some(Received::Bytes(command.to_vec())));
+            let mut reply = b"reply".to_vec();
+            p.queue_output(t, &mut reply, std::time::Duration::from_secs(5));
+            assert!(reply.is_empty(), "the reply buffer is taken");
+            let mut got = [0u8; 5];
+            std::io::Read::read_exact(&mut c, &mut got).expect("the reply arrives unarmed");
+            assert_eq!(&got, b"reply");
+            p.rearm(t, s.as_raw_fd()).unwrap();
+            assert!(!p.sending(t), "nothing left for the ring to send");
+        }
+        p.deregister(t, s.as_raw_fd()).unwrap();
     }
 
     #[test]

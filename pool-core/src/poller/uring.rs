@@ -22,9 +22,12 @@
 //!
 //! With `tpbed_thread_pool_io=ring` ([`UringPoller::new_ring`]) the same ring moves the bytes:
 //! arming a connection submits a receive into the group's provided-buffer ring (or first the
-//! send of the reply its last command left, with `net_write_timeout` as a linked timeout), and
+//! send of what its last reply left unsent, with `net_write_timeout` as a linked timeout), and
 //! a receive's completion copies the bytes into the connection's [`ConnIo`] and reports its
-//! token, so the thread that runs the command calls no `recv` and no `send`. The receive is
+//! token, so the thread that runs the command calls no `recv`. It offers the reply to the
+//! socket once without waiting (`queue_output`): a reply that fits the send buffer costs one
+//! `send` instead of a ring send whose completion (and its timeout's) would wake a polling
+//! thread only to submit the next receive. The receive is
 //! one-shot, not multishot: a multishot receive would stay armed while a thread runs the
 //! session and could take bytes the session is reading itself (the rest of a long command,
 //! the next command of a transaction held bound by the transaction limit). The user data of a
@@ -97,6 +100,24 @@ impl std::fmt::Debug for UringPoller {
             .field("ring_fd", &self.ring.as_raw_fd())
             .finish()
     }
+}
+
+/// `send(MSG_DONTWAIT)` of `bytes` on `fd`: how many left (0 on any error, which the ring's
+/// own send of the rest then reports).
+fn send_without_waiting(fd: RawFd, bytes: &[u8]) -> usize {
+    if bytes.is_empty() {
+        return 0;
+    }
+    // SAFETY: sends from a live slice; the fd is the connection's open socket.
+    let n = unsafe {
+        libc::send(
+            fd,
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    usize::try_from(n).unwrap_or(0)
 }
 
 fn poll_flags() -> u32 {
@@ -490,7 +511,16 @@ impl Poller for UringPoller {
         self.live().get_mut(&token.0)?.io.take_input()
     }
 
+    /// The reply is first offered to the socket without waiting (the caller's thread holds the
+    /// session, so nothing is in flight on it): a reply that fits the socket's send buffer
+    /// leaves at once, and the connection's next request is only its receive. What did not
+    /// leave, or a socket error, goes to the ring's send (whose completion reports the error).
     fn queue_output(&self, token: Token, out: &mut Vec<u8>, write_timeout: Duration) {
+        let Some(fd) = self.live().get(&token.0).map(|l| l.io.fd) else {
+            return;
+        };
+        let left = send_without_waiting(fd, out);
+        out.drain(..left);
         if let Some(l) = self.live().get_mut(&token.0) {
             l.io.queue_output(out, write_timeout);
         }
