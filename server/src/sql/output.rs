@@ -121,7 +121,8 @@ pub fn column_for(name: &str, sample: Option<&Value>) -> ColumnDefinition {
             c.charset = 63;
             c.column_length = 19;
             c.flags = ColumnFlags::BINARY;
-            if date_only && name.to_ascii_lowercase().contains("date") {
+            let name = name.to_ascii_lowercase();
+            if date_only && name.contains("date") && !name.contains("datetime") {
                 c.column_type = ColumnType::Date;
                 c.column_length = 10;
             }
