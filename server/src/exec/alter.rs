@@ -206,7 +206,7 @@ impl Draft {
         for c in &fk.columns {
             self.column(c).map_err(|_| key_column_missing(c))?;
         }
-        let lead = |key: &DraftKey| {
+        let leads_with_columns = |key: &DraftKey| {
             key.columns.len() >= fk.columns.len()
                 && key
                     .columns
@@ -214,7 +214,7 @@ impl Draft {
                     .zip(&fk.columns)
                     .all(|(a, b)| a.eq_ignore_ascii_case(b))
         };
-        if !self.keys.iter().any(lead) {
+        if !self.keys.iter().any(leads_with_columns) {
             let name = crate::exec::foreign_keys::index_name(k);
             self.add_key(IndexKind::NonUnique, name, fk.columns.clone())?;
         }
@@ -237,6 +237,25 @@ impl Draft {
             return Err(cant_drop(name));
         }
         Ok(())
+    }
+
+    /// MODIFY (`old` = `new`) or CHANGE COLUMN: the column `old` redefined as `new`.
+    fn redefine_column(
+        &mut self,
+        p: &Planner<'_>,
+        old: &ast::Ident,
+        new: &ast::Ident,
+        data_type: &ast::DataType,
+        options: &[ast::ColumnOption],
+        pos: &Option<MySQLColumnPosition>,
+    ) -> SqlResult<()> {
+        let cd = ast::ColumnDef {
+            name: new.clone(),
+            data_type: data_type.clone(),
+            options: named(options),
+        };
+        let i = self.column(&old.value)?;
+        self.place_column(p, &cd, Some(i), pos)
     }
 
     /// ADD COLUMN, MODIFY or CHANGE: `replacing` is the column's position for the latter.
@@ -303,30 +322,14 @@ impl Draft {
                 data_type,
                 options,
                 column_position,
-            } => {
-                let cd = ast::ColumnDef {
-                    name: col_name.clone(),
-                    data_type: data_type.clone(),
-                    options: named(options),
-                };
-                let i = self.column(&col_name.value)?;
-                self.place_column(p, &cd, Some(i), column_position)
-            }
+            } => self.redefine_column(p, col_name, col_name, data_type, options, column_position),
             AlterTableOperation::ChangeColumn {
                 old_name,
                 new_name,
                 data_type,
                 options,
                 column_position,
-            } => {
-                let cd = ast::ColumnDef {
-                    name: new_name.clone(),
-                    data_type: data_type.clone(),
-                    options: named(options),
-                };
-                let i = self.column(&old_name.value)?;
-                self.place_column(p, &cd, Some(i), column_position)
-            }
+            } => self.redefine_column(p, old_name, new_name, data_type, options, column_position),
             AlterTableOperation::RenameColumn {
                 old_column_name,
                 new_column_name,
