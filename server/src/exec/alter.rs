@@ -206,7 +206,7 @@ impl Draft {
         for c in &fk.columns {
             self.column(c).map_err(|_| key_column_missing(c))?;
         }
-        let leads_with_columns = |key: &DraftKey| {
+        let covers_fk_columns = |key: &DraftKey| {
             key.columns.len() >= fk.columns.len()
                 && key
                     .columns
@@ -214,7 +214,7 @@ impl Draft {
                     .zip(&fk.columns)
                     .all(|(a, b)| a.eq_ignore_ascii_case(b))
         };
-        if !self.keys.iter().any(leads_with_columns) {
+        if !self.keys.iter().any(covers_fk_columns) {
             let name = crate::exec::foreign_keys::index_name(k);
             self.add_key(IndexKind::NonUnique, name, fk.columns.clone())?;
         }
