@@ -105,6 +105,9 @@ pub struct Context {
     pub savepoints: Vec<(String, usize)>,
     /// The tables `LOCK TABLES` locked (database, table), until `UNLOCK TABLES`.
     pub locked_tables: Option<Vec<(String, String)>>,
+    /// The tables whose metadata lock the current transaction holds shared (see
+    /// [`crate::exec::metadata_lock`]), released when the transaction ends.
+    pub metadata_locks: Vec<Arc<crate::engine::Table>>,
 }
 
 impl Drop for Context {
@@ -113,6 +116,7 @@ impl Drop for Context {
         if let Some(trx) = self.trx.get_mut().take() {
             self.core.trx.rollback(trx);
         }
+        self.release_metadata_locks();
     }
 }
 
@@ -141,6 +145,14 @@ impl Context {
             trx: std::cell::RefCell::new(None),
             savepoints: Vec::new(),
             locked_tables: None,
+            metadata_locks: Vec::new(),
+        }
+    }
+
+    /// Releases the metadata locks the ending transaction held.
+    pub fn release_metadata_locks(&mut self) {
+        for t in self.metadata_locks.drain(..) {
+            t.metadata_lock().release_shared();
         }
     }
 
@@ -245,6 +257,7 @@ impl Context {
         if let Some(trx) = self.trx.get_mut().take() {
             self.core.trx.rollback(trx);
         }
+        self.release_metadata_locks();
         self.savepoints.clear();
         self.in_transaction = false;
         self.warnings.clear();
