@@ -15,6 +15,7 @@ pub mod errors;
 pub mod explain;
 pub mod foreign_keys;
 pub mod insert;
+pub mod join_columns;
 pub mod metadata_lock;
 pub mod query;
 pub mod run;
