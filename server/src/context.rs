@@ -34,6 +34,10 @@ pub struct SqlModes {
     pub no_auto_value_on_zero: bool,
     /// `ERROR_FOR_DIVISION_BY_ZERO`: a division by zero adds warning 1365 to its NULL.
     pub error_for_division_by_zero: bool,
+    /// `STRICT_TRANS_TABLES` or `STRICT_ALL_TABLES` (every table is transactional): a value
+    /// too long or out of range for its column is an error; without it, it is cut to fit
+    /// with a warning.
+    pub strict: bool,
 }
 
 impl SqlModes {
@@ -48,6 +52,7 @@ impl SqlModes {
             no_backslash_escapes: has("NO_BACKSLASH_ESCAPES"),
             no_auto_value_on_zero: has("NO_AUTO_VALUE_ON_ZERO"),
             error_for_division_by_zero: has("ERROR_FOR_DIVISION_BY_ZERO"),
+            strict: has("STRICT_TRANS_TABLES") || has("STRICT_ALL_TABLES"),
         }
     }
 }
