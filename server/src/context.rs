@@ -288,13 +288,15 @@ mod tests {
             m,
             SqlModes {
                 error_for_division_by_zero: true,
+                strict: true,
                 ..SqlModes::default()
             }
         );
         let m = SqlModes::parse("STRICT_TRANS_TABLES,no_auto_value_on_zero");
-        assert!(m.no_auto_value_on_zero && !m.no_backslash_escapes);
+        assert!(m.no_auto_value_on_zero && !m.no_backslash_escapes && m.strict);
         let m = SqlModes::parse("NO_BACKSLASH_ESCAPES");
-        assert!(m.no_backslash_escapes && !m.no_auto_value_on_zero);
+        assert!(m.no_backslash_escapes && !m.no_auto_value_on_zero && !m.strict);
+        assert!(SqlModes::parse("strict_all_tables").strict);
         assert_eq!(SqlModes::parse(""), SqlModes::default());
     }
 
