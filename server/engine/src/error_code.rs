@@ -201,6 +201,8 @@ pub enum ErrorCode {
     InvalidJsonPath = 3143,
     /// ER_JSON_USED_AS_KEY: an index over a JSON column.
     JsonUsedAsKey = 3152,
+    /// ER_JSON_DOCUMENT_NULL_KEY: JSON_OBJECT with a NULL key.
+    JsonDocumentNullKey = 3158,
 }
 
 impl ErrorCode {
@@ -268,7 +270,7 @@ impl ErrorCode {
             ReadOnlyTransaction => "25006",
             NotSupportedYet | InvalidJsonPath | JsonUsedAsKey => "42000",
             WarnDataTruncated => "01000",
-            InvalidJsonText | InvalidJsonTextInParam => "22032",
+            InvalidJsonText | InvalidJsonTextInParam | JsonDocumentNullKey => "22032",
             _ => "HY000",
         }
     }
@@ -372,6 +374,7 @@ impl ErrorCode {
             InvalidJsonText => "Invalid JSON text: \"%s\" at position %u in value for column '%-.200s'.",
             InvalidJsonTextInParam => "Invalid JSON text in argument %u to function %s: \"%s\" at position %u.%s",
             InvalidJsonPath => "Invalid JSON path expression. The error is around character position %u.%s",
+            JsonDocumentNullKey => "JSON documents may not contain NULL member names.",
             JsonUsedAsKey => "JSON column '%-.192s' supports indexing only via generated columns on a specified JSON path.",
         }
     }

@@ -23,7 +23,12 @@ pub fn parse(text: &[u8]) -> Result<Json, JsonSyntaxError> {
     }
     serde_json::from_slice(text).map_err(|e| JsonSyntaxError {
         reason: mysql_reason(&e),
-        position: offset(text, e.line(), e.column()),
+        // RapidJSON reports running out of text at its end.
+        position: if e.is_eof() {
+            text.len()
+        } else {
+            offset(text, e.line(), e.column())
+        },
     })
 }
 

@@ -93,6 +93,17 @@ impl Members {
         Some(bits)
     }
 
+    /// Characters of the longest member: an ENUM's display length.
+    pub fn longest_chars(self) -> u32 {
+        self.names().map(|n| n.chars().count()).max().unwrap_or(0) as u32
+    }
+
+    /// Characters of every member comma-joined: a SET's display length.
+    pub fn joined_chars(self) -> u32 {
+        let chars: usize = self.names().map(|n| n.chars().count()).sum();
+        (chars + self.len().saturating_sub(1)) as u32
+    }
+
     /// The bitmask with every member set.
     pub fn all_bits(self) -> u64 {
         match self.0.len() {
