@@ -216,6 +216,36 @@ fn enum_values_are_written_by_text_or_number_and_ordered_by_number() {
 }
 
 #[test]
+fn an_enum_primary_key_is_ordered_and_unique_by_member() {
+    let (_srv, mut c) = setup();
+    c.query_drop("CREATE TABLE p (size ENUM('small','medium','large') PRIMARY KEY, n INT)")
+        .unwrap();
+    c.query_drop("INSERT INTO p VALUES ('large', 3), ('small', 1), (2, 2)")
+        .unwrap();
+    // A full scan walks the clustered index: member order.
+    let scanned: Vec<String> = c.query("SELECT size FROM p").unwrap();
+    assert_eq!(scanned, ["small", "medium", "large"]);
+    let e = mysql_error(c.query_drop("INSERT INTO p VALUES ('MEDIUM', 9)"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (1062, "Duplicate entry 'medium' for key 'p.PRIMARY'")
+    );
+    let plan: String = c
+        .query_first::<mysql::Row, _>("EXPLAIN SELECT n FROM p WHERE size = 'Large'")
+        .unwrap()
+        .unwrap()
+        .get("type")
+        .unwrap();
+    assert_eq!(plan, "const");
+    let n: Option<i32> = c
+        .query_first("SELECT n FROM p WHERE size = 'Large'")
+        .unwrap();
+    assert_eq!(n, Some(3));
+    let by_number: Vec<i32> = c.query("SELECT n FROM p WHERE size IN (1, 3)").unwrap();
+    assert_eq!(by_number, [1, 3]);
+}
+
+#[test]
 fn invalid_enum_and_set_values_are_data_truncated() {
     let (_srv, mut c) = setup();
     c.query_drop(QUEUE).unwrap();
