@@ -70,6 +70,13 @@ fn declarations_are_spelled_as_mysql_spells_them() {
         )
     );
     assert_eq!(described[3].1, "json");
+    let collations: Vec<Option<String>> = c
+        .query_map("SHOW FULL COLUMNS FROM q", |r: mysql::Row| {
+            r.get::<Option<String>, _>("Collation").unwrap()
+        })
+        .unwrap();
+    let utf8 = || Some("utf8mb4_0900_ai_ci".to_string());
+    assert_eq!(collations, [None, utf8(), utf8(), None]);
     let columns: Vec<(String, String, Option<u64>, Option<String>)> = c
         .query(
             "SELECT COLUMN_TYPE, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, CHARACTER_SET_NAME \

@@ -234,6 +234,12 @@ impl ColumnType {
             ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text(_)
         )
     }
+
+    /// True for the types that carry a character set and collation: the CHAR/VARCHAR/TEXT
+    /// family, ENUM and SET.
+    pub fn has_collation(&self) -> bool {
+        self.is_text() || matches!(self, ColumnType::Enum(_) | ColumnType::Set(_))
+    }
 }
 
 fn text_name(max: u32, base: &'static str) -> &'static str {

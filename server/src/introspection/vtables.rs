@@ -264,7 +264,7 @@ impl VirtualTable for Columns {
                     T::DateTime { fsp } | T::Timestamp { fsp } => Value::UInt(fsp.into()),
                     _ => Value::Null,
                 };
-                let text = c.ty.is_text() || matches!(c.ty, T::Enum(_) | T::Set(_));
+                let text = c.ty.has_collation();
                 rows.push(vec![
                     s("def"),
                     s(db),
