@@ -129,6 +129,14 @@ fn bad_declarations_are_mysqls_errors() {
         )
     );
     assert_eq!(
+        error(c.query_drop("CREATE TABLE t (c SET('a', 'b,c'))")),
+        (
+            1367,
+            "22007".into(),
+            "Illegal set 'b,c' value found during parsing".into()
+        )
+    );
+    assert_eq!(
         error(c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, j JSON, KEY (j))")),
         (
             3152,

@@ -111,6 +111,11 @@ pub enum EngineError {
         /// `ENUM` or `SET`.
         kind: &'static str,
     },
+    /// A SET member holding a comma (1367 `22007`).
+    CommaInSetMember {
+        /// The member.
+        member: String,
+    },
     /// A SET of more than 64 members (1097 `HY000`).
     TooBigSet {
         /// The column.
@@ -169,6 +174,7 @@ impl EngineError {
             EngineError::Truncated { .. } => ErrorCode::WarnDataTruncated,
             EngineError::DuplicatedMember { .. } => ErrorCode::DuplicatedValueInType,
             EngineError::TooBigSet { .. } => ErrorCode::TooBigSet,
+            EngineError::CommaInSetMember { .. } => ErrorCode::IllegalValueForType,
             EngineError::InvalidJson { .. } => ErrorCode::InvalidJsonText,
             EngineError::JsonUsedAsKey { .. } => ErrorCode::JsonUsedAsKey,
         }
@@ -251,6 +257,9 @@ impl EngineError {
             } => format!("Column '{column}' has duplicated value '{member}' in {kind}"),
             EngineError::TooBigSet { column } => {
                 format!("Too many strings for column {column} and SET")
+            }
+            EngineError::CommaInSetMember { member } => {
+                format!("Illegal set '{member}' value found during parsing")
             }
             EngineError::InvalidJson {
                 reason,

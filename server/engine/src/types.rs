@@ -162,6 +162,11 @@ impl ColumnType {
                         column: column.to_string(),
                     });
                 }
+                if let Some(member) = members.names().find(|m| is_set && m.contains(',')) {
+                    return Err(EngineError::CommaInSetMember {
+                        member: member.to_string(),
+                    });
+                }
                 if members.len() > MAX_ENUM_MEMBERS {
                     return bad(format!("more than {MAX_ENUM_MEMBERS} ENUM members"));
                 }

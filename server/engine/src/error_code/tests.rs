@@ -96,6 +96,7 @@ fn every_engine_error() -> Vec<EngineError> {
             column: c(),
         },
         EngineError::JsonUsedAsKey { column: c() },
+        EngineError::CommaInSetMember { member: c() },
     ]
 }
 
@@ -129,6 +130,7 @@ fn variant_index(e: &EngineError) -> usize {
         EngineError::TooBigSet { .. } => 25,
         EngineError::InvalidJson { .. } => 26,
         EngineError::JsonUsedAsKey { .. } => 27,
+        EngineError::CommaInSetMember { .. } => 28,
     }
 }
 
@@ -140,7 +142,7 @@ fn no_engine_error_is_unknown() {
     seen.dedup();
     assert_eq!(
         seen,
-        (0..=27).collect::<Vec<_>>(),
+        (0..=28).collect::<Vec<_>>(),
         "every variant listed once"
     );
     for e in &all {
