@@ -152,6 +152,9 @@ fn bad_declarations_are_mysqls_errors() {
     );
     let tables: Vec<String> = c.query("SHOW TABLES").unwrap();
     assert!(tables.is_empty(), "{tables:?}");
+    c.query_drop(QUEUE).unwrap();
+    assert_eq!(code(c.query_drop("ALTER TABLE q ADD INDEX (doc)")), 3152);
+    assert_eq!(code(c.query_drop("CREATE INDEX d ON q (id, doc)")), 3152);
 }
 
 #[test]
