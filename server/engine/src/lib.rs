@@ -28,6 +28,7 @@
 //! `Table::insert_checked` so the gap check sees each new key's successor under its latch.
 
 pub mod catalog;
+pub mod clip;
 pub mod coerce;
 pub mod cursor;
 pub mod error;
