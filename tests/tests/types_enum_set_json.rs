@@ -304,6 +304,52 @@ fn invalid_enum_and_set_values_are_data_truncated() {
 }
 
 #[test]
+fn outside_strict_mode_non_members_are_stored_as_mysql_stores_them() {
+    let (_srv, mut c) = setup();
+    c.query_drop(QUEUE).unwrap();
+    c.query_drop("INSERT IGNORE INTO q (id, status, tags) VALUES (1, 'bogus', 'blue,pink')")
+        .unwrap();
+    let warnings: Vec<(String, u16, String)> = c.query("SHOW WARNINGS").unwrap();
+    assert_eq!(
+        warnings,
+        [
+            (
+                "Warning".into(),
+                1265,
+                "Data truncated for column 'status' at row 1".into()
+            ),
+            (
+                "Warning".into(),
+                1265,
+                "Data truncated for column 'tags' at row 1".into()
+            ),
+        ]
+    );
+    c.query_drop("SET SESSION sql_mode = ''").unwrap();
+    c.query_drop("INSERT INTO q (id, status, tags) VALUES (2, 9, 9)")
+        .unwrap();
+    // The '' error value is index 0: it sorts first and reads as the empty string.
+    let rows: Vec<(i32, String, i64, String)> = c
+        .query("SELECT id, status, status + 0, tags FROM q ORDER BY id")
+        .unwrap();
+    assert_eq!(
+        rows,
+        [
+            (1, "".into(), 0, "blue".into()),
+            (2, "".into(), 0, "red".into())
+        ]
+    );
+    // JSON stays an error.
+    assert_eq!(
+        code(c.query_drop("INSERT INTO q (id, doc) VALUES (3, '{')")),
+        3140
+    );
+    // A row holding the error value is updated like any other.
+    c.query_drop("UPDATE q SET tags = 'green' WHERE id = 1")
+        .unwrap();
+}
+
+#[test]
 fn set_values_are_bitmasks_read_as_member_lists() {
     let (_srv, mut c) = setup();
     c.query_drop(QUEUE).unwrap();

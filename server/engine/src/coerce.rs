@@ -135,7 +135,8 @@ impl ColumnType {
 /// index, given as a number or a numeric string, as MySQL's `Field_enum` takes it.
 fn to_enum(v: Value, members: Members, column: &str) -> Result<Value, EngineError> {
     let index = match &v {
-        Value::Enum(i, m) if *m == members => Some(*i),
+        // Already this column's value (the '' error value too, once stored).
+        Value::Enum(_, m) if *m == members => return Ok(v),
         Value::Bytes(b) => members.position(b).or_else(|| numeric_text(b)),
         Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_) => {
             u16::try_from(to_i128(&v, column)?).ok()
@@ -154,7 +155,7 @@ fn to_enum(v: Value, members: Members, column: &str) -> Result<Value, EngineErro
 /// numeric string, as MySQL's `Field_set` takes it.
 fn to_set(v: Value, members: Members, column: &str) -> Result<Value, EngineError> {
     let bits = match &v {
-        Value::Set(bits, m) if *m == members => Some(*bits),
+        Value::Set(_, m) if *m == members => return Ok(v),
         Value::Bytes(b) => members
             .set_bits(b)
             .or_else(|| std::str::from_utf8(b).ok()?.trim().parse().ok()),
