@@ -2,10 +2,12 @@
 //! `STRICT_ALL_TABLES`), and in `INSERT IGNORE` / `UPDATE IGNORE`, MySQL stores a value strict
 //! mode refuses for its length or range cut to fit, with a warning: strings are truncated
 //! (1265), numbers clipped to the column's range (1264), text that is not a number read up to
-//! where it stops being one (1265), or as 0 when nothing of it is (1366). The clipped value
-//! then passes strict coercion. Dates, DECIMAL and the other types keep strict mode's error.
+//! where it stops being one (1265), or as 0 when nothing of it is (1366), an ENUM non-member
+//! as the `''` error value and a SET as the members it names (1265). The clipped value then
+//! passes strict coercion. Dates, DECIMAL and the other types keep strict mode's error.
 
 use crate::error::EngineError;
+use crate::members::Members;
 use crate::types::ColumnType;
 use crate::value::Value;
 
@@ -63,6 +65,16 @@ impl ColumnType {
                     message: truncated(column, row),
                 })
             }
+            (EngineError::Truncated { .. }, ColumnType::Enum(members)) => Some(Clipped {
+                value: Value::Enum(0, *members),
+                code: 1265,
+                message: truncated(column, row),
+            }),
+            (EngineError::Truncated { .. }, ColumnType::Set(members)) => Some(Clipped {
+                value: Value::Set(found_bits(*members, v), *members),
+                code: 1265,
+                message: truncated(column, row),
+            }),
             _ => None,
         }
     }
@@ -153,6 +165,20 @@ fn numeric_prefix(s: &str) -> &str {
     &s[..i]
 }
 
+/// The bits non-strict mode keeps of a value for a SET: the members a text names (the others
+/// dropped), or the bits of a number that name members.
+fn found_bits(members: Members, v: &Value) -> u64 {
+    match v {
+        Value::Int(i) => *i as u64 & members.all_bits(),
+        Value::UInt(u) => u & members.all_bits(),
+        Value::Bytes(b) => b
+            .split(|&c| c == b',')
+            .filter_map(|item| members.position(item))
+            .fold(0, |bits, p| bits | 1 << (p - 1)),
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +239,28 @@ mod tests {
         ] {
             assert_eq!(numeric_prefix(s), p, "{s}");
         }
+    }
+
+    #[test]
+    fn enum_and_set_keep_what_names_members() {
+        let m = Members::intern(&["a", "b", "c"]);
+        assert_eq!(
+            clip(ColumnType::Enum(m), Value::str("x")),
+            Some((Value::Enum(0, m), 1265))
+        );
+        assert_eq!(
+            clip(ColumnType::Set(m), Value::str("c,x,A")),
+            Some((Value::Set(0b101, m), 1265))
+        );
+        assert_eq!(
+            clip(ColumnType::Set(m), Value::Int(9)),
+            Some((Value::Set(1, m), 1265))
+        );
+        // The error value passes strict coercion once stored.
+        assert_eq!(
+            ColumnType::Enum(m).coerce(Value::Enum(0, m), "c"),
+            Ok(Value::Enum(0, m))
+        );
+        assert_eq!(clip(ColumnType::Json, Value::str("{")), None);
     }
 }

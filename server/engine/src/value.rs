@@ -7,6 +7,8 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use crate::members::Members;
+
 /// A calendar date and time of day with microseconds, as DATE/DATETIME/TIMESTAMP hold it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct DateTime {
@@ -52,6 +54,11 @@ pub enum Value {
     Bytes(Vec<u8>),
     /// DATE (time fields zero), DATETIME and TIMESTAMP.
     DateTime(DateTime),
+    /// An ENUM value: the 1-based index of its member (0 is the empty error value), which
+    /// orders it, and the member list, which names it.
+    Enum(u16, Members),
+    /// A SET value: a bitmask over its members (bit 0 the first), which orders it.
+    Set(u64, Members),
 }
 
 impl Value {
@@ -63,6 +70,29 @@ impl Value {
     /// A text value.
     pub fn str(s: &str) -> Value {
         Value::Bytes(s.as_bytes().to_vec())
+    }
+
+    /// A text value that owns `s`.
+    pub fn from_string(s: String) -> Value {
+        Value::Bytes(s.into_bytes())
+    }
+
+    /// The text of an ENUM or SET value (its member names); None for other values.
+    pub fn member_text(&self) -> Option<String> {
+        match *self {
+            Value::Enum(i, m) => Some(m.enum_text(i).to_string()),
+            Value::Set(bits, m) => Some(m.set_text(bits)),
+            _ => None,
+        }
+    }
+
+    /// The number an ENUM or SET value is in numeric context (its index or bitmask).
+    pub fn member_number(&self) -> Option<u64> {
+        match *self {
+            Value::Enum(i, _) => Some(u64::from(i)),
+            Value::Set(bits, _) => Some(bits),
+            _ => None,
+        }
     }
 }
 

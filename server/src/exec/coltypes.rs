@@ -4,7 +4,7 @@
 use protocol::{ColumnDefinition, ColumnFlags, ColumnType as Wire};
 use sqlparser::ast::{self, DataType as D};
 
-use crate::engine::{ColumnType, IntKind};
+use crate::engine::{ColumnType, IntKind, Members};
 use crate::error::{SqlError, SqlResult};
 
 /// utf8mb4_0900_ai_ci, MySQL 8.0's default collation.
@@ -80,6 +80,16 @@ pub fn column_type(t: &D) -> SqlResult<ColumnType> {
         D::Timestamp(fsp, _) => ColumnType::Timestamp {
             fsp: fsp.unwrap_or(0) as u8,
         },
+        D::Enum(members, _) => ColumnType::Enum(Members::intern(
+            &members
+                .iter()
+                .map(|m| match m {
+                    ast::EnumMember::Name(n) | ast::EnumMember::NamedValue(n, _) => n.as_str(),
+                })
+                .collect::<Vec<_>>(),
+        )),
+        D::Set(members) => ColumnType::Set(Members::intern(members)),
+        D::JSON => ColumnType::Json,
         other => return Err(SqlError::unsupported(&format!("column type {other}"))),
     })
 }
@@ -103,6 +113,9 @@ pub fn key_len(ty: ColumnType, nullable: bool) -> u32 {
         ColumnType::Date => 3,
         ColumnType::DateTime { fsp } => 5 + u32::from(fsp).div_ceil(2),
         ColumnType::Timestamp { fsp } => 4 + u32::from(fsp).div_ceil(2),
+        ColumnType::Enum(members) => members.enum_width() as u32,
+        ColumnType::Set(members) => members.set_width() as u32,
+        ColumnType::Json => 0, // never indexed (3152)
     };
     base + u32::from(nullable)
 }
@@ -229,6 +242,18 @@ pub fn definition(
                 BINARY,
                 19 + u32::from(fsp) + u32::from(fsp > 0),
             )
+        }
+        ColumnType::Enum(members) => {
+            flags |= ColumnFlags::ENUM;
+            (Wire::String, UTF8MB4, members.longest_chars() * 4)
+        }
+        ColumnType::Set(members) => {
+            flags |= ColumnFlags::SET;
+            (Wire::String, UTF8MB4, members.joined_chars() * 4)
+        }
+        ColumnType::Json => {
+            flags |= ColumnFlags::BLOB | ColumnFlags::BINARY;
+            (Wire::Json, BINARY, u32::MAX)
         }
     };
     c.column_type = ty;

@@ -214,7 +214,7 @@ pub fn execute(st: &mut Context, s: &ShowTable) -> SqlResult<Output> {
                 }
                 let mut r = vec![Value::str(&c.name), Value::str(&c.ty.sql_name())];
                 if *full {
-                    r.push(if c.ty.is_text() {
+                    r.push(if c.ty.has_collation() {
                         Value::str("utf8mb4_0900_ai_ci")
                     } else {
                         Value::Null

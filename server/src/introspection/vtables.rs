@@ -232,6 +232,14 @@ impl VirtualTable for Columns {
                     T::Binary(n) | T::VarBinary(n) | T::Text(n) | T::Blob(n) => {
                         (Value::UInt(n.into()), Value::UInt(n.into()))
                     }
+                    T::Enum(m) => (
+                        Value::UInt(m.longest_chars().into()),
+                        Value::UInt(u64::from(m.longest_chars()) * 4),
+                    ),
+                    T::Set(m) => (
+                        Value::UInt(m.joined_chars().into()),
+                        Value::UInt(u64::from(m.joined_chars()) * 4),
+                    ),
                     _ => (Value::Null, Value::Null),
                 };
                 let (prec, scale) = match c.ty {
@@ -256,7 +264,7 @@ impl VirtualTable for Columns {
                     T::DateTime { fsp } | T::Timestamp { fsp } => Value::UInt(fsp.into()),
                     _ => Value::Null,
                 };
-                let text = c.ty.is_text();
+                let text = c.ty.has_collation();
                 rows.push(vec![
                     s("def"),
                     s(db),

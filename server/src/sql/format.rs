@@ -30,6 +30,7 @@ pub fn text(v: &Value) -> String {
         Value::Decimal(d) => d.to_string(),
         Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
         Value::DateTime(dt) => dt.to_string(),
+        Value::Enum(..) | Value::Set(..) => v.member_text().unwrap_or_default(),
     }
 }
 
