@@ -21,6 +21,7 @@ pub mod run;
 pub mod scope;
 pub mod show;
 pub mod sources;
+pub mod subquery;
 
 use std::sync::Arc;
 
@@ -48,6 +49,10 @@ pub struct Planner<'a> {
     pub select_ids: usize,
     /// Tables resolved: (database, name, table).
     pub tables: Vec<(String, String, Arc<Table>)>,
+    /// Whether the statement has `IN (SELECT ...)` subqueries (see [`subquery`]).
+    pub materialized: bool,
+    /// Whether those subqueries run now (the plan is about to be executed).
+    pub run_subqueries: bool,
 }
 
 /// What a table statement does.
@@ -121,6 +126,8 @@ pub struct TablePlan {
     pub version: u64,
     /// Tables it resolved.
     pub tables: Vec<(String, String, Arc<Table>)>,
+    /// It has `IN (SELECT ...)` subqueries: planned again, running them, at every execution.
+    pub materialized: bool,
 }
 
 /// A planned table statement with what COM_STMT_PREPARE reports of it.
@@ -136,6 +143,16 @@ pub struct Planned {
 
 /// Plans a table statement.
 pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<Planned> {
+    plan_with(st, stmt, sql, false)
+}
+
+/// Plans a table statement, running its `IN (SELECT ...)` subqueries if `run_subqueries`.
+fn plan_with(
+    st: &Context,
+    stmt: &Statement,
+    sql: &str,
+    run_subqueries: bool,
+) -> SqlResult<Planned> {
     let version = st.core.catalog.version();
     let mut p = Planner {
         st,
@@ -144,6 +161,8 @@ pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<Planned> {
         params: 0,
         select_ids: 0,
         tables: Vec::new(),
+        materialized: false,
+        run_subqueries,
     };
     let body = p.statement(stmt)?;
     let columns = match &body {
@@ -161,6 +180,7 @@ pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<Planned> {
             sql: Arc::from(sql),
             version,
             tables: p.tables,
+            materialized: p.materialized,
         },
     })
 }
@@ -216,8 +236,8 @@ fn still_valid(st: &Context, plan: &TablePlan) -> bool {
 
 /// Executes a table plan with parameter values.
 pub fn execute(st: &mut Context, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
-    if !still_valid(st, plan) {
-        let fresh = self::plan(st, &plan.statement, &plan.sql)?;
+    if plan.materialized || !still_valid(st, plan) {
+        let fresh = plan_with(st, &plan.statement, &plan.sql, true)?;
         return run_body(st, &fresh.plan.body, params);
     }
     run_body(st, &plan.body, params)

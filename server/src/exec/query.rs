@@ -293,6 +293,9 @@ impl Planner<'_> {
             });
             on_exprs.push(on);
         }
+        if let Some(w) = &s.selection {
+            scope.subqueries = self.materialize_in_subqueries(w)?;
+        }
         let aggregated = !matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
             || s.projection.iter().any(|i| match i {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {

@@ -50,6 +50,8 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
             &crate::introspection::schema_tables::Schemata,
             &crate::introspection::schema_tables::ROUTINES,
             &crate::introspection::schema_tables::TRIGGERS,
+            &crate::introspection::schema_tables::FILES,
+            &crate::introspection::schema_tables::Partitions,
             &crate::introspection::pfs_tables::Processlist,
             &crate::introspection::constraints::KeyColumnUsage,
             &crate::introspection::constraints::ReferentialConstraints,
@@ -75,6 +77,8 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
         crate::introspection::pool_tables::PERFORMANCE_SCHEMA
     } else if db.eq_ignore_ascii_case("sys") {
         &[&innodb::SysInnodbLockWaits]
+    } else if db.eq_ignore_ascii_case("mysql") {
+        &[&crate::introspection::mysql_tables::User]
     } else {
         return None;
     };
@@ -161,7 +165,7 @@ impl VirtualTable for Tables {
                 Value::Null,
                 Value::Null,
                 Value::Null,
-                s("utf8mb4_0900_ai_ci"),
+                s(describe::table_collation(t)),
                 Value::Null,
                 s(""),
                 s(""),
@@ -256,7 +260,7 @@ impl VirtualTable for Columns {
                     T::DateTime { fsp } | T::Timestamp { fsp } => Value::UInt(fsp.into()),
                     _ => Value::Null,
                 };
-                let text = c.ty.is_text();
+                let collation = describe::column_collation(t, c);
                 rows.push(vec![
                     s("def"),
                     s(db),
@@ -271,12 +275,8 @@ impl VirtualTable for Columns {
                     prec,
                     scale,
                     dt_prec,
-                    if text { s("utf8mb4") } else { Value::Null },
-                    if text {
-                        s("utf8mb4_0900_ai_ci")
-                    } else {
-                        Value::Null
-                    },
+                    collation.map_or(Value::Null, |cl| s(crate::sql::collations::charset_of(cl))),
+                    collation.map_or(Value::Null, s),
                     s(&c.ty.sql_name()),
                     s(describe::column_key(t, i)),
                     s(describe::extra(c)),

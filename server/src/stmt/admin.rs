@@ -25,7 +25,12 @@ pub fn use_db(st: &mut Context, db: &str) -> SqlResult<Output> {
 }
 
 /// `CREATE DATABASE [IF NOT EXISTS]`.
-pub fn create_database(st: &mut Context, name: &str, if_not_exists: bool) -> SqlResult<Output> {
+pub fn create_database(
+    st: &mut Context,
+    name: &str,
+    collation: Option<&str>,
+    if_not_exists: bool,
+) -> SqlResult<Output> {
     st.count(Counter::ComCreateDb);
     if st.core.database_exists(name) {
         if if_not_exists {
@@ -40,7 +45,7 @@ pub fn create_database(st: &mut Context, name: &str, if_not_exists: bool) -> Sql
             format!("Can't create database '{name}'; database exists"),
         ));
     }
-    st.core.catalog.create_database(name)?;
+    st.core.catalog.create_database(name, collation)?;
     Ok(Output::affected(1))
 }
 

@@ -4,6 +4,7 @@
 //! and executed many times with parameters.
 
 pub mod admin;
+pub mod checksum_table;
 pub mod extra_parse;
 pub mod plan;
 pub mod probe;
@@ -27,6 +28,13 @@ use crate::value::Value;
 fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
     if let Some(p) = extra_parse::try_plan(st, sql)? {
         return Ok(vec![p]);
+    }
+    if let Some(c) = checksum_table::parse(sql) {
+        return Ok(vec![PreparedStmt {
+            plan: Plan::ChecksumTable(c),
+            params: 0,
+            columns: Vec::new(),
+        }]);
     }
     if let Some(s) = show_create_database::parse(sql) {
         return Ok(vec![PreparedStmt {
