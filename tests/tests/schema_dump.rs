@@ -474,6 +474,28 @@ fn character_sets_and_collations_are_kept_as_given() {
         "CREATE DATABASE `l` /*!40100 DEFAULT CHARACTER SET latin1 */ \
          /*!80016 DEFAULT ENCRYPTION='N' */"
     );
+    // CREATE SCHEMA is CREATE DATABASE, options included.
+    c.query_drop("CREATE SCHEMA s COLLATE utf8mb4_bin").unwrap();
+    let create_schema: (String, String) = c.query_first("SHOW CREATE SCHEMA s").unwrap().unwrap();
+    assert!(
+        create_schema
+            .1
+            .contains("DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"),
+        "{create_schema:?}"
+    );
+    // The session's database defaults follow its default database, by USE or at connect.
+    c.query_drop("USE l").unwrap();
+    let defaults: (String, String) = c
+        .query_first("SELECT @@character_set_database, @@collation_database")
+        .unwrap()
+        .unwrap();
+    assert_eq!(defaults, ("latin1".into(), "latin1_swedish_ci".into()));
+    let mut in_d = srv.connect_db("d");
+    let coll: String = in_d
+        .query_first("SELECT @@collation_database")
+        .unwrap()
+        .unwrap();
+    assert_eq!(coll, "utf8mb4_general_ci");
     let schemata: Vec<(String, String, String)> = c
         .query(
             "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME \

@@ -43,7 +43,13 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
             columns: Vec::new(),
         }]);
     }
-    let stmts = parse(sql)?;
+    let stmts = match parse(sql) {
+        Err(e) => match admin::create_schema_as_database(sql) {
+            Some(database) => parse(&database).map_err(|_| e)?,
+            None => return Err(e),
+        },
+        ok => ok?,
+    };
     if stmts.is_empty() {
         return Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"));
     }

@@ -198,15 +198,12 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
             schema_name: ast::SchemaName::Simple(n),
             if_not_exists,
             or_replace: false,
-            options,
-            default_collate_spec: None,
             ..
         } => simple(Plan::CreateDatabase {
             name: name_of(n),
-            collation: match options {
-                Some(o) => crate::exec::ddl::options_collation(o)?,
-                None => None,
-            },
+            // With options it is planned as the CREATE DATABASE it stands for
+            // (`admin::create_schema_as_database`).
+            collation: None,
             if_not_exists: *if_not_exists,
         }),
         Statement::Drop {
