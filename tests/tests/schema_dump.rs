@@ -319,6 +319,12 @@ fn dumps_round_trip_between_tpbed_and_mariadb() {
         .iter()
         .map(|t| show_create_table(&mut c, &format!("d.{t}")))
         .collect();
+    // A nullable TIMESTAMP says NULL, as MySQL prints it.
+    assert!(
+        creates[1].contains("`ts6` timestamp(6) NULL DEFAULT NULL,"),
+        "{}",
+        creates[1]
+    );
     let every: Vec<u8> = c
         .query_first("SELECT vb FROM d.every_type WHERE id = 1")
         .unwrap()
@@ -709,6 +715,15 @@ fn temporal_columns_read_as_strings_print_as_their_type() {
             "2024-01-02",
             26
         )
+    );
+    // CONVERT(... USING) to the character sets text is held in makes a string.
+    let conv: (String, Vec<u8>) = c
+        .query_first("SELECT CONVERT(d USING utf8mb4), CONVERT(dt6 USING binary) FROM t")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (conv.0.as_str(), conv.1.as_slice()),
+        ("2024-01-02", &b"2024-01-02 00:00:00.000000"[..])
     );
     // Comparisons still read the values as dates.
     let n: i64 = c

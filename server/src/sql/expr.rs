@@ -421,7 +421,10 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 expr,
                 data_type: Some(data_type),
                 ..
-            } => BoundExpr::Cast(b(self, expr)?, cast_type(data_type)?),
+            } => {
+                let e = b(self, expr)?;
+                self.cast(e, cast_type(data_type)?)
+            }
             // Text is held as utf8mb4 bytes, so converting to it (or to binary) only makes
             // the value a string.
             Expr::Convert {
@@ -430,7 +433,10 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 charset: Some(cs),
                 ..
             } => match crate::sql::collations::charset(&cs.to_string())?.0 {
-                "utf8mb4" | "utf8mb3" | "binary" => BoundExpr::Cast(b(self, expr)?, CastType::Char),
+                "utf8mb4" | "utf8mb3" | "binary" => {
+                    let e = b(self, expr)?;
+                    self.cast(e, CastType::Char)
+                }
                 other => {
                     return Err(SqlError::unsupported(&format!(
                         "CONVERT(... USING {other})"
@@ -519,6 +525,14 @@ impl<'r, R: Resolver> Binder<'r, R> {
             args = args.into_iter().map(|a| self.temporal_text(a)).collect();
         }
         Ok(BoundExpr::Call(func, args))
+    }
+
+    /// `CAST(e AS ty)`: a temporal column cast to a string prints as its type does.
+    fn cast(&self, e: Box<BoundExpr>, ty: CastType) -> BoundExpr {
+        match ty {
+            CastType::Char => BoundExpr::Cast(Box::new(self.temporal_text(*e)), ty),
+            _ => BoundExpr::Cast(e, ty),
+        }
     }
 
     /// A DATE/DATETIME/TIMESTAMP column read as a string prints as its type does
