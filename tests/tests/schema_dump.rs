@@ -354,7 +354,11 @@ fn dumps_round_trip_between_tpbed_and_mariadb() {
         "MariaDB's dump in tpbed"
     );
 
-    for options in [&[][..], &["--single-transaction"][..]] {
+    for options in [
+        &[][..],
+        &["--single-transaction"][..],
+        &["--routines", "--events", "--triggers"][..],
+    ] {
         let mut args = vec!["-uroot"];
         args.extend_from_slice(options);
         args.push("d");
@@ -659,6 +663,18 @@ fn catalog_tables_dump_tools_read() {
         )
         .unwrap();
     assert!(none.is_empty());
+    // No events or stored routines: MySQL's columns, no rows.
+    for (sql, columns) in [
+        ("SHOW EVENTS", 15),
+        ("SHOW EVENTS FROM d LIKE 'x%'", 15),
+        ("SHOW FUNCTION STATUS WHERE Db = 'd'", 11),
+        ("SHOW PROCEDURE STATUS", 11),
+    ] {
+        let r = c.query_iter(sql).unwrap();
+        assert_eq!(r.columns().as_ref().len(), columns, "{sql}");
+        assert_eq!(r.count(), 0, "{sql}");
+    }
+    assert_eq!(code(c.query_drop("SHOW EVENTS FROM nope")), 1049);
 }
 
 #[test]

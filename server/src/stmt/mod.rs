@@ -14,6 +14,7 @@ pub mod show;
 pub mod show_create_database;
 pub mod show_engines;
 pub mod show_replication;
+pub mod show_routines;
 pub mod table_locks;
 pub mod transaction;
 
@@ -32,6 +33,13 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
     if let Some(c) = checksum_table::parse(sql) {
         return Ok(vec![PreparedStmt {
             plan: Plan::ChecksumTable(c),
+            params: 0,
+            columns: Vec::new(),
+        }]);
+    }
+    if let Some(columns) = show_routines::parse(st, sql)? {
+        return Ok(vec![PreparedStmt {
+            plan: Plan::Show(show::ShowPlan::Empty(columns)),
             params: 0,
             columns: Vec::new(),
         }]);
