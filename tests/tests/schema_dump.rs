@@ -675,6 +675,37 @@ fn catalog_tables_dump_tools_read() {
         assert_eq!(r.count(), 0, "{sql}");
     }
     assert_eq!(code(c.query_drop("SHOW EVENTS FROM nope")), 1049);
+    // SHOW INDEX: information_schema.STATISTICS's rows under MySQL's column names.
+    c.query_drop("CREATE TABLE k (id INT PRIMARY KEY, a INT, b INT, KEY ab (a, b))")
+        .unwrap();
+    for sql in [
+        "SHOW INDEX FROM k",
+        "SHOW KEYS IN k FROM d",
+        "SHOW INDEXES FROM d.k",
+    ] {
+        let keys: Vec<(String, u8, String, u32, String)> = c
+            .query_map(sql, |r: mysql::Row| {
+                let cell = |i: usize| r.get::<String, usize>(i).unwrap_or_default();
+                (
+                    cell(0),
+                    cell(1).parse().unwrap_or(9),
+                    cell(2),
+                    cell(3).parse().unwrap_or(0),
+                    cell(4),
+                )
+            })
+            .unwrap();
+        assert_eq!(
+            keys,
+            vec![
+                ("k".into(), 0, "PRIMARY".into(), 1, "id".into()),
+                ("k".into(), 1, "ab".into(), 1, "a".into()),
+                ("k".into(), 1, "ab".into(), 2, "b".into()),
+            ],
+            "{sql}"
+        );
+    }
+    assert_eq!(code(c.query_drop("SHOW INDEX FROM nope")), 1146);
 }
 
 #[test]

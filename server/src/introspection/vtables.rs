@@ -323,38 +323,45 @@ impl VirtualTable for Statistics {
         ]
     }
     fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
-        let catalog = &server.catalog().engine;
         let mut rows = Vec::new();
-        each_table(catalog, |db, t| {
-            for ix in t.def().indexes() {
-                if ix.kind == IndexKind::HiddenRowId {
-                    continue;
-                }
-                for (seq, &c) in ix.columns.iter().enumerate() {
-                    let col = &t.def().columns()[c];
-                    rows.push(vec![
-                        s("def"),
-                        s(db),
-                        s(t.name()),
-                        Value::UInt(u64::from(!ix.is_unique())),
-                        s(db),
-                        s(&ix.name),
-                        Value::UInt(seq as u64 + 1),
-                        s(&col.name),
-                        s("A"),
-                        Value::UInt(t.row_count()),
-                        Value::Null,
-                        Value::Null,
-                        s(if col.nullable { "YES" } else { "" }),
-                        s("BTREE"),
-                        s(""),
-                        s(""),
-                        s("YES"),
-                        Value::Null,
-                    ]);
-                }
-            }
+        each_table(&server.catalog().engine, |db, t| {
+            rows.extend(statistics_rows(db, t))
         });
         rows
     }
+}
+
+/// The `STATISTICS` rows of table `t` of database `db`: one per index column (SHOW INDEX
+/// shows the same).
+pub fn statistics_rows(db: &str, t: &crate::engine::Table) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for ix in t.def().indexes() {
+        if ix.kind == IndexKind::HiddenRowId {
+            continue;
+        }
+        for (seq, &c) in ix.columns.iter().enumerate() {
+            let col = &t.def().columns()[c];
+            rows.push(vec![
+                s("def"),
+                s(db),
+                s(t.name()),
+                Value::UInt(u64::from(!ix.is_unique())),
+                s(db),
+                s(&ix.name),
+                Value::UInt(seq as u64 + 1),
+                s(&col.name),
+                s("A"),
+                Value::UInt(t.row_count()),
+                Value::Null,
+                Value::Null,
+                s(if col.nullable { "YES" } else { "" }),
+                s("BTREE"),
+                s(""),
+                s(""),
+                s("YES"),
+                Value::Null,
+            ]);
+        }
+    }
+    rows
 }
