@@ -354,6 +354,9 @@ fn dumps_round_trip_between_tpbed_and_mariadb() {
         "MariaDB's dump in tpbed"
     );
 
+    // The XML form runs too (the mariadb CLI does not load it).
+    let xml = run_clean("mariadb-dump", srv.port, &["-uroot", "--xml", "d"], b"");
+    assert!(String::from_utf8_lossy(&xml).contains("<table_data name=\"every_type\">"));
     for options in [
         &[][..],
         &["--single-transaction"][..],
@@ -706,6 +709,29 @@ fn catalog_tables_dump_tools_read() {
         );
     }
     assert_eq!(code(c.query_drop("SHOW INDEX FROM nope")), 1146);
+    // SHOW TABLE STATUS: information_schema.TABLES's rows under MySQL's column names.
+    c.query_drop("ALTER TABLE k DEFAULT CHARSET=latin1")
+        .unwrap();
+    for (sql, names) in [
+        ("SHOW TABLE STATUS", vec!["k", "t"]),
+        ("SHOW TABLE STATUS FROM d LIKE 'k%'", vec!["k"]),
+    ] {
+        let rows: Vec<(String, String, String)> = c
+            .query_map(sql, |r: mysql::Row| {
+                let cell = |i: usize| r.get::<String, usize>(i).unwrap_or_default();
+                (cell(0), cell(1), cell(14))
+            })
+            .unwrap();
+        let got: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(got, names, "{sql}");
+        assert_eq!(
+            (rows[0].1.as_str(), rows[0].2.as_str()),
+            ("InnoDB", "latin1_swedish_ci")
+        );
+    }
+    let mut nodb = _srv.connect();
+    assert_eq!(code(nodb.query_drop("SHOW TABLE STATUS")), 1046);
+    assert_eq!(code(c.query_drop("SHOW TABLE STATUS IN nope")), 1049);
 }
 
 #[test]

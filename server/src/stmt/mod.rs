@@ -15,6 +15,7 @@ pub mod show_create_database;
 pub mod show_engines;
 pub mod show_replication;
 pub mod show_routines;
+pub mod show_table_status;
 pub mod table_locks;
 pub mod transaction;
 
@@ -33,6 +34,13 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
     if let Some(c) = checksum_table::parse(sql) {
         return Ok(vec![PreparedStmt {
             plan: Plan::ChecksumTable(c),
+            params: 0,
+            columns: Vec::new(),
+        }]);
+    }
+    if let Some(plan) = show_table_status::parse(st, sql)? {
+        return Ok(vec![PreparedStmt {
+            plan: Plan::Show(plan),
             params: 0,
             columns: Vec::new(),
         }]);

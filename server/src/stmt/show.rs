@@ -3,7 +3,7 @@
 
 use sqlparser::ast::{self, ShowStatementFilter, ShowStatementFilterPosition};
 
-use crate::accounts::{like_match, Privilege};
+use crate::accounts::Privilege;
 use crate::context::Context;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::sql::env::StmtEnv;
@@ -57,6 +57,13 @@ pub enum ShowPlan {
     Engines,
     /// `SHOW PLUGINS`.
     Plugins,
+    /// `SHOW TABLE STATUS` (see `show_table_status`).
+    TableStatus {
+        /// Database.
+        db: String,
+        /// LIKE on the table name.
+        filter: ShowFilter,
+    },
     /// `SHOW {INDEX | INDEXES | KEYS} {FROM | IN} table [{FROM | IN} db]`.
     Index {
         /// Database (None: the current one).
@@ -213,7 +220,8 @@ fn keep(st: &Context, f: &ShowFilter, row: &[Value], params: &[Value]) -> SqlRes
     Ok(match f {
         ShowFilter::None => true,
         ShowFilter::Like(p) => match &row[0] {
-            Value::Bytes(b) => like_match(p.as_bytes(), b),
+            // MySQL's LIKE: `\_` and `\%` stand for themselves (`SHOW ... LIKE 'innodb\_%'`).
+            Value::Bytes(b) => crate::sql::eval::like(b, p.as_bytes(), b'\\'),
             _ => false,
         },
         ShowFilter::Where(e) => {
@@ -361,6 +369,21 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
             crate::stmt::show_engines::PLUGIN_COLUMNS,
             crate::stmt::show_engines::plugin_rows(st.core.as_ref()),
         ),
+        ShowPlan::TableStatus { db, .. } => {
+            use crate::introspection::vtables::VirtualTable;
+            let rows = crate::introspection::vtables::Tables
+                .rows(st.core.as_ref())
+                .into_iter()
+                .filter(|r| matches!(&r[1], Value::Bytes(b) if b == db.as_bytes()))
+                .map(|r| {
+                    crate::stmt::show_table_status::FROM_TABLES
+                        .iter()
+                        .map(|&i| r[i].clone())
+                        .collect()
+                })
+                .collect();
+            (crate::stmt::show_table_status::COLUMNS, rows)
+        }
         ShowPlan::Index { db, table } => {
             let db = match db {
                 Some(d) => d.clone(),
@@ -396,7 +419,9 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
         }
     };
     let f = match p {
-        ShowPlan::Vars { filter, .. } | ShowPlan::Databases(filter) => filter.clone(),
+        ShowPlan::Vars { filter, .. }
+        | ShowPlan::Databases(filter)
+        | ShowPlan::TableStatus { filter, .. } => filter.clone(),
         _ => ShowFilter::None,
     };
     let mut kept = Vec::with_capacity(rows.len());
