@@ -253,6 +253,17 @@ impl Accounts {
         }
     }
 
+    /// Every account, ordered by host and user as `mysql.user`'s primary key orders them.
+    pub fn list(&self) -> Vec<Account> {
+        let mut list = self
+            .accounts
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        list.sort_by(|a, b| (&a.host, &a.user).cmp(&(&b.host, &b.user)));
+        list
+    }
+
     /// The account a client `user` from `client_host` logs in as: the most specific matching
     /// host (exact before patterns, `%` last), as MySQL sorts `mysql.user`.
     pub fn find(&self, user: &str, client_host: &str) -> Option<Account> {

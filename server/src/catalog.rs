@@ -28,10 +28,11 @@ impl SharedCatalog {
         self.version.fetch_add(1, Relaxed);
     }
 
-    /// CREATE DATABASE (the caller has checked that the name is free).
-    pub fn create_database(&self, name: &str) -> SqlResult<()> {
+    /// CREATE DATABASE with its default collation (the caller has checked that the name is
+    /// free).
+    pub fn create_database(&self, name: &str, collation: Option<&str>) -> SqlResult<()> {
         self.engine
-            .create_database(name, false)
+            .create_database(name, collation, false)
             .map_err(|e| engine_error(&e, 1))?;
         self.bump();
         Ok(())

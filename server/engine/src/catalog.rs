@@ -27,10 +27,11 @@ pub struct TableRebuild {
     pub rebuilt_by: u64,
 }
 
-/// A database: a name and its tables.
+/// A database: a name, its default collation and its tables.
 #[derive(Debug)]
 pub struct Database {
     name: String,
+    collation: Option<String>,
     tables: RwLock<BTreeMap<String, Arc<Table>>>,
 }
 
@@ -38,6 +39,11 @@ impl Database {
     /// Database name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The default collation CREATE DATABASE gave it (None: the server's).
+    pub fn collation(&self) -> Option<&str> {
+        self.collation.as_deref()
     }
 
     /// A table by name (case-sensitive, as MySQL with `lower_case_table_names=0`).
@@ -73,8 +79,14 @@ impl Catalog {
         Catalog::default()
     }
 
-    /// CREATE DATABASE; Ok(false) if it existed and `if_not_exists`.
-    pub fn create_database(&self, name: &str, if_not_exists: bool) -> Result<bool, EngineError> {
+    /// CREATE DATABASE with its default collation; Ok(false) if it existed and
+    /// `if_not_exists`.
+    pub fn create_database(
+        &self,
+        name: &str,
+        collation: Option<&str>,
+        if_not_exists: bool,
+    ) -> Result<bool, EngineError> {
         let mut dbs = self.databases.write().unwrap_or_else(|e| e.into_inner());
         if dbs.contains_key(name) {
             return if if_not_exists {
@@ -87,6 +99,7 @@ impl Catalog {
             name.to_string(),
             Arc::new(Database {
                 name: name.to_string(),
+                collation: collation.map(str::to_string),
                 tables: RwLock::default(),
             }),
         );
@@ -207,7 +220,8 @@ impl Catalog {
             change(&mut indexes)?;
             let def = TableDef::new(old.name(), old.def().columns().to_vec(), indexes)?
                 .with_checks(old.def().checks().to_vec())
-                .with_foreign_keys(old.def().foreign_keys().to_vec());
+                .with_foreign_keys(old.def().foreign_keys().to_vec())
+                .with_collation(old.def().collation().map(str::to_string));
             old.rebuilt(def, rebuilt_by)
         })
     }
@@ -301,9 +315,12 @@ mod tests {
     #[test]
     fn registry() {
         let cat = Catalog::new();
-        assert!(cat.create_database("db", false).unwrap());
+        assert!(cat.create_database("db", None, false).unwrap());
         assert_eq!(
-            cat.create_database("db", false).unwrap_err().code().code(),
+            cat.create_database("db", None, false)
+                .unwrap_err()
+                .code()
+                .code(),
             1007
         );
         let def = TableDef::new("t", vec![Column::new("a", int())], vec![]).unwrap();

@@ -108,6 +108,10 @@ pub enum ErrorCode {
     NoTablesUsed = 1096,
     /// ER_UNKNOWN_CHARACTER_SET.
     UnknownCharacterSet = 1115,
+    /// ER_UNKNOWN_COLLATION.
+    UnknownCollation = 1273,
+    /// ER_COLLATION_CHARSET_MISMATCH: `CHARACTER SET x COLLATE y` with y not of x.
+    CollationCharsetMismatch = 1253,
     /// ER_CANT_CHANGE_TX_CHARACTERISTICS.
     CantChangeTxCharacteristics = 1568,
     /// ER_ILLEGAL_PRIVILEGE_LEVEL.
@@ -243,6 +247,7 @@ impl ErrorCode {
             | KeyColumnDoesNotExist
             | CantRemoveAllFields
             | UnknownCharacterSet
+            | CollationCharsetMismatch
             | TooBigScale
             | TooBigPrecision
             | MBiggerThanD => match self {
@@ -330,6 +335,8 @@ impl ErrorCode {
             DataOutOfRange => "%-.256s value is out of range in '%-.256s'",
             NoTablesUsed => "No tables used",
             UnknownCharacterSet => "Unknown character set: '%-.64s'",
+            UnknownCollation => "Unknown collation: '%-.64s'",
+            CollationCharsetMismatch => "COLLATION '%s' is not valid for CHARACTER SET '%s'",
             CantChangeTxCharacteristics => "Transaction characteristics can't be changed while a transaction is in progress",
             IllegalPrivilegeLevel => "Illegal privilege level specified for %s",
             LockNowait => "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set.",

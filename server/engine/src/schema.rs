@@ -33,6 +33,9 @@ pub struct Column {
     pub default: ColumnDefault,
     /// AUTO_INCREMENT.
     pub auto_increment: bool,
+    /// The collation a `CHARACTER SET` or `COLLATE` clause gave the column (None: the
+    /// table's). Recorded and shown; the engine compares text the same way whatever it is.
+    pub collation: Option<String>,
 }
 
 impl Column {
@@ -44,6 +47,7 @@ impl Column {
             nullable: true,
             default: ColumnDefault::None,
             auto_increment: false,
+            collation: None,
         }
     }
 
@@ -186,6 +190,7 @@ pub struct TableDef {
     auto_increment: Option<usize>,
     checks: Vec<CheckDef>,
     foreign_keys: Vec<ForeignKeyDef>,
+    collation: Option<String>,
 }
 
 impl TableDef {
@@ -289,6 +294,7 @@ impl TableDef {
             auto_increment,
             checks: Vec::new(),
             foreign_keys: Vec::new(),
+            collation: None,
         })
     }
 
@@ -296,6 +302,18 @@ impl TableDef {
     pub fn with_foreign_keys(mut self, foreign_keys: Vec<ForeignKeyDef>) -> TableDef {
         self.foreign_keys = foreign_keys;
         self
+    }
+
+    /// The same definition with this default collation (`DEFAULT CHARSET` / `COLLATE`).
+    pub fn with_collation(mut self, collation: Option<String>) -> TableDef {
+        self.collation = collation;
+        self
+    }
+
+    /// The table's default collation as declared or inherited from its database (None:
+    /// the server's).
+    pub fn collation(&self) -> Option<&str> {
+        self.collation.as_deref()
     }
 
     /// FOREIGN KEY constraints in declaration order.

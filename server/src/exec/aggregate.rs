@@ -245,6 +245,17 @@ impl Resolver for AggBinder<'_, '_> {
         Ok(slots.len() - 1)
     }
 
+    fn column_type(&self, index: usize) -> Option<crate::engine::ColumnType> {
+        match self.slots.borrow().get(index) {
+            Some(AggSlot {
+                func: AggFunc::First,
+                arg: Some(BoundExpr::Column(base)),
+                ..
+            }) => self.scope.column_type(*base),
+            _ => None,
+        }
+    }
+
     fn registry(&self) -> &Registry {
         self.scope.registry()
     }

@@ -57,6 +57,7 @@ struct Draft {
     checks: Vec<CheckDef>,
     foreign_keys: Vec<ForeignKeyDef>,
     auto_increment: Option<u64>,
+    collation: Option<String>,
     notes: Vec<Warning>,
 }
 
@@ -415,6 +416,9 @@ impl Draft {
             }
             AlterTableOperation::Algorithm { .. } | AlterTableOperation::Lock { .. } => Ok(()),
             AlterTableOperation::SetTblProperties { table_properties } => {
+                if let Some(c) = crate::exec::ddl::options_collation(table_properties)? {
+                    self.set_collation(c);
+                }
                 for o in table_properties {
                     if let ast::SqlOption::KeyValue { key, .. } = o {
                         self.table_option(&key.to_string());
@@ -426,8 +430,24 @@ impl Draft {
         }
     }
 
+    /// A new default collation (`ALTER TABLE ... CHARSET=`): the text columns keep the one
+    /// they had, as in MySQL.
+    fn set_collation(&mut self, collation: String) {
+        let old = self.collation.clone();
+        for (c, _) in &mut self.columns {
+            if c.ty.is_text() && c.collation.is_none() {
+                c.collation = Some(
+                    old.clone()
+                        .unwrap_or_else(|| crate::sql::collations::SERVER_COLLATION.into()),
+                );
+            }
+        }
+        self.collation = Some(collation);
+    }
+
     /// A table option: InnoDB has no `DISABLE KEYS`/`ENABLE KEYS` (a note, as MySQL gives);
-    /// ENGINE, character set, collation, comment and row format are accepted.
+    /// ENGINE, comment and row format are accepted (the character set and collation are
+    /// kept by [`Draft::set_collation`]).
     fn table_option(&mut self, key: &str) {
         if key.eq_ignore_ascii_case(TABLE_OPTION_KEYS) {
             self.notes.push(Warning {
@@ -485,6 +505,7 @@ pub fn plan_alter(p: &mut Planner<'_>, a: &ast::AlterTable) -> SqlResult<Body> {
         checks: def.checks().to_vec(),
         foreign_keys: def.foreign_keys().to_vec(),
         auto_increment: None,
+        collation: def.collation().map(str::to_string),
         notes: Vec::new(),
     };
     for op in &a.operations {
@@ -507,7 +528,8 @@ pub fn plan_alter(p: &mut Planner<'_>, a: &ast::AlterTable) -> SqlResult<Body> {
     let def = TableDef::new(&draft.name, columns, indexes)
         .map_err(|e| engine_error(&e, 1))?
         .with_checks(draft.checks)
-        .with_foreign_keys(draft.foreign_keys);
+        .with_foreign_keys(draft.foreign_keys)
+        .with_collation(draft.collation);
     Ok(Body::AlterTable(AlterTable {
         db,
         table,

@@ -1,5 +1,5 @@
-//! DDL: CREATE TABLE as sysbench and dumps write it (table options such as ENGINE, DEFAULT
-//! CHARSET, COMMENT and AUTO_INCREMENT are accepted; only AUTO_INCREMENT has an effect),
+//! DDL: CREATE TABLE as sysbench and dumps write it (table options such as ENGINE and
+//! COMMENT are accepted; AUTO_INCREMENT and the character set and collation are kept),
 //! CREATE/DROP INDEX (the table is rebuilt under the new definition and swapped in),
 //! DROP TABLE [IF EXISTS], TRUNCATE and ANALYZE TABLE.
 
@@ -14,6 +14,7 @@ use crate::exec::errors::no_such_table;
 use crate::exec::metadata_lock::{under_exclusive_lock, under_exclusive_locks};
 use crate::exec::sources::table_name;
 use crate::exec::{Body, Planner};
+use crate::sql::collations::resolve;
 use crate::sql::output::{Output, ResultSet};
 use crate::value::Value;
 use crate::vars::Counter;
@@ -157,6 +158,7 @@ pub fn column_definition(p: &Planner<'_>, cd: &ast::ColumnDef) -> SqlResult<Decl
     let mut default = None;
     let mut keys = Vec::new();
     let mut checks = Vec::new();
+    let (mut charset, mut collation) = (None, None);
     for o in &cd.options {
         match &o.option {
             ColumnOption::Check(c) => {
@@ -176,12 +178,14 @@ pub fn column_definition(p: &Planner<'_>, cd: &ast::ColumnDef) -> SqlResult<Decl
             {
                 col.auto_increment = true
             }
-            ColumnOption::Comment(_)
-            | ColumnOption::CharacterSet(_)
-            | ColumnOption::Collation(_)
-            | ColumnOption::OnUpdate(_) => {}
+            ColumnOption::CharacterSet(n) => charset = Some(crate::sql::names::last(n)),
+            ColumnOption::Collation(n) => collation = Some(crate::sql::names::last(n)),
+            ColumnOption::Comment(_) | ColumnOption::OnUpdate(_) => {}
             other => return Err(SqlError::unsupported(&format!("column option {other}"))),
         }
+    }
+    if col.ty.is_text() {
+        col.collation = resolve(charset.as_deref(), collation.as_deref())?;
     }
     if let Some(e) = default {
         col.default = default_value(p, &col, &e)?;
@@ -191,6 +195,27 @@ pub fn column_definition(p: &Planner<'_>, cd: &ast::ColumnDef) -> SqlResult<Decl
         keys,
         checks,
     })
+}
+
+/// The collation table options name (`[DEFAULT] CHARSET=`, `CHARACTER SET`, `COLLATE`);
+/// None when they name none.
+pub fn options_collation(options: &[ast::SqlOption]) -> SqlResult<Option<String>> {
+    let (mut charset, mut collation) = (None, None);
+    for o in options {
+        if let ast::SqlOption::KeyValue { key, value } = o {
+            let value = value.to_string().trim_matches(['\'', '"', '`']).to_string();
+            match key
+                .to_string()
+                .to_ascii_uppercase()
+                .trim_start_matches("DEFAULT ")
+            {
+                "CHARSET" | "CHARACTER SET" => charset = Some(value),
+                "COLLATE" => collation = Some(value),
+                _ => {}
+            }
+        }
+    }
+    resolve(charset.as_deref(), collation.as_deref())
 }
 
 /// A key a table constraint declares: kind, name as given, columns as written.
@@ -283,9 +308,11 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
         }
     }
     let mut auto_increment = None;
+    let mut collation = None;
     if let ast::CreateTableOptions::Plain(opts) | ast::CreateTableOptions::With(opts) =
         &c.table_options
     {
+        collation = options_collation(opts)?;
         for o in opts {
             if let ast::SqlOption::KeyValue { key, value } = o {
                 if key.to_string().eq_ignore_ascii_case("AUTO_INCREMENT") {
@@ -294,10 +321,16 @@ pub fn plan_create_table(p: &mut Planner<'_>, c: &ast::CreateTable) -> SqlResult
             }
         }
     }
+    // Without its own, a table takes its database's default collation, as in MySQL.
+    let collation = collation.or_else(|| {
+        let database = p.st.core.catalog.engine.database(&db).ok()?;
+        database.collation().map(str::to_string)
+    });
     let def = TableDef::new(&name, columns, indexes)
         .map_err(|e| engine_error(&e, 1))?
         .with_checks(checks)
-        .with_foreign_keys(foreign_keys);
+        .with_foreign_keys(foreign_keys)
+        .with_collation(collation);
     Ok(Body::CreateTable(CreateTable {
         db,
         def,

@@ -22,6 +22,7 @@ pub mod run;
 pub mod scope;
 pub mod show;
 pub mod sources;
+pub mod subquery;
 
 use std::sync::Arc;
 
@@ -49,6 +50,10 @@ pub struct Planner<'a> {
     pub select_ids: usize,
     /// Tables resolved: (database, name, table).
     pub tables: Vec<(String, String, Arc<Table>)>,
+    /// Whether the statement has `IN (SELECT ...)` subqueries (see [`subquery`]).
+    pub materialized: bool,
+    /// Whether those subqueries run now (the plan is about to be executed).
+    pub run_subqueries: bool,
 }
 
 /// What a table statement does.
@@ -122,6 +127,8 @@ pub struct TablePlan {
     pub version: u64,
     /// Tables it resolved.
     pub tables: Vec<(String, String, Arc<Table>)>,
+    /// It has `IN (SELECT ...)` subqueries: planned again, running them, at every execution.
+    pub materialized: bool,
 }
 
 /// A planned table statement with what COM_STMT_PREPARE reports of it.
@@ -137,6 +144,16 @@ pub struct Planned {
 
 /// Plans a table statement.
 pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<Planned> {
+    plan_with(st, stmt, sql, false)
+}
+
+/// Plans a table statement, running its `IN (SELECT ...)` subqueries if `run_subqueries`.
+fn plan_with(
+    st: &Context,
+    stmt: &Statement,
+    sql: &str,
+    run_subqueries: bool,
+) -> SqlResult<Planned> {
     let version = st.core.catalog.version();
     let mut p = Planner {
         st,
@@ -145,6 +162,8 @@ pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<Planned> {
         params: 0,
         select_ids: 0,
         tables: Vec::new(),
+        materialized: false,
+        run_subqueries,
     };
     let body = p.statement(stmt)?;
     let columns = match &body {
@@ -162,6 +181,7 @@ pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<Planned> {
             sql: Arc::from(sql),
             version,
             tables: p.tables,
+            materialized: p.materialized,
         },
     })
 }
@@ -223,7 +243,12 @@ const MAX_REPLANS: usize = 4;
 /// holds their metadata locks (see [`metadata_lock`]); a plan whose tables DDL replaced is
 /// made again.
 pub fn execute(st: &mut Context, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
-    let mut fresh: Option<TablePlan> = None;
+    // A plan whose IN subqueries were run when it was made is made again with fresh results.
+    let mut fresh: Option<TablePlan> = if plan.materialized {
+        Some(plan_with(st, &plan.statement, &plan.sql, true)?.plan)
+    } else {
+        None
+    };
     for _ in 0..MAX_REPLANS {
         let current = fresh.as_ref().unwrap_or(plan);
         if still_valid(st, current) {
@@ -235,7 +260,7 @@ pub fn execute(st: &mut Context, plan: &TablePlan, params: &[Value]) -> SqlResul
                 return run_body(st, &current.body, params);
             }
         }
-        fresh = Some(self::plan(st, &plan.statement, &plan.sql)?.plan);
+        fresh = Some(plan_with(st, &plan.statement, &plan.sql, true)?.plan);
     }
     run_body(st, &fresh.as_ref().unwrap_or(plan).body, params)
 }

@@ -300,6 +300,9 @@ impl Planner<'_> {
         }
         star.extend(chain.into_order());
         scope.star = Some(star);
+        if let Some(w) = &s.selection {
+            scope.subqueries = self.materialize_in_subqueries(w)?;
+        }
         let aggregated = !matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
             || s.projection.iter().any(|i| match i {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {

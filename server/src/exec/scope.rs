@@ -3,6 +3,7 @@
 //! resolves to its index there. The clause being bound is kept for MySQL's 1054 message.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 
 use protocol::ColumnDefinition;
 
@@ -10,6 +11,7 @@ use crate::engine::ColumnType;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::errors::unknown_column;
 use crate::sql::expr::{BoundExpr, Resolver};
+use crate::value::Value;
 use crate::vars::Registry;
 
 /// One column a source contributes to the combined row.
@@ -46,6 +48,9 @@ pub struct Scope<'r> {
     registry: &'r Registry,
     /// The clause being bound (`field list`, `where clause`, `order clause`...).
     pub clause: Cell<&'static str>,
+    /// The values of each `IN (SELECT ...)` subquery, by the address of its AST (see
+    /// `exec::subquery`).
+    pub subqueries: HashMap<usize, Vec<Value>>,
     /// Columns beyond the sources (INSERT ... ON DUPLICATE KEY UPDATE's `VALUES(col)`):
     /// names of the form `\0new` qualify them.
     pub extra_offset: Option<usize>,
@@ -64,6 +69,7 @@ impl<'r> Scope<'r> {
             entries: Vec::new(),
             registry,
             clause: Cell::new("field list"),
+            subqueries: HashMap::new(),
             extra_offset: None,
             merged: Vec::new(),
             star: None,
@@ -164,6 +170,17 @@ impl Resolver for Scope<'_> {
 
     fn registry(&self) -> &Registry {
         self.registry
+    }
+
+    fn column_type(&self, index: usize) -> Option<ColumnType> {
+        self.locate(index).and_then(|(_, c)| c.ty)
+    }
+
+    fn in_subquery(&self, q: &sqlparser::ast::Query) -> SqlResult<Vec<Value>> {
+        self.subqueries
+            .get(&crate::exec::subquery::key(q))
+            .cloned()
+            .ok_or_else(|| SqlError::unsupported("IN with a subquery here"))
     }
 }
 

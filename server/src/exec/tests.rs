@@ -64,7 +64,7 @@ fn int(i: i64) -> Value {
 /// `k`, unique index `v_u` on `v`) holding three rows.
 fn with_table() -> Context {
     let core = testing::core();
-    core.catalog.create_database("d").expect("create d");
+    core.catalog.create_database("d", None).expect("create d");
     let mut st = testing::root(&core);
     st.db = Some("d".into());
     run(

@@ -2,7 +2,44 @@
 //! `SHOW COLUMNS` / `DESCRIBE` and the `information_schema` rows share these spellings.
 
 use crate::engine::{Column, ColumnDefault, ColumnType, ForeignKeyDef, IndexKind, Table};
+use crate::sql::collations::{charset_of, is_default, SERVER_COLLATION};
 use crate::value::Value;
+
+/// A table's default collation (the server's when it was created with none).
+pub fn table_collation(t: &Table) -> &str {
+    t.def().collation().unwrap_or(SERVER_COLLATION)
+}
+
+/// A text column's collation (its own, else its table's); None for other columns.
+pub fn column_collation<'a>(t: &'a Table, c: &'a Column) -> Option<&'a str> {
+    c.ty.has_collation()
+        .then(|| c.collation.as_deref().unwrap_or(table_collation(t)))
+}
+
+/// A database's default collation as SHOW CREATE DATABASE and SCHEMATA give it.
+pub fn database_collation(catalog: &crate::engine::Catalog, db: &str) -> String {
+    catalog
+        .database(db)
+        .ok()
+        .and_then(|d| d.collation().map(str::to_string))
+        .unwrap_or_else(|| SERVER_COLLATION.to_string())
+}
+
+/// Whether MySQL 8.0 names a table's or database's default collation after its character
+/// set: when it is not the character set's default, or is utf8mb4's.
+pub fn collation_named(collation: &str) -> bool {
+    !is_default(collation) || collation == SERVER_COLLATION
+}
+
+/// A table's `DEFAULT CHARSET=...` clause as SHOW CREATE TABLE prints it.
+fn charset_clause(collation: &str) -> String {
+    let cs = charset_of(collation);
+    if collation_named(collation) {
+        format!(" DEFAULT CHARSET={cs} COLLATE={collation}")
+    } else {
+        format!(" DEFAULT CHARSET={cs}")
+    }
+}
 
 /// A column's default as SHOW COLUMNS prints it (None = NULL).
 pub fn default_text(c: &Column) -> Option<String> {
@@ -101,11 +138,19 @@ pub fn create_table_text(t: &Table, db: &str) -> String {
     let mut lines = Vec::new();
     for c in def.columns() {
         let mut l = format!("  {} {}", quote_ident(&c.name), c.ty.sql_name());
-        if c.ty.is_text() {
-            // utf8mb4 is the table default; MySQL prints no per-column charset then.
+        // MySQL names a column's character set and collation where they differ from the
+        // table's.
+        if let Some(coll) = column_collation(t, c).filter(|cl| *cl != table_collation(t)) {
+            l.push_str(&format!(
+                " CHARACTER SET {} COLLATE {coll}",
+                charset_of(coll)
+            ));
         }
         if !c.nullable {
             l.push_str(" NOT NULL");
+        } else if matches!(c.ty, ColumnType::Timestamp { .. }) {
+            // A nullable TIMESTAMP says so (explicit_defaults_for_timestamp).
+            l.push_str(" NULL");
         }
         match &c.default {
             ColumnDefault::Value(Value::Null) | ColumnDefault::None
@@ -171,8 +216,9 @@ pub fn create_table_text(t: &Table, db: &str) -> String {
         _ => String::new(),
     };
     format!(
-        "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB{auto} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci",
+        "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB{auto}{}",
         quote_ident(t.name()),
-        lines.join(",\n")
+        lines.join(",\n"),
+        charset_clause(table_collation(t))
     )
 }

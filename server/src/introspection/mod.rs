@@ -1,4 +1,4 @@
-//! The introspection tables: information_schema, performance_schema, sys and the pool's
+//! The introspection tables: information_schema, performance_schema, sys, `mysql.user` and the pool's
 //! `tp_*` tables, computed on each read from a [`ServerView`] — the narrow view of the
 //! server they read (catalog, transactions and locks, connections, digests, the pool),
 //! which the [`Core`] gives. The executor reads them as row sources through
@@ -9,6 +9,7 @@ pub mod constraints;
 pub mod deadlock;
 pub mod describe;
 pub mod innodb_tables;
+pub mod mysql_tables;
 pub mod pfs_empty_tables;
 pub mod pfs_tables;
 pub mod pool_tables;
@@ -18,6 +19,7 @@ pub mod vtables;
 
 use std::time::Duration;
 
+use crate::accounts::Accounts;
 use crate::catalog::SharedCatalog;
 use crate::connections::Connections;
 use crate::core::{Core, PoolView, ThreadHandling};
@@ -29,6 +31,8 @@ use crate::vars::Counter;
 pub trait ServerView {
     /// Databases and tables.
     fn catalog(&self) -> &SharedCatalog;
+    /// The accounts (`mysql.user`).
+    fn accounts(&self) -> &Accounts;
     /// Transactions, purge and the lock system.
     fn trx(&self) -> &TrxSys;
     /// Live connections.
@@ -48,6 +52,9 @@ pub trait ServerView {
 impl ServerView for Core {
     fn catalog(&self) -> &SharedCatalog {
         &self.catalog
+    }
+    fn accounts(&self) -> &Accounts {
+        &self.accounts
     }
     fn trx(&self) -> &TrxSys {
         &self.trx

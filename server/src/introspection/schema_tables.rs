@@ -1,10 +1,14 @@
-//! `information_schema.SCHEMATA` (every database, utf8mb4), and `ROUTINES` and `TRIGGERS`
-//! with MySQL 8.0's columns and no rows: tpbed has no stored routines or triggers.
+//! `information_schema.SCHEMATA` (every database with its default collation), `PARTITIONS`
+//! (a row per table, none of them partitioned), and `ROUTINES`, `TRIGGERS` and `FILES` with
+//! MySQL 8.0's columns and no rows: tpbed has no stored routines, triggers or tablespace
+//! files.
 
 use crate::core::SYSTEM_DATABASES;
+use crate::introspection::describe;
 use crate::introspection::pfs_empty_tables::EmptyTable;
-use crate::introspection::vtables::{VType, VirtualTable};
+use crate::introspection::vtables::{each_table, VType, VirtualTable};
 use crate::introspection::ServerView;
+use crate::sql::collations::charset_of;
 use crate::value::Value;
 
 /// `information_schema.ROUTINES`.
@@ -100,15 +104,114 @@ impl VirtualTable for Schemata {
         names
             .iter()
             .map(|db| {
+                let collation = describe::database_collation(&server.catalog().engine, db);
                 vec![
                     Value::str("def"),
                     Value::str(db),
-                    Value::str("utf8mb4"),
-                    Value::str("utf8mb4_0900_ai_ci"),
+                    Value::str(charset_of(&collation)),
+                    Value::str(&collation),
                     Value::Null,
                     Value::str("NO"),
                 ]
             })
             .collect()
+    }
+}
+
+/// `information_schema.FILES`.
+pub const FILES: EmptyTable = EmptyTable::new(
+    "FILES",
+    &[
+        ("FILE_ID", VType::UInt),
+        ("FILE_NAME", VType::Text),
+        ("FILE_TYPE", VType::Text),
+        ("TABLESPACE_NAME", VType::Text),
+        ("TABLE_CATALOG", VType::Text),
+        ("TABLE_SCHEMA", VType::Text),
+        ("TABLE_NAME", VType::Text),
+        ("LOGFILE_GROUP_NAME", VType::Text),
+        ("LOGFILE_GROUP_NUMBER", VType::UInt),
+        ("ENGINE", VType::Text),
+        ("FULLTEXT_KEYS", VType::Text),
+        ("DELETED_ROWS", VType::UInt),
+        ("UPDATE_COUNT", VType::UInt),
+        ("FREE_EXTENTS", VType::UInt),
+        ("TOTAL_EXTENTS", VType::UInt),
+        ("EXTENT_SIZE", VType::UInt),
+        ("INITIAL_SIZE", VType::UInt),
+        ("MAXIMUM_SIZE", VType::UInt),
+        ("AUTOEXTEND_SIZE", VType::UInt),
+        ("CREATION_TIME", VType::Text),
+        ("LAST_UPDATE_TIME", VType::Text),
+        ("LAST_ACCESS_TIME", VType::Text),
+        ("RECOVER_TIME", VType::UInt),
+        ("TRANSACTION_COUNTER", VType::UInt),
+        ("VERSION", VType::UInt),
+        ("ROW_FORMAT", VType::Text),
+        ("TABLE_ROWS", VType::UInt),
+        ("AVG_ROW_LENGTH", VType::UInt),
+        ("DATA_LENGTH", VType::UInt),
+        ("MAX_DATA_LENGTH", VType::UInt),
+        ("INDEX_LENGTH", VType::UInt),
+        ("DATA_FREE", VType::UInt),
+        ("CREATE_TIME", VType::Text),
+        ("UPDATE_TIME", VType::Text),
+        ("CHECK_TIME", VType::Text),
+        ("CHECKSUM", VType::UInt),
+        ("STATUS", VType::Text),
+        ("EXTRA", VType::Text),
+    ],
+);
+
+/// `information_schema.PARTITIONS`: as MySQL lists a table that is not partitioned, one row
+/// per table with its partition columns NULL.
+#[derive(Debug)]
+pub struct Partitions;
+
+impl VirtualTable for Partitions {
+    fn name(&self) -> &'static str {
+        "PARTITIONS"
+    }
+    fn columns(&self) -> &'static [(&'static str, VType)] {
+        &[
+            ("TABLE_CATALOG", VType::Text),
+            ("TABLE_SCHEMA", VType::Text),
+            ("TABLE_NAME", VType::Text),
+            ("PARTITION_NAME", VType::Text),
+            ("SUBPARTITION_NAME", VType::Text),
+            ("PARTITION_ORDINAL_POSITION", VType::UInt),
+            ("SUBPARTITION_ORDINAL_POSITION", VType::UInt),
+            ("PARTITION_METHOD", VType::Text),
+            ("SUBPARTITION_METHOD", VType::Text),
+            ("PARTITION_EXPRESSION", VType::Text),
+            ("SUBPARTITION_EXPRESSION", VType::Text),
+            ("PARTITION_DESCRIPTION", VType::Text),
+            ("TABLE_ROWS", VType::UInt),
+            ("AVG_ROW_LENGTH", VType::UInt),
+            ("DATA_LENGTH", VType::UInt),
+            ("MAX_DATA_LENGTH", VType::UInt),
+            ("INDEX_LENGTH", VType::UInt),
+            ("DATA_FREE", VType::UInt),
+            ("CREATE_TIME", VType::Text),
+            ("UPDATE_TIME", VType::Text),
+            ("CHECK_TIME", VType::Text),
+            ("CHECKSUM", VType::UInt),
+            ("PARTITION_COMMENT", VType::Text),
+            ("NODEGROUP", VType::Text),
+            ("TABLESPACE_NAME", VType::Text),
+        ]
+    }
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        let mut rows = Vec::new();
+        each_table(&server.catalog().engine, |db, t| {
+            let n = t.row_count();
+            let mut row = vec![Value::str("def"), Value::str(db), Value::str(t.name())];
+            row.extend(std::iter::repeat_n(Value::Null, 9));
+            row.extend([n, if n == 0 { 0 } else { 200 }, n * 200, 0, 0, 0].map(Value::UInt));
+            row.extend(std::iter::repeat_n(Value::Null, 4));
+            row.extend([Value::str(""), Value::Null, Value::Null]);
+            rows.push(row);
+        });
+        rows
     }
 }

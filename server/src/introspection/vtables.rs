@@ -60,6 +60,8 @@ pub fn tables_of(server: &dyn ServerView, db: &str) -> Vec<&'static dyn VirtualT
             &crate::introspection::schema_tables::Schemata,
             &crate::introspection::schema_tables::ROUTINES,
             &crate::introspection::schema_tables::TRIGGERS,
+            &crate::introspection::schema_tables::FILES,
+            &crate::introspection::schema_tables::Partitions,
             &crate::introspection::pfs_tables::Processlist,
             &crate::introspection::constraints::KeyColumnUsage,
             &crate::introspection::constraints::ReferentialConstraints,
@@ -90,6 +92,8 @@ pub fn tables_of(server: &dyn ServerView, db: &str) -> Vec<&'static dyn VirtualT
         all
     } else if db.eq_ignore_ascii_case("sys") {
         vec![&innodb::SysInnodbLockWaits]
+    } else if db.eq_ignore_ascii_case("mysql") {
+        vec![&crate::introspection::mysql_tables::User]
     } else {
         Vec::new()
     }
@@ -173,7 +177,7 @@ impl VirtualTable for Tables {
                 Value::Null,
                 Value::Null,
                 Value::Null,
-                s("utf8mb4_0900_ai_ci"),
+                s(describe::table_collation(t)),
                 Value::Null,
                 s(""),
                 s(""),
@@ -264,7 +268,7 @@ impl VirtualTable for Columns {
                     T::DateTime { fsp } | T::Timestamp { fsp } => Value::UInt(fsp.into()),
                     _ => Value::Null,
                 };
-                let text = c.ty.has_collation();
+                let collation = describe::column_collation(t, c);
                 rows.push(vec![
                     s("def"),
                     s(db),
@@ -279,12 +283,8 @@ impl VirtualTable for Columns {
                     prec,
                     scale,
                     dt_prec,
-                    if text { s("utf8mb4") } else { Value::Null },
-                    if text {
-                        s("utf8mb4_0900_ai_ci")
-                    } else {
-                        Value::Null
-                    },
+                    collation.map_or(Value::Null, |cl| s(crate::sql::collations::charset_of(cl))),
+                    collation.map_or(Value::Null, s),
                     s(&c.ty.sql_name()),
                     s(describe::column_key(t, i)),
                     s(describe::extra(c)),
@@ -332,38 +332,45 @@ impl VirtualTable for Statistics {
         ]
     }
     fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
-        let catalog = &server.catalog().engine;
         let mut rows = Vec::new();
-        each_table(catalog, |db, t| {
-            for ix in t.def().indexes() {
-                if ix.kind == IndexKind::HiddenRowId {
-                    continue;
-                }
-                for (seq, &c) in ix.columns.iter().enumerate() {
-                    let col = &t.def().columns()[c];
-                    rows.push(vec![
-                        s("def"),
-                        s(db),
-                        s(t.name()),
-                        Value::UInt(u64::from(!ix.is_unique())),
-                        s(db),
-                        s(&ix.name),
-                        Value::UInt(seq as u64 + 1),
-                        s(&col.name),
-                        s("A"),
-                        Value::UInt(t.row_count()),
-                        Value::Null,
-                        Value::Null,
-                        s(if col.nullable { "YES" } else { "" }),
-                        s("BTREE"),
-                        s(""),
-                        s(""),
-                        s("YES"),
-                        Value::Null,
-                    ]);
-                }
-            }
+        each_table(&server.catalog().engine, |db, t| {
+            rows.extend(statistics_rows(db, t))
         });
         rows
     }
+}
+
+/// The `STATISTICS` rows of table `t` of database `db`: one per index column (SHOW INDEX
+/// shows the same).
+pub fn statistics_rows(db: &str, t: &crate::engine::Table) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for ix in t.def().indexes() {
+        if ix.kind == IndexKind::HiddenRowId {
+            continue;
+        }
+        for (seq, &c) in ix.columns.iter().enumerate() {
+            let col = &t.def().columns()[c];
+            rows.push(vec![
+                s("def"),
+                s(db),
+                s(t.name()),
+                Value::UInt(u64::from(!ix.is_unique())),
+                s(db),
+                s(&ix.name),
+                Value::UInt(seq as u64 + 1),
+                s(&col.name),
+                s("A"),
+                Value::UInt(t.row_count()),
+                Value::Null,
+                Value::Null,
+                s(if col.nullable { "YES" } else { "" }),
+                s("BTREE"),
+                s(""),
+                s(""),
+                s("YES"),
+                Value::Null,
+            ]);
+        }
+    }
+    rows
 }

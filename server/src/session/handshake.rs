@@ -234,6 +234,7 @@ pub fn run(s: &mut ClientSession) -> Outcome {
             );
         }
         s.st.db = Some(db.to_string());
+        crate::stmt::admin::database_defaults(&mut s.st, db);
     }
     {
         let mut login = s.st.conn.login.lock().unwrap_or_else(|e| e.into_inner());

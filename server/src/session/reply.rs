@@ -40,31 +40,19 @@ pub fn text_cell(v: &Value, col: &ColumnDefinition, buf: &mut Vec<u8>) {
             let _ = write!(buf, "{d}");
         }
         Value::DateTime(dt) => {
-            let _ = write!(buf, "{:04}-{:02}-{:02}", dt.year, dt.month, dt.day);
             // By the column's type and declared precision, as MySQL does: DATE has no time,
             // DATETIME(n)/TIMESTAMP(n) always print the time and exactly n fractional digits.
             // A column of another type (an untyped expression) prints what the value holds.
+            let midnight = dt.hour == 0 && dt.minute == 0 && dt.second == 0 && dt.micros == 0;
             let fsp = match col.column_type {
-                ColumnType::Date | ColumnType::NewDate => return,
+                ColumnType::Date | ColumnType::NewDate => None,
                 ColumnType::DateTime | ColumnType::Timestamp if col.decimals <= 6 => {
                     Some(col.decimals)
                 }
-                _ if dt.hour == 0 && dt.minute == 0 && dt.second == 0 && dt.micros == 0 => return,
-                _ => None,
+                _ if midnight => None,
+                _ => Some(if dt.micros != 0 { 6 } else { 0 }),
             };
-            let _ = write!(buf, " {:02}:{:02}:{:02}", dt.hour, dt.minute, dt.second);
-            match fsp {
-                Some(0) => {}
-                Some(n) => {
-                    let digits = format!("{:06}", dt.micros);
-                    buf.push(b'.');
-                    buf.extend_from_slice(&digits.as_bytes()[..usize::from(n)]);
-                }
-                None if dt.micros != 0 => {
-                    let _ = write!(buf, ".{:06}", dt.micros);
-                }
-                None => {}
-            }
+            crate::sql::format::write_temporal(buf, dt, fsp);
         }
     }
 }

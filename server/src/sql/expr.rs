@@ -6,6 +6,7 @@ use sqlparser::ast::{
     self, BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator,
 };
 
+use crate::engine::ColumnType;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::sql::bytes::restore;
 use crate::sql::functions::Func;
@@ -149,6 +150,15 @@ pub trait Resolver {
     fn column(&self, qualifier: Option<&str>, name: &str) -> SqlResult<usize>;
     /// The variable registry.
     fn registry(&self) -> &Registry;
+    /// The values the uncorrelated subquery of `expr IN (SELECT ...)` returned when the
+    /// statement was planned (only statements over tables run subqueries).
+    fn in_subquery(&self, _q: &ast::Query) -> SqlResult<Vec<Value>> {
+        Err(SqlError::unsupported("IN with a subquery"))
+    }
+    /// The type of the table column at row index `index`, when it is one.
+    fn column_type(&self, _index: usize) -> Option<ColumnType> {
+        None
+    }
 }
 
 /// Binds expressions; counts `?` placeholders in order of appearance.
@@ -359,7 +369,16 @@ impl<'r, R: Resolver> Binder<'r, R> {
                         .collect::<SqlResult<Vec<_>>>()?;
                     BoundExpr::InList(e, list, *negated)
                 }
-                _ => return Err(SqlError::unsupported("IN with a subquery")),
+                ast::InTarget::Subquery(q) => {
+                    let e = b(self, expr)?;
+                    let list = self.resolver.in_subquery(q)?;
+                    BoundExpr::InList(
+                        e,
+                        list.into_iter().map(BoundExpr::Literal).collect(),
+                        *negated,
+                    )
+                }
+                _ => return Err(SqlError::unsupported("IN with a table")),
             },
             Expr::Like {
                 negated,
@@ -415,7 +434,28 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 expr,
                 data_type: Some(data_type),
                 ..
-            } => BoundExpr::Cast(b(self, expr)?, cast_type(data_type)?),
+            } => {
+                let e = b(self, expr)?;
+                self.cast(e, cast_type(data_type)?)
+            }
+            // Text is held as utf8mb4 bytes, so converting to it (or to binary) only makes
+            // the value a string.
+            Expr::Convert {
+                expr,
+                data_type: None,
+                charset: Some(cs),
+                ..
+            } => match crate::sql::collations::charset(&cs.to_string())?.0 {
+                "utf8mb4" | "utf8mb3" | "binary" => {
+                    let e = b(self, expr)?;
+                    self.cast(e, CastType::Char)
+                }
+                other => {
+                    return Err(SqlError::unsupported(&format!(
+                        "CONVERT(... USING {other})"
+                    )))
+                }
+            },
             Expr::Substring {
                 expr,
                 substring_from,
@@ -494,7 +534,35 @@ impl<'r, R: Resolver> Binder<'r, R> {
             )
         })?;
         func.check_arity(&name, args.len())?;
+        if func.reads_text() {
+            args = args.into_iter().map(|a| self.temporal_text(a)).collect();
+        }
         Ok(BoundExpr::Call(func, args))
+    }
+
+    /// `CAST(e AS ty)`: a temporal column cast to a string prints as its type does.
+    fn cast(&self, e: Box<BoundExpr>, ty: CastType) -> BoundExpr {
+        match ty {
+            CastType::Char => BoundExpr::Cast(Box::new(self.temporal_text(*e)), ty),
+            _ => BoundExpr::Cast(e, ty),
+        }
+    }
+
+    /// A DATE/DATETIME/TIMESTAMP column read as a string prints as its type does
+    /// (`2024-01-02` for a DATE, every declared fractional digit for DATETIME(6)).
+    fn temporal_text(&self, arg: BoundExpr) -> BoundExpr {
+        let BoundExpr::Column(i) = arg else {
+            return arg;
+        };
+        let fsp = match self.resolver.column_type(i) {
+            Some(ColumnType::Date) => -1,
+            Some(ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp }) => i64::from(fsp),
+            _ => return arg,
+        };
+        BoundExpr::Call(
+            Func::TemporalText,
+            vec![arg, BoundExpr::Literal(Value::Int(fsp))],
+        )
     }
 }
 

@@ -108,9 +108,38 @@ pub enum Func {
     JsonObject,
     /// `JSON_ARRAY(v, ...)`
     JsonArray,
+    /// Not callable by name: a DATE/DATETIME/TIMESTAMP column's value as text, the way its
+    /// type prints (arguments: the value, then its precision, -1 for a DATE), where a string
+    /// function reads the column.
+    TemporalText,
 }
 
 impl Func {
+    /// Whether the function reads its arguments as strings (a temporal column then reads as
+    /// its type prints, see [`Func::TemporalText`]).
+    pub fn reads_text(self) -> bool {
+        use Func::*;
+        matches!(
+            self,
+            Concat
+                | ConcatWs
+                | Length
+                | CharLength
+                | Substring
+                | Upper
+                | Lower
+                | Repeat
+                | Left
+                | Right
+                | SubstringIndex
+                | Hex
+                | Crc32
+                | Md5
+                | Sha1
+                | Sha2
+        )
+    }
+
     /// Resolves a function name (lower case).
     pub fn lookup(name: &str) -> Option<Func> {
         use Func::*;
@@ -184,6 +213,7 @@ impl Func {
             JsonArray => true,
             Left | Right | Sha2 => n == 2,
             SubstringIndex | DateAdd | DateSub | ConvertTz => n == 3,
+            TemporalText => n == 2,
             Round => n == 1 || n == 2,
             Substring => n == 2 || n == 3,
             TimeDiff | Repeat | Mod | IfNull | NullIf | Benchmark => n == 2,
@@ -408,6 +438,14 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
                 _ => Value::Null,
             }
         }
+        TemporalText => match (arg(0)?, arg(1)?) {
+            (Value::DateTime(dt), Value::Int(fsp)) => {
+                let mut out = Vec::with_capacity(26);
+                crate::sql::format::write_temporal(&mut out, &dt, u8::try_from(fsp).ok());
+                Value::Bytes(out)
+            }
+            (other, _) => other,
+        },
         Concat => {
             let mut parts = Vec::with_capacity(args.len());
             for i in 0..args.len() {

@@ -1,5 +1,5 @@
 //! The SQL language: statement text as bytes ([`bytes`]), parsing with sqlparser (MySQL
-//! dialect) under a nesting bound, string literals' character sets ([`charset`]), binding
+//! dialect) under a nesting bound, string literals' character sets ([`charset`]), the collations tables record ([`collations`]), binding
 //! names ([`names`]) into expressions ([`expr`]), evaluating them ([`eval`], [`functions`]) and the
 //! shapes results take ([`output`]). Statements are planned and run above, in `exec` and
 //! `stmt`.
@@ -7,6 +7,7 @@
 pub mod alter;
 pub mod bytes;
 pub mod charset;
+pub mod collations;
 pub mod date_arith;
 pub mod depth;
 pub mod env;

@@ -11,7 +11,7 @@ use crate::sql::eval::{eval, to_i64};
 use crate::sql::expr::BoundExpr;
 use crate::sql::output::Output;
 use crate::value::Value;
-use crate::vars::Counter;
+use crate::vars::{Counter, VarValue};
 
 /// `USE db` and COM_INIT_DB.
 pub fn use_db(st: &mut Context, db: &str) -> SqlResult<Output> {
@@ -21,11 +21,45 @@ pub fn use_db(st: &mut Context, db: &str) -> SqlResult<Output> {
     }
     st.db = Some(db.to_string());
     st.conn.login.lock().unwrap_or_else(|e| e.into_inner()).db = Some(db.to_string());
+    database_defaults(st, db);
     Ok(Output::ok())
 }
 
+/// Sets `character_set_database` and `collation_database` to the default database's, as
+/// MySQL does when a session changes its default database.
+pub fn database_defaults(st: &mut Context, db: &str) {
+    let collation = crate::introspection::describe::database_collation(&st.core.catalog.engine, db);
+    let charset = crate::sql::collations::charset_of(&collation).to_string();
+    for (name, value) in [
+        ("character_set_database", charset),
+        ("collation_database", collation),
+    ] {
+        if let Ok(id) = st.core.vars.require(name) {
+            st.set_var(id, VarValue::Str(value));
+        }
+    }
+}
+
+/// `CREATE SCHEMA name <options>` as the CREATE DATABASE it is a synonym of, for the forms
+/// with options sqlparser reads only after DATABASE (None for any other statement).
+pub fn create_schema_as_database(sql: &str) -> Option<String> {
+    let rest = sql.trim_start();
+    let after_create = rest.get(..6).filter(|w| w.eq_ignore_ascii_case("CREATE"))?;
+    let tail = rest[after_create.len()..].trim_start();
+    let word = tail.get(..6).filter(|w| w.eq_ignore_ascii_case("SCHEMA"))?;
+    let after = &tail[word.len()..];
+    after
+        .starts_with(char::is_whitespace)
+        .then(|| format!("CREATE DATABASE{after}"))
+}
+
 /// `CREATE DATABASE [IF NOT EXISTS]`.
-pub fn create_database(st: &mut Context, name: &str, if_not_exists: bool) -> SqlResult<Output> {
+pub fn create_database(
+    st: &mut Context,
+    name: &str,
+    collation: Option<&str>,
+    if_not_exists: bool,
+) -> SqlResult<Output> {
     st.count(Counter::ComCreateDb);
     if st.core.database_exists(name) {
         if if_not_exists {
@@ -40,7 +74,7 @@ pub fn create_database(st: &mut Context, name: &str, if_not_exists: bool) -> Sql
             format!("Can't create database '{name}'; database exists"),
         ));
     }
-    st.core.catalog.create_database(name)?;
+    st.core.catalog.create_database(name, collation)?;
     Ok(Output::affected(1))
 }
 

@@ -4,6 +4,7 @@
 //! and executed many times with parameters.
 
 pub mod admin;
+pub mod checksum_table;
 pub mod extra_parse;
 pub mod plan;
 pub mod probe;
@@ -13,6 +14,8 @@ pub mod show;
 pub mod show_create_database;
 pub mod show_engines;
 pub mod show_replication;
+pub mod show_routines;
+pub mod show_table_status;
 pub mod table_locks;
 pub mod transaction;
 
@@ -28,6 +31,27 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
     if let Some(p) = extra_parse::try_plan(st, sql)? {
         return Ok(vec![p]);
     }
+    if let Some(c) = checksum_table::parse(sql) {
+        return Ok(vec![PreparedStmt {
+            plan: Plan::ChecksumTable(c),
+            params: 0,
+            columns: Vec::new(),
+        }]);
+    }
+    if let Some(plan) = show_table_status::parse(st, sql)? {
+        return Ok(vec![PreparedStmt {
+            plan: Plan::Show(plan),
+            params: 0,
+            columns: Vec::new(),
+        }]);
+    }
+    if let Some(columns) = show_routines::parse(st, sql)? {
+        return Ok(vec![PreparedStmt {
+            plan: Plan::Show(show::ShowPlan::Empty(columns)),
+            params: 0,
+            columns: Vec::new(),
+        }]);
+    }
     if let Some(s) = show_create_database::parse(sql) {
         return Ok(vec![PreparedStmt {
             plan: Plan::ShowCreateDatabase(s),
@@ -35,7 +59,13 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
             columns: Vec::new(),
         }]);
     }
-    let stmts = parse(sql)?;
+    let stmts = match parse(sql) {
+        Err(e) => match admin::create_schema_as_database(sql) {
+            Some(database) => parse(&database).map_err(|_| e)?,
+            None => return Err(e),
+        },
+        ok => ok?,
+    };
     if stmts.is_empty() {
         return Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"));
     }

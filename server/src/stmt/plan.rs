@@ -48,6 +48,8 @@ pub enum Plan {
     CreateDatabase {
         /// Name.
         name: String,
+        /// The default collation its CHARACTER SET / COLLATE clauses name.
+        collation: Option<String>,
         /// IF NOT EXISTS.
         if_not_exists: bool,
     },
@@ -117,6 +119,8 @@ pub enum Plan {
     UnlockTables,
     /// SHOW CREATE DATABASE.
     ShowCreateDatabase(crate::stmt::show_create_database::ShowCreateDatabase),
+    /// `CHECKSUM TABLE`.
+    ChecksumTable(crate::stmt::checksum_table::ChecksumTable),
 }
 
 impl Plan {
@@ -178,9 +182,15 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
         Statement::CreateDatabase {
             db_name,
             if_not_exists,
+            default_charset,
+            default_collation,
             ..
         } => simple(Plan::CreateDatabase {
             name: name_of(db_name),
+            collation: crate::sql::collations::resolve(
+                default_charset.as_deref(),
+                default_collation.as_deref(),
+            )?,
             if_not_exists: *if_not_exists,
         }),
         // CREATE SCHEMA is a synonym of CREATE DATABASE in MySQL.
@@ -191,6 +201,9 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
             ..
         } => simple(Plan::CreateDatabase {
             name: name_of(n),
+            // With options it is planned as the CREATE DATABASE it stands for
+            // (`admin::create_schema_as_database`).
+            collation: None,
             if_not_exists: *if_not_exists,
         }),
         Statement::Drop {
@@ -297,8 +310,9 @@ pub fn execute(st: &mut Context, plan: &Plan, params: &[Value]) -> SqlResult<Out
         Plan::Use(db) => admin::use_db(st, db),
         Plan::CreateDatabase {
             name,
+            collation,
             if_not_exists,
-        } => admin::create_database(st, name, *if_not_exists),
+        } => admin::create_database(st, name, collation.as_deref(), *if_not_exists),
         Plan::DropDatabase { name, if_exists } => admin::drop_database(st, name, *if_exists),
         Plan::CreateUser {
             users,
@@ -346,6 +360,9 @@ pub fn execute(st: &mut Context, plan: &Plan, params: &[Value]) -> SqlResult<Out
         Plan::LockTables(tables) => crate::stmt::table_locks::lock(st, tables),
         Plan::UnlockTables => Ok(crate::stmt::table_locks::unlock(st)),
         Plan::ShowCreateDatabase(s) => crate::stmt::show_create_database::execute(st, s),
+        Plan::ChecksumTable(c) => {
+            transaction::statement(st, false, |st| crate::stmt::checksum_table::execute(st, c))
+        }
         Plan::Table(t) => match t.body.transactional() {
             None => {
                 if t.body.commits_implicitly() {

@@ -306,29 +306,15 @@ pub fn apply(st: &mut Context, id: VarId, global: bool, v: VarValue) -> SqlResul
     Ok(())
 }
 
-const KNOWN_CHARSETS: &[(&str, &str)] = &[
-    ("utf8mb4", "utf8mb4_0900_ai_ci"),
-    ("utf8mb3", "utf8mb3_general_ci"),
-    ("utf8", "utf8mb3_general_ci"),
-    ("latin1", "latin1_swedish_ci"),
-    ("binary", "binary"),
-    ("ascii", "ascii_general_ci"),
-];
-
 /// `SET NAMES`: character_set_client, _connection and _results, and collation_connection.
 pub fn set_names(st: &mut Context, charset: &str, collation: Option<&str>) -> SqlResult<Output> {
     st.count(Counter::ComSetOption);
-    let cs = charset.trim_matches(['\'', '"']).to_ascii_lowercase();
-    let Some((name, default_coll)) = KNOWN_CHARSETS.iter().find(|(n, _)| *n == cs) else {
-        return Err(SqlError::new(
-            ErrorCode::UnknownCharacterSet,
-            format!("Unknown character set: '{cs}'"),
-        ));
+    let (name, default_coll) = crate::sql::collations::charset(charset)?;
+    let coll = match collation {
+        Some(c) => crate::sql::collations::resolve(Some(charset), Some(c))?
+            .unwrap_or_else(|| default_coll.to_string()),
+        None => default_coll.to_string(),
     };
-    let name = if *name == "utf8" { "utf8mb3" } else { name };
-    let coll = collation
-        .map(|c| c.trim_matches(['\'', '"']).to_ascii_lowercase())
-        .unwrap_or_else(|| default_coll.to_string());
     for var in [
         "character_set_client",
         "character_set_connection",

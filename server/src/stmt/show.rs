@@ -3,7 +3,7 @@
 
 use sqlparser::ast::{self, ShowStatementFilter, ShowStatementFilterPosition};
 
-use crate::accounts::{like_match, Privilege};
+use crate::accounts::Privilege;
 use crate::context::Context;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::sql::env::StmtEnv;
@@ -57,7 +57,43 @@ pub enum ShowPlan {
     Engines,
     /// `SHOW PLUGINS`.
     Plugins,
+    /// `SHOW TABLE STATUS` (see `show_table_status`).
+    TableStatus {
+        /// Database.
+        db: String,
+        /// LIKE on the table name.
+        filter: ShowFilter,
+    },
+    /// `SHOW {INDEX | INDEXES | KEYS} {FROM | IN} table [{FROM | IN} db]`.
+    Index {
+        /// Database (None: the current one).
+        db: Option<String>,
+        /// Table.
+        table: String,
+    },
 }
+
+/// `SHOW INDEX`'s columns.
+const INDEX_COLUMNS: &[&str] = &[
+    "Table",
+    "Non_unique",
+    "Key_name",
+    "Seq_in_index",
+    "Column_name",
+    "Collation",
+    "Cardinality",
+    "Sub_part",
+    "Packed",
+    "Null",
+    "Index_type",
+    "Comment",
+    "Index_comment",
+    "Visible",
+    "Expression",
+];
+
+/// The positions in an `information_schema.STATISTICS` row of SHOW INDEX's columns.
+const INDEX_FROM_STATISTICS: [usize; 15] = [2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17];
 
 /// Binds WHERE over a fixed list of column names.
 struct Columns<'a> {
@@ -151,6 +187,23 @@ pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
         ["ENGINE", "INNODB", "STATUS"] => ShowPlan::InnodbStatus,
         ["ENGINES"] | ["STORAGE", "ENGINES"] => ShowPlan::Engines,
         ["PLUGINS"] => ShowPlan::Plugins,
+        [kind, from, _, rest @ ..]
+            if matches!(*kind, "INDEX" | "INDEXES" | "KEYS") && matches!(*from, "FROM" | "IN") =>
+        {
+            // `FROM t [FROM db]`, or `FROM db.t` (its parts arrive as two words).
+            let (db, table) = match rest {
+                [] => (None, &words[2]),
+                [_] => (Some(words[2].value.clone()), &words[3]),
+                [from, _] if matches!(*from, "FROM" | "IN") => {
+                    (Some(words[4].value.clone()), &words[2])
+                }
+                _ => return Err(SqlError::parse(&words[3].value)),
+            };
+            ShowPlan::Index {
+                db,
+                table: table.value.clone(),
+            }
+        }
         other => match crate::stmt::show_replication::columns(other) {
             Some(columns) => ShowPlan::Empty(columns),
             None => return Err(SqlError::unsupported(&format!("SHOW {}", w.join(" ")))),
@@ -167,7 +220,8 @@ fn keep(st: &Context, f: &ShowFilter, row: &[Value], params: &[Value]) -> SqlRes
     Ok(match f {
         ShowFilter::None => true,
         ShowFilter::Like(p) => match &row[0] {
-            Value::Bytes(b) => like_match(p.as_bytes(), b),
+            // MySQL's LIKE: `\_` and `\%` stand for themselves (`SHOW ... LIKE 'innodb\_%'`).
+            Value::Bytes(b) => crate::sql::eval::like(b, p.as_bytes(), b'\\'),
             _ => false,
         },
         ShowFilter::Where(e) => {
@@ -311,6 +365,38 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
             crate::stmt::show_engines::PLUGIN_COLUMNS,
             crate::stmt::show_engines::plugin_rows(st.core.as_ref()),
         ),
+        ShowPlan::TableStatus { db, .. } => {
+            use crate::introspection::vtables::VirtualTable;
+            let rows = crate::introspection::vtables::Tables
+                .rows(st.core.as_ref())
+                .into_iter()
+                .filter(|r| matches!(&r[1], Value::Bytes(b) if b == db.as_bytes()))
+                .map(|r| {
+                    crate::stmt::show_table_status::FROM_TABLES
+                        .iter()
+                        .map(|&i| r[i].clone())
+                        .collect()
+                })
+                .collect();
+            (crate::stmt::show_table_status::COLUMNS, rows)
+        }
+        ShowPlan::Index { db, table } => {
+            let db = match db {
+                Some(d) => d.clone(),
+                None => st.db.clone().ok_or_else(crate::exec::errors::no_database)?,
+            };
+            let t = st.core.catalog.table(&db, table)?;
+            let rows = crate::introspection::vtables::statistics_rows(&db, &t)
+                .into_iter()
+                .map(|r| {
+                    INDEX_FROM_STATISTICS
+                        .iter()
+                        .map(|&i| r[i].clone())
+                        .collect()
+                })
+                .collect();
+            (INDEX_COLUMNS, rows)
+        }
         ShowPlan::Empty(columns) => {
             let names: Vec<&str> = columns.iter().map(String::as_str).collect();
             return Ok(Output::Rows(ResultSet::text(&names, Vec::new())));
@@ -329,7 +415,9 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
         }
     };
     let f = match p {
-        ShowPlan::Vars { filter, .. } | ShowPlan::Databases(filter) => filter.clone(),
+        ShowPlan::Vars { filter, .. }
+        | ShowPlan::Databases(filter)
+        | ShowPlan::TableStatus { filter, .. } => filter.clone(),
         _ => ShowFilter::None,
     };
     let mut kept = Vec::with_capacity(rows.len());

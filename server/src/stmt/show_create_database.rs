@@ -1,12 +1,13 @@
 //! `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] name`, which sqlparser does not parse:
-//! recognised from its tokens, answered with MySQL's text (every database has utf8mb4 and
-//! `utf8mb4_0900_ai_ci`, unencrypted).
+//! recognised from its tokens, answered with MySQL's text (the database's default character
+//! set and collation, unencrypted).
 
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::context::Context;
 use crate::error::SqlResult;
+use crate::introspection::describe;
 use crate::sql::output::{Output, ResultSet};
 use crate::value::Value;
 
@@ -64,10 +65,17 @@ pub fn execute(st: &Context, s: &ShowCreateDatabase) -> SqlResult<Output> {
     } else {
         ""
     };
+    let collation = describe::database_collation(&st.core.catalog.engine, &s.name);
+    let named = if describe::collation_named(&collation) {
+        format!(" COLLATE {collation}")
+    } else {
+        String::new()
+    };
     let text = format!(
-        "CREATE DATABASE {if_not_exists}`{}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE \
-         utf8mb4_0900_ai_ci */ /*!80016 DEFAULT ENCRYPTION='N' */",
-        s.name.replace('`', "``")
+        "CREATE DATABASE {if_not_exists}`{}` /*!40100 DEFAULT CHARACTER SET {}{named} */ \
+         /*!80016 DEFAULT ENCRYPTION='N' */",
+        s.name.replace('`', "``"),
+        crate::sql::collations::charset_of(&collation)
     );
     Ok(Output::Rows(ResultSet::text(
         &["Database", "Create Database"],
