@@ -152,6 +152,12 @@ fn every_type_columns() -> Vec<(&'static str, [String; 2])> {
             "ts6 TIMESTAMP(6) NULL",
             row("'2024-01-02 00:00:00.5'", "'2030-01-02 03:04:05.000001'"),
         ),
+        (
+            "en ENUM('pending','claimed','done')",
+            row("'claimed'", "'done'"),
+        ),
+        ("st SET('a','b','c')", row("'a,c'", "''")),
+        ("js JSON", row("'{\"a\": 1, \"b\": [1, 2]}'", "'[]'")),
     ]
 }
 
