@@ -5,6 +5,7 @@
 //! MySQL's strict mode raises.
 
 use crate::error::EngineError;
+use crate::time_value::{self, MAX_TIME_MICROS};
 use crate::types::ColumnType;
 use crate::value::{DateTime, Decimal, Value};
 
@@ -121,8 +122,85 @@ impl ColumnType {
                 }
                 Ok(Value::DateTime(dt))
             }
+            ColumnType::Time { fsp } => coerce_time(&v, fsp, column),
+            ColumnType::Year => coerce_year(&v, column),
+            ColumnType::Bit(width) => coerce_bit(&v, width, column),
         }
     }
+}
+
+/// TIME: any literal form or number MySQL reads as a time, rounded to `fsp`; a malformed or
+/// out-of-range value is 1292 in strict mode.
+fn coerce_time(v: &Value, fsp: u8, column: &str) -> Result<Value, EngineError> {
+    let micros = match v {
+        Value::Time(t) => Some(*t),
+        Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(time_value::parse_time),
+        Value::DateTime(dt) => Some(
+            ((i64::from(dt.hour) * 60 + i64::from(dt.minute)) * 60 + i64::from(dt.second))
+                * 1_000_000
+                + i64::from(dt.micros),
+        ),
+        _ => to_decimal(v, 6, column).ok().flatten().and_then(|d| {
+            let abs = d.unscaled.unsigned_abs();
+            let t = time_value::time_from_digits(abs / 1_000_000, (abs % 1_000_000) as i64)?;
+            Some(if d.unscaled < 0 { -t } else { t })
+        }),
+    };
+    match micros.map(|t| time_value::round_time(t, fsp)) {
+        Some(t) if t.abs() <= MAX_TIME_MICROS => Ok(Value::Time(t)),
+        _ => Err(EngineError::IncorrectDatetime {
+            kind: "time",
+            value: text_of(v),
+            column: column.to_string(),
+        }),
+    }
+}
+
+/// YEAR: 1901..=2155 and 0; one- and two-digit values name 1970..=2069 (a string of zeros
+/// shorter than four digits is 2000, the number 0 and `'0000'` are 0); others are 1264.
+fn coerce_year(v: &Value, column: &str) -> Result<Value, EngineError> {
+    let (n, zero_is_year_0) = match v {
+        Value::DateTime(dt) => (i128::from(dt.year), true),
+        Value::Bytes(_) => (to_i128(v, column)?, text_of(v).trim().len() == 4),
+        _ => (to_i128(v, column)?, true),
+    };
+    if n < 0 || (100..=1900).contains(&n) || n > 2155 {
+        return Err(EngineError::OutOfRange {
+            column: column.to_string(),
+        });
+    }
+    let year = match n {
+        0 if zero_is_year_0 => 0,
+        0..=69 => n + 2000,
+        70..=99 => n + 1900,
+        _ => n,
+    };
+    Ok(Value::UInt(year as u64))
+}
+
+/// BIT(width): a string's bytes or a number's bits, big-endian; more than `width` significant
+/// bits is 1406.
+fn coerce_bit(v: &Value, width: u8, column: &str) -> Result<Value, EngineError> {
+    let too_long = || EngineError::DataTooLong {
+        column: column.to_string(),
+    };
+    let bits = match v {
+        Value::Bytes(b) => {
+            let significant = &b[b.iter().take_while(|&&c| c == 0).count()..];
+            if significant.len() > 8 {
+                return Err(too_long());
+            }
+            significant
+                .iter()
+                .fold(0u64, |acc, &c| (acc << 8) | u64::from(c))
+        }
+        Value::UInt(u) => *u,
+        _ => to_i128(v, column)? as u64,
+    };
+    if width < 64 && bits >> width != 0 {
+        return Err(too_long());
+    }
+    Ok(Value::UInt(bits))
 }
 
 fn check_chars(mut b: Vec<u8>, max: u32, column: &str) -> Result<Value, EngineError> {
@@ -162,6 +240,7 @@ fn to_bytes(v: Value) -> Vec<u8> {
         Value::Decimal(d) => d.to_string().into_bytes(),
         Value::Bytes(b) => b,
         Value::DateTime(dt) => dt.to_string().into_bytes(),
+        Value::Time(t) => time_value::format_time(t, None).into_bytes(),
     }
 }
 
@@ -199,6 +278,7 @@ fn to_i128(v: &Value, column: &str) -> Result<i128, EngineError> {
             })
         }
         Value::DateTime(dt) => Ok(datetime_number(dt)),
+        Value::Time(t) => Ok(rescale(time_value::time_number(*t), 0).unscaled),
         Value::Null => Err(incorrect()),
     }
 }
@@ -223,6 +303,7 @@ fn to_f64(v: &Value, column: &str) -> Result<f64, EngineError> {
                 column: column.to_string(),
             }),
         Value::DateTime(dt) => Ok(datetime_number(dt) as f64),
+        Value::Time(t) => Ok(time_value::time_number(*t).to_f64()),
         Value::Null => Ok(0.0),
     }
 }
@@ -328,6 +409,7 @@ fn to_decimal(v: &Value, scale: u8, column: &str) -> Result<Option<Decimal>, Eng
             unscaled: datetime_number(dt),
             scale: 0,
         },
+        Value::Time(t) => time_value::time_number(*t),
         Value::Null => return Err(incorrect()),
     };
     if exact.scale < scale {
@@ -558,6 +640,45 @@ mod tests {
                 unscaled: 150,
                 scale: 0
             })
+        );
+    }
+
+    #[test]
+    fn times_years_and_bits() {
+        let code = |t: ColumnType, v: Value| t.coerce(v, "c").unwrap_err().code().code();
+        let time = ColumnType::Time { fsp: 1 };
+        let hms = |h: i64, m: i64, s: i64| ((h * 60 + m) * 60 + s) * 1_000_000;
+        assert_eq!(
+            time.coerce(Value::str("12:34:56.46"), "c"),
+            Ok(Value::Time(hms(12, 34, 56) + 500_000))
+        );
+        assert_eq!(
+            time.coerce(Value::Int(-123456), "c"),
+            Ok(Value::Time(-hms(12, 34, 56)))
+        );
+        assert_eq!(code(time, Value::str("839:00:00")), 1292);
+        assert_eq!(code(time, Value::Int(8_390_000)), 1292);
+        assert_eq!(code(time, Value::str("10:60:00")), 1292);
+        let year = |v: Value| ColumnType::Year.coerce(v, "c");
+        assert_eq!(year(Value::Int(0)), Ok(Value::UInt(0)));
+        assert_eq!(year(Value::str("0")), Ok(Value::UInt(2000)));
+        assert_eq!(year(Value::str("0000")), Ok(Value::UInt(0)));
+        assert_eq!(year(Value::Int(69)), Ok(Value::UInt(2069)));
+        assert_eq!(year(Value::str("70")), Ok(Value::UInt(1970)));
+        assert_eq!(year(Value::Int(2155)), Ok(Value::UInt(2155)));
+        assert_eq!(code(ColumnType::Year, Value::Int(1900)), 1264);
+        assert_eq!(code(ColumnType::Year, Value::Int(2156)), 1264);
+        let bit = ColumnType::Bit(5);
+        assert_eq!(
+            bit.coerce(Value::Bytes(vec![0, 5]), "c"),
+            Ok(Value::UInt(5))
+        );
+        assert_eq!(bit.coerce(Value::Int(31), "c"), Ok(Value::UInt(31)));
+        assert_eq!(code(bit, Value::Int(32)), 1406);
+        assert_eq!(code(bit, Value::Int(-1)), 1406);
+        assert_eq!(
+            ColumnType::Bit(64).coerce(Value::Int(-1), "c"),
+            Ok(Value::UInt(u64::MAX))
         );
     }
 

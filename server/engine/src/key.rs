@@ -6,7 +6,8 @@
 //! big-endian at the column's width with the sign bit flipped; doubles flip the sign bit (or
 //! every bit when negative); DECIMAL is its unscaled integer, sign-flipped, 8 or 16 bytes;
 //! byte strings escape 0x00 as `00 FF` and end with `00 01`; dates pack their fields
-//! most-significant first (DATE 3 bytes, DATETIME/TIMESTAMP 8).
+//! most-significant first (DATE 3 bytes, DATETIME/TIMESTAMP 8); TIME is its microseconds,
+//! sign-flipped, 8 bytes; YEAR 2 bytes and BIT 8 bytes, big-endian.
 
 use std::cmp::Ordering;
 
@@ -102,6 +103,12 @@ pub fn encode(col: KeyColumn, v: &Value, out: &mut Vec<u8>) {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             out.extend_from_slice(&pack_datetime(&datetime_of(v)).to_be_bytes());
         }
+        ColumnType::Time { .. } => {
+            let t = if let Value::Time(t) = v { *t } else { 0 };
+            out.extend_from_slice(&((t as u64) ^ (1 << 63)).to_be_bytes());
+        }
+        ColumnType::Year => out.extend_from_slice(&(int_of(v) as u16).to_be_bytes()),
+        ColumnType::Bit(_) => out.extend_from_slice(&(int_of(v) as u64).to_be_bytes()),
     }
 }
 
@@ -182,6 +189,9 @@ pub fn decode(col: KeyColumn, bytes: &[u8]) -> (Value, usize) {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             (Value::DateTime(unpack_datetime(be(8))), 8)
         }
+        ColumnType::Time { .. } => (Value::Time((be(8) ^ (1 << 63)) as i64), 8),
+        ColumnType::Year => (Value::UInt(be(2)), 2),
+        ColumnType::Bit(_) => (Value::UInt(be(8)), 8),
         _ => {
             let mut s = Vec::new();
             let mut i = 0;
@@ -277,6 +287,7 @@ pub(crate) fn cmp_values(a: &Value, b: &Value) -> Ordering {
         (Value::Decimal(x), Value::Decimal(y)) => x.cmp_exact(*y),
         (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
         (Value::DateTime(x), Value::DateTime(y)) => x.cmp(y),
+        (Value::Time(x), Value::Time(y)) => x.cmp(y),
         _ => int_of(a).cmp(&int_of(b)),
     }
 }
@@ -284,6 +295,7 @@ pub(crate) fn cmp_values(a: &Value, b: &Value) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time_value::MAX_TIME_MICROS;
     use crate::types::IntKind;
     use proptest::prelude::*;
 
@@ -349,6 +361,13 @@ mod tests {
                     })
                 })
                 .boxed(),
+            ColumnType::Time { .. } => (-MAX_TIME_MICROS..=MAX_TIME_MICROS)
+                .prop_map(Value::Time)
+                .boxed(),
+            ColumnType::Year => prop_oneof![Just(0u64), 1901u64..=2155]
+                .prop_map(Value::UInt)
+                .boxed(),
+            ColumnType::Bit(_) => any::<u64>().prop_map(Value::UInt).boxed(),
             _ => proptest::collection::vec(
                 prop_oneof![Just(0u8), Just(1u8), Just(0xFFu8), any::<u8>()],
                 0..12,
@@ -389,6 +408,9 @@ mod tests {
             ColumnType::VarBinary(16),
             ColumnType::Date,
             ColumnType::DateTime { fsp: 6 },
+            ColumnType::Time { fsp: 6 },
+            ColumnType::Year,
+            ColumnType::Bit(64),
         ]);
         v
     }

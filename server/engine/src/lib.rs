@@ -9,8 +9,8 @@
 //! [`ErrorCode`]; the rare message it cannot return goes through the [`log`] hook the server
 //! installs.
 //!
-//! Layering, bottom up: `value`, `error_code` (MySQL's codes) and `error` → `types` (column
-//! types) → `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row`
+//! Layering, bottom up: `value` and `time_value` (TIME's text forms), `error_code` (MySQL's
+//! codes) and `error` → `types` (column types) → `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row`
 //! (compact row bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) and
 //! `cursor` (positioning, save/restore), which use each other, with pages carrying the lock
 //! system's hints → `mvcc` (read views, versions) → `scan` and `table` (a definition and its
@@ -44,6 +44,7 @@ pub mod row;
 pub mod scan;
 pub mod schema;
 pub mod table;
+pub mod time_value;
 pub mod trx;
 pub mod types;
 pub mod value;

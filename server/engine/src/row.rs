@@ -175,6 +175,12 @@ fn put(ty: ColumnType, v: &Value, out: &mut Vec<u8>) {
             };
             out.extend_from_slice(&pack_datetime(&dt).to_le_bytes());
         }
+        ColumnType::Time { .. } => {
+            let t = if let Value::Time(t) = v { *t } else { 0 };
+            out.extend_from_slice(&t.to_le_bytes());
+        }
+        ColumnType::Year => out.extend_from_slice(&(int_of(v) as u16).to_le_bytes()),
+        ColumnType::Bit(_) => out.extend_from_slice(&(int_of(v) as u64).to_le_bytes()),
         _ => {
             let b: &[u8] = if let Value::Bytes(b) = v { b } else { &[] };
             let mut n = b.len();
@@ -227,7 +233,12 @@ fn skip(ty: ColumnType, b: &[u8]) -> usize {
     match ty {
         ColumnType::Integer { kind, .. } => kind.bytes(),
         ColumnType::Float => 4,
-        ColumnType::Double | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => 8,
+        ColumnType::Double
+        | ColumnType::DateTime { .. }
+        | ColumnType::Timestamp { .. }
+        | ColumnType::Time { .. }
+        | ColumnType::Bit(_) => 8,
+        ColumnType::Year => 2,
         ColumnType::Decimal { precision, .. } => {
             if precision <= 18 {
                 8
@@ -280,6 +291,9 @@ fn get(ty: ColumnType, b: &[u8]) -> (Value, usize) {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             Value::DateTime(unpack_datetime(le(b, 8)))
         }
+        ColumnType::Time { .. } => Value::Time(le(b, 8) as i64),
+        ColumnType::Year => Value::UInt(le(b, 2)),
+        ColumnType::Bit(_) => Value::UInt(le(b, 8)),
         _ => {
             let (n, hdr) = varint(b);
             Value::Bytes(b[hdr..hdr + n].to_vec())

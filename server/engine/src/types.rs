@@ -1,4 +1,4 @@
-//! Column types: the integer family, strings, DOUBLE/FLOAT, DECIMAL and dates, with their
+//! Column types: the integer family, strings, DOUBLE/FLOAT, DECIMAL, BIT and dates and times, with their
 //! parameters validated and their MySQL spelling. Coercion of values to a type is in
 //! `coerce`.
 
@@ -108,7 +108,19 @@ pub enum ColumnType {
         /// Fractional-second digits, 0..=6.
         fsp: u8,
     },
+    /// TIME(fsp): -838:59:59 .. 838:59:59, held as [`Value::Time`](crate::value::Value).
+    Time {
+        /// Fractional-second digits, 0..=6.
+        fsp: u8,
+    },
+    /// YEAR: 1901..=2155 or 0, held as `UInt`.
+    Year,
+    /// BIT(n), n in 1..=64: the bits held as `UInt`.
+    Bit(u8),
 }
+
+/// Most bits a BIT column holds.
+pub const MAX_BIT_WIDTH: u8 = 64;
 
 /// Largest DECIMAL precision an `i128` holds exactly.
 pub(crate) const MAX_STORED_DECIMAL_PRECISION: u8 = 38;
@@ -145,7 +157,14 @@ impl ColumnType {
                     ));
                 }
             }
-            ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } if fsp > 6 => {
+            ColumnType::Bit(width) if width == 0 || width > MAX_BIT_WIDTH => {
+                return bad(format!("BIT width {width} is outside 1..={MAX_BIT_WIDTH}"));
+            }
+            ColumnType::DateTime { fsp }
+            | ColumnType::Timestamp { fsp }
+            | ColumnType::Time { fsp }
+                if fsp > 6 =>
+            {
                 return bad(format!("fractional seconds precision {fsp} exceeds 6"));
             }
             _ => {}
@@ -177,6 +196,10 @@ impl ColumnType {
             ColumnType::DateTime { fsp } => format!("datetime({fsp})"),
             ColumnType::Timestamp { fsp: 0 } => "timestamp".into(),
             ColumnType::Timestamp { fsp } => format!("timestamp({fsp})"),
+            ColumnType::Time { fsp: 0 } => "time".into(),
+            ColumnType::Time { fsp } => format!("time({fsp})"),
+            ColumnType::Year => "year".into(),
+            ColumnType::Bit(n) => format!("bit({n})"),
         }
     }
 
@@ -185,7 +208,10 @@ impl ColumnType {
     pub fn implicit_default(&self) -> crate::value::Value {
         use crate::value::{DateTime, Value};
         match self {
-            ColumnType::Integer { unsigned: true, .. } => Value::UInt(0),
+            ColumnType::Integer { unsigned: true, .. } | ColumnType::Year | ColumnType::Bit(_) => {
+                Value::UInt(0)
+            }
+            ColumnType::Time { .. } => Value::Time(0),
             ColumnType::Integer { .. } | ColumnType::Decimal { .. } => Value::Int(0),
             ColumnType::Float | ColumnType::Double => Value::Double(0.0),
             ColumnType::Date | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {

@@ -52,6 +52,8 @@ pub enum Value {
     Bytes(Vec<u8>),
     /// DATE (time fields zero), DATETIME and TIMESTAMP.
     DateTime(DateTime),
+    /// TIME: a signed span in microseconds (MySQL's range is ±838:59:59.999999 hours).
+    Time(i64),
 }
 
 impl Value {

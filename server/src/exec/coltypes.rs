@@ -80,6 +80,15 @@ pub fn column_type(t: &D) -> SqlResult<ColumnType> {
         D::Timestamp(fsp, _) => ColumnType::Timestamp {
             fsp: fsp.unwrap_or(0) as u8,
         },
+        D::Time(fsp, _) => ColumnType::Time {
+            fsp: fsp.unwrap_or(0).min(u64::from(u8::MAX)) as u8,
+        },
+        D::Bit(width) => ColumnType::Bit(width.unwrap_or(1).min(u64::from(u8::MAX)) as u8),
+        D::Custom(name, modifiers)
+            if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("year") =>
+        {
+            ColumnType::Year
+        }
         other => return Err(SqlError::unsupported(&format!("column type {other}"))),
     })
 }
@@ -103,6 +112,9 @@ pub fn key_len(ty: ColumnType, nullable: bool) -> u32 {
         ColumnType::Date => 3,
         ColumnType::DateTime { fsp } => 5 + u32::from(fsp).div_ceil(2),
         ColumnType::Timestamp { fsp } => 4 + u32::from(fsp).div_ceil(2),
+        ColumnType::Time { fsp } => 3 + u32::from(fsp).div_ceil(2),
+        ColumnType::Year => 1,
+        ColumnType::Bit(n) => u32::from(n).div_ceil(8),
     };
     base + u32::from(nullable)
 }
@@ -229,6 +241,19 @@ pub fn definition(
                 BINARY,
                 19 + u32::from(fsp) + u32::from(fsp > 0),
             )
+        }
+        ColumnType::Time { fsp } => {
+            flags |= ColumnFlags::BINARY;
+            c.decimals = fsp;
+            (Wire::Time, BINARY, 10 + u32::from(fsp) + u32::from(fsp > 0))
+        }
+        ColumnType::Year => {
+            flags |= ColumnFlags::NUM | ColumnFlags::UNSIGNED | ColumnFlags::ZEROFILL;
+            (Wire::Year, BINARY, 4)
+        }
+        ColumnType::Bit(n) => {
+            flags |= ColumnFlags::UNSIGNED;
+            (Wire::Bit, BINARY, u32::from(n))
         }
     };
     c.column_type = ty;

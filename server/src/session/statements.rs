@@ -133,14 +133,11 @@ fn param_value(v: BinaryValue, ty: ColumnType) -> Value {
             seconds,
             micros,
         } => {
-            let h = u64::from(days) * 24 + u64::from(hours);
-            let sign = if negative { "-" } else { "" };
-            let frac = if micros != 0 {
-                format!(".{micros:06}")
-            } else {
-                String::new()
-            };
-            Value::str(&format!("{sign}{h:02}:{minutes:02}:{seconds:02}{frac}"))
+            let secs = (i64::from(days) * 24 + i64::from(hours)) * 3600
+                + i64::from(minutes) * 60
+                + i64::from(seconds);
+            let t = secs * 1_000_000 + i64::from(micros);
+            Value::Time(if negative { -t } else { t })
         }
     }
 }

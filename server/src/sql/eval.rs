@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 
+use crate::engine::time_value::{parse_time, time_number};
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::sql::expr::{BinOp, BoundExpr, CastType, VarScopeRef};
 use crate::sql::functions::{call, Func};
@@ -88,6 +89,19 @@ pub fn unhex(h: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// The bytes of a bit-value literal `b'1010'`: the bits big-endian, left-padded with zeros to
+/// whole bytes (None if a character is not 0 or 1).
+pub fn bit_literal(bits: &str) -> Option<Vec<u8>> {
+    if !bits.bytes().all(|c| c == b'0' || c == b'1') {
+        return None;
+    }
+    let padded = format!("{}{bits}", "0".repeat((8 - bits.len() % 8) % 8));
+    (0..padded.len())
+        .step_by(8)
+        .map(|i| u8::from_str_radix(&padded[i..i + 8], 2).ok())
+        .collect()
+}
+
 /// A string as MySQL converts it to a number: the longest numeric prefix, else 0.
 pub fn str_to_f64(b: &[u8]) -> f64 {
     let s = String::from_utf8_lossy(b);
@@ -130,6 +144,7 @@ pub fn to_f64(v: &Value) -> Option<f64> {
                 f64::from(dt.year) * 1e10 + f64::from(dt.month) * 1e8 + f64::from(dt.day) * 1e6;
             date + f64::from(dt.hour) * 1e4 + f64::from(dt.minute) * 100.0 + f64::from(dt.second)
         }
+        Value::Time(t) => time_number(*t).to_f64(),
     })
 }
 
@@ -148,7 +163,7 @@ pub fn to_i64(v: &Value) -> Option<i64> {
                 Err(_) => str_to_f64(b).round() as i64,
             }
         }
-        Value::DateTime(_) => to_f64(v)? as i64,
+        Value::DateTime(_) | Value::Time(_) => to_f64(v)?.round() as i64,
     })
 }
 
@@ -225,6 +240,9 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
                 o.reverse()
             })
         }
+        (Value::Time(x), Value::Time(y)) => Some(x.cmp(y)),
+        (Value::Time(x), Value::Bytes(y)) => Some(x.cmp(&parse_time(&String::from_utf8_lossy(y))?)),
+        (Value::Bytes(x), Value::Time(y)) => Some(parse_time(&String::from_utf8_lossy(x))?.cmp(y)),
         _ => to_f64(a)?.partial_cmp(&to_f64(b)?),
     }
 }
@@ -732,6 +750,9 @@ pub fn cast(v: Value, t: CastType) -> Value {
             let unscaled = (f * 10f64.powi(i32::from(scale))).round() as i128;
             Value::Decimal(Decimal { unscaled, scale })
         }
+        CastType::Time(fsp) => crate::engine::ColumnType::Time { fsp }
+            .coerce(v, "")
+            .unwrap_or(Value::Null),
         CastType::Date | CastType::DateTime => {
             let dt = match &v {
                 Value::DateTime(dt) => Some(*dt),

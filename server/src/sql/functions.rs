@@ -6,6 +6,28 @@ use crate::sql::expr::BoundExpr;
 use crate::time::{datetime_from_micros, datetime_to_unix};
 use crate::value::{DateTime, Decimal, Value};
 
+/// A TIMEDIFF argument: a datetime (true, microseconds since the epoch) or a time (false,
+/// its microseconds).
+fn time_point(v: Value) -> Option<(bool, i64)> {
+    let as_datetime =
+        |v: Value| match crate::sql::eval::cast(v, crate::sql::expr::CastType::DateTime) {
+            Value::DateTime(dt) => Some((
+                true,
+                datetime_to_unix(&dt) * 1_000_000 + i64::from(dt.micros),
+            )),
+            _ => None,
+        };
+    match v {
+        Value::DateTime(_) => as_datetime(v),
+        Value::Time(t) => Some((false, t)),
+        Value::Bytes(ref b) if b.iter().filter(|&&c| c == b'-').count() >= 2 => as_datetime(v),
+        other => match crate::sql::eval::cast(other, crate::sql::expr::CastType::Time(6)) {
+            Value::Time(t) => Some((false, t)),
+            _ => None,
+        },
+    }
+}
+
 /// A built-in function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Func {
@@ -333,28 +355,15 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
                 }
             }
         },
-        TimeDiff => {
-            let (a, b) = (arg(0)?, arg(1)?);
-            let conv =
-                |v: Value| match crate::sql::eval::cast(v, crate::sql::expr::CastType::DateTime) {
-                    Value::DateTime(dt) => Some(datetime_to_unix(&dt)),
-                    _ => None,
-                };
-            match (conv(a), conv(b)) {
-                (Some(x), Some(y)) => {
-                    let d = x - y;
-                    let s = d.abs();
-                    let sign = if d < 0 { "-" } else { "" };
-                    Value::str(&format!(
-                        "{sign}{:02}:{:02}:{:02}",
-                        s / 3600,
-                        s / 60 % 60,
-                        s % 60
-                    ))
-                }
-                _ => Value::Null,
+        TimeDiff => match (time_point(arg(0)?), time_point(arg(1)?)) {
+            (Some((x_is_datetime, x)), Some((y_is_datetime, y)))
+                if x_is_datetime == y_is_datetime =>
+            {
+                let max = crate::engine::time_value::MAX_TIME_MICROS;
+                Value::Time((x - y).clamp(-max, max))
             }
-        }
+            _ => Value::Null,
+        },
         Concat => {
             let mut parts = Vec::with_capacity(args.len());
             for i in 0..args.len() {
