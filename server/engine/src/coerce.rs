@@ -7,7 +7,7 @@
 use crate::error::EngineError;
 use crate::time_value::{self, MAX_TIME_MICROS};
 use crate::types::ColumnType;
-use crate::value::{DateTime, Decimal, Value};
+use crate::value::{DateTime, Decimal, Value, I256};
 
 impl ColumnType {
     /// Converts `v` to this type in strict mode; NULL passes through (nullability is the
@@ -51,7 +51,7 @@ impl ColumnType {
             }
             ColumnType::Decimal { precision, scale } => {
                 let d = to_decimal(&v, scale, column)?.ok_or_else(oor)?;
-                if d.unscaled.unsigned_abs() >= 10u128.pow(u32::from(precision)) {
+                if d.unscaled().unsigned_abs() >= ethnum::U256::new(10).pow(u32::from(precision)) {
                     return Err(oor());
                 }
                 Ok(Value::Decimal(d))
@@ -141,9 +141,9 @@ fn coerce_time(v: &Value, fsp: u8, column: &str) -> Result<Value, EngineError> {
                 + i64::from(dt.micros),
         ),
         _ => to_decimal(v, 6, column).ok().flatten().and_then(|d| {
-            let abs = d.unscaled.unsigned_abs();
+            let abs = u128::try_from(d.unscaled().unsigned_abs()).ok()?;
             let t = time_value::time_from_digits(abs / 1_000_000, (abs % 1_000_000) as i64)?;
-            Some(if d.unscaled < 0 { -t } else { t })
+            Some(if d.unscaled() < 0 { -t } else { t })
         }),
     };
     match micros.map(|t| time_value::round_time(t, fsp)) {
@@ -266,7 +266,11 @@ fn to_i128(v: &Value, column: &str) -> Result<i128, EngineError> {
         Value::Double(d) => round_f64(*d).ok_or(EngineError::OutOfRange {
             column: column.into(),
         }),
-        Value::Decimal(d) => Ok(rescale(*d, 0).unscaled),
+        Value::Decimal(d) => {
+            i128::try_from(rescale(*d, 0).unscaled()).map_err(|_| EngineError::OutOfRange {
+                column: column.into(),
+            })
+        }
         Value::Bytes(b) => {
             let s = std::str::from_utf8(b).map_err(|_| incorrect())?.trim();
             if let Ok(i) = s.parse::<i128>() {
@@ -278,7 +282,7 @@ fn to_i128(v: &Value, column: &str) -> Result<i128, EngineError> {
             })
         }
         Value::DateTime(dt) => Ok(datetime_number(dt)),
-        Value::Time(t) => Ok(rescale(time_value::time_number(*t), 0).unscaled),
+        Value::Time(t) => Ok(rescale(time_value::time_number(*t), 0).unscaled().as_i128()),
         Value::Null => Err(incorrect()),
     }
 }
@@ -309,26 +313,24 @@ fn to_f64(v: &Value, column: &str) -> Result<f64, EngineError> {
 }
 
 /// `d` at exactly `scale` digits, rounding half away from zero when digits are dropped.
-pub(crate) fn rescale(d: Decimal, scale: u8) -> Decimal {
+pub fn rescale(d: Decimal, scale: u8) -> Decimal {
+    let ten = I256::new(10);
+    let unscaled = d.unscaled();
     if d.scale == scale {
         return d;
     }
     if d.scale < scale {
-        let f = 10i128.pow(u32::from(scale - d.scale));
-        return Decimal {
-            unscaled: d.unscaled.saturating_mul(f),
-            scale,
-        };
+        let f = ten.pow(u32::from(scale - d.scale));
+        return Decimal::new(unscaled.saturating_mul(f), scale);
     }
-    let f = 10i128.pow(u32::from(d.scale - scale));
-    let q = d.unscaled / f;
-    let r = d.unscaled % f;
+    let f = ten.pow(u32::from(d.scale - scale));
+    let (q, r) = (unscaled / f, unscaled % f);
     let q = if r.abs() * 2 >= f {
-        q + d.unscaled.signum()
+        q + unscaled.signum()
     } else {
         q
     };
-    Decimal { unscaled: q, scale }
+    Decimal::new(q, scale)
 }
 
 /// Parses `[-+]digits[.digits][e[-+]digits]` into an exact decimal (None if it is not one).
@@ -347,27 +349,24 @@ pub fn parse_decimal(s: &str) -> Option<Decimal> {
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
     }
-    let mut unscaled: i128 = 0;
+    let mut unscaled = I256::ZERO;
     for c in int_part.bytes().chain(frac_part.bytes()) {
         if !c.is_ascii_digit() {
             return None;
         }
         unscaled = unscaled
-            .checked_mul(10)?
-            .checked_add(i128::from(c - b'0'))?;
+            .checked_mul(I256::new(10))?
+            .checked_add(I256::from(c - b'0'))?;
     }
     let mut scale = frac_part.len() as i32 - exp;
     while scale < 0 {
-        unscaled = unscaled.checked_mul(10)?;
+        unscaled = unscaled.checked_mul(I256::new(10))?;
         scale += 1;
     }
     if scale > 60 {
         return None;
     }
-    let mut d = Decimal {
-        unscaled: if neg { -unscaled } else { unscaled },
-        scale: scale as u8,
-    };
+    let mut d = Decimal::new(if neg { -unscaled } else { unscaled }, scale as u8);
     if d.scale > 30 {
         d = rescale(d, 30);
     }
@@ -382,41 +381,30 @@ fn to_decimal(v: &Value, scale: u8, column: &str) -> Result<Option<Decimal>, Eng
         column: column.to_string(),
     };
     let exact = match v {
-        Value::Int(i) => Decimal {
-            unscaled: i128::from(*i),
-            scale: 0,
-        },
-        Value::UInt(u) => Decimal {
-            unscaled: i128::from(*u),
-            scale: 0,
-        },
+        Value::Int(i) => Decimal::new(i128::from(*i), 0),
+        Value::UInt(u) => Decimal::new(i128::from(*u), 0),
         Value::Decimal(d) => *d,
         Value::Double(d) => {
-            let scaled = d * 10f64.powi(i32::from(scale));
-            if !scaled.is_finite() || scaled.abs() >= 1e38 {
+            if !d.is_finite() || d.abs() >= 1e66 {
                 return Ok(None);
             }
-            return Ok(Some(Decimal {
-                unscaled: scaled.round() as i128,
-                scale,
-            }));
+            return Ok(
+                parse_decimal(&format!("{d:.*}", usize::from(scale))).map(|p| rescale(p, scale))
+            );
         }
         Value::Bytes(b) => {
             let s = std::str::from_utf8(b).map_err(|_| incorrect())?;
             parse_decimal(s).ok_or_else(incorrect)?
         }
-        Value::DateTime(dt) => Decimal {
-            unscaled: datetime_number(dt),
-            scale: 0,
-        },
+        Value::DateTime(dt) => Decimal::new(datetime_number(dt), 0),
         Value::Time(t) => time_value::time_number(*t),
         Value::Null => return Err(incorrect()),
     };
     if exact.scale < scale {
-        let f = 10i128.checked_pow(u32::from(scale - exact.scale));
+        let f = I256::new(10).checked_pow(u32::from(scale - exact.scale));
         return Ok(f
-            .and_then(|f| exact.unscaled.checked_mul(f))
-            .map(|u| Decimal { unscaled: u, scale }));
+            .and_then(|f| exact.unscaled().checked_mul(f))
+            .map(|u| Decimal::new(u, scale)));
     }
     Ok(Some(rescale(exact, scale)))
 }
@@ -620,10 +608,7 @@ mod tests {
         };
         assert_eq!(
             t.coerce(Value::str("123.456"), "c"),
-            Ok(Value::Decimal(Decimal {
-                unscaled: 12346,
-                scale: 2
-            }))
+            Ok(Value::Decimal(Decimal::new(12346, 2)))
         );
         assert_eq!(
             t.coerce(Value::Int(1000), "c").unwrap_err().code().code(),
@@ -634,13 +619,7 @@ mod tests {
                 .map(|v| matches!(v, Value::Decimal(_))),
             Ok(true)
         );
-        assert_eq!(
-            parse_decimal("1.5e2"),
-            Some(Decimal {
-                unscaled: 150,
-                scale: 0
-            })
-        );
+        assert_eq!(parse_decimal("1.5e2"), Some(Decimal::new(150, 0)));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::key::{pack_datetime, unpack_datetime};
 use crate::types::ColumnType;
-use crate::value::{DateTime, Decimal, Value};
+use crate::value::{DateTime, Decimal, Value, I256};
 
 /// Encodes and decodes rows of one table layout.
 #[derive(Debug, Clone)]
@@ -124,7 +124,7 @@ fn int_of(v: &Value) -> i128 {
     match v {
         Value::Int(i) => i128::from(*i),
         Value::UInt(u) => i128::from(*u),
-        Value::Decimal(d) => d.unscaled,
+        Value::Decimal(d) => d.unscaled().as_i128(),
         Value::Double(d) => *d as i128,
         _ => 0,
     }
@@ -152,11 +152,12 @@ fn put(ty: ColumnType, v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&d.to_le_bytes());
         }
         ColumnType::Decimal { precision, .. } => {
-            if precision <= 18 {
-                out.extend_from_slice(&(int_of(v) as i64).to_le_bytes());
-            } else {
-                out.extend_from_slice(&int_of(v).to_le_bytes());
-            }
+            let u = match v {
+                Value::Decimal(d) => d.unscaled(),
+                other => I256::from(int_of(other)),
+            };
+            let width = crate::types::decimal_bytes(precision);
+            out.extend_from_slice(&u.to_le_bytes()[..width]);
         }
         ColumnType::Date => {
             let dt = if let Value::DateTime(dt) = v {
@@ -239,13 +240,7 @@ fn skip(ty: ColumnType, b: &[u8]) -> usize {
         | ColumnType::Time { .. }
         | ColumnType::Bit(_) => 8,
         ColumnType::Year => 2,
-        ColumnType::Decimal { precision, .. } => {
-            if precision <= 18 {
-                8
-            } else {
-                16
-            }
-        }
+        ColumnType::Decimal { precision, .. } => crate::types::decimal_bytes(precision),
         ColumnType::Date => 3,
         _ => {
             let (n, used) = varint(b);
@@ -270,14 +265,10 @@ fn get(ty: ColumnType, b: &[u8]) -> (Value, usize) {
         ColumnType::Float => Value::Double(f64::from(f32::from_bits(le(b, 4) as u32))),
         ColumnType::Double => Value::Double(f64::from_bits(le(b, 8))),
         ColumnType::Decimal { precision, scale } => {
-            let unscaled = if precision <= 18 {
-                i128::from(le(b, 8) as i64)
-            } else {
-                let mut buf = [0u8; 16];
-                buf.copy_from_slice(&b[..16]);
-                i128::from_le_bytes(buf)
-            };
-            Value::Decimal(Decimal { unscaled, scale })
+            let width = crate::types::decimal_bytes(precision);
+            let mut buf = [if b[width - 1] & 0x80 == 0 { 0 } else { 0xFF }; 32];
+            buf[..width].copy_from_slice(&b[..width]);
+            Value::Decimal(Decimal::new(I256::from_le_bytes(buf), scale))
         }
         ColumnType::Date => {
             let p = le(b, 3) as u32;
@@ -359,14 +350,8 @@ mod tests {
             Value::UInt(u64::MAX),
             Value::Double(1.5),
             Value::Null,
-            Value::Decimal(Decimal {
-                unscaled: -(10i128.pow(29)),
-                scale: 4,
-            }),
-            Value::Decimal(Decimal {
-                unscaled: 12345,
-                scale: 2,
-            }),
+            Value::Decimal(Decimal::new(-(I256::new(10).pow(29)), 4)),
+            Value::Decimal(Decimal::new(12345, 2)),
             Value::Bytes(vec![7; 200]),
             Value::DateTime(DateTime {
                 year: 2024,

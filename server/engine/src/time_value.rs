@@ -95,10 +95,7 @@ pub fn time_number(t: i64) -> Decimal {
     let secs = abs / SECOND as u64;
     let hhmmss = (secs / 3600) * 10_000 + (secs / 60 % 60) * 100 + secs % 60;
     let unscaled = i128::from(hhmmss) * i128::from(SECOND) + i128::from(abs % SECOND as u64);
-    Decimal {
-        unscaled: if t < 0 { -unscaled } else { unscaled },
-        scale: 6,
-    }
+    Decimal::new(if t < 0 { -unscaled } else { unscaled }, 6)
 }
 
 /// `micros` rounded (half away from zero) to `fsp` fractional digits.

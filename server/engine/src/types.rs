@@ -76,8 +76,7 @@ pub enum ColumnType {
     Float,
     /// DOUBLE.
     Double,
-    /// DECIMAL(precision, scale); precision up to 38 here (MySQL allows 65; beyond 65 is
-    /// MySQL's 1426).
+    /// DECIMAL(precision, scale): precision up to 65 (beyond it MySQL's 1426), scale up to 30.
     Decimal {
         /// Total digits.
         precision: u8,
@@ -122,12 +121,20 @@ pub enum ColumnType {
 /// Most bits a BIT column holds.
 pub const MAX_BIT_WIDTH: u8 = 64;
 
-/// Largest DECIMAL precision an `i128` holds exactly.
-pub(crate) const MAX_STORED_DECIMAL_PRECISION: u8 = 38;
 /// Largest DECIMAL precision MySQL accepts (beyond it: 1426).
-pub(crate) const MAX_DECIMAL_PRECISION: u8 = 65;
+pub const MAX_DECIMAL_PRECISION: u8 = 65;
 /// Largest DECIMAL scale MySQL accepts (beyond it: 1425).
 pub const MAX_DECIMAL_SCALE: u8 = 30;
+
+/// Bytes a DECIMAL of `precision` digits takes in a row or key: the smallest two's-complement
+/// width (8, 16 or 32 bytes) that holds it.
+pub(crate) fn decimal_bytes(precision: u8) -> usize {
+    match precision {
+        0..=18 => 8,
+        19..=38 => 16,
+        _ => 32,
+    }
+}
 
 impl ColumnType {
     /// Checks the type's own parameters (DECIMAL precision/scale, fsp).
@@ -150,11 +157,8 @@ impl ColumnType {
                 if scale > precision {
                     return Err(EngineError::ScaleAbovePrecision { column });
                 }
-                if precision == 0 || precision > MAX_STORED_DECIMAL_PRECISION {
-                    return bad(format!(
-                        "DECIMAL precision {precision} not supported \
-                         (1..={MAX_STORED_DECIMAL_PRECISION})"
-                    ));
+                if precision == 0 {
+                    return bad("DECIMAL precision 0 not supported".into());
                 }
             }
             ColumnType::Bit(width) if width == 0 || width > MAX_BIT_WIDTH => {

@@ -223,16 +223,13 @@ fn round_decimal(v: Decimal, d: i64) -> Decimal {
         return v;
     }
     let drop = 10i128.pow(u32::from(v.scale - d));
-    let (q, r) = (v.unscaled / drop, v.unscaled % drop);
+    let (q, r) = (v.unscaled() / drop, v.unscaled() % drop);
     let q = if r.abs() * 2 >= drop {
-        q + v.unscaled.signum()
+        q + v.unscaled().signum()
     } else {
         q
     };
-    Decimal {
-        unscaled: q,
-        scale: d,
-    }
+    Decimal::new(q, d)
 }
 
 /// Room for a result of `len` bytes that `name()` builds: `Ok(None)` (the result is NULL,
@@ -474,15 +471,15 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
                 )
             })?),
             Value::UInt(u) => Value::UInt(u),
-            Value::Decimal(d) => Value::Decimal(Decimal {
-                unscaled: d.unscaled.checked_abs().ok_or_else(|| {
+            Value::Decimal(d) => Value::Decimal(Decimal::new(
+                d.unscaled().checked_abs().ok_or_else(|| {
                     SqlError::new(
                         ErrorCode::DataOutOfRange,
                         "DECIMAL value is out of range in 'abs'",
                     )
                 })?,
-                scale: d.scale,
-            }),
+                d.scale,
+            )),
             Value::Null => Value::Null,
             other => Value::Double(to_f64(&other).unwrap_or(0.0).abs()),
         },
