@@ -52,6 +52,12 @@ fn time_reads_back_as_mysql_prints_it() {
         ("100:00:00", "00:12:34.000"),
     ];
     assert_eq!(pairs, expected.map(|(a, b)| (a.to_string(), b.to_string())));
+    // In string expressions a TIME keeps its column's digits too.
+    let joined: String = c
+        .query_first("SELECT CONCAT_WS('|', t, t3) FROM t WHERE id = 2")
+        .unwrap()
+        .unwrap();
+    assert_eq!(joined, "26:00:00|26:00:00.000");
     // UPDATE coerces as INSERT does.
     c.query_drop("UPDATE t SET t3 = '-1 01:00:00.0004' WHERE id = 6")
         .unwrap();
@@ -99,6 +105,11 @@ fn time_reads_back_as_mysql_prints_it() {
     );
     assert_eq!(row.as_ref(0), Some(&Value::Bytes(b"10:00:00".to_vec())));
     assert_eq!(row.as_ref(1), Some(&Value::Bytes(b"-01:30:00".to_vec())));
+    let cast: String = c
+        .query_first("SELECT CAST('10:00:00.56' AS TIME(1))")
+        .unwrap()
+        .unwrap();
+    assert_eq!(cast, "10:00:00.6");
 }
 
 #[test]

@@ -133,7 +133,7 @@ impl ColumnType {
 /// out-of-range value is 1292 in strict mode.
 fn coerce_time(v: &Value, fsp: u8, column: &str) -> Result<Value, EngineError> {
     let micros = match v {
-        Value::Time(t) => Some(*t),
+        Value::Time(t, _) => Some(*t),
         Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(time_value::parse_time),
         Value::DateTime(dt) => Some(
             ((i64::from(dt.hour) * 60 + i64::from(dt.minute)) * 60 + i64::from(dt.second))
@@ -147,7 +147,7 @@ fn coerce_time(v: &Value, fsp: u8, column: &str) -> Result<Value, EngineError> {
         }),
     };
     match micros.map(|t| time_value::round_time(t, fsp)) {
-        Some(t) if t.abs() <= MAX_TIME_MICROS => Ok(Value::Time(t)),
+        Some(t) if t.abs() <= MAX_TIME_MICROS => Ok(Value::Time(t, fsp)),
         _ => Err(EngineError::IncorrectDatetime {
             kind: "time",
             value: text_of(v),
@@ -240,7 +240,7 @@ fn to_bytes(v: Value) -> Vec<u8> {
         Value::Decimal(d) => d.to_string().into_bytes(),
         Value::Bytes(b) => b,
         Value::DateTime(dt) => dt.to_string().into_bytes(),
-        Value::Time(t) => time_value::format_time(t, None).into_bytes(),
+        Value::Time(t, fsp) => time_value::format_time(t, Some(fsp)).into_bytes(),
     }
 }
 
@@ -282,7 +282,7 @@ fn to_i128(v: &Value, column: &str) -> Result<i128, EngineError> {
             })
         }
         Value::DateTime(dt) => Ok(datetime_number(dt)),
-        Value::Time(t) => Ok(rescale(time_value::time_number(*t), 0).unscaled().as_i128()),
+        Value::Time(t, _) => Ok(rescale(time_value::time_number(*t), 0).unscaled().as_i128()),
         Value::Null => Err(incorrect()),
     }
 }
@@ -307,7 +307,7 @@ fn to_f64(v: &Value, column: &str) -> Result<f64, EngineError> {
                 column: column.to_string(),
             }),
         Value::DateTime(dt) => Ok(datetime_number(dt) as f64),
-        Value::Time(t) => Ok(time_value::time_number(*t).to_f64()),
+        Value::Time(t, _) => Ok(time_value::time_number(*t).to_f64()),
         Value::Null => Ok(0.0),
     }
 }
@@ -397,7 +397,7 @@ fn to_decimal(v: &Value, scale: u8, column: &str) -> Result<Option<Decimal>, Eng
             parse_decimal(s).ok_or_else(incorrect)?
         }
         Value::DateTime(dt) => Decimal::new(datetime_number(dt), 0),
-        Value::Time(t) => time_value::time_number(*t),
+        Value::Time(t, _) => time_value::time_number(*t),
         Value::Null => return Err(incorrect()),
     };
     if exact.scale < scale {
@@ -629,11 +629,11 @@ mod tests {
         let hms = |h: i64, m: i64, s: i64| ((h * 60 + m) * 60 + s) * 1_000_000;
         assert_eq!(
             time.coerce(Value::str("12:34:56.46"), "c"),
-            Ok(Value::Time(hms(12, 34, 56) + 500_000))
+            Ok(Value::Time(hms(12, 34, 56) + 500_000, 1))
         );
         assert_eq!(
             time.coerce(Value::Int(-123456), "c"),
-            Ok(Value::Time(-hms(12, 34, 56)))
+            Ok(Value::Time(-hms(12, 34, 56), 1))
         );
         assert_eq!(code(time, Value::str("839:00:00")), 1292);
         assert_eq!(code(time, Value::Int(8_390_000)), 1292);

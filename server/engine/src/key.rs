@@ -104,7 +104,7 @@ pub fn encode(col: KeyColumn, v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&pack_datetime(&datetime_of(v)).to_be_bytes());
         }
         ColumnType::Time { .. } => {
-            let t = if let Value::Time(t) = v { *t } else { 0 };
+            let t = if let Value::Time(t, _) = v { *t } else { 0 };
             out.extend_from_slice(&((t as u64) ^ (1 << 63)).to_be_bytes());
         }
         ColumnType::Year => out.extend_from_slice(&(int_of(v) as u16).to_be_bytes()),
@@ -180,7 +180,7 @@ pub fn decode(col: KeyColumn, bytes: &[u8]) -> (Value, usize) {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             (Value::DateTime(unpack_datetime(be(8))), 8)
         }
-        ColumnType::Time { .. } => (Value::Time((be(8) ^ (1 << 63)) as i64), 8),
+        ColumnType::Time { fsp } => (Value::Time((be(8) ^ (1 << 63)) as i64, fsp), 8),
         ColumnType::Year => (Value::UInt(be(2)), 2),
         ColumnType::Bit(_) => (Value::UInt(be(8)), 8),
         _ => {
@@ -278,7 +278,7 @@ pub(crate) fn cmp_values(a: &Value, b: &Value) -> Ordering {
         (Value::Decimal(x), Value::Decimal(y)) => x.cmp_exact(*y),
         (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
         (Value::DateTime(x), Value::DateTime(y)) => x.cmp(y),
-        (Value::Time(x), Value::Time(y)) => x.cmp(y),
+        (Value::Time(x, _), Value::Time(y, _)) => x.cmp(y),
         _ => int_of(a).cmp(&int_of(b)),
     }
 }
@@ -358,7 +358,7 @@ mod tests {
                 })
                 .boxed(),
             ColumnType::Time { .. } => (-MAX_TIME_MICROS..=MAX_TIME_MICROS)
-                .prop_map(Value::Time)
+                .prop_map(|t| Value::Time(t, 6))
                 .boxed(),
             ColumnType::Year => prop_oneof![Just(0u64), 1901u64..=2155]
                 .prop_map(Value::UInt)

@@ -177,7 +177,7 @@ fn put(ty: ColumnType, v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&pack_datetime(&dt).to_le_bytes());
         }
         ColumnType::Time { .. } => {
-            let t = if let Value::Time(t) = v { *t } else { 0 };
+            let t = if let Value::Time(t, _) = v { *t } else { 0 };
             out.extend_from_slice(&t.to_le_bytes());
         }
         ColumnType::Year => out.extend_from_slice(&(int_of(v) as u16).to_le_bytes()),
@@ -282,7 +282,7 @@ fn get(ty: ColumnType, b: &[u8]) -> (Value, usize) {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             Value::DateTime(unpack_datetime(le(b, 8)))
         }
-        ColumnType::Time { .. } => Value::Time(le(b, 8) as i64),
+        ColumnType::Time { fsp } => Value::Time(le(b, 8) as i64, fsp),
         ColumnType::Year => Value::UInt(le(b, 2)),
         ColumnType::Bit(_) => Value::UInt(le(b, 8)),
         _ => {

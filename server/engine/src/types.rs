@@ -215,7 +215,7 @@ impl ColumnType {
             ColumnType::Integer { unsigned: true, .. } | ColumnType::Year | ColumnType::Bit(_) => {
                 Value::UInt(0)
             }
-            ColumnType::Time { .. } => Value::Time(0),
+            ColumnType::Time { fsp } => Value::Time(0, *fsp),
             ColumnType::Integer { .. } | ColumnType::Decimal { .. } => Value::Int(0),
             ColumnType::Float | ColumnType::Double => Value::Double(0.0),
             ColumnType::Date | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {

@@ -55,8 +55,9 @@ pub enum Value {
     Bytes(Vec<u8>),
     /// DATE (time fields zero), DATETIME and TIMESTAMP.
     DateTime(DateTime),
-    /// TIME: a signed span in microseconds (MySQL's range is ±838:59:59.999999 hours).
-    Time(i64),
+    /// TIME: a signed span in microseconds (MySQL's range is ±838:59:59) and the fractional
+    /// digits it is printed with (its column's fsp; 0 or 6 for a computed time).
+    Time(i64, u8),
 }
 
 impl Value {

@@ -871,7 +871,7 @@ pub fn group_key(v: &Value, out: &mut Vec<u8>) {
             out.push(5);
             out.extend_from_slice(&key::pack_datetime(dt).to_be_bytes());
         }
-        Value::Time(t) => {
+        Value::Time(t, _) => {
             out.push(6);
             out.extend_from_slice(&t.to_be_bytes());
         }

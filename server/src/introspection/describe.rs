@@ -18,7 +18,7 @@ pub fn default_text(c: &Column) -> Option<String> {
 /// fractional digits, YEAR with four digits, BIT as a `b'..'` literal.
 fn typed_text(ty: ColumnType, v: &Value) -> String {
     match (ty, v) {
-        (ColumnType::Time { fsp }, Value::Time(t)) => {
+        (ColumnType::Time { fsp }, Value::Time(t, _)) => {
             crate::engine::time_value::format_time(*t, Some(fsp))
         }
         (ColumnType::Year, Value::UInt(y)) => format!("{y:04}"),

@@ -42,10 +42,13 @@ pub fn text_cell(v: &Value, col: &ColumnDefinition, buf: &mut Vec<u8>) {
                 let _ = write!(buf, "{u}");
             }
         },
-        Value::Time(t) => {
-            let fsp =
-                (col.column_type == ColumnType::Time && col.decimals <= 6).then_some(col.decimals);
-            buf.extend_from_slice(format_time(*t, fsp).as_bytes());
+        Value::Time(t, fsp) => {
+            let fsp = if col.column_type == ColumnType::Time && col.decimals <= 6 {
+                col.decimals
+            } else {
+                *fsp
+            };
+            buf.extend_from_slice(format_time(*t, Some(fsp)).as_bytes());
         }
         Value::Bytes(b) => buf.extend_from_slice(b),
         Value::Double(d) => buf.extend_from_slice(crate::sql::format::double(*d).as_bytes()),
@@ -121,7 +124,7 @@ fn binary_value(v: &Value, ty: ColumnType) -> BinaryValue {
             month: dt.month,
             day: dt.day,
         },
-        Value::Time(t) => {
+        Value::Time(t, _) => {
             let abs = t.unsigned_abs();
             let secs = abs / 1_000_000;
             BinaryValue::Time {

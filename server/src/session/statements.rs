@@ -137,7 +137,10 @@ fn param_value(v: BinaryValue, ty: ColumnType) -> Value {
                 + i64::from(minutes) * 60
                 + i64::from(seconds);
             let t = secs * 1_000_000 + i64::from(micros);
-            Value::Time(if negative { -t } else { t })
+            Value::Time(
+                if negative { -t } else { t },
+                if micros == 0 { 0 } else { 6 },
+            )
         }
     }
 }

@@ -144,7 +144,7 @@ pub fn to_f64(v: &Value) -> Option<f64> {
                 f64::from(dt.year) * 1e10 + f64::from(dt.month) * 1e8 + f64::from(dt.day) * 1e6;
             date + f64::from(dt.hour) * 1e4 + f64::from(dt.minute) * 100.0 + f64::from(dt.second)
         }
-        Value::Time(t) => time_number(*t).to_f64(),
+        Value::Time(t, _) => time_number(*t).to_f64(),
     })
 }
 
@@ -163,7 +163,7 @@ pub fn to_i64(v: &Value) -> Option<i64> {
                 Err(_) => str_to_f64(b).round() as i64,
             }
         }
-        Value::DateTime(_) | Value::Time(_) => to_f64(v)?.round() as i64,
+        Value::DateTime(_) | Value::Time(..) => to_f64(v)?.round() as i64,
     })
 }
 
@@ -231,9 +231,13 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
                 o.reverse()
             })
         }
-        (Value::Time(x), Value::Time(y)) => Some(x.cmp(y)),
-        (Value::Time(x), Value::Bytes(y)) => Some(x.cmp(&parse_time(&String::from_utf8_lossy(y))?)),
-        (Value::Bytes(x), Value::Time(y)) => Some(parse_time(&String::from_utf8_lossy(x))?.cmp(y)),
+        (Value::Time(x, _), Value::Time(y, _)) => Some(x.cmp(y)),
+        (Value::Time(x, _), Value::Bytes(y)) => {
+            Some(x.cmp(&parse_time(&String::from_utf8_lossy(y))?))
+        }
+        (Value::Bytes(x), Value::Time(y, _)) => {
+            Some(parse_time(&String::from_utf8_lossy(x))?.cmp(y))
+        }
         _ => to_f64(a)?.partial_cmp(&to_f64(b)?),
     }
 }

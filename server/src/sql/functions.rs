@@ -19,10 +19,10 @@ fn time_point(v: Value) -> Option<(bool, i64)> {
         };
     match v {
         Value::DateTime(_) => as_datetime(v),
-        Value::Time(t) => Some((false, t)),
+        Value::Time(t, _) => Some((false, t)),
         Value::Bytes(ref b) if b.iter().filter(|&&c| c == b'-').count() >= 2 => as_datetime(v),
         other => match crate::sql::eval::cast(other, crate::sql::expr::CastType::Time(6)) {
-            Value::Time(t) => Some((false, t)),
+            Value::Time(t, _) => Some((false, t)),
             _ => None,
         },
     }
@@ -357,7 +357,10 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
                 if x_is_datetime == y_is_datetime =>
             {
                 let max = crate::engine::time_value::MAX_TIME_MICROS;
-                Value::Time((x - y).clamp(-max, max))
+                {
+                    let span = (x - y).clamp(-max, max);
+                    Value::Time(span, if span % 1_000_000 == 0 { 0 } else { 6 })
+                }
             }
             _ => Value::Null,
         },

@@ -127,8 +127,8 @@ pub fn column_for(name: &str, sample: Option<&Value>) -> ColumnDefinition {
                 c.column_length = 10;
             }
         }
-        Some(Value::Time(t)) => {
-            let fsp = if t % 1_000_000 == 0 { 0 } else { 6 };
+        Some(Value::Time(_, fsp)) => {
+            let fsp = u32::from(*fsp);
             c.column_type = ColumnType::Time;
             c.charset = 63;
             c.column_length = 10 + fsp + u32::from(fsp > 0);

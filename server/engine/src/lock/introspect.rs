@@ -91,8 +91,8 @@ pub fn lock_data_text(values: &[Value], hidden_row_id: bool) -> String {
             Value::DateTime(dt) => {
                 let _ = write!(out, "'{dt}'");
             }
-            Value::Time(t) => {
-                let _ = write!(out, "'{}'", crate::time_value::format_time(*t, None));
+            Value::Time(t, fsp) => {
+                let _ = write!(out, "'{}'", crate::time_value::format_time(*t, Some(*fsp)));
             }
         }
     }
