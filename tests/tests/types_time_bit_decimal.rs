@@ -270,6 +270,22 @@ fn bit_columns_hold_bits_and_send_raw_bytes() {
         ),
         ["2", "1"]
     );
+    assert_eq!(
+        error(&mut c, "CREATE TABLE x (b BIT(65))"),
+        (
+            1439,
+            "42000".to_string(),
+            "Display width out of range for 'b' (max = 64)".to_string()
+        )
+    );
+    assert_eq!(
+        error(&mut c, "CREATE TABLE x (b BIT(0))"),
+        (
+            3013,
+            "HY000".to_string(),
+            "Invalid size for column 'b'.".to_string()
+        )
+    );
     for bad in ["32", "b'100000'", "x'0100'", "-1"] {
         assert_eq!(
             error(&mut c, &format!("INSERT INTO t VALUES (9, {bad}, 0, 0)")),

@@ -161,6 +161,7 @@ impl ColumnType {
                     return bad("DECIMAL precision 0 not supported".into());
                 }
             }
+            // The SQL layer refuses these with MySQL's errors first.
             ColumnType::Bit(width) if width == 0 || width > MAX_BIT_WIDTH => {
                 return bad(format!("BIT width {width} is outside 1..={MAX_BIT_WIDTH}"));
             }

@@ -4,8 +4,9 @@
 use protocol::{ColumnDefinition, ColumnFlags, ColumnType as Wire};
 use sqlparser::ast::{self, DataType as D};
 
+use crate::engine::types::MAX_BIT_WIDTH;
 use crate::engine::{ColumnType, IntKind};
-use crate::error::{SqlError, SqlResult};
+use crate::error::{ErrorCode, SqlError, SqlResult};
 
 /// utf8mb4_0900_ai_ci, MySQL 8.0's default collation.
 pub const UTF8MB4: u16 = 255;
@@ -91,6 +92,21 @@ pub fn column_type(t: &D) -> SqlResult<ColumnType> {
         }
         other => return Err(SqlError::unsupported(&format!("column type {other}"))),
     })
+}
+
+/// MySQL's checks of a BIT column's width: 3013 for BIT(0), 1439 past 64 bits.
+pub fn check_bit_width(column: &str, ty: ColumnType) -> SqlResult<()> {
+    match ty {
+        ColumnType::Bit(0) => Err(SqlError::new(
+            ErrorCode::InvalidFieldSize,
+            format!("Invalid size for column '{column}'."),
+        )),
+        ColumnType::Bit(n) if n > MAX_BIT_WIDTH => Err(SqlError::new(
+            ErrorCode::TooBigDisplaywidth,
+            format!("Display width out of range for '{column}' (max = {MAX_BIT_WIDTH})"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Bytes a key part of this type takes in MySQL's `key_len` (EXPLAIN).
