@@ -262,6 +262,8 @@ fn bit_columns_hold_bits_and_send_raw_bytes() {
     let row = prepared_row(&mut c, "SELECT b, w FROM t WHERE id = 2");
     assert_eq!(row.as_ref(0), Some(&Value::Bytes(vec![3])));
     assert_eq!(row.as_ref(1), Some(&Value::Bytes(vec![0x0F, 0xFF])));
+    let bins: Vec<String> = c.query("SELECT BIN(b) FROM t ORDER BY id").unwrap();
+    assert_eq!(bins, ["101", "11", "11111", "11111"]);
     // Compared and ordered as numbers.
     assert_eq!(
         texts(

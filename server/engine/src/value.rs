@@ -165,6 +165,6 @@ mod tests {
     #[test]
     fn value_stays_small() {
         assert_eq!(std::mem::size_of::<Decimal>(), 33);
-        assert!(std::mem::size_of::<Value>() <= 48);
+        assert!(std::mem::size_of::<Value>() <= 40);
     }
 }

@@ -105,6 +105,8 @@ pub enum Func {
     SubstringIndex,
     /// `HEX(x)`
     Hex,
+    /// `BIN(n)`: the binary digits of an integer (a BIT column's bits).
+    Bin,
     /// `CRC32(s)`
     Crc32,
     /// `MD5(s)`
@@ -164,6 +166,7 @@ impl Func {
             "right" => Right,
             "substring_index" => SubstringIndex,
             "hex" => Hex,
+            "bin" => Bin,
             "crc32" => Crc32,
             "md5" => Md5,
             "sha1" | "sha" => Sha1,
@@ -185,7 +188,7 @@ impl Func {
             Now => n <= 1,
             LastInsertId | UnixTimestamp | Rand => n <= 1,
             Length | CharLength | Upper | Lower | Abs | Floor | Ceil | Sleep => n == 1,
-            Hex | Crc32 | Md5 | Sha1 => n == 1,
+            Hex | Bin | Crc32 | Md5 | Sha1 => n == 1,
             Left | Right | Sha2 => n == 2,
             SubstringIndex | DateAdd | DateSub | ConvertTz => n == 3,
             Round => n == 1 || n == 2,
@@ -263,6 +266,13 @@ fn text_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Va
     use crate::sql::text_functions as tf;
     use Func::*;
     let first = eval(&args[0], env)?;
+    if f == Bin {
+        return Ok(match first {
+            Value::Null => Value::Null,
+            Value::UInt(u) => Value::str(&format!("{u:b}")),
+            other => to_i64(&other).map_or(Value::Null, |n| Value::str(&format!("{:b}", n as u64))),
+        });
+    }
     if f == Hex {
         return Ok(match first {
             Value::Null => Value::Null,
@@ -304,7 +314,7 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
     let arg = |i: usize| eval(&args[i], env);
     Ok(match f {
         Version | Database | User | CurrentUser | ConnectionId => env.session_fact(f),
-        Left | Right | SubstringIndex | Hex | Crc32 | Md5 | Sha1 | Sha2 => {
+        Left | Right | SubstringIndex | Hex | Bin | Crc32 | Md5 | Sha1 | Sha2 => {
             return text_function(f, args, env)
         }
         ConvertTz => match (text_arg(args, 1, env)?, text_arg(args, 2, env)?) {
