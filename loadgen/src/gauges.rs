@@ -91,6 +91,9 @@ pub(crate) struct ServerInfo {
     pub(crate) proc_after: Option<ProcSample>,
     /// Max OS threads / RSS seen while sampling.
     pub(crate) proc_max: Option<ProcSample>,
+    /// The server's system calls and context switches over the measured window (perf), or
+    /// why they could not be counted; `None` without --server-pid.
+    pub(crate) kernel: Option<Result<crate::kernel_counts::KernelCounts, String>>,
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod engine;
 mod extra;
 mod gauges;
 mod json;
+mod kernel_counts;
 mod lab;
 #[cfg(test)]
 mod loop_tests;

@@ -215,6 +215,23 @@ impl Report {
                 cpu
             );
         }
+        match &srv.kernel {
+            Some(Ok(k)) => {
+                let q = (self.qps() * self.secs).max(1.0);
+                let _ = writeln!(
+                    o,
+                    "    server system calls {:.0} ({:.2} per statement), context switches {:.0} ({:.2} per statement) over the measured interval (perf)",
+                    k.syscalls,
+                    k.syscalls / q,
+                    k.context_switches,
+                    k.context_switches / q
+                );
+            }
+            Some(Err(e)) => {
+                let _ = writeln!(o, "    server system calls and context switches: {e}");
+            }
+            None => {}
+        }
         if !srv.status_after.is_empty() {
             let _ = writeln!(o);
             let _ = writeln!(
@@ -382,6 +399,17 @@ impl Report {
                     ("proc_before", proc(srv.proc_before)),
                     ("proc_after", proc(srv.proc_after)),
                     ("proc_max", proc(srv.proc_max)),
+                    (
+                        "kernel",
+                        match &srv.kernel {
+                            Some(Ok(k)) => J::obj([
+                                ("syscalls", J::n(k.syscalls)),
+                                ("context_switches", J::n(k.context_switches)),
+                            ]),
+                            Some(Err(e)) => J::obj([("error", J::s(e.clone()))]),
+                            None => J::Null,
+                        },
+                    ),
                     ("status", status),
                     ("variables", vars),
                 ]),

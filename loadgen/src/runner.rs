@@ -264,6 +264,7 @@ pub(crate) fn run(load: Load) -> Report {
     server.status_before = status(&mut side);
     server.proc_before = load.server_pid.and_then(proc_sample);
     server.proc_max = server.proc_before;
+    let counting = load.server_pid.map(crate::kernel_counts::Counting::start);
     let cpu0 = self_cpu_secs();
     let tick = Duration::from_secs(if load.report_interval > 0 {
         load.report_interval
@@ -342,6 +343,7 @@ pub(crate) fn run(load: Load) -> Report {
     server.status_after = status(&mut side);
     server.proc_after = load.server_pid.and_then(proc_sample);
     server.proc_max = max_proc(server.proc_max, server.proc_after);
+    server.kernel = counting.map(|c| c.and_then(crate::kernel_counts::Counting::finish));
     engine.stop();
     let res = engine.join(connect_secs);
     let total = collect_total(&shared);

@@ -74,6 +74,8 @@ pub struct ConnInfo {
     since_us: AtomicU64,
     /// Whether a statement is executing now (`Threads_running`).
     pub running: AtomicBool,
+    /// Whether the statement waits for a table's metadata lock.
+    pub waiting_for_metadata_lock: AtomicBool,
     /// The session's status counters.
     pub counters: SessionCounters,
     /// OS thread id of the thread that last ran a command for the connection
@@ -101,6 +103,17 @@ pub struct Login {
 }
 
 impl ConnInfo {
+    /// The processlist State: none while idle, else what the statement is doing.
+    pub fn state(&self) -> Option<&'static str> {
+        if !self.running.load(Ordering::Relaxed) {
+            None
+        } else if self.waiting_for_metadata_lock.load(Ordering::Relaxed) {
+            Some("Waiting for table metadata lock")
+        } else {
+            Some("executing")
+        }
+    }
+
     /// A new connection in the Connect state.
     pub fn new(id: u32, host: String, fd: RawFd) -> ConnInfo {
         ConnInfo {
@@ -113,6 +126,7 @@ impl ConnInfo {
             info: Mutex::new(Vec::new()),
             since_us: AtomicU64::new(coarse_now_us()),
             running: AtomicBool::new(false),
+            waiting_for_metadata_lock: AtomicBool::new(false),
             counters: SessionCounters::default(),
             os_thread: AtomicU64::new(0),
             digest_cache: crate::digest::TextCache::default(),

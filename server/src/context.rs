@@ -34,6 +34,10 @@ pub struct SqlModes {
     pub no_auto_value_on_zero: bool,
     /// `ERROR_FOR_DIVISION_BY_ZERO`: a division by zero adds warning 1365 to its NULL.
     pub error_for_division_by_zero: bool,
+    /// `STRICT_TRANS_TABLES` or `STRICT_ALL_TABLES` (every table is transactional): a value
+    /// too long or out of range for its column is an error; without it, it is cut to fit
+    /// with a warning.
+    pub strict: bool,
 }
 
 impl SqlModes {
@@ -48,6 +52,7 @@ impl SqlModes {
             no_backslash_escapes: has("NO_BACKSLASH_ESCAPES"),
             no_auto_value_on_zero: has("NO_AUTO_VALUE_ON_ZERO"),
             error_for_division_by_zero: has("ERROR_FOR_DIVISION_BY_ZERO"),
+            strict: has("STRICT_TRANS_TABLES") || has("STRICT_ALL_TABLES"),
         }
     }
 }
@@ -105,6 +110,9 @@ pub struct Context {
     pub savepoints: Vec<(String, usize)>,
     /// The tables `LOCK TABLES` locked (database, table), until `UNLOCK TABLES`.
     pub locked_tables: Option<Vec<(String, String)>>,
+    /// The tables whose metadata lock the current transaction holds shared (see
+    /// [`crate::exec::metadata_lock`]), released when the transaction ends.
+    pub metadata_locks: Vec<Arc<crate::engine::Table>>,
 }
 
 impl Drop for Context {
@@ -113,6 +121,7 @@ impl Drop for Context {
         if let Some(trx) = self.trx.get_mut().take() {
             self.core.trx.rollback(trx);
         }
+        self.release_metadata_locks();
     }
 }
 
@@ -141,6 +150,14 @@ impl Context {
             trx: std::cell::RefCell::new(None),
             savepoints: Vec::new(),
             locked_tables: None,
+            metadata_locks: Vec::new(),
+        }
+    }
+
+    /// Releases the metadata locks the ending transaction held.
+    pub fn release_metadata_locks(&mut self) {
+        for t in self.metadata_locks.drain(..) {
+            t.metadata_lock().release_shared();
         }
     }
 
@@ -245,6 +262,7 @@ impl Context {
         if let Some(trx) = self.trx.get_mut().take() {
             self.core.trx.rollback(trx);
         }
+        self.release_metadata_locks();
         self.savepoints.clear();
         self.in_transaction = false;
         self.warnings.clear();
@@ -270,13 +288,15 @@ mod tests {
             m,
             SqlModes {
                 error_for_division_by_zero: true,
+                strict: true,
                 ..SqlModes::default()
             }
         );
         let m = SqlModes::parse("STRICT_TRANS_TABLES,no_auto_value_on_zero");
-        assert!(m.no_auto_value_on_zero && !m.no_backslash_escapes);
+        assert!(m.no_auto_value_on_zero && !m.no_backslash_escapes && m.strict);
         let m = SqlModes::parse("NO_BACKSLASH_ESCAPES");
-        assert!(m.no_backslash_escapes && !m.no_auto_value_on_zero);
+        assert!(m.no_backslash_escapes && !m.no_auto_value_on_zero && !m.strict);
+        assert!(SqlModes::parse("strict_all_tables").strict);
         assert_eq!(SqlModes::parse(""), SqlModes::default());
     }
 

@@ -153,9 +153,6 @@ fn concurrent_inserts(args: &[&str]) -> (u64, u64, u64) {
     (fsyncs, commits, waits)
 }
 
-// Depends on the transaction wiring: passes once every committing read-write transaction
-// calls `server.redo.commit(..)` (the transaction layer). Until then no commit reaches the
-// redo log and the fsync count stays 0.
 #[test]
 fn concurrent_committers_share_fsyncs() {
     let (fsyncs, commits, _) = concurrent_inserts(&[]);
@@ -163,9 +160,9 @@ fn concurrent_committers_share_fsyncs() {
     assert!(fsyncs < commits, "{fsyncs} fsyncs for {commits} commits");
 }
 
-// Depends on the transaction wiring, as above. With the pool, every commit that waits for
-// the flush (leader or follower) tells the pool, which counts it as a group-commit wait and
-// may run another connection of the group meanwhile.
+// With the pool, every commit that waits for the flush (leader or follower) tells the pool,
+// which counts it as a group-commit wait and may run another connection of the group
+// meanwhile.
 #[test]
 fn concurrent_committers_share_fsyncs_in_the_pool() {
     let (fsyncs, commits, waits) =
@@ -229,11 +226,19 @@ fn fsyncs_per_job(srv: &Arc<TestServer>, batch: usize, workers: usize, jobs: usi
                         return done;
                     }
                     let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
-                    c.query_drop(format!(
+                    let marked = c.query_drop(format!(
                         "UPDATE q_v1 SET status=1, owner='w{w}', attempts=attempts+1 \
                          WHERE id IN ({list})"
-                    ))
-                    .unwrap();
+                    ));
+                    // Near the end of the queue two claimers' scans both hold the gap
+                    // before the first status=1 entry (next-key locks under REPEATABLE
+                    // READ), and each UPDATE inserts its new index entries into that gap:
+                    // InnoDB's deadlock. The victim is rolled back whole; its jobs go back
+                    // to the queue and it claims again, as a worker does.
+                    if marked.is_err() {
+                        assert_eq!(code(marked), 1213);
+                        continue;
+                    }
                     c.query_drop("COMMIT").unwrap();
                     c.query_drop("BEGIN").unwrap();
                     c.query_drop(format!("DELETE FROM q_v1 WHERE id IN ({list})"))
@@ -250,9 +255,6 @@ fn fsyncs_per_job(srv: &Arc<TestServer>, batch: usize, workers: usize, jobs: usi
     fsyncs as f64 / jobs as f64
 }
 
-// Depends on the transaction wiring: passes once every committing read-write transaction
-// calls `server.redo.commit(..)` (the transaction layer). Until then no commit reaches the
-// redo log and both ratios are 0.
 #[test]
 fn batch_50_claims_need_fewer_fsyncs_per_job_than_batch_1() {
     let srv = Arc::new(TestServer::start(&[]));

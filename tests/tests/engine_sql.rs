@@ -346,3 +346,71 @@ each_mode! {
         assert_eq!(n, 3);
     }
 }
+
+/// Rows as text, for comparing whole result sets.
+fn text_rows(c: &mut Conn, sql: &str) -> Vec<Vec<Option<String>>> {
+    let rows: Vec<Row> = c.query(sql).unwrap();
+    rows.into_iter()
+        .map(|r| {
+            (0..r.len())
+                .map(|i| r.get_opt::<Option<String>, _>(i).unwrap().unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+/// The column names of a result set.
+fn column_names(c: &mut Conn, sql: &str) -> Vec<String> {
+    let r = c.query_iter(sql).unwrap();
+    r.columns()
+        .as_ref()
+        .iter()
+        .map(|c| c.name_str().into_owned())
+        .collect()
+}
+
+#[test]
+fn using_and_natural_joins_merge_their_columns_as_mysql_lists_them() {
+    let (_srv, mut c) = setup(Mode::PerConnection);
+    c.query_drop("CREATE TABLE a (v INT, id INT PRIMARY KEY, k INT)")
+        .unwrap();
+    c.query_drop("CREATE TABLE b (id INT PRIMARY KEY, w INT, k INT)")
+        .unwrap();
+    c.query_drop("INSERT INTO a VALUES (10, 1, 5), (20, 2, 6)")
+        .unwrap();
+    c.query_drop("INSERT INTO b VALUES (1, 100, 5), (3, 300, 7)")
+        .unwrap();
+    let s = |v: &str| Some(v.to_string());
+    // The merged column first, then the left side's other columns, then the right side's.
+    let using = "SELECT * FROM a JOIN b USING (id)";
+    assert_eq!(column_names(&mut c, using), ["id", "v", "k", "w", "k"]);
+    assert_eq!(
+        text_rows(&mut c, using),
+        [[s("1"), s("10"), s("5"), s("100"), s("5")]]
+    );
+    let natural = "SELECT * FROM a NATURAL LEFT JOIN b ORDER BY id";
+    assert_eq!(column_names(&mut c, natural), ["id", "k", "v", "w"]);
+    assert_eq!(
+        text_rows(&mut c, natural),
+        [
+            [s("1"), s("5"), s("10"), s("100")],
+            [s("2"), s("6"), s("20"), None]
+        ]
+    );
+    // An unqualified merged name is one column; qualified, each side stays reachable.
+    assert_eq!(
+        text_rows(
+            &mut c,
+            "SELECT id, a.id, b.id FROM a LEFT JOIN b USING (id) WHERE id > 0 ORDER BY id"
+        ),
+        [[s("1"), s("1"), s("1")], [s("2"), s("2"), None]]
+    );
+    assert_eq!(
+        err_of(c.query_drop("SELECT * FROM a JOIN b USING (nope)")),
+        (1054, "Unknown column 'nope' in 'from clause'".into())
+    );
+    assert_eq!(
+        err_of(c.query_drop("SELECT * FROM a JOIN b USING (k) JOIN b AS c USING (id)")),
+        (1052, "Column 'id' in from clause is ambiguous".into())
+    );
+}

@@ -162,7 +162,9 @@ each_mode! {
 each_mode! {
     /// CREATE INDEX rebuilds the table from its latest versions, so a REPEATABLE READ snapshot
     /// older than it cannot read the table any more: 1412, as in MySQL; a new snapshot reads it,
-    /// and READ COMMITTED (a view per statement) is not affected.
+    /// and READ COMMITTED (a view per statement) is not affected. (Neither transaction has
+    /// used the table before the rebuild: one that had would hold its metadata lock, and the
+    /// rebuild would wait for it.)
     fn a_snapshot_older_than_a_rebuild_gets_1412(mode) {
         let (srv, mut w) = setup(mode);
         let mut r = srv.connect_db("m");
@@ -172,8 +174,6 @@ each_mode! {
         r.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
             .unwrap();
         rc.query_drop("BEGIN").unwrap();
-        let n: u64 = rc.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
-        assert_eq!(n, 3);
         w.query_drop("CREATE INDEX v_idx ON t (v)").unwrap();
         let e = mysql_error(r.query_drop("SELECT v FROM t WHERE id = 1"));
         assert_eq!((e.code, e.state.as_str()), (1412, "HY000"), "{}", e.message);

@@ -1,8 +1,8 @@
 //! ALTER TABLE through the real binary: the column, key and table-option operations Django's
 //! migrations and dumps send, the table's rows carried through each rebuild, MySQL's errors
 //! for what cannot be done, the `DISABLE KEYS` note, and the exclusive metadata lock that
-//! waits for an open transaction on the table (1205 after `lock_wait_timeout`); SHOW CREATE
-//! DATABASE.
+//! waits for every open transaction that used the table, readers included (1205 after
+//! `lock_wait_timeout`), with new statements queued behind it; SHOW CREATE DATABASE.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -215,6 +215,98 @@ fn alter_waits_for_an_open_transaction_on_the_table() {
             .unwrap(),
         Some(11)
     );
+}
+
+/// The processlist State of connection `id`.
+fn state_of(c: &mut Conn, id: u64) -> String {
+    c.query_first(format!(
+        "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = {id}"
+    ))
+    .unwrap()
+    .unwrap_or_default()
+}
+
+/// Polls until connection `id` waits for a metadata lock (at most 10 s).
+fn wait_until_waiting(c: &mut Conn, id: u64) {
+    let started = Instant::now();
+    while state_of(c, id) != "Waiting for table metadata lock" {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "connection {id} never waited: {}",
+            state_of(c, id)
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn alter_waits_for_a_reader_and_new_statements_queue_behind_it() {
+    let (srv, mut c) = setup();
+    let mut reader = srv.connect_db("d");
+    reader.query_drop("BEGIN").unwrap();
+    let n: u64 = reader
+        .query_first("SELECT COUNT(*) FROM t")
+        .unwrap()
+        .unwrap();
+
+    // A consistent read holds the table's metadata lock to the end of its transaction.
+    c.query_drop("SET SESSION lock_wait_timeout = 1").unwrap();
+    let e = mysql_error(c.query_drop("ALTER TABLE t ADD COLUMN late INT"));
+    assert_eq!((e.code, e.state.as_str()), (1205, "HY000"));
+    // The abandoned ALTER left nothing behind: others read and write the table at once.
+    let mut other = srv.connect_db("d");
+    other.query_drop("UPDATE t SET a = a WHERE id = 1").unwrap();
+
+    // A waiting ALTER makes every new statement on the table wait behind it.
+    c.query_drop("SET SESSION lock_wait_timeout = 30").unwrap();
+    let alter_id: u64 = c.query_first("SELECT CONNECTION_ID()").unwrap().unwrap();
+    let altering = thread::spawn(move || {
+        c.query_drop("ALTER TABLE t ADD COLUMN late INT").unwrap();
+        c
+    });
+    let mut watcher = srv.connect_db("d");
+    wait_until_waiting(&mut watcher, alter_id);
+    let select_id: u64 = other
+        .query_first("SELECT CONNECTION_ID()")
+        .unwrap()
+        .unwrap();
+    let selecting = thread::spawn(move || {
+        let started = Instant::now();
+        let n: u64 = other
+            .query_first("SELECT COUNT(*) FROM t")
+            .unwrap()
+            .unwrap();
+        (n, started.elapsed())
+    });
+    wait_until_waiting(&mut watcher, select_id);
+    // The reader's own transaction goes on reading the table it holds.
+    let again: u64 = reader
+        .query_first("SELECT COUNT(*) FROM t")
+        .unwrap()
+        .unwrap();
+    assert_eq!(again, n);
+    thread::sleep(Duration::from_millis(300));
+    reader.query_drop("COMMIT").unwrap();
+    let mut c = altering.join().unwrap();
+    let (after, waited) = selecting.join().unwrap();
+    assert_eq!(after, n);
+    assert!(waited >= Duration::from_millis(300), "{waited:?}");
+    assert!(show_create_table(&mut c, "t").contains("`late` int"));
+}
+
+#[test]
+fn drop_and_truncate_wait_for_a_reader() {
+    let (srv, mut c) = setup();
+    let mut reader = srv.connect_db("d");
+    reader.query_drop("BEGIN").unwrap();
+    let _: Option<u64> = reader.query_first("SELECT COUNT(*) FROM t").unwrap();
+    c.query_drop("SET SESSION lock_wait_timeout = 1").unwrap();
+    for ddl in ["TRUNCATE TABLE t", "DROP TABLE t"] {
+        let e = mysql_error(c.query_drop(ddl));
+        assert_eq!(e.code, 1205, "{ddl}: {}", e.message);
+    }
+    reader.query_drop("COMMIT").unwrap();
+    c.query_drop("DROP TABLE t").unwrap();
 }
 
 #[test]

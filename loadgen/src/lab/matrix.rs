@@ -11,6 +11,7 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::conn::WireFactory;
+use crate::kernel_counts::KernelCounts;
 use crate::lab::knobs::for_flavour;
 use crate::lab::spec::{value_text, Config, Matrix};
 use crate::lab::sysbench_client;
@@ -71,6 +72,14 @@ pub(crate) const METRICS: &[(&str, &str)] = &[
         "server_cpu_us_per_query",
         "the server's CPU time per statement (/proc; servers the lab started)",
     ),
+    (
+        "server_syscalls_per_query",
+        "the server's system calls per statement (perf's raw_syscalls:sys_enter; servers the lab started)",
+    ),
+    (
+        "server_ctx_switches_per_query",
+        "the server's context switches per statement (perf; servers the lab started)",
+    ),
     ("jobs_per_s", "queue: jobs completed per second"),
     ("claim_p50_ms", "queue: median claim transaction latency"),
     ("claim_p99_ms", "queue: 99th percentile claim latency"),
@@ -104,6 +113,15 @@ fn per_query(r: &Report, secs: f64) -> Result<f64, String> {
         Ok(secs * 1e6 / queries)
     } else {
         Err("no statement completed".into())
+    }
+}
+
+/// A kernel count of the server per statement of the run.
+fn kernel_per_query(r: &Report, count: impl Fn(&KernelCounts) -> f64) -> Result<f64, String> {
+    match &r.server.kernel {
+        Some(Ok(k)) => per_query(r, count(k) / 1e6),
+        Some(Err(e)) => Err(e.clone()),
+        None => Err("the server was not started by the lab (no PID to count)".into()),
     }
 }
 
@@ -160,6 +178,14 @@ pub(crate) fn metrics(r: &Report, queue: bool) -> CellMetrics {
                 (Some(a), Some(b)) => per_query(r, b.cpu_secs - a.cpu_secs),
                 _ => no_pid(),
             },
+        ),
+        (
+            "server_syscalls_per_query",
+            kernel_per_query(r, |k| k.syscalls),
+        ),
+        (
+            "server_ctx_switches_per_query",
+            kernel_per_query(r, |k| k.context_switches),
         ),
     ];
     if queue {

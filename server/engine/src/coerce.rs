@@ -1,10 +1,13 @@
 //! Strict-mode coercion: a value that leaves [`ColumnType::coerce`] is in the canonical form
 //! the key and row encodings expect (signed integer columns hold `Int`, unsigned `UInt`,
 //! DECIMAL exactly the column's scale, CHAR without trailing spaces, BINARY padded, dates
-//! validated and rounded to the column's fractional seconds); anything else is the error
-//! MySQL's strict mode raises.
+//! validated and rounded to the column's fractional seconds, ENUM/SET as their index or
+//! bitmask, JSON in MySQL's printed form); anything else is the error MySQL's strict mode
+//! raises.
 
 use crate::error::EngineError;
+use crate::json;
+use crate::members::Members;
 use crate::time_value::{self, MAX_TIME_MICROS};
 use crate::types::ColumnType;
 use crate::value::{DateTime, Decimal, Value, I256};
@@ -125,6 +128,9 @@ impl ColumnType {
             ColumnType::Time { fsp } => coerce_time(&v, fsp, column),
             ColumnType::Year => coerce_year(&v, column),
             ColumnType::Bit(width) => coerce_bit(&v, width, column),
+            ColumnType::Enum(members) => to_enum(v, members, column),
+            ColumnType::Set(members) => to_set(v, members, column),
+            ColumnType::Json => to_json(v, column),
         }
     }
 }
@@ -203,6 +209,69 @@ fn coerce_bit(v: &Value, width: u8, column: &str) -> Result<Value, EngineError> 
     Ok(Value::UInt(bits))
 }
 
+/// An ENUM value from a member's text (ASCII case and trailing spaces ignored) or its 1-based
+/// index, given as a number or a numeric string, as MySQL's `Field_enum` takes it.
+fn to_enum(v: Value, members: Members, column: &str) -> Result<Value, EngineError> {
+    let index = match &v {
+        // Already this column's value (the '' error value too, once stored).
+        Value::Enum(_, m) if *m == members => return Ok(v),
+        Value::Bytes(b) => members.position(b).or_else(|| numeric_text(b)),
+        Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_) => {
+            u16::try_from(to_i128(&v, column)?).ok()
+        }
+        other => members.position(&to_bytes(other.clone())),
+    };
+    match index {
+        Some(i) if i >= 1 && usize::from(i) <= members.len() => Ok(Value::Enum(i, members)),
+        _ => Err(EngineError::Truncated {
+            column: column.to_string(),
+        }),
+    }
+}
+
+/// A SET value from a comma-separated member list or its bitmask, given as a number or a
+/// numeric string, as MySQL's `Field_set` takes it.
+fn to_set(v: Value, members: Members, column: &str) -> Result<Value, EngineError> {
+    let bits = match &v {
+        Value::Set(_, m) if *m == members => return Ok(v),
+        Value::Bytes(b) => members
+            .set_bits(b)
+            .or_else(|| std::str::from_utf8(b).ok()?.trim().parse().ok()),
+        Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_) => {
+            u64::try_from(to_i128(&v, column)?).ok()
+        }
+        other => members.set_bits(&to_bytes(other.clone())),
+    };
+    match bits {
+        Some(bits) if bits & !members.all_bits() == 0 => Ok(Value::Set(bits, members)),
+        _ => Err(EngineError::Truncated {
+            column: column.to_string(),
+        }),
+    }
+}
+
+/// A 1-based index written as digits (MySQL reads an ENUM string that names no member so).
+fn numeric_text(b: &[u8]) -> Option<u16> {
+    std::str::from_utf8(b).ok()?.trim().parse().ok()
+}
+
+/// A JSON text validated and printed as MySQL prints it; a number is the JSON number, a date
+/// the JSON string of its text.
+fn to_json(v: Value, column: &str) -> Result<Value, EngineError> {
+    let text = match v {
+        Value::Bytes(b) => b,
+        Value::DateTime(dt) => format!("\"{dt}\"").into_bytes(),
+        other => to_bytes(other),
+    };
+    json::normalize(&text)
+        .map(Value::from_string)
+        .map_err(|e| EngineError::InvalidJson {
+            reason: e.reason,
+            position: e.position,
+            column: column.to_string(),
+        })
+}
+
 fn check_chars(mut b: Vec<u8>, max: u32, column: &str) -> Result<Value, EngineError> {
     let count = |b: &[u8]| {
         std::str::from_utf8(b)
@@ -241,6 +310,7 @@ fn to_bytes(v: Value) -> Vec<u8> {
         Value::Bytes(b) => b,
         Value::DateTime(dt) => dt.to_string().into_bytes(),
         Value::Time(t, fsp) => time_value::format_time(t, Some(fsp)).into_bytes(),
+        Value::Enum(..) | Value::Set(..) => v.member_text().unwrap_or_default().into_bytes(),
     }
 }
 
@@ -283,6 +353,7 @@ fn to_i128(v: &Value, column: &str) -> Result<i128, EngineError> {
         }
         Value::DateTime(dt) => Ok(datetime_number(dt)),
         Value::Time(t, _) => Ok(rescale(time_value::time_number(*t), 0).unscaled().as_i128()),
+        Value::Enum(..) | Value::Set(..) => Ok(i128::from(v.member_number().unwrap_or(0))),
         Value::Null => Err(incorrect()),
     }
 }
@@ -308,6 +379,7 @@ fn to_f64(v: &Value, column: &str) -> Result<f64, EngineError> {
             }),
         Value::DateTime(dt) => Ok(datetime_number(dt) as f64),
         Value::Time(t, _) => Ok(time_value::time_number(*t).to_f64()),
+        Value::Enum(..) | Value::Set(..) => Ok(v.member_number().unwrap_or(0) as f64),
         Value::Null => Ok(0.0),
     }
 }
@@ -398,6 +470,9 @@ fn to_decimal(v: &Value, scale: u8, column: &str) -> Result<Option<Decimal>, Eng
         }
         Value::DateTime(dt) => Decimal::new(datetime_number(dt), 0),
         Value::Time(t, _) => time_value::time_number(*t),
+        Value::Enum(..) | Value::Set(..) => {
+            Decimal::new(i128::from(v.member_number().unwrap_or(0)), 0)
+        }
         Value::Null => return Err(incorrect()),
     };
     if exact.scale < scale {
@@ -690,5 +765,59 @@ mod tests {
             1292
         );
         assert!(ColumnType::Date.coerce(Value::Int(20240101), "c").is_ok());
+    }
+
+    #[test]
+    fn enums_by_member_text_or_index() {
+        let m = Members::intern(&["pending", "claimed", "done"]);
+        let t = ColumnType::Enum(m);
+        assert_eq!(t.coerce(Value::str("Claimed "), "c"), Ok(Value::Enum(2, m)));
+        assert_eq!(t.coerce(Value::Int(3), "c"), Ok(Value::Enum(3, m)));
+        assert_eq!(t.coerce(Value::str("1"), "c"), Ok(Value::Enum(1, m)));
+        for bad in [
+            Value::Int(0),
+            Value::Int(4),
+            Value::str("x"),
+            Value::str(""),
+        ] {
+            let e = t.coerce(bad, "c").unwrap_err();
+            assert_eq!((e.code().code(), e.code().sql_state()), (1265, "01000"));
+            assert_eq!(e.message(2), "Data truncated for column 'c' at row 2");
+        }
+        assert_eq!(Value::Enum(2, m).member_text().as_deref(), Some("claimed"));
+    }
+
+    #[test]
+    fn sets_by_member_list_or_bitmask() {
+        let m = Members::intern(&["x", "y", "z"]);
+        let t = ColumnType::Set(m);
+        assert_eq!(t.coerce(Value::str("z,X"), "c"), Ok(Value::Set(0b101, m)));
+        assert_eq!(t.coerce(Value::str(""), "c"), Ok(Value::Set(0, m)));
+        assert_eq!(t.coerce(Value::Int(7), "c"), Ok(Value::Set(7, m)));
+        assert_eq!(Value::Set(0b101, m).member_text().as_deref(), Some("x,z"));
+        for bad in [Value::Int(8), Value::str("x,w")] {
+            assert_eq!(t.coerce(bad, "c").unwrap_err().code().code(), 1265);
+        }
+    }
+
+    #[test]
+    fn json_validated_and_normalized() {
+        assert_eq!(
+            ColumnType::Json.coerce(Value::str(r#"{"b":[1,2],"a":1}"#), "c"),
+            Ok(Value::str(r#"{"a": 1, "b": [1, 2]}"#))
+        );
+        assert_eq!(
+            ColumnType::Json.coerce(Value::Int(5), "c"),
+            Ok(Value::str("5"))
+        );
+        let e = ColumnType::Json
+            .coerce(Value::str("{x"), "t.c")
+            .unwrap_err();
+        assert_eq!((e.code().code(), e.code().sql_state()), (3140, "22032"));
+        assert_eq!(
+            e.message(1),
+            "Invalid JSON text: \"Missing a name for object member.\" at position 1 in value \
+             for column 't.c'."
+        );
     }
 }

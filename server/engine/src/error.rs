@@ -97,6 +97,44 @@ pub enum EngineError {
         /// The column.
         column: String,
     },
+    /// A value that is no member of the ENUM or SET column (1265 `01000`).
+    Truncated {
+        /// The column.
+        column: String,
+    },
+    /// An ENUM or SET declaring a member twice (1291 `HY000`).
+    DuplicatedMember {
+        /// The column.
+        column: String,
+        /// The member named again.
+        member: String,
+        /// `ENUM` or `SET`.
+        kind: &'static str,
+    },
+    /// A SET member holding a comma (1367 `22007`).
+    CommaInSetMember {
+        /// The member.
+        member: String,
+    },
+    /// A SET of more than 64 members (1097 `HY000`).
+    TooBigSet {
+        /// The column.
+        column: String,
+    },
+    /// A value for a JSON column that is not JSON (3140 `22032`).
+    InvalidJson {
+        /// What the parser found wrong, in MySQL's words.
+        reason: &'static str,
+        /// Byte offset of the fault in the text.
+        position: usize,
+        /// The column, as `table.column`.
+        column: String,
+    },
+    /// An index over a JSON column (3152 `42000`).
+    JsonUsedAsKey {
+        /// The column.
+        column: String,
+    },
     /// A column type the engine cannot represent (1064-family; message says what).
     BadColumnDefinition {
         /// The column.
@@ -133,6 +171,12 @@ impl EngineError {
             EngineError::TooBigScale { .. } => ErrorCode::TooBigScale,
             EngineError::ScaleAbovePrecision { .. } => ErrorCode::MBiggerThanD,
             EngineError::BadColumnDefinition { .. } => ErrorCode::ParseError,
+            EngineError::Truncated { .. } => ErrorCode::WarnDataTruncated,
+            EngineError::DuplicatedMember { .. } => ErrorCode::DuplicatedValueInType,
+            EngineError::TooBigSet { .. } => ErrorCode::TooBigSet,
+            EngineError::CommaInSetMember { .. } => ErrorCode::IllegalValueForType,
+            EngineError::InvalidJson { .. } => ErrorCode::InvalidJsonText,
+            EngineError::JsonUsedAsKey { .. } => ErrorCode::JsonUsedAsKey,
         }
     }
 
@@ -203,6 +247,32 @@ impl EngineError {
             EngineError::BadColumnDefinition { column, reason } => {
                 format!("Column '{column}': {reason}")
             }
+            EngineError::Truncated { column } => {
+                format!("Data truncated for column '{column}' at row {row}")
+            }
+            EngineError::DuplicatedMember {
+                column,
+                member,
+                kind,
+            } => format!("Column '{column}' has duplicated value '{member}' in {kind}"),
+            EngineError::TooBigSet { column } => {
+                format!("Too many strings for column {column} and SET")
+            }
+            EngineError::CommaInSetMember { member } => {
+                format!("Illegal set '{member}' value found during parsing")
+            }
+            EngineError::InvalidJson {
+                reason,
+                position,
+                column,
+            } => format!(
+                "Invalid JSON text: \"{reason}\" at position {position} in value for column \
+                 '{column}'."
+            ),
+            EngineError::JsonUsedAsKey { column } => format!(
+                "JSON column '{column}' supports indexing only via generated columns on a \
+                 specified JSON path."
+            ),
         }
     }
 }

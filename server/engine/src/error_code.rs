@@ -190,6 +190,23 @@ pub enum ErrorCode {
     FkCannotDropParent = 3730,
     /// ER_TABLE_NOT_LOCKED: a table used under LOCK TABLES that it did not lock.
     TableNotLocked = 1100,
+    /// ER_WARN_DATA_TRUNCATED: a value that is no member of an ENUM or SET (an error in
+    /// strict mode, with the warning's SQLSTATE).
+    WarnDataTruncated = 1265,
+    /// ER_DUPLICATED_VALUE_IN_TYPE: an ENUM or SET declaring one member twice.
+    DuplicatedValueInType = 1291,
+    /// ER_TOO_BIG_SET: a SET of more than 64 members.
+    TooBigSet = 1097,
+    /// ER_INVALID_JSON_TEXT: a value for a JSON column that is not JSON.
+    InvalidJsonText = 3140,
+    /// ER_INVALID_JSON_TEXT_IN_PARAM: a JSON function's argument that is not JSON.
+    InvalidJsonTextInParam = 3141,
+    /// ER_INVALID_JSON_PATH: a malformed JSON path.
+    InvalidJsonPath = 3143,
+    /// ER_JSON_USED_AS_KEY: an index over a JSON column.
+    JsonUsedAsKey = 3152,
+    /// ER_JSON_DOCUMENT_NULL_KEY: JSON_OBJECT with a NULL key.
+    JsonDocumentNullKey = 3158,
 }
 
 impl ErrorCode {
@@ -256,7 +273,9 @@ impl ErrorCode {
             LockDeadlock => "40001",
             CantChangeTxCharacteristics => "25001",
             ReadOnlyTransaction => "25006",
-            NotSupportedYet => "42000",
+            NotSupportedYet | InvalidJsonPath | JsonUsedAsKey => "42000",
+            WarnDataTruncated => "01000",
+            InvalidJsonText | InvalidJsonTextInParam | JsonDocumentNullKey => "22032",
             _ => "HY000",
         }
     }
@@ -356,6 +375,14 @@ impl ErrorCode {
             RowIsReferenced => "Cannot delete or update a parent row: a foreign key constraint fails (%.192s)",
             NoReferencedRow => "Cannot add or update a child row: a foreign key constraint fails (%.192s)",
             DependentByCheckConstraint => "Check constraint '%-.192s' uses column '%-.192s', hence column cannot be dropped or renamed.",
+            WarnDataTruncated => "Data truncated for column '%s' at row %ld",
+            DuplicatedValueInType => "Column '%-.100s' has duplicated value '%-.64s' in %s",
+            TooBigSet => "Too many strings for column %-.192s and SET",
+            InvalidJsonText => "Invalid JSON text: \"%s\" at position %u in value for column '%-.200s'.",
+            InvalidJsonTextInParam => "Invalid JSON text in argument %u to function %s: \"%s\" at position %u.%s",
+            InvalidJsonPath => "Invalid JSON path expression. The error is around character position %u.%s",
+            JsonDocumentNullKey => "JSON documents may not contain NULL member names.",
+            JsonUsedAsKey => "JSON column '%-.192s' supports indexing only via generated columns on a specified JSON path.",
         }
     }
 }

@@ -8,7 +8,8 @@
 //! bytes by precision;
 //! byte strings escape 0x00 as `00 FF` and end with `00 01`; dates pack their fields
 //! most-significant first (DATE 3 bytes, DATETIME/TIMESTAMP 8); TIME is its microseconds,
-//! sign-flipped, 8 bytes; YEAR 2 bytes and BIT 8 bytes, big-endian.
+//! sign-flipped, 8 bytes; YEAR 2 bytes and BIT 8 bytes, big-endian; ENUM is its index and SET
+//! its bitmask, big-endian at MySQL's pack length, so both order as MySQL orders them.
 
 use std::cmp::Ordering;
 
@@ -77,12 +78,23 @@ pub fn encode(col: KeyColumn, v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&u.to_be_bytes()[32 - width..]);
             out[start] ^= 0x80;
         }
+        ColumnType::Enum(members) => {
+            let w = members.enum_width();
+            let n = v.member_number().unwrap_or(0);
+            out.extend_from_slice(&n.to_be_bytes()[8 - w..]);
+        }
+        ColumnType::Set(members) => {
+            let w = members.set_width();
+            let n = v.member_number().unwrap_or(0);
+            out.extend_from_slice(&n.to_be_bytes()[8 - w..]);
+        }
         ColumnType::Char(_)
         | ColumnType::VarChar(_)
         | ColumnType::Binary(_)
         | ColumnType::VarBinary(_)
         | ColumnType::Text(_)
-        | ColumnType::Blob(_) => {
+        | ColumnType::Blob(_)
+        | ColumnType::Json => {
             let b: &[u8] = match v {
                 Value::Bytes(b) => b,
                 _ => &[],
@@ -183,6 +195,14 @@ pub fn decode(col: KeyColumn, bytes: &[u8]) -> (Value, usize) {
         ColumnType::Time { fsp } => (Value::Time((be(8) ^ (1 << 63)) as i64, fsp), 8),
         ColumnType::Year => (Value::UInt(be(2)), 2),
         ColumnType::Bit(_) => (Value::UInt(be(8)), 8),
+        ColumnType::Enum(members) => {
+            let w = members.enum_width();
+            (Value::Enum(be(w) as u16, members), w)
+        }
+        ColumnType::Set(members) => {
+            let w = members.set_width();
+            (Value::Set(be(w), members), w)
+        }
         _ => {
             let mut s = Vec::new();
             let mut i = 0;
@@ -279,6 +299,8 @@ pub(crate) fn cmp_values(a: &Value, b: &Value) -> Ordering {
         (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
         (Value::DateTime(x), Value::DateTime(y)) => x.cmp(y),
         (Value::Time(x, _), Value::Time(y, _)) => x.cmp(y),
+        (Value::Enum(x, _), Value::Enum(y, _)) => x.cmp(y),
+        (Value::Set(x, _), Value::Set(y, _)) => x.cmp(y),
         _ => int_of(a).cmp(&int_of(b)),
     }
 }
@@ -364,6 +386,12 @@ mod tests {
                 .prop_map(Value::UInt)
                 .boxed(),
             ColumnType::Bit(_) => any::<u64>().prop_map(Value::UInt).boxed(),
+            ColumnType::Enum(m) => (1..=m.len() as u16)
+                .prop_map(move |i| Value::Enum(i, m))
+                .boxed(),
+            ColumnType::Set(m) => (0..=m.all_bits())
+                .prop_map(move |bits| Value::Set(bits, m))
+                .boxed(),
             _ => proptest::collection::vec(
                 prop_oneof![Just(0u8), Just(1u8), Just(0xFFu8), any::<u8>()],
                 0..12,
@@ -411,8 +439,17 @@ mod tests {
             ColumnType::Time { fsp: 6 },
             ColumnType::Year,
             ColumnType::Bit(64),
+            ColumnType::Enum(members(3)),
+            ColumnType::Enum(members(300)),
+            ColumnType::Set(members(20)),
         ]);
         v
+    }
+
+    /// Members named so that their text order is the reverse of their declaration order.
+    fn members(n: usize) -> crate::members::Members {
+        let names: Vec<String> = (0..n).map(|i| format!("m{:04}", n - i)).collect();
+        crate::members::Members::intern(&names)
     }
 
     fn pair_strategy() -> impl Strategy<Value = (ColumnType, bool, Value, Value, Value, Value)> {
@@ -448,6 +485,15 @@ mod tests {
             prop_assert_eq!(prefix_len(&cols[..1], &ka), p.len());
             prop_assert_eq!(cmp_prefix(&ka, &p), Ordering::Equal);
         }
+    }
+
+    #[test]
+    fn enum_keys_follow_member_order_not_text() {
+        let m = crate::members::Members::intern(&["pending", "claimed", "done"]);
+        let c = col(ColumnType::Enum(m), false);
+        let enc = |i| encode_key(&[c], &[Value::Enum(i, m)]);
+        assert!(enc(1) < enc(2) && enc(2) < enc(3));
+        assert_eq!(enc(2).len(), 1);
     }
 
     #[test]

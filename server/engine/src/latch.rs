@@ -14,6 +14,19 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often a timed wait checks whether it was cancelled.
+pub const CANCEL_CHECK: Duration = Duration::from_millis(50);
+
+/// Why a timed wait for a latch ended without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitEnd {
+    /// The deadline passed.
+    TimedOut,
+    /// The waiter was cancelled (its query killed).
+    Cancelled,
+}
 
 /// Bit set while a writer holds the latch.
 const WRITER: u32 = 1 << 31;
@@ -93,6 +106,74 @@ impl RawLatch {
         self.sleep_until(|| self.try_write_inner(WRITER_WAITING));
     }
 
+    /// [`RawLatch::read`] that gives up at `deadline`, or once `cancelled` says so (checked
+    /// at least every [`CANCEL_CHECK`]).
+    pub fn read_until(
+        &self,
+        deadline: Instant,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<(), WaitEnd> {
+        if self.try_read() {
+            return Ok(());
+        }
+        self.sleep_until_deadline(|| self.try_read(), deadline, cancelled)
+    }
+
+    /// [`RawLatch::write`] that gives up at `deadline`, or once `cancelled` says so; readers
+    /// queued behind the abandoned request go ahead.
+    pub fn write_until(
+        &self,
+        deadline: Instant,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<(), WaitEnd> {
+        if self.try_write() {
+            return Ok(());
+        }
+        self.state.fetch_add(WRITER_WAITING, SeqCst);
+        let r =
+            self.sleep_until_deadline(|| self.try_write_inner(WRITER_WAITING), deadline, cancelled);
+        if r.is_err() {
+            self.state.fetch_sub(WRITER_WAITING, SeqCst);
+            self.wake();
+        }
+        r
+    }
+
+    fn sleep_until_deadline(
+        &self,
+        mut attempt: impl FnMut() -> bool,
+        deadline: Instant,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<(), WaitEnd> {
+        let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            self.sleepers.fetch_add(1, SeqCst);
+            if attempt() {
+                self.sleepers.fetch_sub(1, SeqCst);
+                return Ok(());
+            }
+            let now = Instant::now();
+            let end = if cancelled() {
+                Some(WaitEnd::Cancelled)
+            } else if now >= deadline {
+                Some(WaitEnd::TimedOut)
+            } else {
+                None
+            };
+            if let Some(end) = end {
+                self.sleepers.fetch_sub(1, SeqCst);
+                return Err(end);
+            }
+            let slice = (deadline - now).min(CANCEL_CHECK);
+            guard = self
+                .cv
+                .wait_timeout(guard, slice)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            self.sleepers.fetch_sub(1, SeqCst);
+        }
+    }
+
     fn sleep_until(&self, mut attempt: impl FnMut() -> bool) {
         let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
         loop {
@@ -104,6 +185,11 @@ impl RawLatch {
             guard = self.cv.wait(guard).unwrap_or_else(|e| e.into_inner());
             self.sleepers.fetch_sub(1, SeqCst);
         }
+    }
+
+    /// Holders of the shared latch.
+    pub fn readers(&self) -> u32 {
+        self.state.load(SeqCst) & READERS
     }
 
     /// Releases a shared latch.

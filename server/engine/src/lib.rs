@@ -9,13 +9,14 @@
 //! [`ErrorCode`]; the rare message it cannot return goes through the [`log`] hook the server
 //! installs.
 //!
-//! Layering, bottom up: `value` and `time_value` (TIME's text forms), `error_code` (MySQL's
-//! codes) and `error` → `types` (column types) → `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row`
-//! (compact row bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) and
-//! `cursor` (positioning, save/restore), which use each other, with pages carrying the lock
-//! system's hints → `mvcc` (read views, versions) → `scan` and `table` (a definition and its
-//! indexes) → `catalog` (the registry of databases and tables); `lock` (the lock system) builds
-//! on `index`; `redo` and `memory` (giving freed rows back to the OS) stand alone; `trx`
+//! Layering, bottom up: `members` (ENUM/SET member lists), `value` and `time_value` (TIME's
+//! text forms), `error_code` (MySQL's codes) and `error` → `types` (column types) and `json` →
+//! `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row` (compact row
+//! bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) and `cursor`
+//! (positioning, save/restore), which use each other, with pages carrying the lock system's
+//! hints → `mvcc` (read views, versions) → `scan` and `table` (a definition and its indexes) →
+//! `catalog` (the registry of databases and tables); `lock` (the lock system) builds on
+//! `index`; `redo` and `memory` (giving freed rows back to the OS) stand alone; `trx`
 //! (transactions: undo, purge, locking reads and writes) uses all of them.
 //!
 //! How the SQL layer drives storage: resolve a table with [`Catalog::table`]; build rows with
@@ -28,15 +29,18 @@
 //! `Table::insert_checked` so the gap check sees each new key's successor under its latch.
 
 pub mod catalog;
+pub mod clip;
 pub mod coerce;
 pub mod cursor;
 pub mod error;
 pub mod error_code;
 pub mod index;
+pub mod json;
 pub mod key;
 pub mod latch;
 pub mod lock;
 pub mod log;
+pub mod members;
 mod memory;
 pub mod mvcc;
 pub mod redo;
@@ -57,6 +61,7 @@ pub use cursor::{Cursor, Direction, LatchMode, Restored, SavedPosition, SearchMo
 pub use error::EngineError;
 pub use error_code::ErrorCode;
 pub use index::{BTree, ClusteredRec, IndexStats, KeyBuf, PageCapacity, Record, SecondaryRec};
+pub use members::Members;
 pub use mvcc::{ReadView, Version, VersionStore, Visible};
 pub use scan::{HandlerStats, KeyRange, ScanItem, TableScan};
 pub use table::{

@@ -1,6 +1,7 @@
 //! Compact rows: one byte buffer per row, a NULL bitmap over the nullable columns followed by
 //! each non-NULL value at its type's fixed width (integers little-endian at the column width,
-//! FLOAT 4 bytes, DECIMAL 8 or 16, dates packed) or LEB128-length-prefixed (strings).
+//! FLOAT 4 bytes, DECIMAL 8 or 16, dates packed, ENUM/SET at their pack length) or
+//! LEB128-length-prefixed (strings, JSON).
 //! Encoding then decoding returns the coerced values unchanged.
 
 use std::sync::Arc;
@@ -182,6 +183,14 @@ fn put(ty: ColumnType, v: &Value, out: &mut Vec<u8>) {
         }
         ColumnType::Year => out.extend_from_slice(&(int_of(v) as u16).to_le_bytes()),
         ColumnType::Bit(_) => out.extend_from_slice(&(int_of(v) as u64).to_le_bytes()),
+        ColumnType::Enum(members) => {
+            let n = v.member_number().unwrap_or(0);
+            out.extend_from_slice(&n.to_le_bytes()[..members.enum_width()]);
+        }
+        ColumnType::Set(members) => {
+            let n = v.member_number().unwrap_or(0);
+            out.extend_from_slice(&n.to_le_bytes()[..members.set_width()]);
+        }
         _ => {
             let b: &[u8] = if let Value::Bytes(b) = v { b } else { &[] };
             let mut n = b.len();
@@ -242,6 +251,8 @@ fn skip(ty: ColumnType, b: &[u8]) -> usize {
         ColumnType::Year => 2,
         ColumnType::Decimal { precision, .. } => crate::types::decimal_bytes(precision),
         ColumnType::Date => 3,
+        ColumnType::Enum(members) => members.enum_width(),
+        ColumnType::Set(members) => members.set_width(),
         _ => {
             let (n, used) = varint(b);
             n + used
@@ -285,6 +296,8 @@ fn get(ty: ColumnType, b: &[u8]) -> (Value, usize) {
         ColumnType::Time { fsp } => Value::Time(le(b, 8) as i64, fsp),
         ColumnType::Year => Value::UInt(le(b, 2)),
         ColumnType::Bit(_) => Value::UInt(le(b, 8)),
+        ColumnType::Enum(members) => Value::Enum(le(b, members.enum_width()) as u16, members),
+        ColumnType::Set(members) => Value::Set(le(b, members.set_width()), members),
         _ => {
             let (n, hdr) = varint(b);
             Value::Bytes(b[hdr..hdr + n].to_vec())
@@ -300,6 +313,7 @@ mod tests {
 
     #[test]
     fn round_trip_every_type() {
+        let members = crate::members::Members::intern(&["a", "b", "c"]);
         let cols = [
             (
                 ColumnType::Integer {
@@ -334,6 +348,9 @@ mod tests {
             (ColumnType::VarChar(300), true),
             (ColumnType::Date, false),
             (ColumnType::DateTime { fsp: 6 }, false),
+            (ColumnType::Enum(members), true),
+            (ColumnType::Set(members), false),
+            (ColumnType::Json, false),
         ];
         let codec = RowCodec::new(cols);
         let dt = DateTime {
@@ -360,6 +377,9 @@ mod tests {
                 ..DateTime::default()
             }),
             Value::DateTime(dt),
+            Value::Enum(3, members),
+            Value::Set(0b101, members),
+            Value::str(r#"{"a": [1, 2]}"#),
         ];
         let enc = codec.encode(&row);
         assert_eq!(codec.decode(&enc), row);

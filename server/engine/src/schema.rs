@@ -220,6 +220,15 @@ impl TableDef {
                     reason: "index names no or unknown columns".into(),
                 });
             }
+            if let Some(&c) = ix
+                .columns
+                .iter()
+                .find(|&&c| columns[c].ty == ColumnType::Json)
+            {
+                return Err(EngineError::JsonUsedAsKey {
+                    column: columns[c].name.clone(),
+                });
+            }
             if ix.kind == IndexKind::HiddenRowId {
                 return Err(EngineError::BadColumnDefinition {
                     column: ix.name.clone(),
@@ -396,12 +405,28 @@ impl TableDef {
         }
     }
 
+    /// The error with its column named `table.column` where MySQL names it so (JSON).
+    fn qualify(&self, e: EngineError) -> EngineError {
+        match e {
+            EngineError::InvalidJson {
+                reason,
+                position,
+                column,
+            } => EngineError::InvalidJson {
+                reason,
+                position,
+                column: format!("{}.{column}", self.name),
+            },
+            e => e,
+        }
+    }
+
     /// Coerces every value to its column's type and checks NOT NULL.
     pub fn coerce_row(&self, row: Vec<Value>) -> Result<Vec<Value>, EngineError> {
         row.into_iter()
             .zip(&self.columns)
             .map(|(v, c)| {
-                let v = c.ty.coerce(v, &c.name)?;
+                let v = c.ty.coerce(v, &c.name).map_err(|e| self.qualify(e))?;
                 if v.is_null() && !c.nullable {
                     return Err(EngineError::NullNotAllowed {
                         column: c.name.clone(),

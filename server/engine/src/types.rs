@@ -1,8 +1,9 @@
-//! Column types: the integer family, strings, DOUBLE/FLOAT, DECIMAL, BIT and dates and times, with their
-//! parameters validated and their MySQL spelling. Coercion of values to a type is in
+//! Column types: the integer family, strings, DOUBLE/FLOAT, DECIMAL, BIT, dates and times,
+//! ENUM/SET and JSON, with their parameters validated and their MySQL spelling. Coercion of values to a type is in
 //! `coerce`.
 
 use crate::error::EngineError;
+use crate::members::{Members, MAX_ENUM_MEMBERS, MAX_SET_MEMBERS};
 
 /// The integer family, by storage width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,6 +117,12 @@ pub enum ColumnType {
     Year,
     /// BIT(n), n in 1..=64: the bits held as `UInt`.
     Bit(u8),
+    /// ENUM('a', ...): one member, held and ordered by its 1-based index.
+    Enum(Members),
+    /// SET('a', ...): any members, held and ordered as a bitmask.
+    Set(Members),
+    /// JSON: validated, held as MySQL prints it (see `json`).
+    Json,
 }
 
 /// Most bits a BIT column holds.
@@ -172,6 +179,29 @@ impl ColumnType {
             {
                 return bad(format!("fractional seconds precision {fsp} exceeds 6"));
             }
+            ColumnType::Enum(members) | ColumnType::Set(members) => {
+                let is_set = matches!(self, ColumnType::Set(_));
+                if is_set && members.len() > MAX_SET_MEMBERS {
+                    return Err(EngineError::TooBigSet {
+                        column: column.to_string(),
+                    });
+                }
+                if let Some(member) = members.names().find(|m| is_set && m.contains(',')) {
+                    return Err(EngineError::CommaInSetMember {
+                        member: member.to_string(),
+                    });
+                }
+                if members.len() > MAX_ENUM_MEMBERS {
+                    return bad(format!("more than {MAX_ENUM_MEMBERS} ENUM members"));
+                }
+                if let Some(member) = members.duplicate() {
+                    return Err(EngineError::DuplicatedMember {
+                        column: column.to_string(),
+                        member: member.to_string(),
+                        kind: if is_set { "SET" } else { "ENUM" },
+                    });
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -205,11 +235,15 @@ impl ColumnType {
             ColumnType::Time { fsp } => format!("time({fsp})"),
             ColumnType::Year => "year".into(),
             ColumnType::Bit(n) => format!("bit({n})"),
+            ColumnType::Enum(members) => format!("enum({})", members.quoted()),
+            ColumnType::Set(members) => format!("set({})", members.quoted()),
+            ColumnType::Json => "json".into(),
         }
     }
 
     /// The value MySQL gives a NOT NULL column that has no DEFAULT when a row must have one
-    /// (ALTER TABLE ADD COLUMN over existing rows): 0, the empty string, the zero date.
+    /// (ALTER TABLE ADD COLUMN over existing rows): 0, the empty string, the zero date, an
+    /// ENUM's first member, the empty SET, JSON null.
     pub fn implicit_default(&self) -> crate::value::Value {
         use crate::value::{DateTime, Value};
         match self {
@@ -222,6 +256,9 @@ impl ColumnType {
             ColumnType::Date | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
                 Value::DateTime(DateTime::default())
             }
+            ColumnType::Enum(members) => Value::Enum(1, *members),
+            ColumnType::Set(members) => Value::Set(0, *members),
+            ColumnType::Json => Value::str("null"),
             _ => Value::Bytes(Vec::new()),
         }
     }
@@ -232,6 +269,12 @@ impl ColumnType {
             self,
             ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text(_)
         )
+    }
+
+    /// True for the types that carry a character set and collation: the CHAR/VARCHAR/TEXT
+    /// family, ENUM and SET.
+    pub fn has_collation(&self) -> bool {
+        self.is_text() || matches!(self, ColumnType::Enum(_) | ColumnType::Set(_))
     }
 }
 

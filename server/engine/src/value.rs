@@ -7,6 +7,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use crate::members::Members;
 pub use ethnum::I256;
 
 /// A calendar date and time of day with microseconds, as DATE/DATETIME/TIMESTAMP hold it.
@@ -58,6 +59,11 @@ pub enum Value {
     /// TIME: a signed span in microseconds (MySQL's range is ±838:59:59) and the fractional
     /// digits it is printed with (its column's fsp; 0 or 6 for a computed time).
     Time(i64, u8),
+    /// An ENUM value: the 1-based index of its member (0 is the empty error value), which
+    /// orders it, and the member list, which names it.
+    Enum(u16, Members),
+    /// A SET value: a bitmask over its members (bit 0 the first), which orders it.
+    Set(u64, Members),
 }
 
 impl Value {
@@ -69,6 +75,29 @@ impl Value {
     /// A text value.
     pub fn str(s: &str) -> Value {
         Value::Bytes(s.as_bytes().to_vec())
+    }
+
+    /// A text value that owns `s`.
+    pub fn from_string(s: String) -> Value {
+        Value::Bytes(s.into_bytes())
+    }
+
+    /// The text of an ENUM or SET value (its member names); None for other values.
+    pub fn member_text(&self) -> Option<String> {
+        match *self {
+            Value::Enum(i, m) => Some(m.enum_text(i).to_string()),
+            Value::Set(bits, m) => Some(m.set_text(bits)),
+            _ => None,
+        }
+    }
+
+    /// The number an ENUM or SET value is in numeric context (its index or bitmask).
+    pub fn member_number(&self) -> Option<u64> {
+        match *self {
+            Value::Enum(i, _) => Some(u64::from(i)),
+            Value::Set(bits, _) => Some(bits),
+            _ => None,
+        }
     }
 }
 

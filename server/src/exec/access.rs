@@ -4,10 +4,11 @@
 //! more key parts, then an index whose order satisfies ORDER BY). Key values stay bound
 //! expressions, so a prepared statement keeps its plan and only evaluates keys per execute.
 
-use crate::engine::{IndexKind, Table};
+use crate::engine::{ColumnType, IndexKind, Table};
 use crate::exec::coltypes::key_len;
 use crate::exec::scope::max_column;
 use crate::sql::expr::{BinOp, BoundExpr};
+use crate::value::Value;
 
 /// MySQL's EXPLAIN `type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,6 +141,18 @@ fn equality(c: &BoundExpr, col: usize, offset: usize) -> Option<Vec<BoundExpr>> 
 
 type Bound = Option<(BoundExpr, bool)>;
 
+/// Whether a range keeps its meaning in an ENUM or SET index, which orders by the member's
+/// number: a point (the value is coerced to its member) or bounds that are numbers (compared
+/// by number too). A string bound compares by text, in another order than the index's.
+fn follows_member_order((lower, upper): &(Bound, Bound)) -> bool {
+    let numeric = |b: &Bound| match b {
+        None => true,
+        Some((BoundExpr::Literal(v), _)) => matches!(v, Value::Int(_) | Value::UInt(_)),
+        Some(_) => false,
+    };
+    (lower.is_some() && lower == upper) || (numeric(lower) && numeric(upper))
+}
+
 /// A range conjunct on `col`: (lower, upper).
 fn range(c: &BoundExpr, col: usize, offset: usize) -> Option<(Bound, Bound)> {
     match c {
@@ -259,10 +272,12 @@ fn analyse(t: &Table, index: usize, ctx: &Context<'_>) -> Candidate {
             }
             continue;
         }
+        let by_number = matches!(column.ty, ColumnType::Enum(_) | ColumnType::Set(_));
         let mut lower: Bound = None;
         let mut upper: Bound = None;
         for (i, x) in ctx.conjuncts.iter().enumerate() {
-            if let Some((lo, hi)) = range(x, col, ctx.offset) {
+            let r = range(x, col, ctx.offset).filter(|r| !by_number || follows_member_order(r));
+            if let Some((lo, hi)) = r {
                 let used = (lo.is_some() && lower.is_none()) || (hi.is_some() && upper.is_none());
                 if lo.is_some() && lower.is_none() {
                     lower = lo;
@@ -285,6 +300,7 @@ fn analyse(t: &Table, index: usize, ctx: &Context<'_>) -> Candidate {
             let mut out = Vec::new();
             if matches!(x, BoundExpr::Binary(BinOp::Or, ..))
                 && or_ranges(x, col, ctx.offset, &mut out)
+                && (!by_number || out.iter().all(follows_member_order))
                 && combos.saturating_mul(out.len()) <= MAX_RANGES
             {
                 c.ranges = out;

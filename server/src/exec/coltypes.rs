@@ -5,7 +5,7 @@ use protocol::{ColumnDefinition, ColumnFlags, ColumnType as Wire};
 use sqlparser::ast::{self, DataType as D};
 
 use crate::engine::types::MAX_BIT_WIDTH;
-use crate::engine::{ColumnType, IntKind};
+use crate::engine::{ColumnType, IntKind, Members};
 use crate::error::{ErrorCode, SqlError, SqlResult};
 
 /// utf8mb4_0900_ai_ci, MySQL 8.0's default collation.
@@ -90,6 +90,16 @@ pub fn column_type(t: &D) -> SqlResult<ColumnType> {
         {
             ColumnType::Year
         }
+        D::Enum(members, _) => ColumnType::Enum(Members::intern(
+            &members
+                .iter()
+                .map(|m| match m {
+                    ast::EnumMember::Name(n) | ast::EnumMember::NamedValue(n, _) => n.as_str(),
+                })
+                .collect::<Vec<_>>(),
+        )),
+        D::Set(members) => ColumnType::Set(Members::intern(members)),
+        D::JSON => ColumnType::Json,
         other => return Err(SqlError::unsupported(&format!("column type {other}"))),
     })
 }
@@ -131,6 +141,9 @@ pub fn key_len(ty: ColumnType, nullable: bool) -> u32 {
         ColumnType::Time { fsp } => 3 + u32::from(fsp).div_ceil(2),
         ColumnType::Year => 1,
         ColumnType::Bit(n) => u32::from(n).div_ceil(8),
+        ColumnType::Enum(members) => members.enum_width() as u32,
+        ColumnType::Set(members) => members.set_width() as u32,
+        ColumnType::Json => 0, // never indexed (3152)
     };
     base + u32::from(nullable)
 }
@@ -270,6 +283,18 @@ pub fn definition(
         ColumnType::Bit(n) => {
             flags |= ColumnFlags::UNSIGNED;
             (Wire::Bit, BINARY, u32::from(n))
+        }
+        ColumnType::Enum(members) => {
+            flags |= ColumnFlags::ENUM;
+            (Wire::String, UTF8MB4, members.longest_chars() * 4)
+        }
+        ColumnType::Set(members) => {
+            flags |= ColumnFlags::SET;
+            (Wire::String, UTF8MB4, members.joined_chars() * 4)
+        }
+        ColumnType::Json => {
+            flags |= ColumnFlags::BLOB | ColumnFlags::BINARY;
+            (Wire::Json, BINARY, u32::MAX)
         }
     };
     c.column_type = ty;

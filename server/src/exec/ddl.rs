@@ -11,7 +11,7 @@ use crate::error::engine_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::coltypes::column_type;
 use crate::exec::errors::no_such_table;
-use crate::exec::metadata_lock::under_exclusive_lock;
+use crate::exec::metadata_lock::{under_exclusive_lock, under_exclusive_locks};
 use crate::exec::sources::table_name;
 use crate::exec::{Body, Planner};
 use crate::sql::output::{Output, ResultSet};
@@ -430,11 +430,19 @@ pub fn drop_tables(st: &mut Context, d: &DropTables) -> SqlResult<Output> {
         ));
     }
     crate::exec::foreign_keys::check_drop(st, &d.names)?;
-    for (db, t) in &d.names {
-        if cat.engine.drop_table(db, t, true).unwrap_or(false) {
-            cat.bump();
+    let tables: Vec<_> = d
+        .names
+        .iter()
+        .filter_map(|(db, t)| cat.engine.table(db, t).ok())
+        .collect();
+    under_exclusive_locks(st, &tables, || {
+        for (db, t) in &d.names {
+            if cat.engine.drop_table(db, t, true).unwrap_or(false) {
+                cat.bump();
+            }
         }
-    }
+        Ok(())
+    })?;
     for m in missing {
         st.warnings.push(crate::context::Warning {
             level: "Note",

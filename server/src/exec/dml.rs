@@ -303,6 +303,25 @@ fn matching(ex: &Exec<'_>, t: &Target) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> 
     Ok(out)
 }
 
+/// Outside strict mode (and under IGNORE) cuts each of the `cols` of `row` to fit its
+/// column as MySQL stores it (see [`crate::engine::clip`]); returns the warnings, in order.
+pub(crate) fn clip_columns(
+    def: &crate::engine::schema::TableDef,
+    row: &mut [Value],
+    cols: impl IntoIterator<Item = usize>,
+    rowno: u64,
+) -> Vec<(u16, String)> {
+    let mut warnings = Vec::new();
+    for c in cols {
+        let column = &def.columns()[c];
+        if let Some(cut) = column.ty.clip(&row[c], &column.name, rowno) {
+            row[c] = cut.value;
+            warnings.push((cut.code, cut.message));
+        }
+    }
+    warnings
+}
+
 pub(crate) fn warn(st: &mut Context, code: u16, message: String) {
     st.warnings.push(Warning {
         level: "Warning",
@@ -337,6 +356,8 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
     let table = u.target.table();
     let timeout = st.lock_wait_timeout();
     let (mut matched, mut changed) = (0u64, 0u64);
+    let lenient = !st.sql_modes().strict;
+    let mut clipped = Vec::new();
     for (n, (pk, old)) in rows.iter().enumerate() {
         matched += 1;
         let mut new = old.clone();
@@ -347,6 +368,10 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
                 return Err(e);
             }
             new[*col] = v;
+        }
+        if lenient {
+            let cols = u.assignments.iter().map(|(c, _)| *c);
+            clipped.extend(clip_columns(table.def(), &mut new, cols, n as u64 + 1));
         }
         let ncols = table.def().columns().len();
         let verified = u.checks.verify(&ex, &new).and_then(|()| {
@@ -377,6 +402,9 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
         }
     }
     ex.flush();
+    for (code, m) in clipped {
+        warn(st, code, m);
+    }
     let c = &st.conn.counters;
     c.add(Counter::HandlerUpdate, changed);
     c.add(Counter::InnodbRowsUpdated, changed);

@@ -13,7 +13,7 @@ use crate::error::engine_error;
 use crate::error::lock_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::checks::BoundChecks;
-use crate::exec::dml::{column_pos, info, warn};
+use crate::exec::dml::{clip_columns, column_pos, info, warn};
 use crate::exec::errors::check_text_columns;
 use crate::exec::foreign_keys::ForeignKeys;
 use crate::exec::query::Query;
@@ -260,6 +260,7 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
     let (mut affected, mut inserted, mut updated, mut dups) = (0u64, 0u64, 0u64, 0u64);
     let mut first_id = 0u64;
     let mut warnings = Vec::new();
+    let lenient = i.ignore || !st.sql_modes().strict;
     for (n, values) in input.into_iter().enumerate() {
         let rowno = n as u64 + 1;
         let given: Vec<(usize, Value)> = i
@@ -277,10 +278,14 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             }
             return Err(e);
         }
-        let full = t
+        let given_cols: Vec<usize> = given.iter().map(|(c, _)| *c).collect();
+        let mut full = t
             .def()
             .fill_row(given, now)
             .map_err(|e| engine_error(&e, rowno))?;
+        if lenient {
+            warnings.extend(clip_columns(t.def(), &mut full, given_cols, rowno));
+        }
         if let Err(e) = i.checks.verify(&ex, &full) {
             // INSERT IGNORE skips the row with a warning, as MySQL does for 3819.
             if i.ignore {

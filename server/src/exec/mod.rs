@@ -15,6 +15,7 @@ pub mod errors;
 pub mod explain;
 pub mod foreign_keys;
 pub mod insert;
+pub mod join_columns;
 pub mod metadata_lock;
 pub mod query;
 pub mod run;
@@ -214,13 +215,38 @@ fn still_valid(st: &Context, plan: &TablePlan) -> bool {
         })
 }
 
-/// Executes a table plan with parameter values.
+/// How many times a statement is planned again because DDL replaced one of its tables while
+/// it waited for their metadata locks, before it runs on what it has.
+const MAX_REPLANS: usize = 4;
+
+/// Executes a table plan with parameter values: a statement that reads or writes tables first
+/// holds their metadata locks (see [`metadata_lock`]); a plan whose tables DDL replaced is
+/// made again.
 pub fn execute(st: &mut Context, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
-    if !still_valid(st, plan) {
-        let fresh = self::plan(st, &plan.statement, &plan.sql)?;
-        return run_body(st, &fresh.plan.body, params);
+    let mut fresh: Option<TablePlan> = None;
+    for _ in 0..MAX_REPLANS {
+        let current = fresh.as_ref().unwrap_or(plan);
+        if still_valid(st, current) {
+            if !uses_tables(&current.body) {
+                return run_body(st, &current.body, params);
+            }
+            metadata_lock::hold_shared(st, current.tables.iter().map(|(_, _, t)| t))?;
+            if still_valid(st, current) {
+                return run_body(st, &current.body, params);
+            }
+        }
+        fresh = Some(self::plan(st, &plan.statement, &plan.sql)?.plan);
     }
-    run_body(st, &plan.body, params)
+    run_body(st, &fresh.as_ref().unwrap_or(plan).body, params)
+}
+
+/// Whether the statement reads or writes its tables' rows (and so holds their metadata
+/// locks); DDL takes them exclusive itself.
+fn uses_tables(body: &Body) -> bool {
+    matches!(
+        body,
+        Body::Select(_) | Body::Insert(_) | Body::Update(_) | Body::Delete(_) | Body::Explain(_)
+    )
 }
 
 fn run_body(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output> {
@@ -232,7 +258,10 @@ fn run_body(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output
         Body::DropIndex(d) => ddl::drop_index(st, d),
         Body::Truncate(t) => {
             st.count(Counter::ComTruncate);
-            t.truncate();
+            metadata_lock::under_exclusive_locks(st, std::slice::from_ref(t), || {
+                t.truncate();
+                Ok(())
+            })?;
             Ok(Output::ok())
         }
         Body::TruncateVirtual(v) => crate::introspection::pfs_tables::truncate(st, *v),

@@ -1,5 +1,5 @@
 //! SELECT planning over tables (one SELECT; no UNION or WITH): FROM (base, derived and
-//! virtual tables; comma, CROSS, INNER and LEFT joins with ON, not USING or NATURAL), WHERE
+//! virtual tables; comma, CROSS, INNER and LEFT joins with ON, USING or NATURAL), WHERE
 //! split into conjuncts, each placed at the join level of the last table it reads (a WHERE
 //! conjunct on a LEFT-joined table waits for every table instead), an access path per base
 //! table, aggregation, HAVING, ORDER BY (served by the first table's access order when that
@@ -16,6 +16,7 @@ use crate::exec::access::{self, Access};
 use crate::exec::aggregate::{has_aggregate, AggBinder, AggSlot};
 use crate::exec::coltypes::UTF8MB4;
 use crate::exec::errors::no_such_table;
+use crate::exec::join_columns::{Chain, JoinCondition};
 use crate::exec::scope::{and_all, conjuncts, max_column, Scope, SourceColumn};
 use crate::exec::sources::{
     agg_def, allowed_indexes, compute_needed, plan_moves, table_columns, table_name,
@@ -181,10 +182,12 @@ impl Planner<'_> {
         let registry = &self.st.core.vars;
         let mut scope = Scope::new(registry);
         let mut pending: Vec<PendingSource> = Vec::new();
-        // FROM
-        let mut factors: Vec<(&TableFactor, bool, Option<&Expr>)> = Vec::new();
+        // FROM: each item of the list a chain of joins.
+        let mut factors: Vec<(&TableFactor, bool, JoinCondition<'_>)> = Vec::new();
+        let mut chain_starts = Vec::new();
         for twj in &s.from {
-            factors.push((&twj.relation, false, None));
+            chain_starts.push(factors.len());
+            factors.push((&twj.relation, false, JoinCondition::None));
             for j in &twj.joins {
                 let (left, cons) = match &j.join_operator {
                     ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, Some(c)),
@@ -199,19 +202,20 @@ impl Planner<'_> {
                         ))
                     }
                 };
-                let on = match cons {
-                    Some(ast::JoinConstraint::On(e)) => Some(e),
-                    Some(ast::JoinConstraint::None) | None => None,
-                    Some(_) => return Err(SqlError::unsupported("JOIN ... USING / NATURAL JOIN")),
-                };
-                factors.push((&j.relation, left, on));
+                let cond = cons.map_or(Ok(JoinCondition::None), JoinCondition::of)?;
+                factors.push((&j.relation, left, cond));
             }
         }
         if factors.is_empty() {
             return Err(SqlError::new(ErrorCode::NoTablesUsed, "No tables used"));
         }
-        let mut on_exprs: Vec<Option<&Expr>> = Vec::new();
-        for (f, left, on) in factors {
+        let mut on_exprs: Vec<Option<Expr>> = Vec::new();
+        let mut star = Vec::new();
+        let mut chain = Chain::default();
+        for (n, (f, left, cond)) in factors.into_iter().enumerate() {
+            if n > 0 && chain_starts.contains(&n) {
+                star.extend(std::mem::take(&mut chain).into_order());
+            }
             let (alias, db, kind, hints, cols) = match f {
                 TableFactor::Table {
                     name,
@@ -283,6 +287,7 @@ impl Planner<'_> {
                 }
             };
             scope.push(&alias, &db, cols)?;
+            let on = chain.join(&mut scope, cond)?;
             pending.push(PendingSource {
                 alias: alias.clone(),
                 db: db.clone(),
@@ -293,6 +298,8 @@ impl Planner<'_> {
             });
             on_exprs.push(on);
         }
+        star.extend(chain.into_order());
+        scope.star = Some(star);
         let aggregated = !matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
             || s.projection.iter().any(|i| match i {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
@@ -320,31 +327,36 @@ impl Planner<'_> {
                         ) => Some(crate::sql::names::last(n)),
                         _ => None,
                     };
-                    let mut any = false;
-                    for e in &scope.entries {
-                        if only.as_ref().is_some_and(|o| *o != e.alias) {
-                            continue;
-                        }
-                        any = true;
-                        for (i, c) in e.columns.iter().enumerate() {
-                            let bound = if aggregated {
-                                aggb.bind(
-                                    &Expr::CompoundIdentifier(vec![
-                                        ast::Ident::new(&e.alias),
-                                        ast::Ident::new(&c.name),
-                                    ]),
-                                    &mut self.params,
-                                )?
-                            } else {
-                                BoundExpr::Column(e.offset + i)
-                            };
-                            items.push(bound);
-                            columns.push(OutColumn {
-                                name: c.name.clone(),
-                                def: Some(c.def.clone()),
-                            });
-                            item_asts.push(None);
-                        }
+                    let listed: Vec<usize> = match &only {
+                        Some(o) => scope
+                            .entries
+                            .iter()
+                            .filter(|e| e.alias == *o)
+                            .flat_map(|e| e.offset..e.offset + e.columns.len())
+                            .collect(),
+                        None => scope.star_order(),
+                    };
+                    let any = !listed.is_empty() || only.is_none();
+                    for i in listed {
+                        let (s, c) = scope.locate(i).expect("a column of the scope");
+                        let e = &scope.entries[s];
+                        let bound = if aggregated {
+                            aggb.bind(
+                                &Expr::CompoundIdentifier(vec![
+                                    ast::Ident::new(&e.alias),
+                                    ast::Ident::new(&c.name),
+                                ]),
+                                &mut self.params,
+                            )?
+                        } else {
+                            BoundExpr::Column(i)
+                        };
+                        items.push(bound);
+                        columns.push(OutColumn {
+                            name: c.name.clone(),
+                            def: Some(c.def.clone()),
+                        });
+                        item_asts.push(None);
                     }
                     if !any {
                         return Err(SqlError::new(

@@ -762,12 +762,15 @@ fn exact_key(col: KeyColumn, v: Value) -> Option<Value> {
     (compare(&coerced, &v) == Some(Ordering::Equal)).then_some(coerced)
 }
 
-/// ORDER BY comparison: NULL first, then MySQL's comparison.
+/// ORDER BY comparison: NULL first, ENUM and SET values by their number (member order, as
+/// filesort orders them), then MySQL's comparison.
 pub fn order_cmp(a: &Value, b: &Value) -> Ordering {
-    match (a.is_null(), b.is_null()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Less,
-        (false, true) => Ordering::Greater,
+    match (a, b) {
+        (Value::Null, Value::Null) => Ordering::Equal,
+        (Value::Null, _) => Ordering::Less,
+        (_, Value::Null) => Ordering::Greater,
+        (Value::Enum(x, _), Value::Enum(y, _)) => x.cmp(y),
+        (Value::Set(x, _), Value::Set(y, _)) => x.cmp(y),
         _ => compare(a, b).unwrap_or(Ordering::Equal),
     }
 }
@@ -872,8 +875,13 @@ pub fn group_key(v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&key::pack_datetime(dt).to_be_bytes());
         }
         Value::Time(t, _) => {
-            out.push(6);
+            out.push(7);
             out.extend_from_slice(&t.to_be_bytes());
+        }
+        Value::Enum(..) | Value::Set(..) => {
+            // Grouped by the number, which names one member text each.
+            out.push(6);
+            out.extend_from_slice(&v.member_number().unwrap_or(0).to_be_bytes());
         }
     }
 }

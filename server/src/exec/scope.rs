@@ -49,6 +49,12 @@ pub struct Scope<'r> {
     /// Columns beyond the sources (INSERT ... ON DUPLICATE KEY UPDATE's `VALUES(col)`):
     /// names of the form `\0new` qualify them.
     pub extra_offset: Option<usize>,
+    /// Combined-row indexes of the columns a USING or NATURAL join merged into the same-named
+    /// column before it: unqualified names and `SELECT *` do not see them.
+    pub merged: Vec<usize>,
+    /// The order `SELECT *` lists the columns in (every source's columns in FROM order
+    /// unless joins with USING or NATURAL reordered them).
+    pub star: Option<Vec<usize>>,
 }
 
 impl<'r> Scope<'r> {
@@ -59,6 +65,8 @@ impl<'r> Scope<'r> {
             registry,
             clause: Cell::new("field list"),
             extra_offset: None,
+            merged: Vec::new(),
+            star: None,
         }
     }
 
@@ -95,6 +103,13 @@ impl<'r> Scope<'r> {
         })
     }
 
+    /// The columns `SELECT *` lists, in order.
+    pub fn star_order(&self) -> Vec<usize> {
+        self.star
+            .clone()
+            .unwrap_or_else(|| (0..self.width()).collect())
+    }
+
     /// Sets the clause named by unknown-column errors.
     pub fn in_clause(&self, clause: &'static str) {
         self.clause.set(clause);
@@ -126,6 +141,9 @@ impl Resolver for Scope<'_> {
                 .iter()
                 .position(|c| c.name.eq_ignore_ascii_case(name))
             {
+                if qualifier.is_none() && self.merged.contains(&(e.offset + i)) {
+                    continue;
+                }
                 if found.is_some() {
                     return Err(SqlError::new(
                         ErrorCode::NonUniqField,

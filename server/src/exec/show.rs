@@ -9,7 +9,7 @@ use crate::error::{SqlError, SqlResult};
 use crate::exec::errors::no_database;
 use crate::exec::sources::table_name;
 use crate::exec::Planner;
-use crate::introspection::describe;
+use crate::introspection::{describe, system_schema_rows, vtables};
 use crate::sql::eval::like;
 use crate::sql::output::{Output, ResultSet};
 use crate::value::Value;
@@ -170,15 +170,24 @@ pub fn execute(st: &mut Context, s: &ShowTable) -> SqlResult<Output> {
     match s {
         ShowTable::Tables { db, full, like: l } => {
             st.count(Counter::ComShowTables);
-            let tables = cat
+            let mut tables: Vec<(String, &str)> = cat
                 .engine
                 .database(db)
                 .map(|d| d.table_names())
-                .unwrap_or_default();
-            for t in tables.iter().filter(|t| keep(l, t)) {
+                .unwrap_or_default()
+                .into_iter()
+                .map(|t| (t, "BASE TABLE"))
+                .collect();
+            let (system_kind, _) = system_schema_rows::kind_of(db);
+            tables.extend(
+                vtables::tables_of(st.core.as_ref(), db)
+                    .iter()
+                    .map(|t| (t.name().to_string(), system_kind)),
+            );
+            for (t, kind) in tables.iter().filter(|(t, _)| keep(l, t)) {
                 let mut r = vec![Value::str(t)];
                 if *full {
-                    r.push(Value::str("BASE TABLE"));
+                    r.push(Value::str(kind));
                 }
                 rows.push(r);
             }
@@ -205,7 +214,7 @@ pub fn execute(st: &mut Context, s: &ShowTable) -> SqlResult<Output> {
                 }
                 let mut r = vec![Value::str(&c.name), Value::str(&c.ty.sql_name())];
                 if *full {
-                    r.push(if c.ty.is_text() {
+                    r.push(if c.ty.has_collation() {
                         Value::str("utf8mb4_0900_ai_ci")
                     } else {
                         Value::Null

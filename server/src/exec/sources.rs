@@ -69,7 +69,7 @@ pub fn virtual_columns(v: &dyn VirtualTable, db: &str, alias: &str) -> Vec<Sourc
                 VType::Text => {
                     let mut d = ColumnDefinition::new(name, Wire::VarString);
                     d.charset = UTF8MB4;
-                    d.column_length = 256 * 4;
+                    d.column_length = crate::introspection::vtables::TEXT_CHARS * 4;
                     d
                 }
                 VType::UInt => {

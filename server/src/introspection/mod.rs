@@ -13,6 +13,7 @@ pub mod pfs_empty_tables;
 pub mod pfs_tables;
 pub mod pool_tables;
 pub mod schema_tables;
+pub mod system_schema_rows;
 pub mod vtables;
 
 use std::time::Duration;

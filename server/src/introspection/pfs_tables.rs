@@ -167,7 +167,6 @@ pub struct Threads;
 /// What a thread row needs from a connection.
 fn connection_row(server: &dyn ServerView, c: &Arc<ConnInfo>) -> Vec<Value> {
     let login = c.login.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let running = c.running.load(Ordering::Relaxed);
     let name = match server.thread_handling() {
         ThreadHandling::Pool => "thread/thread_pool/tp_one_connection",
         ThreadHandling::PerConnection => "thread/sql/one_connection",
@@ -187,7 +186,7 @@ fn connection_row(server: &dyn ServerView, c: &Arc<ConnInfo>) -> Vec<Value> {
         login.db.as_deref().map_or(Value::Null, s),
         s(c.command().name()),
         u(c.seconds_in_state()),
-        if running { s("executing") } else { Value::Null },
+        c.state().map_or(Value::Null, s),
         c.info_text().as_deref().map_or(Value::Null, s),
         u(1),
         Value::Null,
@@ -321,11 +320,7 @@ impl VirtualTable for Processlist {
                     login.db.as_deref().map_or(Value::Null, s),
                     s(c.command().name()),
                     u(c.seconds_in_state()),
-                    s(if c.running.load(Ordering::Relaxed) {
-                        "executing"
-                    } else {
-                        ""
-                    }),
+                    s(c.state().unwrap_or("")),
                     c.info_text().as_deref().map_or(Value::Null, s),
                 ]
             })

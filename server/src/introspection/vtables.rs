@@ -4,7 +4,7 @@
 //! introspection tables (in `innodb_tables`, `pfs_tables` and `pool_tables`) implement the
 //! same trait.
 
-use crate::core::{ThreadHandling, SYSTEM_DATABASES};
+use crate::core::ThreadHandling;
 use crate::engine::{Catalog, IndexKind};
 use crate::introspection::describe;
 use crate::introspection::ServerView;
@@ -18,6 +18,9 @@ pub enum VType {
     /// An unsigned integer.
     UInt,
 }
+
+/// The length of a [`VType::Text`] column, in characters.
+pub const TEXT_CHARS: u32 = 256;
 
 /// A table whose rows are computed when read.
 pub trait VirtualTable: Send + Sync + std::fmt::Debug {
@@ -36,9 +39,16 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
 
 /// The virtual table `db.name` (case-insensitive, as MySQL treats information_schema).
 pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static dyn VirtualTable> {
+    tables_of(server, db)
+        .into_iter()
+        .find(|t| t.name().eq_ignore_ascii_case(name))
+}
+
+/// Every virtual table of the system database `db` (none for another database).
+pub fn tables_of(server: &dyn ServerView, db: &str) -> Vec<&'static dyn VirtualTable> {
     use crate::introspection::innodb_tables as innodb;
-    let all: &[&'static dyn VirtualTable] = if db.eq_ignore_ascii_case("information_schema") {
-        &[
+    if db.eq_ignore_ascii_case("information_schema") {
+        vec![
             &Tables,
             &Columns,
             &Statistics,
@@ -55,32 +65,34 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
             &crate::introspection::constraints::ReferentialConstraints,
         ]
     } else if db.eq_ignore_ascii_case("performance_schema") {
-        let found = crate::introspection::pfs_tables::PERFORMANCE_SCHEMA
-            .iter()
-            .copied()
-            .chain([
-                &innodb::DataLocks as &'static dyn VirtualTable,
-                &innodb::DataLockWaits,
-            ])
-            .chain(
-                crate::introspection::pfs_empty_tables::EMPTY_TABLES
-                    .iter()
-                    .map(|t| *t as &'static dyn VirtualTable),
-            )
-            .find(|t| t.name().eq_ignore_ascii_case(name));
-        if found.is_some() || server.thread_handling() != ThreadHandling::Pool {
-            return found;
-        }
+        let mut all: Vec<&'static dyn VirtualTable> =
+            crate::introspection::pfs_tables::PERFORMANCE_SCHEMA
+                .iter()
+                .copied()
+                .chain([
+                    &innodb::DataLocks as &'static dyn VirtualTable,
+                    &innodb::DataLockWaits,
+                ])
+                .chain(
+                    crate::introspection::pfs_empty_tables::EMPTY_TABLES
+                        .iter()
+                        .map(|t| *t as &'static dyn VirtualTable),
+                )
+                .collect();
         // As with MySQL's plugin, the tp_* tables exist only while the pool is loaded.
-        crate::introspection::pool_tables::PERFORMANCE_SCHEMA
+        if server.thread_handling() == ThreadHandling::Pool {
+            all.extend(
+                crate::introspection::pool_tables::PERFORMANCE_SCHEMA
+                    .iter()
+                    .copied(),
+            );
+        }
+        all
     } else if db.eq_ignore_ascii_case("sys") {
-        &[&innodb::SysInnodbLockWaits]
+        vec![&innodb::SysInnodbLockWaits]
     } else {
-        return None;
-    };
-    all.iter()
-        .copied()
-        .find(|t| t.name().eq_ignore_ascii_case(name))
+        Vec::new()
+    }
 }
 
 fn s(v: &str) -> Value {
@@ -167,19 +179,7 @@ impl VirtualTable for Tables {
                 s(""),
             ]);
         });
-        for db in SYSTEM_DATABASES
-            .iter()
-            .filter(|d| **d == "information_schema")
-        {
-            for t in [&Tables as &dyn VirtualTable, &Columns, &Statistics] {
-                let mut row = vec![s("def"), s(db), s(t.name()), s("SYSTEM VIEW")];
-                row.extend(std::iter::repeat_n(Value::Null, 17));
-                row[5] = Value::UInt(10);
-                row[19] = s("");
-                row[20] = s("");
-                rows.push(row);
-            }
-        }
+        rows.extend(crate::introspection::system_schema_rows::tables(server));
         rows
     }
 }
@@ -232,6 +232,14 @@ impl VirtualTable for Columns {
                     T::Binary(n) | T::VarBinary(n) | T::Text(n) | T::Blob(n) => {
                         (Value::UInt(n.into()), Value::UInt(n.into()))
                     }
+                    T::Enum(m) => (
+                        Value::UInt(m.longest_chars().into()),
+                        Value::UInt(u64::from(m.longest_chars()) * 4),
+                    ),
+                    T::Set(m) => (
+                        Value::UInt(m.joined_chars().into()),
+                        Value::UInt(u64::from(m.joined_chars()) * 4),
+                    ),
                     _ => (Value::Null, Value::Null),
                 };
                 let (prec, scale) = match c.ty {
@@ -259,7 +267,7 @@ impl VirtualTable for Columns {
                     }
                     _ => Value::Null,
                 };
-                let text = c.ty.is_text();
+                let text = c.ty.has_collation();
                 rows.push(vec![
                     s("def"),
                     s(db),
@@ -290,6 +298,7 @@ impl VirtualTable for Columns {
                 ]);
             }
         });
+        rows.extend(crate::introspection::system_schema_rows::columns(server));
         rows
     }
 }

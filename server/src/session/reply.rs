@@ -51,6 +51,8 @@ pub fn text_cell(v: &Value, col: &ColumnDefinition, buf: &mut Vec<u8>) {
             buf.extend_from_slice(format_time(*t, Some(fsp)).as_bytes());
         }
         Value::Bytes(b) => buf.extend_from_slice(b),
+        Value::Enum(i, m) => buf.extend_from_slice(m.enum_text(*i).as_bytes()),
+        Value::Set(bits, m) => buf.extend_from_slice(m.set_text(*bits).as_bytes()),
         Value::Double(d) => buf.extend_from_slice(crate::sql::format::double(*d).as_bytes()),
         Value::Decimal(d) => {
             let _ = write!(buf, "{d}");
@@ -106,6 +108,10 @@ pub fn binary_cell(v: &Value, col: &ColumnDefinition, out: &mut Vec<u8>) {
             let text = d.to_string();
             protocol::lenenc::put_lenenc_bytes(out, text.as_bytes());
         }
+        Value::Enum(i, m) => protocol::lenenc::put_lenenc_bytes(out, m.enum_text(*i).as_bytes()),
+        Value::Set(bits, m) => {
+            protocol::lenenc::put_lenenc_bytes(out, m.set_text(*bits).as_bytes())
+        }
         other => binary_value(other, ty).encode(ty, out),
     }
 }
@@ -119,6 +125,9 @@ fn binary_value(v: &Value, ty: ColumnType) -> BinaryValue {
         Value::Double(d) => BinaryValue::Double(*d),
         Value::Decimal(d) => BinaryValue::Bytes(d.to_string().into_bytes()),
         Value::Bytes(b) => BinaryValue::Bytes(b.clone()),
+        Value::Enum(..) | Value::Set(..) => {
+            BinaryValue::Bytes(v.member_text().unwrap_or_default().into_bytes())
+        }
         Value::DateTime(dt) if ty == ColumnType::Date => BinaryValue::Date {
             year: dt.year,
             month: dt.month,

@@ -145,6 +145,7 @@ pub fn to_f64(v: &Value) -> Option<f64> {
             date + f64::from(dt.hour) * 1e4 + f64::from(dt.minute) * 100.0 + f64::from(dt.second)
         }
         Value::Time(t, _) => time_number(*t).to_f64(),
+        Value::Enum(..) | Value::Set(..) => v.member_number()? as f64,
     })
 }
 
@@ -164,6 +165,7 @@ pub fn to_i64(v: &Value) -> Option<i64> {
             }
         }
         Value::DateTime(_) | Value::Time(..) => to_f64(v)?.round() as i64,
+        Value::Enum(..) | Value::Set(..) => v.member_number()? as i64,
     })
 }
 
@@ -201,10 +203,18 @@ fn is_numeric(v: &Value) -> bool {
 }
 
 /// Compares two non-NULL values with MySQL's rules: numbers numerically, strings
-/// case-insensitively, a number against a string numerically.
+/// case-insensitively, a number against a string numerically, an ENUM or SET value against
+/// a number by its number and against anything else by its text.
 pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => None,
+        (Value::Enum(i, m), Value::Bytes(y)) => Some(cmp_ci(m.enum_text(*i).as_bytes(), y)),
+        (Value::Bytes(x), Value::Enum(i, m)) => Some(cmp_ci(x, m.enum_text(*i).as_bytes())),
+        (Value::Enum(..) | Value::Set(..), other) | (other, Value::Enum(..) | Value::Set(..))
+            if !is_numeric(other) =>
+        {
+            Some(cmp_ci(&to_bytes(a)?, &to_bytes(b)?))
+        }
         (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
         (Value::UInt(x), Value::UInt(y)) => Some(x.cmp(y)),
         (Value::Int(x), Value::UInt(y)) => Some(if *x < 0 {
@@ -340,9 +350,20 @@ fn limit_scale(unscaled: I256, scale: u8) -> Decimal {
     Decimal::new(q, MAX_DECIMAL_SCALE)
 }
 
+/// An ENUM or SET value as its number (arithmetic context); any other value as it is.
+fn member_as_number(v: &Value) -> Value {
+    match v.member_number() {
+        Some(n) => i64::try_from(n).map_or(Value::UInt(n), Value::Int),
+        None => v.clone(),
+    }
+}
+
 fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
+    }
+    if a.member_number().is_some() || b.member_number().is_some() {
+        return arith(op, &member_as_number(a), &member_as_number(b));
     }
     let int_pair = match (a, b) {
         (Value::Int(x), Value::Int(y)) => Some((*x, *y)),

@@ -309,6 +309,19 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 args.extend(self.interval(interval)?);
                 BoundExpr::Call(func, args)
             }
+            Expr::BinaryOp {
+                left,
+                op: op @ (BinaryOperator::Arrow | BinaryOperator::LongArrow),
+                right,
+            } => {
+                let extract =
+                    BoundExpr::Call(Func::JsonExtract, vec![self.bind(left)?, self.bind(right)?]);
+                if matches!(op, BinaryOperator::LongArrow) {
+                    BoundExpr::Call(Func::JsonUnquote, vec![extract])
+                } else {
+                    extract
+                }
+            }
             Expr::BinaryOp { left, op, right } => {
                 let op = match op {
                     BinaryOperator::Plus => BinOp::Add,

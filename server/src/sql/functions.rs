@@ -122,6 +122,16 @@ pub enum Func {
     DateSub,
     /// `CONVERT_TZ(dt, from, to)`
     ConvertTz,
+    /// `JSON_EXTRACT(doc, path, ...)` / `doc->path`
+    JsonExtract,
+    /// `JSON_UNQUOTE(s)` (`doc->>path` is `JSON_UNQUOTE(JSON_EXTRACT(doc, path))`)
+    JsonUnquote,
+    /// `JSON_VALID(s)`
+    JsonValid,
+    /// `JSON_OBJECT(k, v, ...)`
+    JsonObject,
+    /// `JSON_ARRAY(v, ...)`
+    JsonArray,
 }
 
 impl Func {
@@ -174,6 +184,11 @@ impl Func {
             "date_add" | "adddate" => DateAdd,
             "date_sub" | "subdate" => DateSub,
             "convert_tz" => ConvertTz,
+            "json_extract" => JsonExtract,
+            "json_unquote" => JsonUnquote,
+            "json_valid" => JsonValid,
+            "json_object" => JsonObject,
+            "json_array" => JsonArray,
             _ => return None,
         })
     }
@@ -188,7 +203,10 @@ impl Func {
             Now => n <= 1,
             LastInsertId | UnixTimestamp | Rand => n <= 1,
             Length | CharLength | Upper | Lower | Abs | Floor | Ceil | Sleep => n == 1,
-            Hex | Bin | Crc32 | Md5 | Sha1 => n == 1,
+            Hex | Bin | Crc32 | Md5 | Sha1 | JsonUnquote | JsonValid => n == 1,
+            JsonExtract => n >= 2,
+            JsonObject => n.is_multiple_of(2),
+            JsonArray => true,
             Left | Right | Sha2 => n == 2,
             SubstringIndex | DateAdd | DateSub | ConvertTz => n == 3,
             Round => n == 1 || n == 2,
@@ -308,6 +326,38 @@ fn text_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Va
     })
 }
 
+/// Evaluates one of the JSON functions of [`json_functions`]; a NULL document or path is a
+/// NULL result.
+fn json_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> {
+    use crate::sql::json_functions as jf;
+    use Func::*;
+    // A nested JSON function's result is JSON, not a string to quote.
+    let member = |e: &BoundExpr| -> SqlResult<serde_json::Value> {
+        let nested = matches!(e, BoundExpr::Call(JsonExtract | JsonObject | JsonArray, _));
+        Ok(jf::to_json(&eval(e, env)?, nested))
+    };
+    Ok(match f {
+        JsonArray => jf::array(args.iter().map(member).collect::<SqlResult<_>>()?),
+        JsonObject => jf::object(
+            args.chunks(2)
+                .map(|kv| Ok((eval(&kv[0], env)?, member(&kv[1])?)))
+                .collect::<SqlResult<_>>()?,
+        )?,
+        _ => {
+            let texts = (0..args.len())
+                .map(|i| text_arg(args, i, env))
+                .collect::<SqlResult<Option<Vec<_>>>>()?;
+            match (f, texts.as_deref()) {
+                (_, None) => Value::Null,
+                (JsonExtract, Some([doc, paths @ ..])) => jf::extract(doc, paths)?,
+                (JsonUnquote, Some([s])) => jf::unquote(s)?,
+                (JsonValid, Some([s])) => jf::valid(s),
+                _ => Value::Null,
+            }
+        }
+    })
+}
+
 /// Evaluates a function call.
 pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> {
     use Func::*;
@@ -316,6 +366,9 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
         Version | Database | User | CurrentUser | ConnectionId => env.session_fact(f),
         Left | Right | SubstringIndex | Hex | Bin | Crc32 | Md5 | Sha1 | Sha2 => {
             return text_function(f, args, env)
+        }
+        JsonExtract | JsonUnquote | JsonValid | JsonObject | JsonArray => {
+            return json_function(f, args, env)
         }
         ConvertTz => match (text_arg(args, 1, env)?, text_arg(args, 2, env)?) {
             (Some(from), Some(to)) => crate::sql::date_arith::convert_tz(

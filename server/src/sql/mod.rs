@@ -14,6 +14,7 @@ pub mod eval;
 pub mod expr;
 pub mod format;
 pub mod functions;
+pub mod json_functions;
 pub mod names;
 pub mod output;
 pub mod stack;

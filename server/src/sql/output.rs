@@ -115,6 +115,11 @@ pub fn column_for(name: &str, sample: Option<&Value>) -> ColumnDefinition {
             c.column_length = (b.len() as u32).max(1).saturating_mul(4);
             c.decimals = 31;
         }
+        Some(v @ (Value::Enum(..) | Value::Set(..))) => {
+            let text = v.member_text().unwrap_or_default();
+            c.column_length = (text.len() as u32).max(1).saturating_mul(4);
+            c.decimals = 31;
+        }
         Some(Value::DateTime(dt)) => {
             let date_only = dt.hour == 0 && dt.minute == 0 && dt.second == 0 && dt.micros == 0;
             c.column_type = ColumnType::DateTime;

@@ -262,11 +262,7 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
                         login.db.as_deref().map_or(Value::Null, Value::str),
                         Value::str(c.command().name()),
                         Value::Int(i64::try_from(secs).unwrap_or(i64::MAX)),
-                        Value::str(if c.running.load(std::sync::atomic::Ordering::Relaxed) {
-                            "executing"
-                        } else {
-                            ""
-                        }),
+                        Value::str(c.state().unwrap_or("")),
                         info.as_deref().map_or(Value::Null, Value::str),
                     ])
                 })

@@ -57,6 +57,7 @@ pub fn commit(st: &mut Context) {
             st.core.redo.commit(redo);
         }
     }
+    st.release_metadata_locks();
 }
 
 /// ROLLBACK of the open transaction (if any).
@@ -67,6 +68,7 @@ pub fn rollback(st: &mut Context) {
         crate::digest::note_lock_wait(trx.take_lock_wait());
         st.core.trx.rollback(trx);
     }
+    st.release_metadata_locks();
 }
 
 /// BEGIN / START TRANSACTION [READ ONLY|READ WRITE] [WITH CONSISTENT SNAPSHOT]: commits an

@@ -85,6 +85,20 @@ fn every_engine_error() -> Vec<EngineError> {
             column: c(),
             reason: c(),
         },
+        EngineError::Truncated { column: c() },
+        EngineError::DuplicatedMember {
+            column: c(),
+            member: c(),
+            kind: "ENUM",
+        },
+        EngineError::TooBigSet { column: c() },
+        EngineError::InvalidJson {
+            reason: "Invalid value.",
+            position: 0,
+            column: c(),
+        },
+        EngineError::JsonUsedAsKey { column: c() },
+        EngineError::CommaInSetMember { member: c() },
     ]
 }
 
@@ -113,6 +127,12 @@ fn variant_index(e: &EngineError) -> usize {
         EngineError::TooBigPrecision { .. } => 20,
         EngineError::TooBigScale { .. } => 21,
         EngineError::ScaleAbovePrecision { .. } => 22,
+        EngineError::Truncated { .. } => 23,
+        EngineError::DuplicatedMember { .. } => 24,
+        EngineError::TooBigSet { .. } => 25,
+        EngineError::InvalidJson { .. } => 26,
+        EngineError::JsonUsedAsKey { .. } => 27,
+        EngineError::CommaInSetMember { .. } => 28,
     }
 }
 
@@ -124,7 +144,7 @@ fn no_engine_error_is_unknown() {
     seen.dedup();
     assert_eq!(
         seen,
-        (0..=22).collect::<Vec<_>>(),
+        (0..=28).collect::<Vec<_>>(),
         "every variant listed once"
     );
     for e in &all {

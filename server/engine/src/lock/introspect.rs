@@ -79,6 +79,10 @@ pub fn lock_data_text(values: &[Value], hidden_row_id: bool) -> String {
             Value::UInt(n) => {
                 let _ = write!(out, "{n}");
             }
+            Value::Enum(..) | Value::Set(..) => {
+                // InnoDB stores both as integers and prints the stored number.
+                let _ = write!(out, "{}", v.member_number().unwrap_or(0));
+            }
             Value::Double(d) => {
                 let _ = write!(out, "{d}");
             }

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use crate::schema::{IndexDef, TableDef};
+pub use metadata_lock::MetadataLock;
 use std::ops::Bound;
 
 use crate::cursor::{Direction, LatchMode, SearchMode};
@@ -223,6 +224,9 @@ pub struct Table {
     /// Set when DDL replaced this table object in the catalog (ALTER TABLE, CREATE/DROP
     /// INDEX) or dropped it: a statement that resolved it before must not change it.
     retired: std::sync::atomic::AtomicBool,
+    /// Held shared by the transactions that used this table object, exclusive by DDL that
+    /// replaces or drops it.
+    metadata_lock: MetadataLock,
 }
 
 impl Table {
@@ -262,6 +266,7 @@ impl Table {
             rebuilt_by: 0,
             versions: VersionStore::default(),
             retired: std::sync::atomic::AtomicBool::new(false),
+            metadata_lock: MetadataLock::default(),
             def,
         }
     }
@@ -274,6 +279,11 @@ impl Table {
     /// See the field: whether DDL replaced or dropped this table object.
     pub fn is_retired(&self) -> bool {
         self.retired.load(Relaxed)
+    }
+
+    /// The table's metadata lock.
+    pub fn metadata_lock(&self) -> &MetadataLock {
+        &self.metadata_lock
     }
 
     /// Marks this table object replaced or dropped (see [`Table::is_retired`]).
@@ -576,9 +586,11 @@ pub fn display_value(v: &Value) -> String {
         Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
         Value::DateTime(dt) => dt.to_string(),
         Value::Time(t, fsp) => crate::time_value::format_time(*t, Some(*fsp)),
+        Value::Enum(..) | Value::Set(..) => v.member_text().unwrap_or_default(),
     }
 }
 
+mod metadata_lock;
 mod write;
 
 #[cfg(test)]
