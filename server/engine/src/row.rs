@@ -351,6 +351,16 @@ mod tests {
             (ColumnType::Enum(members), true),
             (ColumnType::Set(members), false),
             (ColumnType::Json, false),
+            (
+                ColumnType::Decimal {
+                    precision: 65,
+                    scale: 30,
+                },
+                false,
+            ),
+            (ColumnType::Time { fsp: 3 }, true),
+            (ColumnType::Year, false),
+            (ColumnType::Bit(64), false),
         ];
         let codec = RowCodec::new(cols);
         let dt = DateTime {
@@ -380,6 +390,10 @@ mod tests {
             Value::Enum(3, members),
             Value::Set(0b101, members),
             Value::str(r#"{"a": [1, 2]}"#),
+            Value::Decimal(Decimal::new(-(I256::new(10).pow(65) - 1), 30)),
+            Value::Time(-3_020_399_000_000, 3),
+            Value::UInt(2155),
+            Value::UInt(u64::MAX),
         ];
         let enc = codec.encode(&row);
         assert_eq!(codec.decode(&enc), row);
