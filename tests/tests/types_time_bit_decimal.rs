@@ -496,3 +496,39 @@ fn mariadb_dump_of_the_types_reloads_unchanged() {
         assert_eq!(after, before, "{options:?}");
     }
 }
+
+#[test]
+fn outside_strict_mode_year_and_bit_are_clipped_with_mysqls_warnings() {
+    let (_srv, mut c) = setup();
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, y YEAR, b BIT(5), t TIME)")
+        .unwrap();
+    c.query_drop("SET sql_mode = ''").unwrap();
+    c.query_drop("INSERT INTO t VALUES (1, 1800, 99, '01:00:00')")
+        .unwrap();
+    let warnings: Vec<(String, u16, String)> = c.query("SHOW WARNINGS").unwrap();
+    assert_eq!(
+        warnings,
+        [
+            (
+                "Warning".to_string(),
+                1264,
+                "Out of range value for column 'y' at row 1".to_string()
+            ),
+            (
+                "Warning".to_string(),
+                1406,
+                "Data too long for column 'b' at row 1".to_string()
+            ),
+        ]
+    );
+    let row: (String, u64) = c
+        .query_first("SELECT y, b + 0 FROM t WHERE id = 1")
+        .unwrap()
+        .unwrap();
+    assert_eq!(row, ("0000".to_string(), 31));
+    // A TIME out of range keeps strict mode's error.
+    assert_eq!(
+        error(&mut c, "INSERT INTO t VALUES (2, 2000, 1, '900:00:00')").0,
+        1292
+    );
+}
