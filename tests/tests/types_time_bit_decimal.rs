@@ -134,6 +134,14 @@ fn bad_times_are_1292_in_strict_mode() {
             "{literal}"
         );
     }
+    // A binary-protocol TIME beyond the range, up to the largest day count, is 1292 too.
+    for days in [35, u32::MAX] {
+        let e = mysql_error(c.exec_drop(
+            "INSERT INTO t VALUES (?, ?)",
+            (1, Value::Time(false, days, 0, 0, 0, 0)),
+        ));
+        assert_eq!((e.code, e.state.as_str()), (1292, "22007"), "{days} days");
+    }
     c.query_drop("INSERT INTO t VALUES (1, '01:00:00')")
         .unwrap();
     assert_eq!(

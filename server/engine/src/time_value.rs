@@ -9,12 +9,17 @@ const SECOND: i64 = 1_000_000;
 /// The largest TIME MySQL holds, 838:59:59, in microseconds (the smallest is its negation).
 pub const MAX_TIME_MICROS: i64 = (838 * 3600 + 59 * 60 + 59) * SECOND;
 
-/// The span of `h:m:s` plus `micros`, or None when minutes or seconds are 60 or more.
+/// The span of `h:m:s` plus `micros`, or None when minutes or seconds are 60 or more (or the
+/// hours are too many to count in microseconds).
 fn span(hours: i64, minutes: i64, seconds: i64, micros: i64) -> Option<i64> {
     if minutes >= 60 || seconds >= 60 {
         return None;
     }
-    Some(((hours * 60 + minutes) * 60 + seconds) * SECOND + micros)
+    hours
+        .checked_mul(3600)?
+        .checked_add(minutes * 60 + seconds)?
+        .checked_mul(SECOND)?
+        .checked_add(micros)
 }
 
 /// The microseconds of a fraction's digits, rounding at the seventh (None if not digits).
@@ -101,7 +106,7 @@ pub fn time_number(t: i64) -> Decimal {
 /// `micros` rounded (half away from zero) to `fsp` fractional digits.
 pub fn round_time(micros: i64, fsp: u8) -> i64 {
     let unit = 10i64.pow(6 - u32::from(fsp.min(6)));
-    let magnitude = (micros.abs() + unit / 2) / unit * unit;
+    let magnitude = micros.abs().saturating_add(unit / 2) / unit * unit;
     magnitude * micros.signum()
 }
 
@@ -151,6 +156,8 @@ mod tests {
         assert_eq!(parse_time("12:60:00"), None);
         assert_eq!(parse_time("abc"), None);
         assert_eq!(parse_time("1 25:00:00"), None);
+        assert_eq!(parse_time("999999999999:00:00"), None);
+        assert_eq!(parse_time("999999999999 00:00:00"), None);
     }
 
     #[test]
@@ -164,5 +171,6 @@ mod tests {
         assert_eq!(round_time(1_999_999, 0), 2_000_000);
         assert_eq!(round_time(-1_500_000, 0), -2_000_000);
         assert_eq!(round_time(1_234_567, 3), 1_235_000);
+        assert!(round_time(i64::MAX, 0) > 0);
     }
 }
