@@ -3,8 +3,9 @@
 //! mode refuses for its length or range cut to fit, with a warning: strings are truncated
 //! (1265), numbers clipped to the column's range (1264), text that is not a number read up to
 //! where it stops being one (1265), or as 0 when nothing of it is (1366), an ENUM non-member
-//! as the `''` error value and a SET as the members it names (1265). The clipped value then
-//! passes strict coercion. Dates, DECIMAL and the other types keep strict mode's error.
+//! as the `''` error value and a SET as the members it names (1265), a YEAR out of range as
+//! 0000 (1264) and a BIT value too wide as all ones (1406). The clipped value then passes
+//! strict coercion. Dates, times, DECIMAL and the other types keep strict mode's error.
 
 use crate::error::EngineError;
 use crate::members::Members;
@@ -33,6 +34,13 @@ impl ColumnType {
             message: e.message(row),
         };
         match (err, self) {
+            (e @ EngineError::DataTooLong { .. }, ColumnType::Bit(width)) => {
+                let all_ones = u64::MAX >> (64 - u32::from(*width).clamp(1, 64));
+                Some(clipped(Value::UInt(all_ones), 1406, &e))
+            }
+            (e @ EngineError::OutOfRange { .. }, ColumnType::Year) => {
+                Some(clipped(Value::UInt(0), 1264, &e))
+            }
             (EngineError::DataTooLong { .. }, _) => {
                 let Value::Bytes(b) = v else { return None };
                 Some(Clipped {

@@ -8,8 +8,9 @@
 use crate::error::EngineError;
 use crate::json;
 use crate::members::Members;
+use crate::time_value::{self, MAX_TIME_MICROS};
 use crate::types::ColumnType;
-use crate::value::{DateTime, Decimal, Value};
+use crate::value::{DateTime, Decimal, Value, I256};
 
 impl ColumnType {
     /// Converts `v` to this type in strict mode; NULL passes through (nullability is the
@@ -53,7 +54,7 @@ impl ColumnType {
             }
             ColumnType::Decimal { precision, scale } => {
                 let d = to_decimal(&v, scale, column)?.ok_or_else(oor)?;
-                if d.unscaled.unsigned_abs() >= 10u128.pow(u32::from(precision)) {
+                if d.unscaled().unsigned_abs() >= ethnum::U256::new(10).pow(u32::from(precision)) {
                     return Err(oor());
                 }
                 Ok(Value::Decimal(d))
@@ -124,11 +125,88 @@ impl ColumnType {
                 }
                 Ok(Value::DateTime(dt))
             }
+            ColumnType::Time { fsp } => coerce_time(&v, fsp, column),
+            ColumnType::Year => coerce_year(&v, column),
+            ColumnType::Bit(width) => coerce_bit(&v, width, column),
             ColumnType::Enum(members) => to_enum(v, members, column),
             ColumnType::Set(members) => to_set(v, members, column),
             ColumnType::Json => to_json(v, column),
         }
     }
+}
+
+/// TIME: any literal form or number MySQL reads as a time, rounded to `fsp`; a malformed or
+/// out-of-range value is 1292 in strict mode.
+fn coerce_time(v: &Value, fsp: u8, column: &str) -> Result<Value, EngineError> {
+    let micros = match v {
+        Value::Time(t, _) => Some(*t),
+        Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(time_value::parse_time),
+        Value::DateTime(dt) => Some(
+            ((i64::from(dt.hour) * 60 + i64::from(dt.minute)) * 60 + i64::from(dt.second))
+                * 1_000_000
+                + i64::from(dt.micros),
+        ),
+        _ => to_decimal(v, 6, column).ok().flatten().and_then(|d| {
+            let abs = u128::try_from(d.unscaled().unsigned_abs()).ok()?;
+            let t = time_value::time_from_digits(abs / 1_000_000, (abs % 1_000_000) as i64)?;
+            Some(if d.unscaled() < 0 { -t } else { t })
+        }),
+    };
+    match micros.map(|t| time_value::round_time(t, fsp)) {
+        Some(t) if t.abs() <= MAX_TIME_MICROS => Ok(Value::Time(t, fsp)),
+        _ => Err(EngineError::IncorrectDatetime {
+            kind: "time",
+            value: text_of(v),
+            column: column.to_string(),
+        }),
+    }
+}
+
+/// YEAR: 1901..=2155 and 0; one- and two-digit values name 1970..=2069 (a string of zeros
+/// shorter than four digits is 2000, the number 0 and `'0000'` are 0); others are 1264.
+fn coerce_year(v: &Value, column: &str) -> Result<Value, EngineError> {
+    let (n, zero_is_year_0) = match v {
+        Value::DateTime(dt) => (i128::from(dt.year), true),
+        Value::Bytes(_) => (to_i128(v, column)?, text_of(v).trim().len() == 4),
+        _ => (to_i128(v, column)?, true),
+    };
+    if n < 0 || (100..=1900).contains(&n) || n > 2155 {
+        return Err(EngineError::OutOfRange {
+            column: column.to_string(),
+        });
+    }
+    let year = match n {
+        0 if zero_is_year_0 => 0,
+        0..=69 => n + 2000,
+        70..=99 => n + 1900,
+        _ => n,
+    };
+    Ok(Value::UInt(year as u64))
+}
+
+/// BIT(width): a string's bytes or a number's bits, big-endian; more than `width` significant
+/// bits is 1406.
+fn coerce_bit(v: &Value, width: u8, column: &str) -> Result<Value, EngineError> {
+    let too_long = || EngineError::DataTooLong {
+        column: column.to_string(),
+    };
+    let bits = match v {
+        Value::Bytes(b) => {
+            let significant = &b[b.iter().take_while(|&&c| c == 0).count()..];
+            if significant.len() > 8 {
+                return Err(too_long());
+            }
+            significant
+                .iter()
+                .fold(0u64, |acc, &c| (acc << 8) | u64::from(c))
+        }
+        Value::UInt(u) => *u,
+        _ => to_i128(v, column)? as u64,
+    };
+    if width < 64 && bits >> width != 0 {
+        return Err(too_long());
+    }
+    Ok(Value::UInt(bits))
 }
 
 /// An ENUM value from a member's text (ASCII case and trailing spaces ignored) or its 1-based
@@ -231,6 +309,7 @@ fn to_bytes(v: Value) -> Vec<u8> {
         Value::Decimal(d) => d.to_string().into_bytes(),
         Value::Bytes(b) => b,
         Value::DateTime(dt) => dt.to_string().into_bytes(),
+        Value::Time(t, fsp) => time_value::format_time(t, Some(fsp)).into_bytes(),
         Value::Enum(..) | Value::Set(..) => v.member_text().unwrap_or_default().into_bytes(),
     }
 }
@@ -257,7 +336,11 @@ fn to_i128(v: &Value, column: &str) -> Result<i128, EngineError> {
         Value::Double(d) => round_f64(*d).ok_or(EngineError::OutOfRange {
             column: column.into(),
         }),
-        Value::Decimal(d) => Ok(rescale(*d, 0).unscaled),
+        Value::Decimal(d) => {
+            i128::try_from(rescale(*d, 0).unscaled()).map_err(|_| EngineError::OutOfRange {
+                column: column.into(),
+            })
+        }
         Value::Bytes(b) => {
             let s = std::str::from_utf8(b).map_err(|_| incorrect())?.trim();
             if let Ok(i) = s.parse::<i128>() {
@@ -269,6 +352,7 @@ fn to_i128(v: &Value, column: &str) -> Result<i128, EngineError> {
             })
         }
         Value::DateTime(dt) => Ok(datetime_number(dt)),
+        Value::Time(t, _) => Ok(rescale(time_value::time_number(*t), 0).unscaled().as_i128()),
         Value::Enum(..) | Value::Set(..) => Ok(i128::from(v.member_number().unwrap_or(0))),
         Value::Null => Err(incorrect()),
     }
@@ -294,32 +378,31 @@ fn to_f64(v: &Value, column: &str) -> Result<f64, EngineError> {
                 column: column.to_string(),
             }),
         Value::DateTime(dt) => Ok(datetime_number(dt) as f64),
+        Value::Time(t, _) => Ok(time_value::time_number(*t).to_f64()),
         Value::Enum(..) | Value::Set(..) => Ok(v.member_number().unwrap_or(0) as f64),
         Value::Null => Ok(0.0),
     }
 }
 
 /// `d` at exactly `scale` digits, rounding half away from zero when digits are dropped.
-pub(crate) fn rescale(d: Decimal, scale: u8) -> Decimal {
+pub fn rescale(d: Decimal, scale: u8) -> Decimal {
+    let ten = I256::new(10);
+    let unscaled = d.unscaled();
     if d.scale == scale {
         return d;
     }
     if d.scale < scale {
-        let f = 10i128.pow(u32::from(scale - d.scale));
-        return Decimal {
-            unscaled: d.unscaled.saturating_mul(f),
-            scale,
-        };
+        let f = ten.pow(u32::from(scale - d.scale));
+        return Decimal::new(unscaled.saturating_mul(f), scale);
     }
-    let f = 10i128.pow(u32::from(d.scale - scale));
-    let q = d.unscaled / f;
-    let r = d.unscaled % f;
+    let f = ten.pow(u32::from(d.scale - scale));
+    let (q, r) = (unscaled / f, unscaled % f);
     let q = if r.abs() * 2 >= f {
-        q + d.unscaled.signum()
+        q + unscaled.signum()
     } else {
         q
     };
-    Decimal { unscaled: q, scale }
+    Decimal::new(q, scale)
 }
 
 /// Parses `[-+]digits[.digits][e[-+]digits]` into an exact decimal (None if it is not one).
@@ -338,27 +421,24 @@ pub fn parse_decimal(s: &str) -> Option<Decimal> {
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
     }
-    let mut unscaled: i128 = 0;
+    let mut unscaled = I256::ZERO;
     for c in int_part.bytes().chain(frac_part.bytes()) {
         if !c.is_ascii_digit() {
             return None;
         }
         unscaled = unscaled
-            .checked_mul(10)?
-            .checked_add(i128::from(c - b'0'))?;
+            .checked_mul(I256::new(10))?
+            .checked_add(I256::from(c - b'0'))?;
     }
     let mut scale = frac_part.len() as i32 - exp;
     while scale < 0 {
-        unscaled = unscaled.checked_mul(10)?;
+        unscaled = unscaled.checked_mul(I256::new(10))?;
         scale += 1;
     }
     if scale > 60 {
         return None;
     }
-    let mut d = Decimal {
-        unscaled: if neg { -unscaled } else { unscaled },
-        scale: scale as u8,
-    };
+    let mut d = Decimal::new(if neg { -unscaled } else { unscaled }, scale as u8);
     if d.scale > 30 {
         d = rescale(d, 30);
     }
@@ -373,44 +453,33 @@ fn to_decimal(v: &Value, scale: u8, column: &str) -> Result<Option<Decimal>, Eng
         column: column.to_string(),
     };
     let exact = match v {
-        Value::Int(i) => Decimal {
-            unscaled: i128::from(*i),
-            scale: 0,
-        },
-        Value::UInt(u) => Decimal {
-            unscaled: i128::from(*u),
-            scale: 0,
-        },
+        Value::Int(i) => Decimal::new(i128::from(*i), 0),
+        Value::UInt(u) => Decimal::new(i128::from(*u), 0),
         Value::Decimal(d) => *d,
         Value::Double(d) => {
-            let scaled = d * 10f64.powi(i32::from(scale));
-            if !scaled.is_finite() || scaled.abs() >= 1e38 {
+            if !d.is_finite() || d.abs() >= 1e66 {
                 return Ok(None);
             }
-            return Ok(Some(Decimal {
-                unscaled: scaled.round() as i128,
-                scale,
-            }));
+            return Ok(
+                parse_decimal(&format!("{d:.*}", usize::from(scale))).map(|p| rescale(p, scale))
+            );
         }
         Value::Bytes(b) => {
             let s = std::str::from_utf8(b).map_err(|_| incorrect())?;
             parse_decimal(s).ok_or_else(incorrect)?
         }
-        Value::DateTime(dt) => Decimal {
-            unscaled: datetime_number(dt),
-            scale: 0,
-        },
-        Value::Enum(..) | Value::Set(..) => Decimal {
-            unscaled: i128::from(v.member_number().unwrap_or(0)),
-            scale: 0,
-        },
+        Value::DateTime(dt) => Decimal::new(datetime_number(dt), 0),
+        Value::Time(t, _) => time_value::time_number(*t),
+        Value::Enum(..) | Value::Set(..) => {
+            Decimal::new(i128::from(v.member_number().unwrap_or(0)), 0)
+        }
         Value::Null => return Err(incorrect()),
     };
     if exact.scale < scale {
-        let f = 10i128.checked_pow(u32::from(scale - exact.scale));
+        let f = I256::new(10).checked_pow(u32::from(scale - exact.scale));
         return Ok(f
-            .and_then(|f| exact.unscaled.checked_mul(f))
-            .map(|u| Decimal { unscaled: u, scale }));
+            .and_then(|f| exact.unscaled().checked_mul(f))
+            .map(|u| Decimal::new(u, scale)));
     }
     Ok(Some(rescale(exact, scale)))
 }
@@ -614,10 +683,7 @@ mod tests {
         };
         assert_eq!(
             t.coerce(Value::str("123.456"), "c"),
-            Ok(Value::Decimal(Decimal {
-                unscaled: 12346,
-                scale: 2
-            }))
+            Ok(Value::Decimal(Decimal::new(12346, 2)))
         );
         assert_eq!(
             t.coerce(Value::Int(1000), "c").unwrap_err().code().code(),
@@ -628,12 +694,45 @@ mod tests {
                 .map(|v| matches!(v, Value::Decimal(_))),
             Ok(true)
         );
+        assert_eq!(parse_decimal("1.5e2"), Some(Decimal::new(150, 0)));
+    }
+
+    #[test]
+    fn times_years_and_bits() {
+        let code = |t: ColumnType, v: Value| t.coerce(v, "c").unwrap_err().code().code();
+        let time = ColumnType::Time { fsp: 1 };
+        let hms = |h: i64, m: i64, s: i64| ((h * 60 + m) * 60 + s) * 1_000_000;
         assert_eq!(
-            parse_decimal("1.5e2"),
-            Some(Decimal {
-                unscaled: 150,
-                scale: 0
-            })
+            time.coerce(Value::str("12:34:56.46"), "c"),
+            Ok(Value::Time(hms(12, 34, 56) + 500_000, 1))
+        );
+        assert_eq!(
+            time.coerce(Value::Int(-123456), "c"),
+            Ok(Value::Time(-hms(12, 34, 56), 1))
+        );
+        assert_eq!(code(time, Value::str("839:00:00")), 1292);
+        assert_eq!(code(time, Value::Int(8_390_000)), 1292);
+        assert_eq!(code(time, Value::str("10:60:00")), 1292);
+        let year = |v: Value| ColumnType::Year.coerce(v, "c");
+        assert_eq!(year(Value::Int(0)), Ok(Value::UInt(0)));
+        assert_eq!(year(Value::str("0")), Ok(Value::UInt(2000)));
+        assert_eq!(year(Value::str("0000")), Ok(Value::UInt(0)));
+        assert_eq!(year(Value::Int(69)), Ok(Value::UInt(2069)));
+        assert_eq!(year(Value::str("70")), Ok(Value::UInt(1970)));
+        assert_eq!(year(Value::Int(2155)), Ok(Value::UInt(2155)));
+        assert_eq!(code(ColumnType::Year, Value::Int(1900)), 1264);
+        assert_eq!(code(ColumnType::Year, Value::Int(2156)), 1264);
+        let bit = ColumnType::Bit(5);
+        assert_eq!(
+            bit.coerce(Value::Bytes(vec![0, 5]), "c"),
+            Ok(Value::UInt(5))
+        );
+        assert_eq!(bit.coerce(Value::Int(31), "c"), Ok(Value::UInt(31)));
+        assert_eq!(code(bit, Value::Int(32)), 1406);
+        assert_eq!(code(bit, Value::Int(-1)), 1406);
+        assert_eq!(
+            ColumnType::Bit(64).coerce(Value::Int(-1), "c"),
+            Ok(Value::UInt(u64::MAX))
         );
     }
 

@@ -139,6 +139,10 @@ pub enum ErrorCode {
     TooBigPrecision = 1426,
     /// ER_M_BIGGER_THAN_D: a DECIMAL scale above its precision.
     MBiggerThanD = 1427,
+    /// ER_TOO_BIG_DISPLAYWIDTH: a BIT column wider than 64 bits.
+    TooBigDisplaywidth = 1439,
+    /// ER_INVALID_FIELD_SIZE: a BIT(0) column.
+    InvalidFieldSize = 3013,
     /// ER_STACK_OVERRUN_NEED_MORE: a statement nests deeper than the thread's stack allows.
     StackOverrunNeedMore = 1436,
     /// ER_DUP_FIELDNAME: two columns with one name.
@@ -250,6 +254,7 @@ impl ErrorCode {
             | CollationCharsetMismatch
             | TooBigScale
             | TooBigPrecision
+            | TooBigDisplaywidth
             | MBiggerThanD => match self {
                 TableExists => "42S01",
                 BadTable | NoSuchTable => "42S02",
@@ -349,6 +354,8 @@ impl ErrorCode {
             IllegalValueForType => "Illegal %s '%-.192s' value found during parsing",
             TooBigScale => "Too big scale %u specified for column '%-.192s'. Maximum is %lu.",
             TooBigPrecision => "Too-big precision %u specified for '%-.192s'. Maximum is %lu.",
+            TooBigDisplaywidth => "Display width out of range for '%-.192s' (max = %lu)",
+            InvalidFieldSize => "Invalid size for column '%-.192s'.",
             MBiggerThanD => "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%-.192s').",
             StackOverrunNeedMore => "Thread stack overrun:  %ld bytes used of a %ld byte stack, and %ld bytes needed.  Use 'mysqld --thread_stack=#' to specify a bigger stack.",
             DupFieldName => "Duplicate column name '%-.192s'",

@@ -4,15 +4,17 @@
 //!
 //! Per part: a nullable column starts with a tag byte (0x00 NULL, 0x01 value); integers are
 //! big-endian at the column's width with the sign bit flipped; doubles flip the sign bit (or
-//! every bit when negative); DECIMAL is its unscaled integer, sign-flipped, 8 or 16 bytes;
+//! every bit when negative); DECIMAL is its unscaled integer, sign-flipped, 8, 16 or 32
+//! bytes by precision;
 //! byte strings escape 0x00 as `00 FF` and end with `00 01`; dates pack their fields
-//! most-significant first (DATE 3 bytes, DATETIME/TIMESTAMP 8); ENUM is its index and SET
+//! most-significant first (DATE 3 bytes, DATETIME/TIMESTAMP 8); TIME is its microseconds,
+//! sign-flipped, 8 bytes; YEAR 2 bytes and BIT 8 bytes, big-endian; ENUM is its index and SET
 //! its bitmask, big-endian at MySQL's pack length, so both order as MySQL orders them.
 
 use std::cmp::Ordering;
 
 use crate::types::ColumnType;
-use crate::value::{DateTime, Decimal, Value};
+use crate::value::{DateTime, Decimal, Value, I256};
 
 /// One column of an index key: its type and whether it can hold NULL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,14 +70,13 @@ pub fn encode(col: KeyColumn, v: &Value, out: &mut Vec<u8>) {
         }
         ColumnType::Decimal { precision, .. } => {
             let u = match v {
-                Value::Decimal(d) => d.unscaled,
-                other => int_of(other),
+                Value::Decimal(d) => d.unscaled(),
+                other => I256::from(int_of(other)),
             };
-            if precision <= 18 {
-                out.extend_from_slice(&((u as i64 as u64) ^ (1 << 63)).to_be_bytes());
-            } else {
-                out.extend_from_slice(&((u as u128) ^ (1 << 127)).to_be_bytes());
-            }
+            let width = crate::types::decimal_bytes(precision);
+            let start = out.len();
+            out.extend_from_slice(&u.to_be_bytes()[32 - width..]);
+            out[start] ^= 0x80;
         }
         ColumnType::Enum(members) => {
             let w = members.enum_width();
@@ -114,6 +115,12 @@ pub fn encode(col: KeyColumn, v: &Value, out: &mut Vec<u8>) {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             out.extend_from_slice(&pack_datetime(&datetime_of(v)).to_be_bytes());
         }
+        ColumnType::Time { .. } => {
+            let t = if let Value::Time(t, _) = v { *t } else { 0 };
+            out.extend_from_slice(&((t as u64) ^ (1 << 63)).to_be_bytes());
+        }
+        ColumnType::Year => out.extend_from_slice(&(int_of(v) as u16).to_be_bytes()),
+        ColumnType::Bit(_) => out.extend_from_slice(&(int_of(v) as u64).to_be_bytes()),
     }
 }
 
@@ -165,21 +172,12 @@ pub fn decode(col: KeyColumn, bytes: &[u8]) -> (Value, usize) {
             (Value::Double(f64::from_bits(bits)), 8)
         }
         ColumnType::Decimal { precision, scale } => {
-            if precision <= 18 {
-                let u = (be(8) ^ (1 << 63)) as i64;
-                (
-                    Value::Decimal(Decimal {
-                        unscaled: i128::from(u),
-                        scale,
-                    }),
-                    8,
-                )
-            } else {
-                let mut buf = [0u8; 16];
-                buf.copy_from_slice(&b[..16]);
-                let u = (u128::from_be_bytes(buf) ^ (1 << 127)) as i128;
-                (Value::Decimal(Decimal { unscaled: u, scale }), 16)
-            }
+            let width = crate::types::decimal_bytes(precision);
+            let mut buf = [if b[0] & 0x80 == 0 { 0xFF } else { 0 }; 32];
+            buf[32 - width..].copy_from_slice(&b[..width]);
+            buf[32 - width] ^= 0x80;
+            let u = I256::from_be_bytes(buf);
+            (Value::Decimal(Decimal::new(u, scale)), width)
         }
         ColumnType::Date => {
             let p = be(3) as u32;
@@ -194,6 +192,9 @@ pub fn decode(col: KeyColumn, bytes: &[u8]) -> (Value, usize) {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             (Value::DateTime(unpack_datetime(be(8))), 8)
         }
+        ColumnType::Time { fsp } => (Value::Time((be(8) ^ (1 << 63)) as i64, fsp), 8),
+        ColumnType::Year => (Value::UInt(be(2)), 2),
+        ColumnType::Bit(_) => (Value::UInt(be(8)), 8),
         ColumnType::Enum(members) => {
             let w = members.enum_width();
             (Value::Enum(be(w) as u16, members), w)
@@ -248,7 +249,7 @@ fn int_of(v: &Value) -> i128 {
         Value::Int(i) => i128::from(*i),
         Value::UInt(u) => i128::from(*u),
         Value::Double(d) => *d as i128,
-        Value::Decimal(d) => d.unscaled,
+        Value::Decimal(d) => d.unscaled().as_i128(),
         _ => 0,
     }
 }
@@ -297,6 +298,7 @@ pub(crate) fn cmp_values(a: &Value, b: &Value) -> Ordering {
         (Value::Decimal(x), Value::Decimal(y)) => x.cmp_exact(*y),
         (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
         (Value::DateTime(x), Value::DateTime(y)) => x.cmp(y),
+        (Value::Time(x, _), Value::Time(y, _)) => x.cmp(y),
         (Value::Enum(x, _), Value::Enum(y, _)) => x.cmp(y),
         (Value::Set(x, _), Value::Set(y, _)) => x.cmp(y),
         _ => int_of(a).cmp(&int_of(b)),
@@ -306,6 +308,7 @@ pub(crate) fn cmp_values(a: &Value, b: &Value) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time_value::MAX_TIME_MICROS;
     use crate::types::IntKind;
     use proptest::prelude::*;
 
@@ -334,12 +337,17 @@ mod tests {
             ]
             .prop_map(|d| Value::Double(if d == 0.0 { 0.0 } else { d }))
             .boxed(),
-            ColumnType::Decimal { precision, scale } => {
-                let m = 10i128.pow(u32::from(precision)) - 1;
-                (-m..=m)
-                    .prop_map(move |u| Value::Decimal(Decimal { unscaled: u, scale }))
-                    .boxed()
-            }
+            ColumnType::Decimal { precision, scale } => (
+                any::<bool>(),
+                proptest::collection::vec(0u8..10, 1..=usize::from(precision)),
+            )
+                .prop_map(move |(negative, digits)| {
+                    let u = digits
+                        .iter()
+                        .fold(I256::ZERO, |acc, &d| acc * 10 + I256::from(d));
+                    Value::Decimal(Decimal::new(if negative { -u } else { u }, scale))
+                })
+                .boxed(),
             ColumnType::DateTime { .. } => (
                 0u16..=9999,
                 1u8..=12,
@@ -371,6 +379,13 @@ mod tests {
                     })
                 })
                 .boxed(),
+            ColumnType::Time { .. } => (-MAX_TIME_MICROS..=MAX_TIME_MICROS)
+                .prop_map(|t| Value::Time(t, 6))
+                .boxed(),
+            ColumnType::Year => prop_oneof![Just(0u64), 1901u64..=2155]
+                .prop_map(Value::UInt)
+                .boxed(),
+            ColumnType::Bit(_) => any::<u64>().prop_map(Value::UInt).boxed(),
             ColumnType::Enum(m) => (1..=m.len() as u16)
                 .prop_map(move |i| Value::Enum(i, m))
                 .boxed(),
@@ -414,9 +429,16 @@ mod tests {
                 precision: 30,
                 scale: 5,
             },
+            ColumnType::Decimal {
+                precision: 65,
+                scale: 30,
+            },
             ColumnType::VarBinary(16),
             ColumnType::Date,
             ColumnType::DateTime { fsp: 6 },
+            ColumnType::Time { fsp: 6 },
+            ColumnType::Year,
+            ColumnType::Bit(64),
             ColumnType::Enum(members(3)),
             ColumnType::Enum(members(300)),
             ColumnType::Set(members(20)),

@@ -9,14 +9,15 @@
 //! [`ErrorCode`]; the rare message it cannot return goes through the [`log`] hook the server
 //! installs.
 //!
-//! Layering, bottom up: `members` (ENUM/SET member lists), `value`, `error_code` (MySQL's
-//! codes) and `error` → `types` (column types) and `json` → `coerce` (strict-mode value coercion) → `key`
-//! (memcomparable keys) → `row` (compact row bytes) → `schema` (table definitions) → `latch` →
-//! `index` (pages, B+tree) and `cursor` (positioning, save/restore), which use each other, with
-//! pages carrying the lock system's hints → `mvcc` (read views, versions) → `scan` and `table`
-//! (a definition and its indexes) → `catalog` (the registry of databases and tables); `lock`
-//! (the lock system) builds on `index`; `redo` and `memory` (giving freed rows back to the OS)
-//! stand alone; `trx` (transactions: undo, purge, locking reads and writes) uses all of them.
+//! Layering, bottom up: `members` (ENUM/SET member lists), `value` and `time_value` (TIME's
+//! text forms), `error_code` (MySQL's codes) and `error` → `types` (column types) and `json` →
+//! `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row` (compact row
+//! bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) and `cursor`
+//! (positioning, save/restore), which use each other, with pages carrying the lock system's
+//! hints → `mvcc` (read views, versions) → `scan` and `table` (a definition and its indexes) →
+//! `catalog` (the registry of databases and tables); `lock` (the lock system) builds on
+//! `index`; `redo` and `memory` (giving freed rows back to the OS) stand alone; `trx`
+//! (transactions: undo, purge, locking reads and writes) uses all of them.
 //!
 //! How the SQL layer drives storage: resolve a table with [`Catalog::table`]; build rows with
 //! [`TableDef::fill_row`] and write them with [`Table::insert`] / [`Table::update`] /
@@ -47,6 +48,7 @@ pub mod row;
 pub mod scan;
 pub mod schema;
 pub mod table;
+pub mod time_value;
 pub mod trx;
 pub mod types;
 pub mod value;

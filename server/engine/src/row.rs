@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::key::{pack_datetime, unpack_datetime};
 use crate::types::ColumnType;
-use crate::value::{DateTime, Decimal, Value};
+use crate::value::{DateTime, Decimal, Value, I256};
 
 /// Encodes and decodes rows of one table layout.
 #[derive(Debug, Clone)]
@@ -125,7 +125,7 @@ fn int_of(v: &Value) -> i128 {
     match v {
         Value::Int(i) => i128::from(*i),
         Value::UInt(u) => i128::from(*u),
-        Value::Decimal(d) => d.unscaled,
+        Value::Decimal(d) => d.unscaled().as_i128(),
         Value::Double(d) => *d as i128,
         _ => 0,
     }
@@ -153,11 +153,12 @@ fn put(ty: ColumnType, v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&d.to_le_bytes());
         }
         ColumnType::Decimal { precision, .. } => {
-            if precision <= 18 {
-                out.extend_from_slice(&(int_of(v) as i64).to_le_bytes());
-            } else {
-                out.extend_from_slice(&int_of(v).to_le_bytes());
-            }
+            let u = match v {
+                Value::Decimal(d) => d.unscaled(),
+                other => I256::from(int_of(other)),
+            };
+            let width = crate::types::decimal_bytes(precision);
+            out.extend_from_slice(&u.to_le_bytes()[..width]);
         }
         ColumnType::Date => {
             let dt = if let Value::DateTime(dt) = v {
@@ -176,6 +177,12 @@ fn put(ty: ColumnType, v: &Value, out: &mut Vec<u8>) {
             };
             out.extend_from_slice(&pack_datetime(&dt).to_le_bytes());
         }
+        ColumnType::Time { .. } => {
+            let t = if let Value::Time(t, _) = v { *t } else { 0 };
+            out.extend_from_slice(&t.to_le_bytes());
+        }
+        ColumnType::Year => out.extend_from_slice(&(int_of(v) as u16).to_le_bytes()),
+        ColumnType::Bit(_) => out.extend_from_slice(&(int_of(v) as u64).to_le_bytes()),
         ColumnType::Enum(members) => {
             let n = v.member_number().unwrap_or(0);
             out.extend_from_slice(&n.to_le_bytes()[..members.enum_width()]);
@@ -236,14 +243,13 @@ fn skip(ty: ColumnType, b: &[u8]) -> usize {
     match ty {
         ColumnType::Integer { kind, .. } => kind.bytes(),
         ColumnType::Float => 4,
-        ColumnType::Double | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => 8,
-        ColumnType::Decimal { precision, .. } => {
-            if precision <= 18 {
-                8
-            } else {
-                16
-            }
-        }
+        ColumnType::Double
+        | ColumnType::DateTime { .. }
+        | ColumnType::Timestamp { .. }
+        | ColumnType::Time { .. }
+        | ColumnType::Bit(_) => 8,
+        ColumnType::Year => 2,
+        ColumnType::Decimal { precision, .. } => crate::types::decimal_bytes(precision),
         ColumnType::Date => 3,
         ColumnType::Enum(members) => members.enum_width(),
         ColumnType::Set(members) => members.set_width(),
@@ -270,14 +276,10 @@ fn get(ty: ColumnType, b: &[u8]) -> (Value, usize) {
         ColumnType::Float => Value::Double(f64::from(f32::from_bits(le(b, 4) as u32))),
         ColumnType::Double => Value::Double(f64::from_bits(le(b, 8))),
         ColumnType::Decimal { precision, scale } => {
-            let unscaled = if precision <= 18 {
-                i128::from(le(b, 8) as i64)
-            } else {
-                let mut buf = [0u8; 16];
-                buf.copy_from_slice(&b[..16]);
-                i128::from_le_bytes(buf)
-            };
-            Value::Decimal(Decimal { unscaled, scale })
+            let width = crate::types::decimal_bytes(precision);
+            let mut buf = [if b[width - 1] & 0x80 == 0 { 0 } else { 0xFF }; 32];
+            buf[..width].copy_from_slice(&b[..width]);
+            Value::Decimal(Decimal::new(I256::from_le_bytes(buf), scale))
         }
         ColumnType::Date => {
             let p = le(b, 3) as u32;
@@ -291,6 +293,9 @@ fn get(ty: ColumnType, b: &[u8]) -> (Value, usize) {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             Value::DateTime(unpack_datetime(le(b, 8)))
         }
+        ColumnType::Time { fsp } => Value::Time(le(b, 8) as i64, fsp),
+        ColumnType::Year => Value::UInt(le(b, 2)),
+        ColumnType::Bit(_) => Value::UInt(le(b, 8)),
         ColumnType::Enum(members) => Value::Enum(le(b, members.enum_width()) as u16, members),
         ColumnType::Set(members) => Value::Set(le(b, members.set_width()), members),
         _ => {
@@ -346,6 +351,16 @@ mod tests {
             (ColumnType::Enum(members), true),
             (ColumnType::Set(members), false),
             (ColumnType::Json, false),
+            (
+                ColumnType::Decimal {
+                    precision: 65,
+                    scale: 30,
+                },
+                false,
+            ),
+            (ColumnType::Time { fsp: 3 }, true),
+            (ColumnType::Year, false),
+            (ColumnType::Bit(64), false),
         ];
         let codec = RowCodec::new(cols);
         let dt = DateTime {
@@ -362,14 +377,8 @@ mod tests {
             Value::UInt(u64::MAX),
             Value::Double(1.5),
             Value::Null,
-            Value::Decimal(Decimal {
-                unscaled: -(10i128.pow(29)),
-                scale: 4,
-            }),
-            Value::Decimal(Decimal {
-                unscaled: 12345,
-                scale: 2,
-            }),
+            Value::Decimal(Decimal::new(-(I256::new(10).pow(29)), 4)),
+            Value::Decimal(Decimal::new(12345, 2)),
             Value::Bytes(vec![7; 200]),
             Value::DateTime(DateTime {
                 year: 2024,
@@ -381,6 +390,10 @@ mod tests {
             Value::Enum(3, members),
             Value::Set(0b101, members),
             Value::str(r#"{"a": [1, 2]}"#),
+            Value::Decimal(Decimal::new(-(I256::new(10).pow(65) - 1), 30)),
+            Value::Time(-3_020_399_000_000, 3),
+            Value::UInt(2155),
+            Value::UInt(u64::MAX),
         ];
         let enc = codec.encode(&row);
         assert_eq!(codec.decode(&enc), row);

@@ -1,5 +1,5 @@
-//! Column types: the integer family, strings, DOUBLE/FLOAT, DECIMAL, dates, ENUM/SET and
-//! JSON, with their parameters validated and their MySQL spelling. Coercion of values to a type is in
+//! Column types: the integer family, strings, DOUBLE/FLOAT, DECIMAL, BIT, dates and times,
+//! ENUM/SET and JSON, with their parameters validated and their MySQL spelling. Coercion of values to a type is in
 //! `coerce`.
 
 use crate::error::EngineError;
@@ -77,8 +77,7 @@ pub enum ColumnType {
     Float,
     /// DOUBLE.
     Double,
-    /// DECIMAL(precision, scale); precision up to 38 here (MySQL allows 65; beyond 65 is
-    /// MySQL's 1426).
+    /// DECIMAL(precision, scale): precision up to 65 (beyond it MySQL's 1426), scale up to 30.
     Decimal {
         /// Total digits.
         precision: u8,
@@ -109,6 +108,15 @@ pub enum ColumnType {
         /// Fractional-second digits, 0..=6.
         fsp: u8,
     },
+    /// TIME(fsp): -838:59:59 .. 838:59:59, held as [`Value::Time`](crate::value::Value).
+    Time {
+        /// Fractional-second digits, 0..=6.
+        fsp: u8,
+    },
+    /// YEAR: 1901..=2155 or 0, held as `UInt`.
+    Year,
+    /// BIT(n), n in 1..=64: the bits held as `UInt`.
+    Bit(u8),
     /// ENUM('a', ...): one member, held and ordered by its 1-based index.
     Enum(Members),
     /// SET('a', ...): any members, held and ordered as a bitmask.
@@ -117,12 +125,23 @@ pub enum ColumnType {
     Json,
 }
 
-/// Largest DECIMAL precision an `i128` holds exactly.
-pub(crate) const MAX_STORED_DECIMAL_PRECISION: u8 = 38;
+/// Most bits a BIT column holds.
+pub const MAX_BIT_WIDTH: u8 = 64;
+
 /// Largest DECIMAL precision MySQL accepts (beyond it: 1426).
-pub(crate) const MAX_DECIMAL_PRECISION: u8 = 65;
+pub const MAX_DECIMAL_PRECISION: u8 = 65;
 /// Largest DECIMAL scale MySQL accepts (beyond it: 1425).
 pub const MAX_DECIMAL_SCALE: u8 = 30;
+
+/// Bytes a DECIMAL of `precision` digits takes in a row or key: the smallest two's-complement
+/// width (8, 16 or 32 bytes) that holds it.
+pub(crate) fn decimal_bytes(precision: u8) -> usize {
+    match precision {
+        0..=18 => 8,
+        19..=38 => 16,
+        _ => 32,
+    }
+}
 
 impl ColumnType {
     /// Checks the type's own parameters (DECIMAL precision/scale, fsp).
@@ -145,14 +164,19 @@ impl ColumnType {
                 if scale > precision {
                     return Err(EngineError::ScaleAbovePrecision { column });
                 }
-                if precision == 0 || precision > MAX_STORED_DECIMAL_PRECISION {
-                    return bad(format!(
-                        "DECIMAL precision {precision} not supported \
-                         (1..={MAX_STORED_DECIMAL_PRECISION})"
-                    ));
+                if precision == 0 {
+                    return bad("DECIMAL precision 0 not supported".into());
                 }
             }
-            ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } if fsp > 6 => {
+            // The SQL layer refuses these with MySQL's errors first.
+            ColumnType::Bit(width) if width == 0 || width > MAX_BIT_WIDTH => {
+                return bad(format!("BIT width {width} is outside 1..={MAX_BIT_WIDTH}"));
+            }
+            ColumnType::DateTime { fsp }
+            | ColumnType::Timestamp { fsp }
+            | ColumnType::Time { fsp }
+                if fsp > 6 =>
+            {
                 return bad(format!("fractional seconds precision {fsp} exceeds 6"));
             }
             ColumnType::Enum(members) | ColumnType::Set(members) => {
@@ -207,6 +231,10 @@ impl ColumnType {
             ColumnType::DateTime { fsp } => format!("datetime({fsp})"),
             ColumnType::Timestamp { fsp: 0 } => "timestamp".into(),
             ColumnType::Timestamp { fsp } => format!("timestamp({fsp})"),
+            ColumnType::Time { fsp: 0 } => "time".into(),
+            ColumnType::Time { fsp } => format!("time({fsp})"),
+            ColumnType::Year => "year".into(),
+            ColumnType::Bit(n) => format!("bit({n})"),
             ColumnType::Enum(members) => format!("enum({})", members.quoted()),
             ColumnType::Set(members) => format!("set({})", members.quoted()),
             ColumnType::Json => "json".into(),
@@ -219,7 +247,10 @@ impl ColumnType {
     pub fn implicit_default(&self) -> crate::value::Value {
         use crate::value::{DateTime, Value};
         match self {
-            ColumnType::Integer { unsigned: true, .. } => Value::UInt(0),
+            ColumnType::Integer { unsigned: true, .. } | ColumnType::Year | ColumnType::Bit(_) => {
+                Value::UInt(0)
+            }
+            ColumnType::Time { fsp } => Value::Time(0, *fsp),
             ColumnType::Integer { .. } | ColumnType::Decimal { .. } => Value::Int(0),
             ColumnType::Float | ColumnType::Double => Value::Double(0.0),
             ColumnType::Date | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {

@@ -8,6 +8,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use crate::members::Members;
+pub use ethnum::I256;
 
 /// A calendar date and time of day with microseconds, as DATE/DATETIME/TIMESTAMP hold it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -28,11 +29,12 @@ pub struct DateTime {
     pub micros: u32,
 }
 
-/// An exact decimal: `unscaled / 10^scale`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// An exact decimal: `unscaled / 10^scale`, with up to 65 digits (MySQL's DECIMAL).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Decimal {
-    /// The digits as an integer.
-    pub unscaled: i128,
+    /// The digits as a 256-bit integer in native byte order: kept as bytes, the decimal's
+    /// alignment is 1 and a [`Value`] stays as small as its other variants allow.
+    unscaled: [u8; 32],
     /// How many of the digits are after the decimal point.
     pub scale: u8,
 }
@@ -54,6 +56,9 @@ pub enum Value {
     Bytes(Vec<u8>),
     /// DATE (time fields zero), DATETIME and TIMESTAMP.
     DateTime(DateTime),
+    /// TIME: a signed span in microseconds (MySQL's range is ±838:59:59) and the fractional
+    /// digits it is printed with (its column's fsp; 0 or 6 for a computed time).
+    Time(i64, u8),
     /// An ENUM value: the 1-based index of its member (0 is the empty error value), which
     /// orders it, and the member list, which names it.
     Enum(u16, Members),
@@ -97,32 +102,51 @@ impl Value {
 }
 
 impl Decimal {
-    /// The value as a double (lossy).
-    pub fn to_f64(self) -> f64 {
-        self.unscaled as f64 / 10f64.powi(i32::from(self.scale))
+    /// `unscaled / 10^scale`.
+    pub fn new(unscaled: impl Into<I256>, scale: u8) -> Decimal {
+        Decimal {
+            unscaled: unscaled.into().to_ne_bytes(),
+            scale,
+        }
     }
 
-    /// Compares two decimals exactly (scales are aligned first).
+    /// The digits as an integer.
+    pub fn unscaled(self) -> I256 {
+        I256::from_ne_bytes(self.unscaled)
+    }
+
+    /// The value as a double (lossy).
+    pub fn to_f64(self) -> f64 {
+        self.unscaled().as_f64() / 10f64.powi(i32::from(self.scale))
+    }
+
+    /// Compares two decimals exactly (scales are aligned first; scales are at most 60, so
+    /// 65-digit values stay far inside 256 bits).
     pub fn cmp_exact(self, other: Decimal) -> Ordering {
         let scale = self.scale.max(other.scale);
-        let a = self
-            .unscaled
-            .saturating_mul(10i128.pow(u32::from(scale - self.scale)));
-        let b = other
-            .unscaled
-            .saturating_mul(10i128.pow(u32::from(scale - other.scale)));
-        a.cmp(&b)
+        let widen = |d: Decimal| {
+            d.unscaled()
+                .saturating_mul(I256::new(10).pow(u32::from(scale - d.scale)))
+        };
+        widen(self).cmp(&widen(other))
+    }
+}
+
+impl fmt::Debug for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Decimal({self})")
     }
 }
 
 impl fmt::Display for Decimal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unscaled = self.unscaled();
         if self.scale == 0 {
-            return write!(f, "{}", self.unscaled);
+            return write!(f, "{unscaled}");
         }
-        let pow = 10u128.pow(u32::from(self.scale));
-        let abs = self.unscaled.unsigned_abs();
-        let sign = if self.unscaled < 0 { "-" } else { "" };
+        let pow = ethnum::U256::new(10).pow(u32::from(self.scale));
+        let abs = unscaled.unsigned_abs();
+        let sign = if unscaled < 0 { "-" } else { "" };
         write!(
             f,
             "{sign}{}.{:0width$}",
@@ -153,29 +177,23 @@ mod tests {
 
     #[test]
     fn decimal_display_and_compare() {
-        let d = Decimal {
-            unscaled: -12345,
-            scale: 2,
-        };
+        let d = Decimal::new(-12345, 2);
         assert_eq!(d.to_string(), "-123.45");
+        assert_eq!(Decimal::new(5, 3).to_string(), "0.005");
         assert_eq!(
-            Decimal {
-                unscaled: 5,
-                scale: 3
-            }
-            .to_string(),
-            "0.005"
-        );
-        assert_eq!(
-            Decimal {
-                unscaled: 150,
-                scale: 2
-            }
-            .cmp_exact(Decimal {
-                unscaled: 15,
-                scale: 1
-            }),
+            Decimal::new(150, 2).cmp_exact(Decimal::new(15, 1)),
             Ordering::Equal
         );
+        let nines = I256::new(10).pow(65) - 1;
+        assert_eq!(
+            Decimal::new(-nines, 30).to_string(),
+            format!("-{}.{}", "9".repeat(35), "9".repeat(30))
+        );
+    }
+
+    #[test]
+    fn value_stays_small() {
+        assert_eq!(std::mem::size_of::<Decimal>(), 33);
+        assert!(std::mem::size_of::<Value>() <= 40);
     }
 }

@@ -13,7 +13,7 @@ use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::scope::Scope;
 use crate::sql::eval::{compare, to_f64};
 use crate::sql::expr::{Binder, BoundExpr, Resolver};
-use crate::value::{Decimal, Value};
+use crate::value::{Decimal, Value, I256};
 use crate::vars::Registry;
 
 /// An aggregate function.
@@ -66,10 +66,7 @@ impl Acc {
     pub fn new() -> Acc {
         Acc {
             count: 0,
-            sum_exact: Some(Decimal {
-                unscaled: 0,
-                scale: 0,
-            }),
+            sum_exact: Some(Decimal::new(0, 0)),
             sum_float: 0.0,
             float: false,
             best: Value::Null,
@@ -150,13 +147,15 @@ impl Acc {
             AggFunc::Avg => match (self.float, self.sum_exact) {
                 (false, Some(d)) => {
                     let scale = d.scale + 4;
-                    let num = d.unscaled * 10i128.pow(4) * 10;
-                    let q = num / i128::from(self.count);
+                    let num = d.unscaled() * I256::new(100_000);
+                    let q = num / I256::from(self.count);
                     let rounded = (q + q.signum() * 5) / 10;
-                    Value::Decimal(Decimal {
-                        unscaled: rounded,
-                        scale,
-                    })
+                    // MySQL's AVG keeps four more digits, at most DECIMAL's 30.
+                    let scale_kept = scale.min(crate::engine::types::MAX_DECIMAL_SCALE);
+                    Value::Decimal(crate::engine::coerce::rescale(
+                        Decimal::new(rounded, scale),
+                        scale_kept,
+                    ))
                 }
                 _ => Value::Double(self.sum_float / self.count as f64),
             },
@@ -173,15 +172,12 @@ impl Default for Acc {
 fn add_dec(a: Decimal, b: Decimal) -> Option<Decimal> {
     let s = a.scale.max(b.scale);
     let x = a
-        .unscaled
-        .checked_mul(10i128.checked_pow(u32::from(s - a.scale))?)?;
+        .unscaled()
+        .checked_mul(I256::new(10).checked_pow(u32::from(s - a.scale))?)?;
     let y = b
-        .unscaled
-        .checked_mul(10i128.checked_pow(u32::from(s - b.scale))?)?;
-    Some(Decimal {
-        unscaled: x.checked_add(y)?,
-        scale: s,
-    })
+        .unscaled()
+        .checked_mul(I256::new(10).checked_pow(u32::from(s - b.scale))?)?;
+    Some(Decimal::new(x.checked_add(y)?, s))
 }
 
 /// The aggregate a function call names, if it is one.
@@ -366,10 +362,7 @@ mod tests {
         }
         assert_eq!(
             a.finish(&slot).clone(),
-            Value::Decimal(Decimal {
-                unscaled: 16667,
-                scale: 4
-            })
+            Value::Decimal(Decimal::new(16667, 4))
         );
         let sum = AggSlot {
             func: AggFunc::Sum,
@@ -378,13 +371,7 @@ mod tests {
         let mut s = Acc::new();
         s.add(&sum, Value::Int(5));
         s.add(&sum, Value::Null);
-        assert_eq!(
-            s.finish(&sum),
-            Value::Decimal(Decimal {
-                unscaled: 5,
-                scale: 0
-            })
-        );
+        assert_eq!(s.finish(&sum), Value::Decimal(Decimal::new(5, 0)));
         assert_eq!(Acc::new().finish(&sum), Value::Null);
     }
 }

@@ -4,8 +4,9 @@
 use protocol::{ColumnDefinition, ColumnFlags, ColumnType as Wire};
 use sqlparser::ast::{self, DataType as D};
 
+use crate::engine::types::MAX_BIT_WIDTH;
 use crate::engine::{ColumnType, IntKind, Members};
-use crate::error::{SqlError, SqlResult};
+use crate::error::{ErrorCode, SqlError, SqlResult};
 
 /// utf8mb4_0900_ai_ci, MySQL 8.0's default collation.
 pub const UTF8MB4: u16 = 255;
@@ -80,6 +81,15 @@ pub fn column_type(t: &D) -> SqlResult<ColumnType> {
         D::Timestamp(fsp, _) => ColumnType::Timestamp {
             fsp: fsp.unwrap_or(0) as u8,
         },
+        D::Time(fsp, _) => ColumnType::Time {
+            fsp: fsp.unwrap_or(0).min(u64::from(u8::MAX)) as u8,
+        },
+        D::Bit(width) => ColumnType::Bit(width.unwrap_or(1).min(u64::from(u8::MAX)) as u8),
+        D::Custom(name, modifiers)
+            if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("year") =>
+        {
+            ColumnType::Year
+        }
         D::Enum(members, _) => ColumnType::Enum(Members::intern(
             &members
                 .iter()
@@ -92,6 +102,21 @@ pub fn column_type(t: &D) -> SqlResult<ColumnType> {
         D::JSON => ColumnType::Json,
         other => return Err(SqlError::unsupported(&format!("column type {other}"))),
     })
+}
+
+/// MySQL's checks of a BIT column's width: 3013 for BIT(0), 1439 past 64 bits.
+pub fn check_bit_width(column: &str, ty: ColumnType) -> SqlResult<()> {
+    match ty {
+        ColumnType::Bit(0) => Err(SqlError::new(
+            ErrorCode::InvalidFieldSize,
+            format!("Invalid size for column '{column}'."),
+        )),
+        ColumnType::Bit(n) if n > MAX_BIT_WIDTH => Err(SqlError::new(
+            ErrorCode::TooBigDisplaywidth,
+            format!("Display width out of range for '{column}' (max = {MAX_BIT_WIDTH})"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Bytes a key part of this type takes in MySQL's `key_len` (EXPLAIN).
@@ -113,6 +138,9 @@ pub fn key_len(ty: ColumnType, nullable: bool) -> u32 {
         ColumnType::Date => 3,
         ColumnType::DateTime { fsp } => 5 + u32::from(fsp).div_ceil(2),
         ColumnType::Timestamp { fsp } => 4 + u32::from(fsp).div_ceil(2),
+        ColumnType::Time { fsp } => 3 + u32::from(fsp).div_ceil(2),
+        ColumnType::Year => 1,
+        ColumnType::Bit(n) => u32::from(n).div_ceil(8),
         ColumnType::Enum(members) => members.enum_width() as u32,
         ColumnType::Set(members) => members.set_width() as u32,
         ColumnType::Json => 0, // never indexed (3152)
@@ -242,6 +270,19 @@ pub fn definition(
                 BINARY,
                 19 + u32::from(fsp) + u32::from(fsp > 0),
             )
+        }
+        ColumnType::Time { fsp } => {
+            flags |= ColumnFlags::BINARY;
+            c.decimals = fsp;
+            (Wire::Time, BINARY, 10 + u32::from(fsp) + u32::from(fsp > 0))
+        }
+        ColumnType::Year => {
+            flags |= ColumnFlags::NUM | ColumnFlags::UNSIGNED | ColumnFlags::ZEROFILL;
+            (Wire::Year, BINARY, 4)
+        }
+        ColumnType::Bit(n) => {
+            flags |= ColumnFlags::UNSIGNED;
+            (Wire::Bit, BINARY, u32::from(n))
         }
         ColumnType::Enum(members) => {
             flags |= ColumnFlags::ENUM;

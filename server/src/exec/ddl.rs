@@ -154,7 +154,9 @@ pub struct DeclaredColumn {
 
 /// Plans a column definition.
 pub fn column_definition(p: &Planner<'_>, cd: &ast::ColumnDef) -> SqlResult<DeclaredColumn> {
-    let mut col = Column::new(&cd.name.value, column_type(&cd.data_type)?);
+    let ty = column_type(&cd.data_type)?;
+    crate::exec::coltypes::check_bit_width(&cd.name.value, ty)?;
+    let mut col = Column::new(&cd.name.value, ty);
     let mut default = None;
     let mut keys = Vec::new();
     let mut checks = Vec::new();

@@ -842,14 +842,16 @@ pub fn group_key(v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&i128::from(*u).to_be_bytes());
         }
         Value::Decimal(d) => {
-            let (mut u, mut s) = (d.unscaled, d.scale);
+            let (mut u, mut s) = (d.unscaled(), d.scale);
             while s > 0 && u % 10 == 0 {
                 u /= 10;
                 s -= 1;
             }
-            if s == 0 {
+            // A whole number that fits an integer's key is keyed as that integer.
+            let whole = if s == 0 { i128::try_from(u).ok() } else { None };
+            if let Some(i) = whole {
                 out.push(1);
-                out.extend_from_slice(&u.to_be_bytes());
+                out.extend_from_slice(&i.to_be_bytes());
             } else {
                 out.push(2);
                 out.extend_from_slice(&u.to_be_bytes());
@@ -871,6 +873,10 @@ pub fn group_key(v: &Value, out: &mut Vec<u8>) {
         Value::DateTime(dt) => {
             out.push(5);
             out.extend_from_slice(&key::pack_datetime(dt).to_be_bytes());
+        }
+        Value::Time(t, _) => {
+            out.push(7);
+            out.extend_from_slice(&t.to_be_bytes());
         }
         Value::Enum(..) | Value::Set(..) => {
             // Grouped by the number, which names one member text each.
@@ -926,10 +932,7 @@ mod tests {
         assert_eq!(key(&Value::Int(3)), key(&Value::UInt(3)));
         assert_eq!(
             key(&Value::Int(3)),
-            key(&Value::Decimal(Decimal {
-                unscaled: 300,
-                scale: 2
-            }))
+            key(&Value::Decimal(Decimal::new(300, 2)))
         );
         assert_eq!(key(&Value::str("Abc  ")), key(&Value::str("aBC")));
         assert_ne!(key(&Value::Null), key(&Value::Int(0)));

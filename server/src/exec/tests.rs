@@ -105,10 +105,7 @@ fn rows_go_in_and_come_back() {
         ),
         vec![vec![
             int(2),
-            Value::Decimal(crate::value::Decimal {
-                unscaled: 30,
-                scale: 0
-            })
+            Value::Decimal(crate::value::Decimal::new(30, 0))
         ]]
     );
 }

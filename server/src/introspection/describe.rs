@@ -47,7 +47,20 @@ pub fn default_text(c: &Column) -> Option<String> {
         ColumnDefault::None => None,
         ColumnDefault::CurrentTimestamp => Some("CURRENT_TIMESTAMP".into()),
         ColumnDefault::Value(Value::Null) => None,
-        ColumnDefault::Value(v) => Some(crate::engine::table::display_value(v)),
+        ColumnDefault::Value(v) => Some(typed_text(c.ty, v)),
+    }
+}
+
+/// A stored value as MySQL spells a default of its column type: TIME with the column's
+/// fractional digits, YEAR with four digits, BIT as a `b'..'` literal.
+fn typed_text(ty: ColumnType, v: &Value) -> String {
+    match (ty, v) {
+        (ColumnType::Time { fsp }, Value::Time(t, _)) => {
+            crate::engine::time_value::format_time(*t, Some(fsp))
+        }
+        (ColumnType::Year, Value::UInt(y)) => format!("{y:04}"),
+        (ColumnType::Bit(_), Value::UInt(bits)) => format!("b'{bits:b}'"),
+        _ => crate::engine::table::display_value(v),
     }
 }
 
@@ -160,7 +173,13 @@ pub fn create_table_text(t: &Table, db: &str) -> String {
             }
             ColumnDefault::Value(v) if !v.is_null() => {
                 l.push_str(" DEFAULT ");
-                l.push_str(&quote_str(&crate::engine::table::display_value(v)));
+                let text = typed_text(c.ty, v);
+                // MySQL prints a BIT default as the bare `b'..'` literal.
+                if matches!(c.ty, ColumnType::Bit(_)) {
+                    l.push_str(&text);
+                } else {
+                    l.push_str(&quote_str(&text));
+                }
             }
             ColumnDefault::CurrentTimestamp => l.push_str(" DEFAULT CURRENT_TIMESTAMP"),
             _ => {}

@@ -262,10 +262,13 @@ impl VirtualTable for Columns {
                     }
                     T::Float => (Value::UInt(12), Value::Null),
                     T::Double => (Value::UInt(22), Value::Null),
+                    T::Bit(n) => (Value::UInt(n.into()), Value::Null),
                     _ => (Value::Null, Value::Null),
                 };
                 let dt_prec = match c.ty {
-                    T::DateTime { fsp } | T::Timestamp { fsp } => Value::UInt(fsp.into()),
+                    T::DateTime { fsp } | T::Timestamp { fsp } | T::Time { fsp } => {
+                        Value::UInt(fsp.into())
+                    }
                     _ => Value::Null,
                 };
                 let collation = describe::column_collation(t, c);

@@ -6,6 +6,7 @@ use protocol::{
     StatusFlags,
 };
 
+use crate::engine::time_value::format_time;
 use crate::error::SqlError;
 use crate::sql::{Output, ResultSet};
 use crate::value::Value;
@@ -29,8 +30,25 @@ pub fn text_cell(v: &Value, col: &ColumnDefinition, buf: &mut Vec<u8>) {
         Value::Int(i) => {
             let _ = write!(buf, "{i}");
         }
-        Value::UInt(u) => {
-            let _ = write!(buf, "{u}");
+        Value::UInt(u) => match col.column_type {
+            ColumnType::Bit => {
+                let (bytes, start) = bit_bytes(*u, col);
+                buf.extend_from_slice(&bytes[start..]);
+            }
+            ColumnType::Year => {
+                let _ = write!(buf, "{u:04}");
+            }
+            _ => {
+                let _ = write!(buf, "{u}");
+            }
+        },
+        Value::Time(t, fsp) => {
+            let fsp = if col.column_type == ColumnType::Time && col.decimals <= 6 {
+                col.decimals
+            } else {
+                *fsp
+            };
+            buf.extend_from_slice(format_time(*t, Some(fsp)).as_bytes());
         }
         Value::Bytes(b) => buf.extend_from_slice(b),
         Value::Enum(i, m) => buf.extend_from_slice(m.enum_text(*i).as_bytes()),
@@ -57,11 +75,23 @@ pub fn text_cell(v: &Value, col: &ColumnDefinition, buf: &mut Vec<u8>) {
     }
 }
 
-/// Appends the binary-protocol encoding of a non-NULL value for a column of type `ty`
-/// (strings are copied straight from the value; nothing is allocated).
-pub fn binary_cell(v: &Value, ty: ColumnType, out: &mut Vec<u8>) {
+/// The big-endian bytes MySQL sends for a BIT(n) column's value: the last `ceil(n / 8)` of
+/// the returned eight.
+fn bit_bytes(bits: u64, col: &ColumnDefinition) -> ([u8; 8], usize) {
+    let n = col.column_length.div_ceil(8).clamp(1, 8) as usize;
+    (bits.to_be_bytes(), 8 - n)
+}
+
+/// Appends the binary-protocol encoding of a non-NULL value for column `col` (strings are
+/// copied straight from the value; nothing is allocated).
+pub fn binary_cell(v: &Value, col: &ColumnDefinition, out: &mut Vec<u8>) {
+    let ty = col.column_type;
     match v {
         Value::Bytes(b) => protocol::lenenc::put_lenenc_bytes(out, b),
+        Value::UInt(u) if ty == ColumnType::Bit => {
+            let (bytes, start) = bit_bytes(*u, col);
+            protocol::lenenc::put_lenenc_bytes(out, &bytes[start..]);
+        }
         Value::Decimal(d) => {
             let text = d.to_string();
             protocol::lenenc::put_lenenc_bytes(out, text.as_bytes());
@@ -91,6 +121,18 @@ fn binary_value(v: &Value, ty: ColumnType) -> BinaryValue {
             month: dt.month,
             day: dt.day,
         },
+        Value::Time(t, _) => {
+            let abs = t.unsigned_abs();
+            let secs = abs / 1_000_000;
+            BinaryValue::Time {
+                negative: *t < 0,
+                days: (secs / 86_400) as u32,
+                hours: (secs / 3600 % 24) as u8,
+                minutes: (secs / 60 % 60) as u8,
+                seconds: (secs % 60) as u8,
+                micros: (abs % 1_000_000) as u32,
+            }
+        }
         Value::DateTime(dt) => BinaryValue::DateTime {
             year: dt.year,
             month: dt.month,
@@ -137,7 +179,7 @@ pub fn write_rows(
         if binary {
             w.binary_row_with(
                 |i| row[i].is_null(),
-                |i, o| binary_cell(&row[i], rs.columns[i].column_type, o),
+                |i, o| binary_cell(&row[i], &rs.columns[i], o),
             );
         } else {
             cells.clear();

@@ -134,13 +134,25 @@ fn param_value(v: BinaryValue, ty: ColumnType) -> Value {
             micros,
         } => {
             let h = u64::from(days) * 24 + u64::from(hours);
-            let sign = if negative { "-" } else { "" };
-            let frac = if micros != 0 {
-                format!(".{micros:06}")
-            } else {
-                String::new()
-            };
-            Value::str(&format!("{sign}{h:02}:{minutes:02}:{seconds:02}{frac}"))
+            let secs = i128::from(h) * 3600 + i128::from(minutes) * 60 + i128::from(seconds);
+            let span = secs * 1_000_000 + i128::from(micros);
+            match i64::try_from(span) {
+                Ok(t) if t <= crate::engine::time_value::MAX_TIME_MICROS => Value::Time(
+                    if negative { -t } else { t },
+                    if micros == 0 { 0 } else { 6 },
+                ),
+                // Beyond TIME's range: the text the client sent, for the column's coercion
+                // to refuse (or a SELECT to echo).
+                _ => {
+                    let sign = if negative { "-" } else { "" };
+                    let frac = if micros != 0 {
+                        format!(".{micros:06}")
+                    } else {
+                        String::new()
+                    };
+                    Value::str(&format!("{sign}{h:02}:{minutes:02}:{seconds:02}{frac}"))
+                }
+            }
         }
     }
 }

@@ -4,10 +4,11 @@
 
 use std::cmp::Ordering;
 
+use crate::engine::time_value::{parse_time, time_number};
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::sql::expr::{BinOp, BoundExpr, CastType, VarScopeRef};
 use crate::sql::functions::{call, Func};
-use crate::value::{Decimal, Value};
+use crate::value::{Decimal, Value, I256};
 use crate::vars::VarId;
 
 /// What evaluation needs from the session and statement.
@@ -66,15 +67,15 @@ pub fn parse_decimal(s: &str) -> Option<Decimal> {
         return None;
     }
     let digits = format!("{int}{frac}");
-    let unscaled: i128 = if digits.is_empty() {
-        0
+    let unscaled: I256 = if digits.is_empty() {
+        I256::ZERO
     } else {
-        digits.parse().ok()?
+        I256::from_str_radix(&digits, 10).ok()?
     };
-    Some(Decimal {
-        unscaled: if neg { -unscaled } else { unscaled },
-        scale: frac.len() as u8,
-    })
+    Some(Decimal::new(
+        if neg { -unscaled } else { unscaled },
+        frac.len() as u8,
+    ))
 }
 
 /// Decodes a hex literal body (`X'4142'` → "AB").
@@ -85,6 +86,19 @@ pub fn unhex(h: &str) -> Option<Vec<u8>> {
     (0..h.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// The bytes of a bit-value literal `b'1010'`: the bits big-endian, left-padded with zeros to
+/// whole bytes (None if a character is not 0 or 1).
+pub fn bit_literal(bits: &str) -> Option<Vec<u8>> {
+    if !bits.bytes().all(|c| c == b'0' || c == b'1') {
+        return None;
+    }
+    let padded = format!("{}{bits}", "0".repeat((8 - bits.len() % 8) % 8));
+    (0..padded.len())
+        .step_by(8)
+        .map(|i| u8::from_str_radix(&padded[i..i + 8], 2).ok())
         .collect()
 }
 
@@ -130,6 +144,7 @@ pub fn to_f64(v: &Value) -> Option<f64> {
                 f64::from(dt.year) * 1e10 + f64::from(dt.month) * 1e8 + f64::from(dt.day) * 1e6;
             date + f64::from(dt.hour) * 1e4 + f64::from(dt.minute) * 100.0 + f64::from(dt.second)
         }
+        Value::Time(t, _) => time_number(*t).to_f64(),
         Value::Enum(..) | Value::Set(..) => v.member_number()? as f64,
     })
 }
@@ -149,7 +164,7 @@ pub fn to_i64(v: &Value) -> Option<i64> {
                 Err(_) => str_to_f64(b).round() as i64,
             }
         }
-        Value::DateTime(_) => to_f64(v)? as i64,
+        Value::DateTime(_) | Value::Time(..) => to_f64(v)?.round() as i64,
         Value::Enum(..) | Value::Set(..) => v.member_number()? as i64,
     })
 }
@@ -213,17 +228,8 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
             x.cmp(&(*y as u64))
         }),
         (Value::Decimal(x), Value::Decimal(y)) => Some(x.cmp_exact(*y)),
-        (Value::Decimal(x), Value::Int(y)) => Some(x.cmp_exact(Decimal {
-            unscaled: i128::from(*y),
-            scale: 0,
-        })),
-        (Value::Int(x), Value::Decimal(y)) => Some(
-            Decimal {
-                unscaled: i128::from(*x),
-                scale: 0,
-            }
-            .cmp_exact(*y),
-        ),
+        (Value::Decimal(x), Value::Int(y)) => Some(x.cmp_exact(Decimal::new(i128::from(*y), 0))),
+        (Value::Int(x), Value::Decimal(y)) => Some(Decimal::new(i128::from(*x), 0).cmp_exact(*y)),
         (Value::Bytes(x), Value::Bytes(y)) => Some(cmp_ci(x, y)),
         (Value::DateTime(x), Value::DateTime(y)) => Some(x.cmp(y)),
         (Value::DateTime(x), Value::Bytes(y)) | (Value::Bytes(y), Value::DateTime(x)) => {
@@ -234,6 +240,13 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
             } else {
                 o.reverse()
             })
+        }
+        (Value::Time(x, _), Value::Time(y, _)) => Some(x.cmp(y)),
+        (Value::Time(x, _), Value::Bytes(y)) => {
+            Some(x.cmp(&parse_time(&String::from_utf8_lossy(y))?))
+        }
+        (Value::Bytes(x), Value::Time(y, _)) => {
+            Some(parse_time(&String::from_utf8_lossy(x))?.cmp(y))
         }
         _ => to_f64(a)?.partial_cmp(&to_f64(b)?),
     }
@@ -300,27 +313,21 @@ pub fn like(text: &[u8], pat: &[u8], esc: u8) -> bool {
 /// An exact decimal of an integer or decimal value (None for doubles, strings, NULL).
 pub fn decimal_of(v: &Value) -> Option<Decimal> {
     match v {
-        Value::Int(i) => Some(Decimal {
-            unscaled: i128::from(*i),
-            scale: 0,
-        }),
-        Value::UInt(u) => Some(Decimal {
-            unscaled: i128::from(*u),
-            scale: 0,
-        }),
+        Value::Int(i) => Some(Decimal::new(i128::from(*i), 0)),
+        Value::UInt(u) => Some(Decimal::new(i128::from(*u), 0)),
         Value::Decimal(d) => Some(*d),
         _ => None,
     }
 }
 
-fn align(a: Decimal, b: Decimal) -> Option<(i128, i128, u8)> {
+fn align(a: Decimal, b: Decimal) -> Option<(I256, I256, u8)> {
     let s = a.scale.max(b.scale);
     let x = a
-        .unscaled
-        .checked_mul(10i128.checked_pow(u32::from(s - a.scale))?)?;
+        .unscaled()
+        .checked_mul(I256::new(10).checked_pow(u32::from(s - a.scale))?)?;
     let y = b
-        .unscaled
-        .checked_mul(10i128.checked_pow(u32::from(s - b.scale))?)?;
+        .unscaled()
+        .checked_mul(I256::new(10).checked_pow(u32::from(s - b.scale))?)?;
     Some((x, y, s))
 }
 
@@ -329,21 +336,18 @@ pub use crate::engine::types::MAX_DECIMAL_SCALE;
 
 /// A decimal of `unscaled` at `scale`, rounded (half away from zero) to at most
 /// [`MAX_DECIMAL_SCALE`] digits after the point; `scale` is at most twice that plus 4.
-fn limit_scale(unscaled: i128, scale: u8) -> Decimal {
+fn limit_scale(unscaled: I256, scale: u8) -> Decimal {
     if scale <= MAX_DECIMAL_SCALE {
-        return Decimal { unscaled, scale };
+        return Decimal::new(unscaled, scale);
     }
-    let drop = 10i128.pow(u32::from(scale - MAX_DECIMAL_SCALE));
+    let drop = I256::new(10).pow(u32::from(scale - MAX_DECIMAL_SCALE));
     let (q, r) = (unscaled / drop, unscaled % drop);
     let q = if r.unsigned_abs() * 2 >= drop.unsigned_abs() {
         q + unscaled.signum()
     } else {
         q
     };
-    Decimal {
-        unscaled: q,
-        scale: MAX_DECIMAL_SCALE,
-    }
+    Decimal::new(q, MAX_DECIMAL_SCALE)
 }
 
 /// An ENUM or SET value as its number (arithmetic context); any other value as it is.
@@ -398,34 +402,32 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
         if let (Some(x), Some(y)) = (decimal_of(a), decimal_of(b)) {
             if let Some((p, q, s)) = align(x, y) {
                 let d = match op {
-                    BinOp::Add => p.checked_add(q).map(|u| Decimal {
-                        unscaled: u,
-                        scale: s,
-                    }),
-                    BinOp::Sub => p.checked_sub(q).map(|u| Decimal {
-                        unscaled: u,
-                        scale: s,
-                    }),
+                    BinOp::Add => p.checked_add(q).map(|u| Decimal::new(u, s)),
+                    BinOp::Sub => p.checked_sub(q).map(|u| Decimal::new(u, s)),
                     BinOp::Mul => x
-                        .unscaled
-                        .checked_mul(y.unscaled)
+                        .unscaled()
+                        .checked_mul(y.unscaled())
                         .map(|u| limit_scale(u, x.scale + y.scale)),
                     BinOp::Div => {
                         if q == 0 {
                             return Ok(Value::Null);
                         }
                         let scale = x.scale + DIV_PRECISION;
-                        // result = x / y with `scale` digits: x.unscaled * 10^(scale - x.scale + y.scale) / y.unscaled
+                        // result = x / y with `scale` digits: x.unscaled() * 10^(scale - x.scale + y.scale) / y.unscaled()
                         let shift = u32::from(scale + y.scale - x.scale);
-                        10i128
+                        I256::new(10)
                             .checked_pow(shift)
-                            .and_then(|p| x.unscaled.checked_mul(p))
+                            .and_then(|p| x.unscaled().checked_mul(p))
                             .and_then(|n| {
                                 let (qt, rem) =
-                                    (n.checked_div(y.unscaled)?, n.checked_rem(y.unscaled)?);
+                                    (n.checked_div(y.unscaled())?, n.checked_rem(y.unscaled())?);
                                 // Round half away from zero, as MySQL's decimal division does.
-                                let away = if (n < 0) != (y.unscaled < 0) { -1 } else { 1 };
-                                let qt = if rem.unsigned_abs() * 2 >= y.unscaled.unsigned_abs() {
+                                let away = if (n < 0) != (y.unscaled() < 0) {
+                                    I256::MINUS_ONE
+                                } else {
+                                    I256::ONE
+                                };
+                                let qt = if rem.unsigned_abs() * 2 >= y.unscaled().unsigned_abs() {
                                     qt.checked_add(away)?
                                 } else {
                                     qt
@@ -447,10 +449,7 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
                         if q == 0 {
                             return Ok(Value::Null);
                         }
-                        Some(Decimal {
-                            unscaled: p.checked_rem(q).unwrap_or(0),
-                            scale: s,
-                        })
+                        Some(Decimal::new(p.checked_rem(q).unwrap_or(I256::ZERO), s))
                     }
                     _ => None,
                 };
@@ -462,7 +461,7 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
                         // As MySQL: +, - and * with an UNSIGNED operand give an UNSIGNED result,
                         // so a negative one is out of range.
                         if unsigned && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul) {
-                            return u64::try_from(d.unscaled).map(Value::UInt).map_err(|_| {
+                            return u64::try_from(d.unscaled()).map(Value::UInt).map_err(|_| {
                                 SqlError::new(
                                     ErrorCode::DataOutOfRange,
                                     format!(
@@ -478,9 +477,9 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
                                 )
                             });
                         }
-                        return i64::try_from(d.unscaled)
+                        return i64::try_from(d.unscaled())
                             .map(Value::Int)
-                            .or_else(|_| u64::try_from(d.unscaled).map(Value::UInt))
+                            .or_else(|_| u64::try_from(d.unscaled()).map(Value::UInt))
                             .map_err(|_| out_of_range("arithmetic"));
                     }
                     return Ok(Value::Decimal(d));
@@ -645,13 +644,12 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
                 Err(_) if u == 1u64 << 63 => Value::Int(i64::MIN),
                 Err(_) => return Err(out_of_range(&format!("-({u})"))),
             },
-            Value::Decimal(d) => Value::Decimal(Decimal {
-                unscaled: d
-                    .unscaled
+            Value::Decimal(d) => Value::Decimal(Decimal::new(
+                d.unscaled()
                     .checked_neg()
                     .ok_or_else(|| out_of_range("-(decimal)"))?,
-                scale: d.scale,
-            }),
+                d.scale,
+            )),
             other => Value::Double(-to_f64(&other).unwrap_or(0.0)),
         },
         BoundExpr::Not(x) => bool_val(truth(&eval(x, env)?).map(|b| !b)),
@@ -749,10 +747,21 @@ pub fn cast(v: Value, t: CastType) -> Value {
         CastType::Char => to_bytes(&v).map(Value::Bytes).unwrap_or(Value::Null),
         CastType::Double => to_f64(&v).map(Value::Double).unwrap_or(Value::Null),
         CastType::Decimal(scale) => {
-            let f = to_f64(&v).unwrap_or(0.0);
-            let unscaled = (f * 10f64.powi(i32::from(scale))).round() as i128;
-            Value::Decimal(Decimal { unscaled, scale })
+            // Exact where the value converts exactly; otherwise by its double, as before.
+            let exact = crate::engine::ColumnType::Decimal {
+                precision: crate::engine::types::MAX_DECIMAL_PRECISION,
+                scale,
+            }
+            .coerce(v.clone(), "");
+            exact.unwrap_or_else(|_| {
+                let f = to_f64(&v).unwrap_or(0.0);
+                let unscaled = (f * 10f64.powi(i32::from(scale))).round() as i128;
+                Value::Decimal(Decimal::new(unscaled, scale))
+            })
         }
+        CastType::Time(fsp) => crate::engine::ColumnType::Time { fsp }
+            .coerce(v, "")
+            .unwrap_or(Value::Null),
         CastType::Date | CastType::DateTime => {
             let dt = match &v {
                 Value::DateTime(dt) => Some(*dt),
@@ -806,17 +815,11 @@ mod tests {
         );
         assert_eq!(
             arith(BinOp::Div, &Value::Int(1), &Value::Int(3)).unwrap(),
-            Value::Decimal(Decimal {
-                unscaled: 3333,
-                scale: 4
-            })
+            Value::Decimal(Decimal::new(3333, 4))
         );
         assert_eq!(
             arith(BinOp::Div, &Value::Int(2), &Value::Int(3)).unwrap(),
-            Value::Decimal(Decimal {
-                unscaled: 6667,
-                scale: 4
-            })
+            Value::Decimal(Decimal::new(6667, 4))
         );
         assert_eq!(
             arith(BinOp::Add, &Value::Int(1), &Value::Int(1)).unwrap(),
@@ -827,12 +830,6 @@ mod tests {
             arith(BinOp::Div, &Value::Int(1), &Value::Int(0)).unwrap(),
             Value::Null
         );
-        assert_eq!(
-            parse_decimal("-1.50"),
-            Some(Decimal {
-                unscaled: -150,
-                scale: 2
-            })
-        );
+        assert_eq!(parse_decimal("-1.50"), Some(Decimal::new(-150, 2)));
     }
 }

@@ -142,6 +142,8 @@ pub enum CastType {
     Date,
     /// `DATETIME`.
     DateTime,
+    /// `TIME[(fsp)]`: the fractional digits.
+    Time(u8),
 }
 
 /// What a binder needs to resolve names.
@@ -228,6 +230,15 @@ impl<'r, R: Resolver> Binder<'r, R> {
             return Ok(BoundExpr::UserVar(name.to_ascii_lowercase()));
         }
         match parts {
+            // MySQL reads an unquoted `0b101` as a bit-value literal, never as a name.
+            [col] if col.quote_style.is_none() && col.value.starts_with("0b") => {
+                match crate::sql::eval::bit_literal(&col.value[2..]) {
+                    Some(bytes) if col.value.len() > 2 => {
+                        Ok(BoundExpr::Literal(Value::Bytes(bytes)))
+                    }
+                    _ => Ok(BoundExpr::Column(self.resolver.column(None, &col.value)?)),
+                }
+            }
             [col] => Ok(BoundExpr::Column(self.resolver.column(None, &col.value)?)),
             [.., q, col] => Ok(BoundExpr::Column(
                 self.resolver.column(Some(&q.value), &col.value)?,
@@ -252,6 +263,11 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 ast::Value::HexStringLiteral(h) => BoundExpr::Literal(Value::Bytes(
                     crate::sql::eval::unhex(h).ok_or_else(|| SqlError::parse(h))?,
                 )),
+                ast::Value::SingleQuotedByteStringLiteral(bits) => {
+                    BoundExpr::Literal(Value::Bytes(
+                        crate::sql::eval::bit_literal(bits).ok_or_else(|| SqlError::parse(bits))?,
+                    ))
+                }
                 ast::Value::Boolean(t) => BoundExpr::Literal(Value::Int(i64::from(*t))),
                 ast::Value::Null => BoundExpr::Literal(Value::Null),
                 ast::Value::Placeholder(p) if p == "?" => {
@@ -592,6 +608,7 @@ fn cast_type(t: &ast::DataType) -> SqlResult<CastType> {
         D::Double(_) | D::Float(_) | D::Real | D::DoublePrecision => CastType::Double,
         D::Date => CastType::Date,
         D::Datetime(_) | D::Timestamp(..) => CastType::DateTime,
+        D::Time(fsp, _) => CastType::Time(fsp.unwrap_or(0).min(6) as u8),
         other => return Err(SqlError::unsupported(&format!("CAST to {other}"))),
     })
 }

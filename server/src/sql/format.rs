@@ -46,6 +46,7 @@ pub fn text(v: &Value) -> String {
         Value::Decimal(d) => d.to_string(),
         Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
         Value::DateTime(dt) => dt.to_string(),
+        Value::Time(t, fsp) => crate::engine::time_value::format_time(*t, Some(*fsp)),
         Value::Enum(..) | Value::Set(..) => v.member_text().unwrap_or_default(),
     }
 }

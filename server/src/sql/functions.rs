@@ -6,6 +6,28 @@ use crate::sql::expr::BoundExpr;
 use crate::time::{datetime_from_micros, datetime_to_unix};
 use crate::value::{DateTime, Decimal, Value};
 
+/// A TIMEDIFF argument: a datetime (true, microseconds since the epoch) or a time (false,
+/// its microseconds).
+fn time_point(v: Value) -> Option<(bool, i64)> {
+    let as_datetime =
+        |v: Value| match crate::sql::eval::cast(v, crate::sql::expr::CastType::DateTime) {
+            Value::DateTime(dt) => Some((
+                true,
+                datetime_to_unix(&dt) * 1_000_000 + i64::from(dt.micros),
+            )),
+            _ => None,
+        };
+    match v {
+        Value::DateTime(_) => as_datetime(v),
+        Value::Time(t, _) => Some((false, t)),
+        Value::Bytes(ref b) if b.iter().filter(|&&c| c == b'-').count() >= 2 => as_datetime(v),
+        other => match crate::sql::eval::cast(other, crate::sql::expr::CastType::Time(6)) {
+            Value::Time(t, _) => Some((false, t)),
+            _ => None,
+        },
+    }
+}
+
 /// A built-in function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Func {
@@ -83,6 +105,8 @@ pub enum Func {
     SubstringIndex,
     /// `HEX(x)`
     Hex,
+    /// `BIN(n)`: the binary digits of an integer (a BIT column's bits).
+    Bin,
     /// `CRC32(s)`
     Crc32,
     /// `MD5(s)`
@@ -181,6 +205,7 @@ impl Func {
             "right" => Right,
             "substring_index" => SubstringIndex,
             "hex" => Hex,
+            "bin" => Bin,
             "crc32" => Crc32,
             "md5" => Md5,
             "sha1" | "sha" => Sha1,
@@ -207,7 +232,7 @@ impl Func {
             Now => n <= 1,
             LastInsertId | UnixTimestamp | Rand => n <= 1,
             Length | CharLength | Upper | Lower | Abs | Floor | Ceil | Sleep => n == 1,
-            Hex | Crc32 | Md5 | Sha1 | JsonUnquote | JsonValid => n == 1,
+            Hex | Bin | Crc32 | Md5 | Sha1 | JsonUnquote | JsonValid => n == 1,
             JsonExtract => n >= 2,
             JsonObject => n.is_multiple_of(2),
             JsonArray => true,
@@ -249,16 +274,13 @@ fn round_decimal(v: Decimal, d: i64) -> Decimal {
         return v;
     }
     let drop = 10i128.pow(u32::from(v.scale - d));
-    let (q, r) = (v.unscaled / drop, v.unscaled % drop);
+    let (q, r) = (v.unscaled() / drop, v.unscaled() % drop);
     let q = if r.abs() * 2 >= drop {
-        q + v.unscaled.signum()
+        q + v.unscaled().signum()
     } else {
         q
     };
-    Decimal {
-        unscaled: q,
-        scale: d,
-    }
+    Decimal::new(q, d)
 }
 
 /// Room for a result of `len` bytes that `name()` builds: `Ok(None)` (the result is NULL,
@@ -292,6 +314,13 @@ fn text_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Va
     use crate::sql::text_functions as tf;
     use Func::*;
     let first = eval(&args[0], env)?;
+    if f == Bin {
+        return Ok(match first {
+            Value::Null => Value::Null,
+            Value::UInt(u) => Value::str(&format!("{u:b}")),
+            other => to_i64(&other).map_or(Value::Null, |n| Value::str(&format!("{:b}", n as u64))),
+        });
+    }
     if f == Hex {
         return Ok(match first {
             Value::Null => Value::Null,
@@ -365,7 +394,7 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
     let arg = |i: usize| eval(&args[i], env);
     Ok(match f {
         Version | Database | User | CurrentUser | ConnectionId => env.session_fact(f),
-        Left | Right | SubstringIndex | Hex | Crc32 | Md5 | Sha1 | Sha2 => {
+        Left | Right | SubstringIndex | Hex | Bin | Crc32 | Md5 | Sha1 | Sha2 => {
             return text_function(f, args, env)
         }
         JsonExtract | JsonUnquote | JsonValid | JsonObject | JsonArray => {
@@ -416,28 +445,18 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
                 }
             }
         },
-        TimeDiff => {
-            let (a, b) = (arg(0)?, arg(1)?);
-            let conv =
-                |v: Value| match crate::sql::eval::cast(v, crate::sql::expr::CastType::DateTime) {
-                    Value::DateTime(dt) => Some(datetime_to_unix(&dt)),
-                    _ => None,
-                };
-            match (conv(a), conv(b)) {
-                (Some(x), Some(y)) => {
-                    let d = x - y;
-                    let s = d.abs();
-                    let sign = if d < 0 { "-" } else { "" };
-                    Value::str(&format!(
-                        "{sign}{:02}:{:02}:{:02}",
-                        s / 3600,
-                        s / 60 % 60,
-                        s % 60
-                    ))
+        TimeDiff => match (time_point(arg(0)?), time_point(arg(1)?)) {
+            (Some((x_is_datetime, x)), Some((y_is_datetime, y)))
+                if x_is_datetime == y_is_datetime =>
+            {
+                let max = crate::engine::time_value::MAX_TIME_MICROS;
+                {
+                    let span = (x - y).clamp(-max, max);
+                    Value::Time(span, if span % 1_000_000 == 0 { 0 } else { 6 })
                 }
-                _ => Value::Null,
             }
-        }
+            _ => Value::Null,
+        },
         TemporalText => match (arg(0)?, arg(1)?) {
             (Value::DateTime(dt), Value::Int(fsp)) => {
                 let mut out = Vec::with_capacity(26);
@@ -556,15 +575,15 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
                 )
             })?),
             Value::UInt(u) => Value::UInt(u),
-            Value::Decimal(d) => Value::Decimal(Decimal {
-                unscaled: d.unscaled.checked_abs().ok_or_else(|| {
+            Value::Decimal(d) => Value::Decimal(Decimal::new(
+                d.unscaled().checked_abs().ok_or_else(|| {
                     SqlError::new(
                         ErrorCode::DataOutOfRange,
                         "DECIMAL value is out of range in 'abs'",
                     )
                 })?,
-                scale: d.scale,
-            }),
+                d.scale,
+            )),
             Value::Null => Value::Null,
             other => Value::Double(to_f64(&other).unwrap_or(0.0).abs()),
         },

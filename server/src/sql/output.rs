@@ -132,6 +132,14 @@ pub fn column_for(name: &str, sample: Option<&Value>) -> ColumnDefinition {
                 c.column_length = 10;
             }
         }
+        Some(Value::Time(_, fsp)) => {
+            let fsp = u32::from(*fsp);
+            c.column_type = ColumnType::Time;
+            c.charset = 63;
+            c.column_length = 10 + fsp + u32::from(fsp > 0);
+            c.decimals = fsp as u8;
+            c.flags = ColumnFlags::BINARY;
+        }
     }
     c
 }

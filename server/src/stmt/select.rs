@@ -137,10 +137,7 @@ fn static_sample(e: &BoundExpr) -> Option<Value> {
     match e {
         BoundExpr::Literal(v) => Some(v.clone()),
         BoundExpr::Binary(crate::sql::expr::BinOp::Div, ..) => {
-            Some(Value::Decimal(crate::value::Decimal {
-                unscaled: 0,
-                scale: 4,
-            }))
+            Some(Value::Decimal(crate::value::Decimal::new(0, 4)))
         }
         BoundExpr::Binary(..) | BoundExpr::Not(_) | BoundExpr::IsNull(..) | BoundExpr::Like(..) => {
             Some(Value::Int(0))

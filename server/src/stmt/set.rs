@@ -174,7 +174,7 @@ fn raw_of(v: Value) -> RawValue {
         Value::Double(d) => RawValue::Float(d),
         Value::Decimal(d) => {
             if d.scale == 0 {
-                RawValue::Int(i64::try_from(d.unscaled).unwrap_or(i64::MAX))
+                RawValue::Int(i64::try_from(d.unscaled()).unwrap_or(i64::MAX))
             } else {
                 RawValue::Float(d.to_f64())
             }

@@ -20,6 +20,8 @@ fn sqlstates_match_mysql() {
     assert_eq!(ErrorCode::DupEntry.sql_state(), "23000");
     assert_eq!(ErrorCode::LockDeadlock.sql_state(), "40001");
     assert_eq!(ErrorCode::ClientInteractionTimeout.code(), 4031);
+    assert_eq!(ErrorCode::TooBigDisplaywidth.sql_state(), "42000");
+    assert_eq!(ErrorCode::InvalidFieldSize.sql_state(), "HY000");
 }
 
 #[test]

@@ -95,6 +95,9 @@ pub fn lock_data_text(values: &[Value], hidden_row_id: bool) -> String {
             Value::DateTime(dt) => {
                 let _ = write!(out, "'{dt}'");
             }
+            Value::Time(t, fsp) => {
+                let _ = write!(out, "'{}'", crate::time_value::format_time(*t, Some(*fsp)));
+            }
         }
     }
     out
