@@ -540,3 +540,29 @@ fn outside_strict_mode_year_and_bit_are_clipped_with_mysqls_warnings() {
         1292
     );
 }
+
+#[test]
+fn a_bit_column_reads_as_its_bytes_in_string_context_and_year_4_is_year() {
+    let (_srv, mut c) = setup();
+    c.query_drop("CREATE TABLE bits (id INT PRIMARY KEY, b BIT(10))")
+        .unwrap();
+    c.query_drop("INSERT INTO bits VALUES (1, b'1111111111')")
+        .unwrap();
+    // String functions read its big-endian bytes; HEX and arithmetic read the number.
+    let (concat, hex, len, plus): (String, String, u64, u64) = c
+        .query_first("SELECT HEX(CONCAT('=', b)), HEX(b), LENGTH(b), b + 0 FROM bits")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (concat.as_str(), hex.as_str(), len, plus),
+        ("3D03FF", "3FF", 2, 1023)
+    );
+    // YEAR(4), as MySQL 5.7 and MariaDB spell YEAR, is YEAR; other widths are 1818.
+    c.query_drop("CREATE TABLE y4 (y YEAR(4))").unwrap();
+    assert!(show_create_table(&mut c, "y4").contains("`y` year"));
+    let (code, _, message) = error(&mut c, "CREATE TABLE y2 (y YEAR(2))");
+    assert_eq!(
+        (code, message.as_str()),
+        (1818, "Supports only YEAR or YEAR(4) column.")
+    );
+}

@@ -139,6 +139,8 @@ pub enum ErrorCode {
     TooBigPrecision = 1426,
     /// ER_M_BIGGER_THAN_D: a DECIMAL scale above its precision.
     MBiggerThanD = 1427,
+    /// ER_INVALID_YEAR_COLUMN_LENGTH: YEAR with a width other than 4.
+    InvalidYearColumnLength = 1818,
     /// ER_TOO_BIG_DISPLAYWIDTH: a BIT column wider than 64 bits.
     TooBigDisplaywidth = 1439,
     /// ER_INVALID_FIELD_SIZE: a BIT(0) column.
@@ -355,6 +357,7 @@ impl ErrorCode {
             TooBigScale => "Too big scale %u specified for column '%-.192s'. Maximum is %lu.",
             TooBigPrecision => "Too-big precision %u specified for '%-.192s'. Maximum is %lu.",
             TooBigDisplaywidth => "Display width out of range for '%-.192s' (max = %lu)",
+            InvalidYearColumnLength => "Supports only YEAR or YEAR(4) column.",
             InvalidFieldSize => "Invalid size for column '%-.192s'.",
             MBiggerThanD => "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '%-.192s').",
             StackOverrunNeedMore => "Thread stack overrun:  %ld bytes used of a %ld byte stack, and %ld bytes needed.  Use 'mysqld --thread_stack=#' to specify a bigger stack.",

@@ -85,9 +85,16 @@ pub fn column_type(t: &D) -> SqlResult<ColumnType> {
             fsp: fsp.unwrap_or(0).min(u64::from(u8::MAX)) as u8,
         },
         D::Bit(width) => ColumnType::Bit(width.unwrap_or(1).min(u64::from(u8::MAX)) as u8),
-        D::Custom(name, modifiers)
-            if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("year") =>
-        {
+        // YEAR(4) is MySQL 5.7's and MariaDB's spelling of YEAR (8.0 takes it, deprecated);
+        // other widths are gone.
+        D::Custom(name, modifiers) if name.to_string().eq_ignore_ascii_case("year") => {
+            let width_4 = matches!(modifiers.as_slice(), [m] if m.to_string() == "4");
+            if !(modifiers.is_empty() || width_4) {
+                return Err(SqlError::new(
+                    ErrorCode::InvalidYearColumnLength,
+                    "Supports only YEAR or YEAR(4) column.",
+                ));
+            }
             ColumnType::Year
         }
         D::Enum(members, _) => ColumnType::Enum(Members::intern(

@@ -551,7 +551,12 @@ impl<'r, R: Resolver> Binder<'r, R> {
         })?;
         func.check_arity(&name, args.len())?;
         if func.reads_text() {
-            args = args.into_iter().map(|a| self.temporal_text(a)).collect();
+            // HEX reads a BIT column as the number it is (MySQL's numeric HEX).
+            let bits_as_text = func != Func::Hex;
+            args = args
+                .into_iter()
+                .map(|a| self.column_text(a, bits_as_text))
+                .collect();
         }
         Ok(BoundExpr::Call(func, args))
     }
@@ -559,26 +564,27 @@ impl<'r, R: Resolver> Binder<'r, R> {
     /// `CAST(e AS ty)`: a temporal column cast to a string prints as its type does.
     fn cast(&self, e: Box<BoundExpr>, ty: CastType) -> BoundExpr {
         match ty {
-            CastType::Char => BoundExpr::Cast(Box::new(self.temporal_text(*e)), ty),
+            CastType::Char => BoundExpr::Cast(Box::new(self.column_text(*e, true)), ty),
             _ => BoundExpr::Cast(e, ty),
         }
     }
 
-    /// A DATE/DATETIME/TIMESTAMP column read as a string prints as its type does
-    /// (`2024-01-02` for a DATE, every declared fractional digit for DATETIME(6)).
-    fn temporal_text(&self, arg: BoundExpr) -> BoundExpr {
+    /// A column read as a string: a DATE/DATETIME/TIMESTAMP prints as its type does
+    /// (`2024-01-02` for a DATE, every declared fractional digit for DATETIME(6)), a BIT(n)
+    /// is its bytes when `bits_as_text`.
+    fn column_text(&self, arg: BoundExpr, bits_as_text: bool) -> BoundExpr {
         let BoundExpr::Column(i) = arg else {
             return arg;
         };
-        let fsp = match self.resolver.column_type(i) {
-            Some(ColumnType::Date) => -1,
-            Some(ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp }) => i64::from(fsp),
+        let (func, n) = match self.resolver.column_type(i) {
+            Some(ColumnType::Date) => (Func::TemporalText, -1),
+            Some(ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp }) => {
+                (Func::TemporalText, i64::from(fsp))
+            }
+            Some(ColumnType::Bit(width)) if bits_as_text => (Func::BitText, i64::from(width)),
             _ => return arg,
         };
-        BoundExpr::Call(
-            Func::TemporalText,
-            vec![arg, BoundExpr::Literal(Value::Int(fsp))],
-        )
+        BoundExpr::Call(func, vec![arg, BoundExpr::Literal(Value::Int(n))])
     }
 }
 

@@ -136,11 +136,15 @@ pub enum Func {
     /// type prints (arguments: the value, then its precision, -1 for a DATE), where a string
     /// function reads the column.
     TemporalText,
+    /// Not callable by name: a BIT(n) column's value as a string, its ceil(n/8) big-endian
+    /// bytes as MySQL reads a BIT column in string context (arguments: the value, then n).
+    BitText,
 }
 
 impl Func {
     /// Whether the function reads its arguments as strings (a temporal column then reads as
-    /// its type prints, see [`Func::TemporalText`]).
+    /// its type prints, see [`Func::TemporalText`], a BIT column as its bytes, see
+    /// [`Func::BitText`]).
     pub fn reads_text(self) -> bool {
         use Func::*;
         matches!(
@@ -238,7 +242,7 @@ impl Func {
             JsonArray => true,
             Left | Right | Sha2 => n == 2,
             SubstringIndex | DateAdd | DateSub | ConvertTz => n == 3,
-            TemporalText => n == 2,
+            TemporalText | BitText => n == 2,
             Round => n == 1 || n == 2,
             Substring => n == 2 || n == 3,
             TimeDiff | Repeat | Mod | IfNull | NullIf | Benchmark => n == 2,
@@ -456,6 +460,13 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
                 }
             }
             _ => Value::Null,
+        },
+        BitText => match (arg(0)?, arg(1)?) {
+            (Value::UInt(bits), Value::Int(width)) => {
+                let n = usize::try_from(width).unwrap_or(64).div_ceil(8).clamp(1, 8);
+                Value::Bytes(bits.to_be_bytes()[8 - n..].to_vec())
+            }
+            (other, _) => other,
         },
         TemporalText => match (arg(0)?, arg(1)?) {
             (Value::DateTime(dt), Value::Int(fsp)) => {
