@@ -7,13 +7,13 @@
 //! (it keeps no live checksum); a missing table is NULL with its 1146 as an Error-level
 //! warning, as MySQL answers.
 
-use sqlparser::dialect::MySqlDialect;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 use crate::context::{Context, Warning};
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::errors::no_database;
 use crate::sql::output::{Output, ResultSet};
+use crate::stmt::tokens::{is_keyword, starting_with};
 use crate::value::Value;
 
 /// A planned CHECKSUM TABLE.
@@ -28,26 +28,18 @@ pub struct ChecksumTable {
 /// The statement if `sql` is a CHECKSUM TABLE (a malformed one is left to sqlparser, which
 /// answers 1064).
 pub fn parse(sql: &str) -> Option<ChecksumTable> {
-    let head = sql.trim_start().get(..8)?;
-    if !head.eq_ignore_ascii_case("CHECKSUM") {
-        return None;
-    }
-    let tokens = Tokenizer::new(&MySqlDialect {}, sql).tokenize().ok()?;
-    let tokens: Vec<&Token> = tokens
-        .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon))
-        .collect();
-    let kw = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let tokens = starting_with(sql, "CHECKSUM")?;
+    let kw = is_keyword;
     let [checksum, table, rest @ ..] = tokens.as_slice() else {
         return None;
     };
-    let mut rest: &[&Token] = rest;
+    let mut rest: &[Token] = rest;
     if !(kw(checksum, "CHECKSUM") && kw(table, "TABLE")) {
         return None;
     }
     let mut quick = false;
     if let [init @ .., last] = rest {
-        let (init, last): (&[&Token], &Token) = (init, last);
+        let (init, last): (&[Token], &Token) = (init, last);
         if kw(last, "QUICK") || kw(last, "EXTENDED") {
             quick = kw(last, "QUICK");
             rest = init;

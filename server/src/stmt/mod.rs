@@ -17,6 +17,7 @@ pub mod show_replication;
 pub mod show_routines;
 pub mod show_table_status;
 pub mod table_locks;
+pub mod tokens;
 pub mod transaction;
 
 pub use plan::{Plan, PreparedStmt};

@@ -2,13 +2,13 @@
 //! recognised from its tokens, answered with MySQL's text (the database's default character
 //! set and collation, unencrypted).
 
-use sqlparser::dialect::MySqlDialect;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 use crate::context::Context;
 use crate::error::SqlResult;
 use crate::introspection::describe;
 use crate::sql::output::{Output, ResultSet};
+use crate::stmt::tokens::{is_keyword, starting_with};
 use crate::value::Value;
 
 /// A planned SHOW CREATE DATABASE.
@@ -23,18 +23,8 @@ pub struct ShowCreateDatabase {
 /// The statement if `sql` is a SHOW CREATE DATABASE (a malformed one is left to sqlparser,
 /// which answers 1064).
 pub fn parse(sql: &str) -> Option<ShowCreateDatabase> {
-    let head = sql.trim_start().get(..4)?;
-    if !head.eq_ignore_ascii_case("SHOW") {
-        return None;
-    }
-    let Ok(tokens) = Tokenizer::new(&MySqlDialect {}, sql).tokenize() else {
-        return None;
-    };
-    let words: Vec<&Token> = tokens
-        .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon))
-        .collect();
-    let kw = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let words = starting_with(sql, "SHOW")?;
+    let kw = is_keyword;
     let [show, create, db, rest @ ..] = words.as_slice() else {
         return None;
     };

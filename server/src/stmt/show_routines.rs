@@ -3,12 +3,12 @@
 //! so each answers with MySQL 8.0's columns and no rows (what `mariadb-dump --events
 //! --routines` reads before it dumps them).
 
-use sqlparser::dialect::MySqlDialect;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 use crate::context::Context;
 use crate::error::SqlResult;
 use crate::exec::errors::no_database;
+use crate::stmt::tokens::{is_keyword, starting_with};
 
 /// `SHOW EVENTS`'s columns.
 const EVENTS: &[&str] = &[
@@ -54,16 +54,8 @@ enum Shown {
 /// Recognises the statement's words (None for any other statement, or a malformed one,
 /// which sqlparser then answers with 1064).
 fn recognise(sql: &str) -> Option<Shown> {
-    let head = sql.trim_start().get(..4)?;
-    if !head.eq_ignore_ascii_case("SHOW") {
-        return None;
-    }
-    let tokens = Tokenizer::new(&MySqlDialect {}, sql).tokenize().ok()?;
-    let tokens: Vec<&Token> = tokens
-        .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon))
-        .collect();
-    let kw = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let tokens = starting_with(sql, "SHOW")?;
+    let kw = is_keyword;
     let (shown, rest) = match tokens.as_slice() {
         [_, events, from, Token::Word(db), rest @ ..]
             if kw(events, "EVENTS") && (kw(from, "FROM") || kw(from, "IN")) =>

@@ -2,13 +2,13 @@
 //! recognised from its tokens and answered with `information_schema.TABLES`'s rows of the
 //! database under MySQL's column names (a `WHERE` filter is 1235).
 
-use sqlparser::dialect::MySqlDialect;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
 use crate::exec::errors::no_database;
 use crate::stmt::show::{ShowFilter, ShowPlan};
+use crate::stmt::tokens::{is_keyword, starting_with};
 
 /// `SHOW TABLE STATUS`'s columns.
 pub const COLUMNS: &[&str] = &[
@@ -41,20 +41,10 @@ pub const FROM_TABLES: [usize; 18] = [
 /// The plan if `sql` is a SHOW TABLE STATUS (None for another statement or a malformed one,
 /// left to sqlparser's 1064); 1046 without a database, 1049 for an unknown one.
 pub fn parse(st: &Context, sql: &str) -> SqlResult<Option<ShowPlan>> {
-    let Some(head) = sql.trim_start().get(..4) else {
+    let Some(tokens) = starting_with(sql, "SHOW") else {
         return Ok(None);
     };
-    if !head.eq_ignore_ascii_case("SHOW") {
-        return Ok(None);
-    }
-    let Ok(tokens) = Tokenizer::new(&MySqlDialect {}, sql).tokenize() else {
-        return Ok(None);
-    };
-    let tokens: Vec<&Token> = tokens
-        .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon))
-        .collect();
-    let kw = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let kw = is_keyword;
     let [_, table, status, rest @ ..] = tokens.as_slice() else {
         return Ok(None);
     };

@@ -1,0 +1,27 @@
+//! Statements recognised from tokens where sqlparser does not parse them MySQL's way: a
+//! statement's significant tokens (no whitespace or semicolons) when it starts with a given
+//! word, and the keyword test the recognisers match them with.
+
+use sqlparser::dialect::MySqlDialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// The significant tokens of `sql` if its first word is `first` (in any case); `None` for
+/// another statement, or one that does not tokenize (sqlparser then answers 1064).
+pub fn starting_with(sql: &str, first: &str) -> Option<Vec<Token>> {
+    let head = sql.trim_start().get(..first.len())?;
+    if !head.eq_ignore_ascii_case(first) {
+        return None;
+    }
+    let tokens = Tokenizer::new(&MySqlDialect {}, sql).tokenize().ok()?;
+    Some(
+        tokens
+            .into_iter()
+            .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon))
+            .collect(),
+    )
+}
+
+/// Whether `t` is the unquoted keyword `k` (in any case).
+pub fn is_keyword(t: &Token, k: &str) -> bool {
+    matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k))
+}
