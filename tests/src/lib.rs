@@ -160,6 +160,24 @@ impl TestServer {
         mysql::Conn::new(self.opts("root", "")).expect("connect as root")
     }
 
+    /// A fresh server with the empty database `db`, and a root connection using it.
+    pub fn with_database(db: &str) -> (TestServer, mysql::Conn) {
+        let srv = TestServer::start(&[]);
+        let mut c = srv.connect();
+        mysql::prelude::Queryable::query_drop(&mut c, format!("CREATE DATABASE {db}"))
+            .expect("CREATE DATABASE");
+        mysql::prelude::Queryable::query_drop(&mut c, format!("USE {db}")).expect("USE");
+        (srv, c)
+    }
+
+    /// A fresh server holding database `db` as `dump` (loaded with the `mariadb` CLI), and a
+    /// root connection using it.
+    pub fn loaded_from_dump(db: &str, dump: &[u8]) -> (TestServer, mysql::Conn) {
+        let (srv, c) = TestServer::with_database(db);
+        cli::run_cli("mariadb", srv.port, &["-uroot", db], dump);
+        (srv, c)
+    }
+
     /// A `mysql` crate connection as root with `db` as its default database.
     pub fn connect_db(&self, db: &str) -> mysql::Conn {
         let opts = mysql::OptsBuilder::from_opts(self.opts("root", "")).db_name(Some(db));

@@ -7,11 +7,7 @@ use mysql::Conn;
 use tpbed_tests::{mysql_error, TestServer};
 
 fn setup() -> (TestServer, Conn) {
-    let srv = TestServer::start(&[]);
-    let mut c = srv.connect();
-    c.query_drop("CREATE DATABASE d").unwrap();
-    c.query_drop("USE d").unwrap();
-    (srv, c)
+    TestServer::with_database("d")
 }
 
 fn refused(c: &mut Conn, column_type: &str) -> (u16, String, String) {

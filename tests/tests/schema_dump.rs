@@ -19,11 +19,7 @@ use tpbed_tests::{
 };
 
 fn server_with_db() -> (TestServer, Conn) {
-    let srv = TestServer::start(&[]);
-    let mut c = srv.connect();
-    c.query_drop("CREATE DATABASE d").unwrap();
-    c.query_drop("USE d").unwrap();
-    (srv, c)
+    TestServer::with_database("d")
 }
 
 #[test]

@@ -9,8 +9,7 @@ use mysql::consts::{ColumnFlags, ColumnType};
 use mysql::prelude::*;
 use mysql::Conn;
 use tpbed_tests::{
-    cli_output, code, has_program, mysql_error, require_tool, run_cli, show_create_table,
-    TestServer,
+    cli_output, code, has_program, mysql_error, require_tool, show_create_table, TestServer,
 };
 
 const QUEUE: &str = "CREATE TABLE q (id INT PRIMARY KEY, \
@@ -18,11 +17,7 @@ const QUEUE: &str = "CREATE TABLE q (id INT PRIMARY KEY, \
      tags SET('red','green','blue'), doc JSON, KEY st (status))";
 
 fn setup() -> (TestServer, Conn) {
-    let srv = TestServer::start(&[]);
-    let mut c = srv.connect();
-    c.query_drop("CREATE DATABASE d").unwrap();
-    c.query_drop("USE d").unwrap();
-    (srv, c)
+    TestServer::with_database("d")
 }
 
 fn error(r: mysql::Result<()>) -> (u16, String, String) {
@@ -606,10 +601,7 @@ fn mariadb_dump_of_enum_set_and_json_reloads_unchanged() {
         text.contains("`status` enum('pending','claimed','done') NOT NULL DEFAULT 'pending'"),
         "{text}"
     );
-    let fresh = TestServer::start(&[]);
-    let mut f = fresh.connect();
-    f.query_drop("CREATE DATABASE d").unwrap();
-    run_cli("mariadb", fresh.port, &["-uroot", "d"], &out.stdout);
+    let (_fresh, mut f) = TestServer::loaded_from_dump("d", &out.stdout);
     assert_eq!(snapshot(&mut f), before);
     // The reloaded ENUM still orders by member number.
     let order: Vec<i32> = f.query("SELECT id FROM d.q ORDER BY status").unwrap();

@@ -9,11 +9,7 @@ use mysql::{Conn, Row, Value};
 use tpbed_tests::{has_program, mysql_error, require_tool, run_cli, show_create_table, TestServer};
 
 fn setup() -> (TestServer, Conn) {
-    let srv = TestServer::start(&[]);
-    let mut c = srv.connect();
-    c.query_drop("CREATE DATABASE d").unwrap();
-    c.query_drop("USE d").unwrap();
-    (srv, c)
+    TestServer::with_database("d")
 }
 
 /// The error a statement fails with: code, SQLSTATE, message.
@@ -492,11 +488,7 @@ fn mariadb_dump_of_the_types_reloads_unchanged() {
         args.extend_from_slice(options);
         args.push("d");
         let dump = run_cli("mariadb-dump", srv.port, &args, b"");
-        let fresh = TestServer::start(&[]);
-        let mut f = fresh.connect();
-        f.query_drop("CREATE DATABASE d").unwrap();
-        run_cli("mariadb", fresh.port, &["-uroot", "d"], &dump);
-        f.query_drop("USE d").unwrap();
+        let (_fresh, mut f) = TestServer::loaded_from_dump("d", &dump);
         let after = (
             show_create_table(&mut f, "typed"),
             rows_as_text(&mut f, "typed"),
