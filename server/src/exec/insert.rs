@@ -278,13 +278,15 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             }
             return Err(e);
         }
-        let given_cols: Vec<usize> = given.iter().map(|(c, _)| *c).collect();
+        // The columns the statement gave, for non-strict clipping (not collected otherwise).
+        let given_cols: Option<Vec<usize>> =
+            lenient.then(|| given.iter().map(|(c, _)| *c).collect());
         let mut full = t
             .def()
             .fill_row(given, now)
             .map_err(|e| engine_error(&e, rowno))?;
-        if lenient {
-            warnings.extend(clip_columns(t.def(), &mut full, given_cols, rowno));
+        if let Some(cols) = given_cols {
+            warnings.extend(clip_columns(t.def(), &mut full, cols, rowno));
         }
         if let Err(e) = i.checks.verify(&ex, &full) {
             // INSERT IGNORE skips the row with a warning, as MySQL does for 3819.
