@@ -6,7 +6,8 @@
 //! sysbench's tables, a table of every column type, every byte value in a BLOB and foreign
 //! keys: real `mariadb-dump` runs (default options and `--single-transaction`) of tpbed load
 //! with the `mariadb` CLI into a fresh tpbed and into a private MariaDB, a MariaDB dump of
-//! the same schema loads into tpbed, and the data compares equal on all of them.
+//! the same schema loads into tpbed, and the data compares equal on all of them; a
+//! `--databases` dump creates its databases in a fresh server.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -424,6 +425,96 @@ fn dumps_round_trip_between_tpbed_and_mariadb() {
             .unwrap();
         assert_eq!(note, "latin1", "{options:?}");
     }
+}
+
+/// `mariadb-dump --databases` writes each database's own `CREATE DATABASE` from SHOW CREATE
+/// DATABASE, with MySQL 8.0's `/*!80016 DEFAULT ENCRYPTION='N' */`; the dump loads into a
+/// fresh server that has no such database yet. The `mysql` log tables are listed and
+/// defined as MySQL defines them, as whole-server dumps read them.
+#[test]
+fn database_dumps_create_their_databases_and_log_tables_are_defined() {
+    if !require_tool("mariadb-dump", has_program("mariadb-dump"))
+        || !require_tool("mariadb", has_program("mariadb"))
+    {
+        return;
+    }
+    let srv = TestServer::start(&[]);
+    let mut c = srv.connect();
+    c.query_drop(CREATE_DB).unwrap();
+    run_clean(
+        "mariadb",
+        srv.port,
+        &["--default-character-set=utf8mb4", "-uroot", "d"],
+        schema_sql().as_bytes(),
+    );
+    c.query_drop("CREATE DATABASE e CHARACTER SET latin1")
+        .unwrap();
+    c.query_drop("CREATE TABLE e.t (id INT PRIMARY KEY, v VARCHAR(8))")
+        .unwrap();
+    c.query_drop("INSERT INTO e.t VALUES (1, 'x'), (2, NULL)")
+        .unwrap();
+    let crc = crc_checksums(&mut c, "d");
+    let dump = run_clean(
+        "mariadb-dump",
+        srv.port,
+        &["-uroot", "--databases", "d", "e"],
+        b"",
+    );
+    let text = String::from_utf8_lossy(&dump);
+    assert!(
+        text.contains("CREATE DATABASE /*!32312 IF NOT EXISTS*/ `e` /*!40100 DEFAULT CHARACTER SET latin1 */ /*!80016 DEFAULT ENCRYPTION='N' */;"),
+        "{text}"
+    );
+    let fresh = TestServer::start(&[]);
+    run_clean("mariadb", fresh.port, &["-uroot"], &dump);
+    let mut f = fresh.connect();
+    assert_eq!(crc_checksums(&mut f, "d"), crc);
+    let e: Vec<(i64, Option<String>)> = f.query("SELECT id, v FROM e.t ORDER BY id").unwrap();
+    assert_eq!(e, vec![(1, Some("x".into())), (2, None)]);
+    let create_e: (String, String) = f.query_first("SHOW CREATE DATABASE e").unwrap().unwrap();
+    assert!(
+        create_e.1.contains("DEFAULT CHARACTER SET latin1"),
+        "{}",
+        create_e.1
+    );
+    // Only 'N' is understood: tpbed has no keyring.
+    assert_eq!(
+        code(f.query_drop("CREATE DATABASE g ENCRYPTION = 'Y'")),
+        1064
+    );
+    f.query_drop("CREATE SCHEMA IF NOT EXISTS g DEFAULT ENCRYPTION = 'n'")
+        .unwrap();
+
+    // The log tables: base tables of engine CSV with MySQL's definitions, and empty, since
+    // tpbed logs to files only.
+    let kinds: Vec<(String, String, String)> = f
+        .query(
+            "SELECT TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = 'mysql' AND TABLE_NAME LIKE '%log' ORDER BY TABLE_NAME",
+        )
+        .unwrap();
+    let csv = |n: &str| (n.to_string(), "BASE TABLE".to_string(), "CSV".to_string());
+    assert_eq!(kinds, vec![csv("general_log"), csv("slow_log")]);
+    let general = show_create_table(&mut f, "mysql.general_log");
+    assert!(
+        general.starts_with("CREATE TABLE `general_log` (\n  `event_time` timestamp(6)"),
+        "{general}"
+    );
+    assert!(
+        general.ends_with("ENGINE=CSV DEFAULT CHARSET=utf8mb3 COMMENT='General log'"),
+        "{general}"
+    );
+    let slow = show_create_table(&mut f, "mysql.slow_log");
+    assert!(slow.contains("`query_time` time(6) NOT NULL,"), "{slow}");
+    assert_eq!(
+        f.query_first::<i64, _>("SELECT COUNT(*) FROM mysql.slow_log")
+            .unwrap(),
+        Some(0)
+    );
+    assert_eq!(
+        code(f.query_drop("SHOW CREATE TABLE mysql.no_such_table")),
+        1146
+    );
 }
 
 #[test]

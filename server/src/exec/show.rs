@@ -34,6 +34,13 @@ pub enum ShowTable {
         /// Table.
         table: String,
     },
+    /// SHOW CREATE TABLE of a system table MySQL defines with a statement (the log tables).
+    CreateSystem {
+        /// Its name as MySQL spells it.
+        table: &'static str,
+        /// MySQL's definition.
+        text: &'static str,
+    },
     /// `SHOW [FULL] COLUMNS` / `DESCRIBE`.
     Columns {
         /// Database.
@@ -90,6 +97,13 @@ pub fn plan(p: &mut Planner<'_>, s: &Statement) -> SqlResult<ShowTable> {
                 return Err(SqlError::unsupported("SHOW CREATE of this object"));
             }
             let (db, table) = table_name(p, obj_name)?;
+            let system = crate::introspection::vtables::lookup(p.st.core.as_ref(), &db, &table);
+            if let Some((v, text)) = system.and_then(|v| Some((v, v.create_statement()?))) {
+                return Ok(ShowTable::CreateSystem {
+                    table: v.name(),
+                    text,
+                });
+            }
             p.table(&db, &table)?;
             Ok(ShowTable::Create { db, table })
         }
@@ -131,7 +145,9 @@ fn names(s: &ShowTable) -> Vec<String> {
             }
             v
         }
-        ShowTable::Create { .. } => vec!["Table".into(), "Create Table".into()],
+        ShowTable::Create { .. } | ShowTable::CreateSystem { .. } => {
+            vec!["Table".into(), "Create Table".into()]
+        }
         ShowTable::Columns { full, .. } => {
             let mut v: Vec<String> = ["Field", "Type"].iter().map(|s| s.to_string()).collect();
             if *full {
@@ -199,6 +215,10 @@ pub fn execute(st: &mut Context, s: &ShowTable) -> SqlResult<Output> {
                 Value::str(table),
                 Value::str(&describe::create_table_text(&t, db)),
             ]);
+        }
+        ShowTable::CreateSystem { table, text } => {
+            st.count(Counter::ComShowCreateTable);
+            rows.push(vec![Value::str(table), Value::str(text)]);
         }
         ShowTable::Columns {
             db,

@@ -1,5 +1,7 @@
 //! The `mysql` schema's tables that monitoring and dump tools read: `mysql.user`, one row
-//! per account with MySQL 8.0's columns, filled from tpbed's accounts.
+//! per account with MySQL 8.0's columns, filled from tpbed's accounts, and the log tables
+//! `general_log` and `slow_log`, empty as MySQL leaves them under `log_output=FILE` (tpbed
+//! writes its logs to files only), with MySQL's definitions for `SHOW CREATE TABLE`.
 
 use crate::accounts::{Account, AuthPlugin, Privilege};
 use crate::introspection::vtables::{VType, VirtualTable};
@@ -40,9 +42,20 @@ const PRIVILEGE_COLUMNS: &[(&str, Privilege)] = &[
     ("Create_tablespace_priv", Privilege::AllStatic),
 ];
 
+/// The `mysql` schema's tables.
+pub static TABLES: [&dyn VirtualTable; 3] = [&User, &GeneralLog, &SlowLog];
+
 /// `mysql.user`.
 #[derive(Debug)]
 pub struct User;
+
+/// `mysql.general_log`.
+#[derive(Debug)]
+pub struct GeneralLog;
+
+/// `mysql.slow_log`.
+#[derive(Debug)]
+pub struct SlowLog;
 
 /// What `authentication_string` holds: empty for an empty password, MySQL's `*` and the
 /// upper-case hex of SHA1(SHA1(password)) for mysql_native_password, and for
@@ -154,6 +167,88 @@ impl VirtualTable for User {
                 row
             })
             .collect()
+    }
+}
+
+impl VirtualTable for GeneralLog {
+    fn name(&self) -> &'static str {
+        "general_log"
+    }
+    fn columns(&self) -> &'static [(&'static str, VType)] {
+        use VType::*;
+        &[
+            ("event_time", Text),
+            ("user_host", Text),
+            ("thread_id", UInt),
+            ("server_id", UInt),
+            ("command_type", Text),
+            ("argument", Text),
+        ]
+    }
+    fn rows(&self, _server: &dyn ServerView) -> Vec<Vec<Value>> {
+        Vec::new()
+    }
+    fn engine(&self) -> Option<&'static str> {
+        Some("CSV")
+    }
+    fn create_statement(&self) -> Option<&'static str> {
+        Some(
+            "CREATE TABLE `general_log` (\n  \
+             `event_time` timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),\n  \
+             `user_host` mediumtext NOT NULL,\n  \
+             `thread_id` bigint unsigned NOT NULL,\n  \
+             `server_id` int unsigned NOT NULL,\n  \
+             `command_type` varchar(64) NOT NULL,\n  \
+             `argument` mediumblob NOT NULL\n\
+             ) ENGINE=CSV DEFAULT CHARSET=utf8mb3 COMMENT='General log'",
+        )
+    }
+}
+
+impl VirtualTable for SlowLog {
+    fn name(&self) -> &'static str {
+        "slow_log"
+    }
+    fn columns(&self) -> &'static [(&'static str, VType)] {
+        use VType::*;
+        &[
+            ("start_time", Text),
+            ("user_host", Text),
+            ("query_time", Text),
+            ("lock_time", Text),
+            ("rows_sent", UInt),
+            ("rows_examined", UInt),
+            ("db", Text),
+            ("last_insert_id", UInt),
+            ("insert_id", UInt),
+            ("server_id", UInt),
+            ("sql_text", Text),
+            ("thread_id", UInt),
+        ]
+    }
+    fn rows(&self, _server: &dyn ServerView) -> Vec<Vec<Value>> {
+        Vec::new()
+    }
+    fn engine(&self) -> Option<&'static str> {
+        Some("CSV")
+    }
+    fn create_statement(&self) -> Option<&'static str> {
+        Some(
+            "CREATE TABLE `slow_log` (\n  \
+             `start_time` timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),\n  \
+             `user_host` mediumtext NOT NULL,\n  \
+             `query_time` time(6) NOT NULL,\n  \
+             `lock_time` time(6) NOT NULL,\n  \
+             `rows_sent` int NOT NULL,\n  \
+             `rows_examined` int NOT NULL,\n  \
+             `db` varchar(512) NOT NULL,\n  \
+             `last_insert_id` int NOT NULL,\n  \
+             `insert_id` int NOT NULL,\n  \
+             `server_id` int unsigned NOT NULL,\n  \
+             `sql_text` mediumblob NOT NULL,\n  \
+             `thread_id` bigint unsigned NOT NULL\n\
+             ) ENGINE=CSV DEFAULT CHARSET=utf8mb3 COMMENT='Slow log'",
+        )
     }
 }
 

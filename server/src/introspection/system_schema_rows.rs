@@ -39,7 +39,7 @@ pub fn tables(server: &dyn ServerView) -> Vec<Vec<Value>> {
     each(server)
         .into_iter()
         .map(|(db, t)| {
-            let (kind, engine) = kind_of(db);
+            let (kind, engine) = t.engine().map_or(kind_of(db), |e| ("BASE TABLE", Some(e)));
             let mut row = vec![s("def"), s(db), s(t.name()), s(kind)];
             row.push(engine.map_or(Value::Null, s));
             row.push(Value::UInt(10));

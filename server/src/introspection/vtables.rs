@@ -30,6 +30,16 @@ pub trait VirtualTable: Send + Sync + std::fmt::Debug {
     fn columns(&self) -> &'static [(&'static str, VType)];
     /// A snapshot of the rows (one value per column).
     fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>>;
+    /// The engine of a table MySQL keeps as a base table (the log tables' `CSV`); `None`
+    /// for the system databases' views, which take their database's kind
+    /// ([`crate::introspection::system_schema_rows::kind_of`]).
+    fn engine(&self) -> Option<&'static str> {
+        None
+    }
+    /// `SHOW CREATE TABLE`'s text for a table MySQL defines with one; `None` gives 1146.
+    fn create_statement(&self) -> Option<&'static str> {
+        None
+    }
     /// `TRUNCATE TABLE`: resets what the table sums; false when the table cannot be
     /// truncated.
     fn truncate(&self, _server: &dyn ServerView) -> bool {
@@ -93,7 +103,7 @@ pub fn tables_of(server: &dyn ServerView, db: &str) -> Vec<&'static dyn VirtualT
     } else if db.eq_ignore_ascii_case("sys") {
         vec![&innodb::SysInnodbLockWaits]
     } else if db.eq_ignore_ascii_case("mysql") {
-        vec![&crate::introspection::mysql_tables::User]
+        crate::introspection::mysql_tables::TABLES.to_vec()
     } else {
         Vec::new()
     }

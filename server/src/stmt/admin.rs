@@ -53,6 +53,48 @@ pub fn create_schema_as_database(sql: &str) -> Option<String> {
         .then(|| format!("CREATE DATABASE{after}"))
 }
 
+/// `CREATE DATABASE|SCHEMA ... [DEFAULT] ENCRYPTION [=] 'N'` without that clause, which
+/// sqlparser does not read and MySQL 8.0 prints in SHOW CREATE DATABASE (so every dump of a
+/// whole database carries it); None for other statements and for `'Y'`, which stays a syntax
+/// error since tpbed has no keyring.
+pub fn database_without_encryption(sql: &str) -> Option<String> {
+    use sqlparser::dialect::MySqlDialect;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&MySqlDialect {}, sql).tokenize().ok()?;
+    let words: Vec<(usize, String)> = tokens
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| match t {
+            Token::Word(w) if w.quote_style.is_none() => Some((i, w.value.to_ascii_uppercase())),
+            Token::Whitespace(_) => None,
+            _ => Some((i, String::new())),
+        })
+        .collect();
+    let is = |k: usize, kw: &[&str]| words.get(k).is_some_and(|(_, w)| kw.contains(&w.as_str()));
+    if !is(0, &["CREATE"]) || !is(1, &["DATABASE", "SCHEMA"]) {
+        return None;
+    }
+    let at = words.iter().position(|(_, w)| w == "ENCRYPTION")?;
+    let start = if at > 0 && is(at - 1, &["DEFAULT"]) {
+        at - 1
+    } else {
+        at
+    };
+    let mut value = at + 1;
+    if matches!(words.get(value).map(|(i, _)| &tokens[*i]), Some(Token::Eq)) {
+        value += 1;
+    }
+    let (end, _) = words.get(value)?;
+    match &tokens[*end] {
+        Token::SingleQuotedString(v) | Token::DoubleQuotedString(v)
+            if v.eq_ignore_ascii_case("n") => {}
+        _ => return None,
+    }
+    let first = words[start].0;
+    let kept = tokens[..first].iter().chain(&tokens[end + 1..]);
+    Some(kept.map(ToString::to_string).collect())
+}
+
 /// `CREATE DATABASE [IF NOT EXISTS]`.
 pub fn create_database(
     st: &mut Context,

@@ -61,10 +61,15 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
         }]);
     }
     let stmts = match parse(sql) {
-        Err(e) => match admin::create_schema_as_database(sql) {
-            Some(database) => parse(&database).map_err(|_| e)?,
-            None => return Err(e),
-        },
+        Err(e) => {
+            let plain = admin::database_without_encryption(sql);
+            let text = plain.as_deref().unwrap_or(sql);
+            match admin::create_schema_as_database(text) {
+                Some(database) => parse(&database).map_err(|_| e)?,
+                None if plain.is_some() => parse(text).map_err(|_| e)?,
+                None => return Err(e),
+            }
+        }
         ok => ok?,
     };
     if stmts.is_empty() {
