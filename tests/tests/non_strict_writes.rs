@@ -1,7 +1,8 @@
 //! Writes outside strict mode and under INSERT IGNORE, as MySQL stores them: a string too
 //! long is truncated (1265), a number out of range clipped (1264), text read as far as it is
 //! a number (1265, or 0 with 1366), and the statement succeeds with those warnings; in strict
-//! mode the same INSERT is refused and nothing changes.
+//! mode the same INSERT is refused and nothing changes. UPDATE IGNORE cuts values the same
+//! way and keeps, with a warning, a row its new values would make break a key or a CHECK.
 
 use mysql::prelude::*;
 use mysql::{Conn, Row};
@@ -84,4 +85,67 @@ fn values_are_cut_to_fit_with_mysqls_warnings_outside_strict_mode() {
             ("lon".into(), 127, None, None),
         ]
     );
+}
+
+#[test]
+fn update_ignore_keeps_a_row_that_would_break_a_key_and_cuts_values_to_fit() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.connect();
+    c.query_drop("CREATE DATABASE y").unwrap();
+    c.query_drop("USE y").unwrap();
+    c.query_drop(
+        "CREATE TABLE t (id INT PRIMARY KEY, u INT UNIQUE, a VARCHAR(3), b INT, \
+         CHECK (b < 100))",
+    )
+    .unwrap();
+    c.query_drop("INSERT INTO t VALUES (1, 1, 'a', 1), (2, 2, 'b', 2), (3, 3, 'c', 3)")
+        .unwrap();
+    // Strict mode and no IGNORE: the duplicate refuses the whole statement.
+    assert_eq!(
+        mysql_error(c.query_drop("UPDATE t SET u = 2 WHERE id = 1")).code,
+        1062
+    );
+    c.query_drop("UPDATE IGNORE t SET u = u + 1 ORDER BY id DESC")
+        .unwrap();
+    assert_eq!(c.affected_rows(), 3);
+    assert_eq!(c.info_str(), "Rows matched: 3  Changed: 3  Warnings: 0");
+    // IGNORE: the second row, which would duplicate the first's new u, stays as it was.
+    c.query_drop("update low_priority ignore t set u = 5 where id in (1, 2)")
+        .unwrap();
+    assert_eq!(c.affected_rows(), 1);
+    assert_eq!(c.info_str(), "Rows matched: 2  Changed: 1  Warnings: 1");
+    assert_eq!(
+        warnings(&mut c),
+        vec![w(1062, "Duplicate entry '5' for key 't.u'")]
+    );
+    // A value too long is cut, a CHECK violation keeps the row, both with warnings.
+    c.query_drop("UPDATE IGNORE t SET a = 'abcdef' WHERE id = 1")
+        .unwrap();
+    assert_eq!(
+        warnings(&mut c),
+        vec![w(1265, "Data truncated for column 'a' at row 1")]
+    );
+    c.query_drop("UPDATE IGNORE t SET b = b + 200 WHERE id = 2")
+        .unwrap();
+    assert_eq!(
+        warnings(&mut c),
+        vec![w(3819, "Check constraint 't_chk_1' is violated.")]
+    );
+    let rows: Vec<(i32, i32, String, i32)> =
+        c.query("SELECT id, u, a, b FROM t ORDER BY id").unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            (1, 5, "abc".into(), 1),
+            (2, 3, "b".into(), 2),
+            (3, 4, "c".into(), 3)
+        ]
+    );
+    // MySQL has no UPDATE OR ... and no UPDATE REPLACE.
+    for bad in [
+        "UPDATE OR IGNORE t SET a = 'x'",
+        "UPDATE REPLACE t SET a = 'x'",
+    ] {
+        assert_eq!(mysql_error(c.query_drop(bad)).code, 1064, "{bad}");
+    }
 }

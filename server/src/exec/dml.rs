@@ -8,7 +8,7 @@ use sqlparser::ast::{self, Expr};
 
 use crate::context::{Context, Warning};
 use crate::engine::lock::WaitPolicy;
-use crate::engine::{Table, UpdateOutcome};
+use crate::engine::{EngineError, Table, UpdateOutcome};
 use crate::error::engine_error;
 use crate::error::lock_error;
 use crate::error::{SqlError, SqlResult};
@@ -52,6 +52,10 @@ pub struct Update {
     pub checks: BoundChecks,
     /// The foreign keys a changed row meets.
     pub foreign_keys: ForeignKeys,
+    /// UPDATE IGNORE: a row whose new values break a unique key or a CHECK constraint, or are
+    /// not valid in their character set, stays as it was with a warning, and values are cut
+    /// to fit as outside strict mode.
+    pub ignore: bool,
 }
 
 /// A planned DELETE.
@@ -193,6 +197,12 @@ impl Planner<'_> {
         if u.from.is_some() {
             return Err(SqlError::unsupported("UPDATE ... FROM"));
         }
+        // `OR IGNORE` is how the statement layer hands on MySQL's `UPDATE IGNORE`.
+        let ignore = match u.or {
+            None => false,
+            Some(ast::SqliteOnConflict::Ignore) => true,
+            Some(_) => return Err(SqlError::parse("OR")),
+        };
         let (target, assignments) = self.target(
             &u.table,
             u.selection.as_ref(),
@@ -211,6 +221,7 @@ impl Planner<'_> {
             assignments,
             checks,
             foreign_keys,
+            ignore,
         })
     }
 
@@ -356,14 +367,18 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
     let table = u.target.table();
     let timeout = st.lock_wait_timeout();
     let (mut matched, mut changed) = (0u64, 0u64);
-    let lenient = !st.sql_modes().strict;
-    let mut clipped = Vec::new();
-    for (n, (pk, old)) in rows.iter().enumerate() {
+    let lenient = u.ignore || !st.sql_modes().strict;
+    let mut warnings = Vec::new();
+    'rows: for (n, (pk, old)) in rows.iter().enumerate() {
         matched += 1;
         let mut new = old.clone();
         for (col, e) in &u.assignments {
             let v = ex.eval(e, &new)?;
             if let Err(e) = check_text_columns(table.def(), [(*col, &v)], n as u64 + 1) {
+                if u.ignore {
+                    warnings.push((e.code.code(), e.message));
+                    continue 'rows;
+                }
                 ex.flush();
                 return Err(e);
             }
@@ -371,15 +386,25 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
         }
         if lenient {
             let cols = u.assignments.iter().map(|(c, _)| *c);
-            clipped.extend(clip_columns(table.def(), &mut new, cols, n as u64 + 1));
+            warnings.extend(clip_columns(table.def(), &mut new, cols, n as u64 + 1));
+        }
+        if let Err(e) = u.checks.verify(&ex, &new) {
+            if u.ignore {
+                warnings.push((e.code.code(), e.message));
+                continue;
+            }
+            ex.flush();
+            return Err(e);
         }
         let ncols = table.def().columns().len();
-        let verified = u.checks.verify(&ex, &new).and_then(|()| {
-            u.foreign_keys.check_child(st, &new[..ncols])?;
-            u.foreign_keys
-                .check_parent(st, &old[..ncols], Some(&new[..ncols]))
-        });
-        if let Err(e) = verified {
+        let related = u
+            .foreign_keys
+            .check_child(st, &new[..ncols])
+            .and_then(|()| {
+                u.foreign_keys
+                    .check_parent(st, &old[..ncols], Some(&new[..ncols]))
+            });
+        if let Err(e) = related {
             ex.flush();
             return Err(e);
         }
@@ -392,6 +417,10 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
             Ok(UpdateOutcome::Updated { .. }) => changed += 1,
             Ok(UpdateOutcome::Unchanged) => {}
             Ok(UpdateOutcome::NotFound) => matched -= 1,
+            Err(WriteError::Engine(e @ EngineError::DuplicateKey { .. })) if u.ignore => {
+                let e = engine_error(&e, n as u64 + 1);
+                warnings.push((e.code.code(), e.message));
+            }
             Err(e) => {
                 ex.flush();
                 return Err(match e {
@@ -402,7 +431,7 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
         }
     }
     ex.flush();
-    for (code, m) in clipped {
+    for (code, m) in warnings {
         warn(st, code, m);
     }
     let c = &st.conn.counters;

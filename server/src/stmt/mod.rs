@@ -19,6 +19,7 @@ pub mod show_table_status;
 pub mod table_locks;
 pub mod tokens;
 pub mod transaction;
+pub mod update_modifiers;
 
 pub use plan::{Plan, PreparedStmt};
 
@@ -60,6 +61,8 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
             columns: Vec::new(),
         }]);
     }
+    let rewritten = update_modifiers::rewrite(sql)?;
+    let sql = rewritten.as_deref().unwrap_or(sql);
     let stmts = match parse(sql) {
         Err(e) => {
             let plain = admin::database_without_encryption(sql);
