@@ -441,18 +441,38 @@ impl TableDef {
 
     /// Coerces every value to its column's type and checks NOT NULL.
     pub fn coerce_row(&self, row: Vec<Value>) -> Result<Vec<Value>, EngineError> {
+        self.coerce_row_except(row, None)
+    }
+
+    /// [`Self::coerce_row`] with column `keep`'s value left as it is.
+    pub fn coerce_row_except(
+        &self,
+        row: Vec<Value>,
+        keep: Option<usize>,
+    ) -> Result<Vec<Value>, EngineError> {
         row.into_iter()
-            .zip(&self.columns)
-            .map(|(v, c)| {
-                let v = c.ty.coerce(v, &c.name).map_err(|e| self.qualify(e))?;
-                if v.is_null() && !c.nullable {
-                    return Err(EngineError::NullNotAllowed {
-                        column: c.name.clone(),
-                    });
+            .enumerate()
+            .map(|(i, v)| {
+                if Some(i) == keep {
+                    Ok(v)
+                } else {
+                    self.coerce_value(i, v)
                 }
-                Ok(v)
             })
             .collect()
+    }
+
+    /// Value `v` of column `i` converted to the column's type; NULL in a NOT NULL column is
+    /// an error.
+    pub fn coerce_value(&self, i: usize, v: Value) -> Result<Value, EngineError> {
+        let c = &self.columns[i];
+        let v = c.ty.coerce(v, &c.name).map_err(|e| self.qualify(e))?;
+        if v.is_null() && !c.nullable {
+            return Err(EngineError::NullNotAllowed {
+                column: c.name.clone(),
+            });
+        }
+        Ok(v)
     }
 }
 

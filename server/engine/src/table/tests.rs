@@ -260,6 +260,20 @@ fn auto_increment_and_hidden_primary() {
         "Duplicate entry '10' for key 'sbtest1.PRIMARY'"
     );
     assert_eq!(t.row_count(), 5);
+    // A row another column refuses (text that is not a number, NULL into NOT NULL) uses no
+    // value: the next row gets 12.
+    for bad in [Value::str("many"), Value::Null] {
+        let mut r = row(Value::Null);
+        r[1] = bad;
+        assert!(t.insert(r, &opts).is_err());
+    }
+    assert_eq!(
+        t.insert(row(Value::Null), &opts)
+            .unwrap()
+            .generated_auto_increment,
+        Some(12)
+    );
+    assert_eq!(t.row_count(), 6);
     t.truncate();
     assert_eq!(t.row_count(), 0);
     assert_eq!(

@@ -296,8 +296,16 @@ impl Table {
                     .coerce(std::mem::replace(&mut row[c], Value::Null), &col.name)?;
             }
         }
+        // Every other column first: a value its column refuses uses no AUTO_INCREMENT value,
+        // as MySQL converts a row's values before it asks the engine for one.
+        let auto = self.def.auto_increment_column();
+        let mut row = self.def.coerce_row_except(row, auto)?;
         let generated = self.auto_increment(&mut row, opts.no_auto_value_on_zero)?;
-        let row = self.def.coerce_row(row)?;
+        if let Some(c) = auto {
+            row[c] = self
+                .def
+                .coerce_value(c, std::mem::replace(&mut row[c], Value::Null))?;
+        }
         if generated.is_none() {
             self.bump_auto_increment(&row);
         }
