@@ -66,6 +66,18 @@ pub fn rewrite(sql: &str) -> SqlResult<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text after UPDATE and a modifier: no panic, and a rewrite keeps what follows.
+        #[test]
+        fn any_text_is_handled(m in "(?i)(low_priority|ignore|or|replace)", rest in "\\PC{0,40}") {
+            let sql = format!("UPDATE {m} {rest}");
+            if let Ok(Some(out)) = rewrite(&sql) {
+                prop_assert!(out.starts_with("UPDATE "));
+            }
+        }
+    }
 
     #[test]
     fn modifiers_are_taken_out_and_ignore_handed_on() {
