@@ -137,4 +137,23 @@ mod tests {
         assert!(!qs.is_empty() && qs[0].exp.name.starts_with("f1-"));
         assert!(resolve(&["nope".into()], Scale::Small).is_err());
     }
+
+    #[test]
+    fn every_other_file_in_the_folder_parses_at_both_scales() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
+        let mut others = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".toml") || BUILTINS.iter().any(|b| b.file == name) {
+                continue;
+            }
+            others += 1;
+            let text = std::fs::read_to_string(&path).unwrap();
+            for s in [Scale::Small, Scale::Paper] {
+                parse_text(&text, s, &name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        assert!(others > 0, "no file beside the built-ins");
+    }
 }
