@@ -67,8 +67,8 @@
 //!    role away from it so another thread can poll.
 //! 4. Kick up at most one low-priority event older than `prio_kickup_timer`.
 //! 5. Wake or create one thread if the ceiling grew, or no thread sleeps and an event is
-//!    queued, or (algorithm 1) credit exists and nobody polls, or a transaction limit is set
-//!    and an event is queued, or step 3 took the role.
+//!    ready (queued, with credit to start it), or (algorithm 1) credit exists and nobody
+//!    polls, or a transaction limit is set and an event is ready, or step 3 took the role.
 //! 6. Close armed connections idle past `wait_timeout` (outside the mutex: `Session::expire`).
 //!
 //! With `tpbed_thread_pool_steal=on`, between steps 5 and 6 a group whose queued events cannot

@@ -433,3 +433,74 @@ fn connection_report_every_tenth_of_the_interval_for_three_minutes() {
     assert_eq!(reports(), 3);
     r.pool.shutdown();
 }
+
+#[test]
+fn the_stall_checker_starts_no_thread_for_queued_work_without_credit() {
+    // max_active_query_threads = 1: stalls do not widen the credit, so B stays queued.
+    let r = rig(|c| c.max_active_query_threads = 1);
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let gate = Gate::new();
+    a.send(Cmd::Gate(gate.clone()));
+    eventually("A", || r.tally.runs() == 1);
+    b.send(Cmd::Plain);
+    r.tick_at(60);
+    eventually("B queued", || {
+        r.pool.group_states()[0].queued_transactions == 1
+    });
+    settle();
+    let before = r.pool.group_stats()[0];
+    for ms in [70, 80, 90, 100, 110] {
+        r.tick_at(ms);
+        settle();
+    }
+    let after = r.pool.group_stats()[0];
+    let runs = r.tally.runs();
+    // Let A finish before asserting, so a failure does not leave a thread behind the gate.
+    gate.open();
+    eventually("B runs once A detaches", || r.tally.runs() == 2);
+    r.pool.shutdown();
+    assert_eq!(runs, 1, "B waited for credit");
+    assert_eq!(
+        (after.threads_started, after.wake_thread_stall_checker),
+        (before.threads_started, before.wake_thread_stall_checker),
+        "an event that cannot start is no reason to wake or create a thread"
+    );
+}
+
+#[test]
+fn query_threads_above_the_transaction_share_stay_as_sleepers() {
+    // share 1: share + 1 = 2 bound, and one more thread to poll.
+    let r = rig(|c| c.max_transactions_limit = 1);
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let c = r.connect(3, false);
+    a.send(Cmd::Begin);
+    eventually("A", || r.tally.runs() == 1);
+    b.send(Cmd::Begin);
+    r.tick_at(60);
+    eventually("B", || r.tally.runs() == 2);
+    c.send(Cmd::Plain);
+    for ms in [70, 80, 90, 100, 110, 120] {
+        r.tick_at(ms);
+    }
+    settle();
+    let runs_at_limit = r.tally.runs();
+    let threads_at_limit = r.pool.group_states()[0].query_threads_count;
+    a.send(Cmd::Commit);
+    b.send(Cmd::Commit);
+    eventually("C and the commits run", || r.tally.runs() == 5);
+    settle();
+    let idle = r.pool.group_states()[0].clone();
+    r.pool.shutdown();
+    assert_eq!(runs_at_limit, 2, "C waited for a transaction slot");
+    assert_eq!(
+        threads_at_limit, 3,
+        "the cap is share + 2: two bound and a poller"
+    );
+    assert_eq!(idle.threads_bound_to_transaction, 0);
+    assert_eq!(
+        idle.query_threads_count, 3,
+        "without dedicated listeners an idle thread sleeps instead of exiting"
+    );
+}

@@ -76,8 +76,9 @@ pub(crate) fn wake<S: Session>(
 
 /// Sleeps query thread `me` as a consumer (while fewer than `query_threads_per_group` are)
 /// or a reserve; returns `Err` (exit) at shutdown or, as in MySQL, when it should exit instead:
-/// a reserve when `max_unused_threads` != 0 and reserves + 1 >= it, or any query thread while
-/// the group has more query threads than its transaction share.
+/// a reserve when `max_unused_threads` != 0 and reserves + 1 >= it, or, with dedicated
+/// listeners only, any query thread while the group has more query threads than its
+/// transaction share (the other algorithms keep such a thread as a consumer or reserve).
 pub(crate) fn sleep_query<'a, S: Session>(
     sh: &'a Arc<Shared<S>>,
     g: usize,
@@ -85,7 +86,7 @@ pub(crate) fn sleep_query<'a, S: Session>(
     mut st: Guard<'a, S>,
 ) -> Result<Guard<'a, S>, Guard<'a, S>> {
     let share = sh.group_share(g);
-    if share > 0 && st.longrun.suspended_stamp.is_none() && st.query_threads > share {
+    if sh.dedicated && share > 0 && st.query_threads > share {
         return Err(st);
     }
     let consumer = st.consumers.len() < sh.knobs.query_threads_per_group() as usize;

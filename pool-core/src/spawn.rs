@@ -20,7 +20,9 @@ const CREATE_GAP_FEW: Duration = Duration::from_micros(50);
 const CREATE_GAP_MANY: Duration = Duration::from_micros(100);
 
 /// Creates a query thread unless MySQL's limits forbid it: more than 1 + connections threads, 4096
-/// threads, the transaction cap `share + 1` (unless suspended), or the creation throttle.
+/// threads, the transaction cap (unless suspended), or the creation throttle. The cap lets the
+/// group reach `share + 2` query threads, as MySQL's does: `share + 1` bound to transactions
+/// (the credit rule's `<=`) and one more to poll.
 pub(crate) fn create_query_thread<S: Session>(
     sh: &Arc<Shared<S>>,
     g: usize,
@@ -33,7 +35,7 @@ pub(crate) fn create_query_thread<S: Session>(
         return false;
     }
     let share = sh.group_share(g);
-    if share > 0 && st.longrun.suspended_stamp.is_none() && st.query_threads > share {
+    if share > 0 && st.longrun.suspended_stamp.is_none() && st.query_threads > share + 1 {
         return false;
     }
     let total = sh.total_query_threads.load(Ordering::Relaxed);

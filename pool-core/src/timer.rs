@@ -121,8 +121,9 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
     let timer = knobs.prio_kickup_timer();
     let kicked = timer > 0 && st.kick_up(now, timer);
 
-    // 5. Wake or create one thread when needed.
-    let ready = st.queued() > 0;
+    // 5. Wake or create one thread when needed. A queued event counts only when it could start
+    //    (MySQL's `is_query_ready_to_process`: an event is queued and credit is available).
+    let ready = st.queued() > 0 && sh.credit(g, &st);
     let sleepers = !st.consumers.is_empty() || !st.reserves.is_empty();
     let algo1 = sh.algorithm == Algorithm::HighConcurrency;
     let need = grew
