@@ -43,19 +43,19 @@ const PRIVILEGE_COLUMNS: &[(&str, Privilege)] = &[
 ];
 
 /// The `mysql` schema's tables.
-pub static TABLES: [&dyn VirtualTable; 3] = [&User, &GeneralLog, &SlowLog];
+pub static TABLES: [&dyn VirtualTable; 3] = [&User, &GENERAL_LOG, &SLOW_LOG];
 
 /// `mysql.user`.
 #[derive(Debug)]
 pub struct User;
 
-/// `mysql.general_log`.
+/// A log table: its columns and MySQL's definition; no rows.
 #[derive(Debug)]
-pub struct GeneralLog;
-
-/// `mysql.slow_log`.
-#[derive(Debug)]
-pub struct SlowLog;
+pub struct LogTable {
+    name: &'static str,
+    columns: &'static [(&'static str, VType)],
+    create: &'static str,
+}
 
 /// What `authentication_string` holds: empty for an empty password, MySQL's `*` and the
 /// upper-case hex of SHA1(SHA1(password)) for mysql_native_password, and for
@@ -170,30 +170,18 @@ impl VirtualTable for User {
     }
 }
 
-impl VirtualTable for GeneralLog {
-    fn name(&self) -> &'static str {
-        "general_log"
-    }
-    fn columns(&self) -> &'static [(&'static str, VType)] {
-        use VType::*;
-        &[
-            ("event_time", Text),
-            ("user_host", Text),
-            ("thread_id", UInt),
-            ("server_id", UInt),
-            ("command_type", Text),
-            ("argument", Text),
-        ]
-    }
-    fn rows(&self, _server: &dyn ServerView) -> Vec<Vec<Value>> {
-        Vec::new()
-    }
-    fn engine(&self) -> Option<&'static str> {
-        Some("CSV")
-    }
-    fn create_statement(&self) -> Option<&'static str> {
-        Some(
-            "CREATE TABLE `general_log` (\n  \
+/// `mysql.general_log`.
+pub static GENERAL_LOG: LogTable = LogTable {
+    name: "general_log",
+    columns: &[
+        ("event_time", VType::Text),
+        ("user_host", VType::Text),
+        ("thread_id", VType::UInt),
+        ("server_id", VType::UInt),
+        ("command_type", VType::Text),
+        ("argument", VType::Text),
+    ],
+    create: "CREATE TABLE `general_log` (\n  \
              `event_time` timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),\n  \
              `user_host` mediumtext NOT NULL,\n  \
              `thread_id` bigint unsigned NOT NULL,\n  \
@@ -201,40 +189,26 @@ impl VirtualTable for GeneralLog {
              `command_type` varchar(64) NOT NULL,\n  \
              `argument` mediumblob NOT NULL\n\
              ) ENGINE=CSV DEFAULT CHARSET=utf8mb3 COMMENT='General log'",
-        )
-    }
-}
+};
 
-impl VirtualTable for SlowLog {
-    fn name(&self) -> &'static str {
-        "slow_log"
-    }
-    fn columns(&self) -> &'static [(&'static str, VType)] {
-        use VType::*;
-        &[
-            ("start_time", Text),
-            ("user_host", Text),
-            ("query_time", Text),
-            ("lock_time", Text),
-            ("rows_sent", UInt),
-            ("rows_examined", UInt),
-            ("db", Text),
-            ("last_insert_id", UInt),
-            ("insert_id", UInt),
-            ("server_id", UInt),
-            ("sql_text", Text),
-            ("thread_id", UInt),
-        ]
-    }
-    fn rows(&self, _server: &dyn ServerView) -> Vec<Vec<Value>> {
-        Vec::new()
-    }
-    fn engine(&self) -> Option<&'static str> {
-        Some("CSV")
-    }
-    fn create_statement(&self) -> Option<&'static str> {
-        Some(
-            "CREATE TABLE `slow_log` (\n  \
+/// `mysql.slow_log`.
+pub static SLOW_LOG: LogTable = LogTable {
+    name: "slow_log",
+    columns: &[
+        ("start_time", VType::Text),
+        ("user_host", VType::Text),
+        ("query_time", VType::Text),
+        ("lock_time", VType::Text),
+        ("rows_sent", VType::UInt),
+        ("rows_examined", VType::UInt),
+        ("db", VType::Text),
+        ("last_insert_id", VType::UInt),
+        ("insert_id", VType::UInt),
+        ("server_id", VType::UInt),
+        ("sql_text", VType::Text),
+        ("thread_id", VType::UInt),
+    ],
+    create: "CREATE TABLE `slow_log` (\n  \
              `start_time` timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),\n  \
              `user_host` mediumtext NOT NULL,\n  \
              `query_time` time(6) NOT NULL,\n  \
@@ -248,7 +222,23 @@ impl VirtualTable for SlowLog {
              `sql_text` mediumblob NOT NULL,\n  \
              `thread_id` bigint unsigned NOT NULL\n\
              ) ENGINE=CSV DEFAULT CHARSET=utf8mb3 COMMENT='Slow log'",
-        )
+};
+
+impl VirtualTable for LogTable {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn columns(&self) -> &'static [(&'static str, VType)] {
+        self.columns
+    }
+    fn rows(&self, _server: &dyn ServerView) -> Vec<Vec<Value>> {
+        Vec::new()
+    }
+    fn engine(&self) -> Option<&'static str> {
+        Some("CSV")
+    }
+    fn create_statement(&self) -> Option<&'static str> {
+        Some(self.create)
     }
 }
 
