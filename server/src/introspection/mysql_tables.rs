@@ -4,6 +4,7 @@
 //! writes its logs to files only), with MySQL's definitions for `SHOW CREATE TABLE`.
 
 use crate::accounts::{Account, AuthPlugin, Privilege};
+use crate::introspection::pfs_empty_tables::EmptyTable;
 use crate::introspection::vtables::{VType, VirtualTable};
 use crate::introspection::ServerView;
 use crate::value::Value;
@@ -49,11 +50,10 @@ pub static TABLES: [&dyn VirtualTable; 3] = [&User, &GENERAL_LOG, &SLOW_LOG];
 #[derive(Debug)]
 pub struct User;
 
-/// A log table: its columns and MySQL's definition; no rows.
+/// A log table: an [`EmptyTable`] with MySQL's definition, engine CSV.
 #[derive(Debug)]
 pub struct LogTable {
-    name: &'static str,
-    columns: &'static [(&'static str, VType)],
+    table: EmptyTable,
     create: &'static str,
 }
 
@@ -172,15 +172,17 @@ impl VirtualTable for User {
 
 /// `mysql.general_log`.
 pub static GENERAL_LOG: LogTable = LogTable {
-    name: "general_log",
-    columns: &[
-        ("event_time", VType::Text),
-        ("user_host", VType::Text),
-        ("thread_id", VType::UInt),
-        ("server_id", VType::UInt),
-        ("command_type", VType::Text),
-        ("argument", VType::Text),
-    ],
+    table: EmptyTable::new(
+        "general_log",
+        &[
+            ("event_time", VType::Text),
+            ("user_host", VType::Text),
+            ("thread_id", VType::UInt),
+            ("server_id", VType::UInt),
+            ("command_type", VType::Text),
+            ("argument", VType::Text),
+        ],
+    ),
     create: "CREATE TABLE `general_log` (\n  \
              `event_time` timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),\n  \
              `user_host` mediumtext NOT NULL,\n  \
@@ -193,21 +195,23 @@ pub static GENERAL_LOG: LogTable = LogTable {
 
 /// `mysql.slow_log`.
 pub static SLOW_LOG: LogTable = LogTable {
-    name: "slow_log",
-    columns: &[
-        ("start_time", VType::Text),
-        ("user_host", VType::Text),
-        ("query_time", VType::Text),
-        ("lock_time", VType::Text),
-        ("rows_sent", VType::UInt),
-        ("rows_examined", VType::UInt),
-        ("db", VType::Text),
-        ("last_insert_id", VType::UInt),
-        ("insert_id", VType::UInt),
-        ("server_id", VType::UInt),
-        ("sql_text", VType::Text),
-        ("thread_id", VType::UInt),
-    ],
+    table: EmptyTable::new(
+        "slow_log",
+        &[
+            ("start_time", VType::Text),
+            ("user_host", VType::Text),
+            ("query_time", VType::Text),
+            ("lock_time", VType::Text),
+            ("rows_sent", VType::UInt),
+            ("rows_examined", VType::UInt),
+            ("db", VType::Text),
+            ("last_insert_id", VType::UInt),
+            ("insert_id", VType::UInt),
+            ("server_id", VType::UInt),
+            ("sql_text", VType::Text),
+            ("thread_id", VType::UInt),
+        ],
+    ),
     create: "CREATE TABLE `slow_log` (\n  \
              `start_time` timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),\n  \
              `user_host` mediumtext NOT NULL,\n  \
@@ -226,13 +230,13 @@ pub static SLOW_LOG: LogTable = LogTable {
 
 impl VirtualTable for LogTable {
     fn name(&self) -> &'static str {
-        self.name
+        self.table.name()
     }
     fn columns(&self) -> &'static [(&'static str, VType)] {
-        self.columns
+        self.table.columns()
     }
-    fn rows(&self, _server: &dyn ServerView) -> Vec<Vec<Value>> {
-        Vec::new()
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        self.table.rows(server)
     }
     fn engine(&self) -> Option<&'static str> {
         Some("CSV")
