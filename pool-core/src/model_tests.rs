@@ -8,7 +8,7 @@ use crate::config::PoolConfig;
 use crate::handler::ConnectionHandler;
 use crate::poller::model::ModelNet;
 use crate::pool::ThreadPool;
-use crate::testkit::{Cmd, Gate, ModelSession, Tally};
+use crate::testkit::{Client, Cmd, Gate, ModelSession, Tally};
 use crate::wait::WaitKind;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,7 +57,7 @@ fn rig_full(edit: impl FnOnce(&mut PoolConfig), log: crate::shared::LogSink, def
 }
 
 impl Rig {
-    fn connect(&self, fd: i32, admin: bool) -> crate::testkit::Client {
+    fn connect(&self, fd: i32, admin: bool) -> Client {
         let mut s = ModelSession::new(&self.net, fd, &self.tally);
         s.admin = admin;
         let c = s.client();
@@ -144,20 +144,28 @@ fn a_reported_wait_hands_the_role_on_without_a_tick() {
     r.pool.shutdown();
 }
 
-#[test]
-fn the_transaction_limit_holds_new_work_but_not_the_admin_group() {
-    // size 1, limit 1: share 1, so at most share + 1 = 2 threads bound.
+/// A pool with `thread_pool_max_transactions_limit = 1` (share 1) where connections A and B
+/// have begun transactions, so share + 1 = 2 threads are bound; returns it with A, B and an
+/// idle connection C.
+fn two_bound_under_limit_one() -> (Rig, Client, Client, Client) {
     let r = rig(|c| c.max_transactions_limit = 1);
     let a = r.connect(1, false);
     let b = r.connect(2, false);
     let c = r.connect(3, false);
-    let admin = r.connect(4, true);
     a.send(Cmd::Begin);
     eventually("A begins", || r.tally.runs() == 1);
     b.send(Cmd::Begin);
     // A stays bound, reading; the stall checker hands the poll role on.
     r.tick_at(60);
     eventually("B begins (bound = share + 1)", || r.tally.runs() == 2);
+    (r, a, b, c)
+}
+
+#[test]
+fn the_transaction_limit_holds_new_work_but_not_the_admin_group() {
+    // size 1, limit 1: share 1, so at most share + 1 = 2 threads bound.
+    let (r, a, b, c) = two_bound_under_limit_one();
+    let admin = r.connect(4, true);
     c.send(Cmd::Plain);
     for ms in [120, 180, 240] {
         r.tick_at(ms);
@@ -180,15 +188,7 @@ fn the_transaction_limit_holds_new_work_but_not_the_admin_group() {
 
 #[test]
 fn raising_the_limit_at_run_time_admits_waiting_work() {
-    let r = rig(|c| c.max_transactions_limit = 1);
-    let a = r.connect(1, false);
-    let b = r.connect(2, false);
-    let c = r.connect(3, false);
-    a.send(Cmd::Begin);
-    eventually("A", || r.tally.runs() == 1);
-    b.send(Cmd::Begin);
-    r.tick_at(60);
-    eventually("B", || r.tally.runs() == 2);
+    let (r, _a, _b, c) = two_bound_under_limit_one();
     c.send(Cmd::Plain);
     r.tick_at(120);
     settle();
@@ -471,15 +471,7 @@ fn the_stall_checker_starts_no_thread_for_queued_work_without_credit() {
 #[test]
 fn query_threads_above_the_transaction_share_stay_as_sleepers() {
     // share 1: share + 1 = 2 bound, and one more thread to poll.
-    let r = rig(|c| c.max_transactions_limit = 1);
-    let a = r.connect(1, false);
-    let b = r.connect(2, false);
-    let c = r.connect(3, false);
-    a.send(Cmd::Begin);
-    eventually("A", || r.tally.runs() == 1);
-    b.send(Cmd::Begin);
-    r.tick_at(60);
-    eventually("B", || r.tally.runs() == 2);
+    let (r, a, b, c) = two_bound_under_limit_one();
     c.send(Cmd::Plain);
     for ms in [70, 80, 90, 100, 110, 120] {
         r.tick_at(ms);
