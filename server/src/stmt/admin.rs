@@ -58,40 +58,34 @@ pub fn create_schema_as_database(sql: &str) -> Option<String> {
 /// whole database carries it); None for other statements and for `'Y'`, which stays a syntax
 /// error since tpbed has no keyring.
 pub fn database_without_encryption(sql: &str) -> Option<String> {
+    use crate::stmt::tokens::is_keyword;
     use sqlparser::dialect::MySqlDialect;
     use sqlparser::tokenizer::{Token, Tokenizer};
     let tokens = Tokenizer::new(&MySqlDialect {}, sql).tokenize().ok()?;
-    let words: Vec<(usize, String)> = tokens
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| match t {
-            Token::Word(w) if w.quote_style.is_none() => Some((i, w.value.to_ascii_uppercase())),
-            Token::Whitespace(_) => None,
-            _ => Some((i, String::new())),
-        })
+    // The significant tokens, by their index in `tokens` (whitespace is kept for the rebuild).
+    let sig: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i], Token::Whitespace(_)))
         .collect();
-    let is = |k: usize, kw: &[&str]| words.get(k).is_some_and(|(_, w)| kw.contains(&w.as_str()));
-    if !is(0, &["CREATE"]) || !is(1, &["DATABASE", "SCHEMA"]) {
+    let kw = |k: usize, words: &[&str]| {
+        sig.get(k)
+            .is_some_and(|&i| words.iter().any(|w| is_keyword(&tokens[i], w)))
+    };
+    if !kw(0, &["CREATE"]) || !kw(1, &["DATABASE", "SCHEMA"]) {
         return None;
     }
-    let at = words.iter().position(|(_, w)| w == "ENCRYPTION")?;
-    let start = if at > 0 && is(at - 1, &["DEFAULT"]) {
-        at - 1
-    } else {
-        at
-    };
+    let at = (2..sig.len()).find(|&k| kw(k, &["ENCRYPTION"]))?;
+    let start = if kw(at - 1, &["DEFAULT"]) { at - 1 } else { at };
     let mut value = at + 1;
-    if matches!(words.get(value).map(|(i, _)| &tokens[*i]), Some(Token::Eq)) {
+    if sig.get(value).is_some_and(|&i| tokens[i] == Token::Eq) {
         value += 1;
     }
-    let (end, _) = words.get(value)?;
-    match &tokens[*end] {
+    let end = *sig.get(value)?;
+    match &tokens[end] {
         Token::SingleQuotedString(v) | Token::DoubleQuotedString(v)
             if v.eq_ignore_ascii_case("n") => {}
         _ => return None,
     }
-    let first = words[start].0;
-    let kept = tokens[..first].iter().chain(&tokens[end + 1..]);
+    let kept = tokens[..sig[start]].iter().chain(&tokens[end + 1..]);
     Some(kept.map(ToString::to_string).collect())
 }
 
