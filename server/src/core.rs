@@ -120,7 +120,10 @@ pub struct Core {
     pub trx: Arc<crate::trx::TrxSys>,
     /// The redo log: every committing read-write transaction calls `redo.commit(bytes)`.
     pub redo: Arc<crate::engine::redo::RedoLog>,
-    /// The data directory (declared after `redo` so it is removed after the log closes).
+    /// The binary log when `log_bin` is ON: a committing transaction that wrote syncs the redo
+    /// and then this before it releases its locks (crate::stmt::transaction::commit).
+    pub binlog: Option<Arc<crate::engine::redo::RedoLog>>,
+    /// The data directory (declared after the logs so it is removed after they close).
     pub datadir: crate::datadir::DataDir,
     /// `events_statements_summary_by_digest`.
     pub digests: crate::digest::DigestStore,

@@ -256,12 +256,14 @@ impl Server {
         }
         let (redo, datadir) = crate::storage::open_redo(&vars)?;
         let redo = Arc::new(redo);
-        crate::storage::register_hooks(&vars, &trx, &redo)
+        let binlog = crate::storage::open_binlog(&vars, &datadir)?.map(Arc::new);
+        crate::storage::register_hooks(&vars, &trx, &redo, binlog.as_ref())
             .map_err(|e| StartupError::MissingVariable(e.message))?;
         let digests = crate::digest::store_from(&vars);
         let querylogs = crate::querylog::QueryLogs::start(&vars, datadir.path())?;
         Ok(Core {
             redo,
+            binlog,
             datadir,
             vars,
             accounts: Accounts::with_root(),

@@ -1,6 +1,6 @@
 //! The server's side of the storage engine: defines the engine's system variables, builds the
-//! engine's typed configs from them at start-up, opens the redo log in the data directory, and
-//! registers the on-set hooks that carry `SET GLOBAL` of a storage variable to the running
+//! engine's typed configs from them at start-up, opens the redo log and the binary log in the
+//! data directory, and registers the on-set hooks that carry `SET GLOBAL` of a storage variable to the running
 //! engine.
 
 use std::path::PathBuf;
@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use crate::datadir::DataDir;
 use crate::engine::lock::{LockConfig, ScheduleAlgorithm};
-use crate::engine::redo::{FlushAtCommit, RedoConfig, RedoLog, DEFAULT_CAPACITY, REDO_DIR};
+use crate::engine::redo::{
+    FlushAtCommit, RedoConfig, RedoLog, BINLOG_FILE, DEFAULT_CAPACITY, REDO_DIR,
+};
 use crate::error::SqlResult;
 use crate::startup::StartupError;
 use crate::trx::{PurgeConfig, TrxSys};
@@ -53,7 +55,15 @@ pub fn definitions() -> Vec<VarDef> {
             VarValue::Str("./".into()),
         )
         .read_only(),
-        // Ours, not MySQL's: > 0 makes a redo sync sleep this long instead of fdatasync.
+        // The binary log: 1 syncs it at every commit group, 0 leaves the sync to the OS (tpbed
+        // treats N > 1 as 1).
+        VarDef::new(
+            "sync_binlog",
+            Global,
+            int(0, 4_294_967_295),
+            VarValue::Int(1),
+        ),
+        // Ours, not MySQL's: > 0 makes a log sync sleep this long instead of fdatasync.
         VarDef::new(
             "tpbed_log_fsync_us",
             Global,
@@ -195,10 +205,43 @@ pub fn open_redo(vars: &Registry) -> Result<(RedoLog, DataDir), StartupError> {
     Ok((log, datadir))
 }
 
+/// Opens the binary log, [`BINLOG_FILE`] in the datadir, when `log_bin` is ON (MySQL 8.0's
+/// default): written at every commit that wrote rows, and synced there when `sync_binlog` is
+/// not 0. None when `log_bin` is OFF (`--skip-log-bin`, `--disable-log-bin`).
+pub fn open_binlog(vars: &Registry, datadir: &DataDir) -> Result<Option<RedoLog>, StartupError> {
+    if !vars.global_by_name("log_bin").as_bool() {
+        return Ok(None);
+    }
+    let dir = datadir.path().to_path_buf();
+    let cfg = RedoConfig {
+        file: BINLOG_FILE,
+        flush_at_commit: binlog_flush(vars.global_by_name("sync_binlog").as_int()),
+        fsync_us: non_negative(&vars.global_by_name("tpbed_log_fsync_us")),
+        ..RedoConfig::in_dir(dir.clone())
+    };
+    RedoLog::open(cfg)
+        .map(Some)
+        .map_err(|source| StartupError::Redo { dir, source })
+}
+
+/// What a commit waits for in the binary log at `sync_binlog = n`.
+fn binlog_flush(n: i64) -> FlushAtCommit {
+    if n == 0 {
+        FlushAtCommit::Write
+    } else {
+        FlushAtCommit::Sync
+    }
+}
+
 /// Registers the on-set hooks of the storage variables: purge's three settings, the lock
 /// system's deadlock detection and schedule, and the redo log's flush mode, timeout and
-/// emulated sync.
-pub fn register_hooks(vars: &Registry, trx: &Arc<TrxSys>, redo: &Arc<RedoLog>) -> SqlResult<()> {
+/// emulated sync, and the binary log's sync.
+pub fn register_hooks(
+    vars: &Registry,
+    trx: &Arc<TrxSys>,
+    redo: &Arc<RedoLog>,
+    binlog: Option<&Arc<RedoLog>>,
+) -> SqlResult<()> {
     let purge = |set: fn(&mut PurgeConfig, u64)| {
         let trx = Arc::clone(trx);
         move |n: u64| {
@@ -237,9 +280,18 @@ pub fn register_hooks(vars: &Registry, trx: &Arc<TrxSys>, redo: &Arc<RedoLog>) -
         r.set_flush_timeout_s(s);
         Ok(())
     })?;
-    let r = Arc::clone(redo);
+    let logs: Vec<Arc<RedoLog>> = std::iter::once(redo).chain(binlog).cloned().collect();
     vars.on_set("tpbed_log_fsync_us", move |us: u64| {
-        r.set_fsync_us(us);
+        for log in &logs {
+            log.set_fsync_us(us);
+        }
+        Ok(())
+    })?;
+    let b = binlog.cloned();
+    vars.on_set("sync_binlog", move |n: i64| {
+        if let Some(b) = &b {
+            b.set_flush_at_commit(binlog_flush(n));
+        }
         Ok(())
     })
 }

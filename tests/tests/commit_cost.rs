@@ -1,6 +1,7 @@
-//! Commit cost: the redo log's variables and counters as MySQL names them, `--datadir`, and
-//! group commit seen from clients (concurrent committers share fsyncs; a job queue claiming
-//! 50 jobs per transaction needs far fewer fsyncs per job than one claiming 1).
+//! Commit cost: the redo log's variables and counters as MySQL names them, `--datadir`, group
+//! commit seen from clients (concurrent committers share fsyncs; a job queue claiming 50 jobs
+//! per transaction needs far fewer fsyncs per job than one claiming 1), and the binary log,
+//! which keeps a committing writer's row locks through its syncs.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Barrier};
@@ -96,6 +97,76 @@ fn datadir_option_places_the_redo_file() {
     );
     drop(srv);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With the binary log on (the default) a committing writer syncs the redo and the binary log
+/// before it lets go of its row locks, so a reader waiting with FOR UPDATE waits out both
+/// syncs; with `--skip-log-bin` the locks go first and the redo is synced after, so the reader
+/// gets the row while the writer's COMMIT still waits for its one sync.
+#[test]
+fn a_committing_writer_holds_its_row_locks_through_the_binary_log_sync() {
+    const SYNC_MS: u64 = 1000;
+    for (args, log_bin) in [(&[][..], true), (&["--skip-log-bin"][..], false)] {
+        let srv = Arc::new(TestServer::start(args));
+        assert_eq!(
+            srv.scalar("SELECT @@log_bin"),
+            if log_bin { "1" } else { "0" }
+        );
+        assert_eq!(srv.scalar("SELECT @@sync_binlog"), "1");
+        let datadir = srv.scalar("SELECT @@datadir");
+        assert_eq!(
+            PathBuf::from(&datadir).join("binlog.000001").is_file(),
+            log_bin
+        );
+        let mut a = srv.connect();
+        a.query_drop("CREATE DATABASE d").unwrap();
+        a.query_drop("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+            .unwrap();
+        a.query_drop("INSERT INTO d.t VALUES (1, 0)").unwrap();
+        a.query_drop(format!(
+            "SET GLOBAL tpbed_log_fsync_us = {}",
+            SYNC_MS * 1000
+        ))
+        .unwrap();
+        a.query_drop("BEGIN").unwrap();
+        a.query_drop("UPDATE d.t SET v = 1 WHERE id = 1").unwrap();
+        let s2 = Arc::clone(&srv);
+        let reader = std::thread::spawn(move || {
+            let mut b = s2.connect();
+            b.query_drop("BEGIN").unwrap();
+            let v: Option<i64> = b
+                .query_first("SELECT v FROM d.t WHERE id = 1 FOR UPDATE")
+                .unwrap();
+            (std::time::Instant::now(), v)
+        });
+        let mut watch = srv.connect();
+        while watch
+            .query_first::<u64, _>("SELECT COUNT(*) FROM performance_schema.data_lock_waits")
+            .unwrap()
+            != Some(1)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let t0 = std::time::Instant::now();
+        a.query_drop("COMMIT").unwrap();
+        let committed = t0.elapsed();
+        let (granted, v) = reader.join().unwrap();
+        let waited = granted.duration_since(t0).as_millis() as u64;
+        assert_eq!(v, Some(1), "the reader sees the committed row");
+        if log_bin {
+            assert!(
+                committed.as_millis() as u64 >= 2 * SYNC_MS - 50,
+                "{committed:?}"
+            );
+            assert!(waited >= 2 * SYNC_MS - 50, "reader waited {waited} ms");
+        } else {
+            assert!(
+                committed.as_millis() as u64 >= SYNC_MS - 50,
+                "{committed:?}"
+            );
+            assert!(waited < SYNC_MS, "reader waited {waited} ms");
+        }
+    }
 }
 
 /// The pool's reported commit waits (`GROUP_COMMIT_WAITS`; 0 without the pool).

@@ -1,6 +1,7 @@
-//! The replication SHOW forms monitoring tools send: tpbed neither replicates nor writes a
-//! binary log, so each answers with MySQL's columns and no rows, as a MySQL server that is
-//! no replica (and runs with `log_bin` off) does.
+//! The replication SHOW forms monitoring tools send: tpbed does not replicate, and its binary
+//! log holds no events (only the volume and syncs of commits), so each answers with MySQL's
+//! columns and no rows, as a MySQL server that is no replica and has no binary log position
+//! to give does.
 
 /// `SHOW SLAVE STATUS`'s columns (MySQL 8.0 keeps these names for the SLAVE spelling).
 const SLAVE_STATUS: &[&str] = &[

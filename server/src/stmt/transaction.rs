@@ -46,15 +46,29 @@ fn ensure(st: &mut Context) {
 }
 
 /// COMMIT of the open transaction (if any); a transaction that wrote waits for its redo
-/// to be as durable as `innodb_flush_log_at_trx_commit` says (group commit).
+/// to be as durable as `innodb_flush_log_at_trx_commit` says (group commit). With the binary
+/// log on, it does so and then waits for the binary log (`sync_binlog`) before its changes
+/// become visible and its locks go, as MySQL's two-phase commit does; without it, InnoDB
+/// releases the locks first and syncs the redo after.
 pub fn commit(st: &mut Context) {
     st.savepoints.clear();
     st.in_transaction = false;
     if let Some(trx) = st.trx.get_mut().take() {
         crate::digest::note_lock_wait(trx.take_lock_wait());
-        let redo = st.core.trx.commit(trx);
-        if redo > 0 {
-            st.core.redo.commit(redo);
+        let core = &st.core;
+        let redo = crate::trx::TrxSys::redo_bytes(&trx);
+        match &core.binlog {
+            Some(binlog) if redo > 0 => {
+                core.redo.commit(redo);
+                binlog.commit(redo);
+                core.trx.commit(trx);
+            }
+            _ => {
+                core.trx.commit(trx);
+                if redo > 0 {
+                    core.redo.commit(redo);
+                }
+            }
         }
     }
     st.release_metadata_locks();

@@ -45,7 +45,6 @@ const OPTIONS: &[&str] = &[
     "slow_launch_time",
     "socket",
     "symbolic_links",
-    "sync_binlog",
     "table_open_cache_triggers",
     "tmpdir",
     "transaction_write_set_extraction",

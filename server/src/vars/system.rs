@@ -306,7 +306,8 @@ pub fn definitions() -> Vec<VarDef> {
         var("key_buffer_size", Global, int(0, i64::MAX), i(8_388_608)),
         var("key_cache_block_size", Global, int(512, 16_384), i(1024)),
         // The query log variables are defined in `crate::querylog`.
-        var("log_bin", Global, VarType::Bool, b(false)).read_only(),
+        // The binary log (crate::storage): ON as in MySQL 8.0; --skip-log-bin turns it off.
+        var("log_bin", Global, VarType::Bool, b(true)).read_only(),
         var(
             "event_scheduler",
             Global,

@@ -32,6 +32,13 @@
 //! many microseconds instead of calling `fdatasync` and still counts as an fsync, for machines
 //! whose disks sync unrealistically fast (tmpfs, battery-backed caches) or slowly.
 //!
+//! **The binary log** (`log_bin`, ON by default as in MySQL 8.0) is a second log of this kind,
+//! [`BINLOG_FILE`] in the datadir, synced at commit when `sync_binlog` is 1 and only written
+//! when it is 0. It holds sizes, not events. What it changes is when a committing transaction
+//! lets go of its row locks: with it, the redo sync (InnoDB's prepare) and the binary log's
+//! sync both happen before the locks are released, as in MySQL's two-phase commit; without it
+//! InnoDB releases them first and syncs the redo after.
+//!
 //! I/O errors are logged once (through the engine's [`crate::log`] hook) and otherwise
 //! ignored: nothing is recovered from this file, and a full disk should not stop the
 //! experiment's commits.
@@ -50,6 +57,8 @@ use pool_core::wait::{self, WaitKind};
 pub const REDO_DIR: &str = "#innodb_redo";
 /// The redo file inside [`REDO_DIR`].
 pub const REDO_FILE: &str = "#ib_redo0";
+/// The binary log's file in the data directory (MySQL 8.0's default basename `binlog`).
+pub const BINLOG_FILE: &str = "binlog.000001";
 /// Size of the ring of log blocks after the header (the file is header + this).
 pub const DEFAULT_CAPACITY: u64 = 32 << 20;
 /// Bytes every commit appends besides the transaction's own redo (its commit record).
@@ -86,8 +95,11 @@ impl FlushAtCommit {
 /// How a redo log starts: its file and the initial values of its variables.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedoConfig {
-    /// The redo directory (created if missing); the file is [`REDO_FILE`] inside it.
+    /// The directory (created if missing) that holds the file.
     pub dir: PathBuf,
+    /// The file's name in `dir`: [`REDO_FILE`] for the redo log, [`BINLOG_FILE`] for the
+    /// binary log.
+    pub file: &'static str,
     /// Bytes in the ring after the header (rounded up to whole blocks).
     pub capacity: u64,
     /// `innodb_flush_log_at_trx_commit`.
@@ -105,6 +117,7 @@ impl RedoConfig {
     pub fn in_dir(dir: PathBuf) -> RedoConfig {
         RedoConfig {
             dir,
+            file: REDO_FILE,
             capacity: DEFAULT_CAPACITY,
             flush_at_commit: FlushAtCommit::Sync,
             flush_timeout_s: 1,
@@ -206,7 +219,7 @@ impl RedoLog {
     /// thread.
     pub fn open(cfg: RedoConfig) -> std::io::Result<RedoLog> {
         std::fs::create_dir_all(&cfg.dir)?;
-        let path = cfg.dir.join(REDO_FILE);
+        let path = cfg.dir.join(cfg.file);
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -216,8 +229,9 @@ impl RedoLog {
         let capacity = cfg.capacity.max(BLOCK).div_ceil(BLOCK) * BLOCK;
         let mut header = vec![0u8; HEADER as usize];
         let text = format!(
-            "tpbed redo log: header {HEADER} bytes, then a ring of {capacity} bytes; \
-             not recoverable (tpbed keeps its data in memory)\n"
+            "tpbed log {}: header {HEADER} bytes, then a ring of {capacity} bytes; \
+             not recoverable (tpbed keeps its data in memory)\n",
+            cfg.file
         );
         header[..text.len()].copy_from_slice(text.as_bytes());
         file.write_all_at(&header, 0)?;
@@ -237,7 +251,14 @@ impl RedoLog {
         });
         let bg = inner.clone();
         let background = std::thread::Builder::new()
-            .name("tpbed-redo-flush".into())
+            .name(
+                if cfg.file == REDO_FILE {
+                    "tpbed-redo-flush"
+                } else {
+                    "tpbed-binlog"
+                }
+                .into(),
+            )
             .spawn(move || bg.background())?;
         Ok(RedoLog {
             inner,

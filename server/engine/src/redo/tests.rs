@@ -12,6 +12,7 @@ fn scratch_log(name: &str, mode: FlushAtCommit, fsync_us: u64) -> (RedoLog, Path
     let _ = std::fs::remove_dir_all(&dir);
     let log = RedoLog::open(RedoConfig {
         dir: dir.join(REDO_DIR),
+        file: REDO_FILE,
         capacity: DEFAULT_CAPACITY,
         flush_at_commit: mode,
         flush_timeout_s: 2700,
@@ -175,6 +176,7 @@ fn redo_file_is_a_bounded_ring() {
     let dir = std::env::temp_dir().join(format!("tpbed-redo-test-ring-{}", std::process::id()));
     let log = RedoLog::open(RedoConfig {
         dir: dir.join(REDO_DIR),
+        file: REDO_FILE,
         capacity: 64 * 1024,
         flush_at_commit: FlushAtCommit::Write,
         flush_timeout_s: 2700,

@@ -456,6 +456,12 @@ impl TrxSys {
         Ok(())
     }
 
+    /// The redo bytes `trx` has generated so far (0: it wrote nothing): what its commit hands
+    /// to the logs.
+    pub fn redo_bytes(trx: &Trx) -> u64 {
+        redo_bytes(&trx.undo)
+    }
+
     /// Commits: assigns the commit number, hands update undo to purge, releases locks.
     /// Returns the redo bytes the transaction generated (0: it wrote nothing), for the
     /// caller's redo-log flush.
