@@ -15,9 +15,11 @@ pub enum StartupError {
     MissingVariable(String),
     /// The data directory cannot be created or used.
     DataDir(String),
-    /// The redo log cannot be created in its directory.
-    Redo {
-        /// The redo directory.
+    /// A log (the redo log or the binary log) cannot be created in its directory.
+    Log {
+        /// "redo log" or "binary log".
+        log: &'static str,
+        /// Its directory.
         dir: PathBuf,
         /// What failed.
         source: std::io::Error,
@@ -43,8 +45,8 @@ impl fmt::Display for StartupError {
             | StartupError::DataDir(m)
             | StartupError::ThreadPool(m) => f.write_str(m),
             StartupError::UnknownVariable(name) => write!(f, "unknown variable '{name}'"),
-            StartupError::Redo { dir, source } => {
-                write!(f, "Can't create redo log in '{}': {source}", dir.display())
+            StartupError::Log { log, dir, source } => {
+                write!(f, "Can't create the {log} in '{}': {source}", dir.display())
             }
             StartupError::Thread { name, source } => {
                 write!(f, "Can't create the {name} thread: {source}")

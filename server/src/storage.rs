@@ -1,7 +1,7 @@
 //! The server's side of the storage engine: defines the engine's system variables, builds the
 //! engine's typed configs from them at start-up, opens the redo log and the binary log in the
-//! data directory, and registers the on-set hooks that carry `SET GLOBAL` of a storage variable to the running
-//! engine.
+//! data directory, and registers the on-set hooks that carry `SET GLOBAL` of a storage variable
+//! to the running engine.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -55,8 +55,8 @@ pub fn definitions() -> Vec<VarDef> {
             VarValue::Str("./".into()),
         )
         .read_only(),
-        // The binary log: 1 syncs it at every commit group, 0 leaves the sync to the OS (tpbed
-        // treats N > 1 as 1).
+        // The binary log: 1 syncs it at every commit group; 0 writes it at commit and leaves the
+        // sync to a background pass each second (tpbed treats N > 1 as 1).
         VarDef::new(
             "sync_binlog",
             Global,
@@ -198,7 +198,8 @@ pub fn open_redo(vars: &Registry) -> Result<(RedoLog, DataDir), StartupError> {
         fsync_us: non_negative(&vars.global_by_name("tpbed_log_fsync_us")),
         ..RedoConfig::in_dir(dir.clone())
     };
-    let log = RedoLog::open(cfg).map_err(|source| StartupError::Redo {
+    let log = RedoLog::open(cfg).map_err(|source| StartupError::Log {
+        log: "redo log",
         dir: dir.clone(),
         source,
     })?;
@@ -221,7 +222,11 @@ pub fn open_binlog(vars: &Registry, datadir: &DataDir) -> Result<Option<RedoLog>
     };
     RedoLog::open(cfg)
         .map(Some)
-        .map_err(|source| StartupError::Redo { dir, source })
+        .map_err(|source| StartupError::Log {
+            log: "binary log",
+            dir,
+            source,
+        })
 }
 
 /// What a commit waits for in the binary log at `sync_binlog = n`.
