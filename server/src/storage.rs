@@ -207,16 +207,18 @@ pub fn open_redo(vars: &Registry) -> Result<(RedoLog, DataDir), StartupError> {
 }
 
 /// Opens the binary log, [`BINLOG_FILE`] in the datadir, when `log_bin` is ON (MySQL 8.0's
-/// default): written at every commit that wrote rows, and synced there when `sync_binlog` is
-/// not 0. None when `log_bin` is OFF (`--skip-log-bin`, `--disable-log-bin`).
+/// default): written at every commit that wrote rows, and synced at every `sync_binlog`th
+/// commit group (never at commit when it is 0). None when `log_bin` is OFF (`--skip-log-bin`, `--disable-log-bin`).
 pub fn open_binlog(vars: &Registry, datadir: &DataDir) -> Result<Option<RedoLog>, StartupError> {
     if !vars.global_by_name("log_bin").as_bool() {
         return Ok(None);
     }
     let dir = datadir.path().to_path_buf();
+    let sync_binlog = vars.global_by_name("sync_binlog").as_int();
     let cfg = RedoConfig {
         file: BINLOG_FILE,
-        flush_at_commit: binlog_flush(vars.global_by_name("sync_binlog").as_int()),
+        flush_at_commit: binlog_flush(sync_binlog),
+        sync_every_groups: u64::try_from(sync_binlog).unwrap_or(1),
         fsync_us: non_negative(&vars.global_by_name("tpbed_log_fsync_us")),
         ..RedoConfig::in_dir(dir.clone())
     };
@@ -296,6 +298,7 @@ pub fn register_hooks(
     vars.on_set("sync_binlog", move |n: i64| {
         if let Some(b) = &b {
             b.set_flush_at_commit(binlog_flush(n));
+            b.set_sync_every_groups(u64::try_from(n).unwrap_or(1));
         }
         Ok(())
     })

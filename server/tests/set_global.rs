@@ -10,6 +10,7 @@ use tpbed_server::accounts::Privileges;
 use tpbed_server::config::{parse_args, Config};
 use tpbed_server::connections::ConnInfo;
 use tpbed_server::context::Context;
+use tpbed_server::engine::redo::FlushAtCommit;
 use tpbed_server::server::{Handler, Server};
 use tpbed_server::vars::registry::{Scope, VarType};
 use tpbed_server::vars::VarValue;
@@ -62,6 +63,10 @@ fn subsystem_value(server: &Server, name: &str) -> Option<VarValue> {
         "innodb_flush_log_at_trx_commit" => int(redo.flush_at_commit() as u64),
         "innodb_flush_log_at_timeout" => int(redo.flush_timeout_s()),
         "tpbed_log_fsync_us" => int(redo.fsync_us()),
+        "sync_binlog" => server.binlog.as_ref().map(|b| match b.flush_at_commit() {
+            FlushAtCommit::Sync => VarValue::Int(b.sync_every_groups() as i64),
+            _ => VarValue::Int(0),
+        }),
         "general_log" => Some(VarValue::Bool(server.querylogs.general.is_on())),
         "slow_query_log" => Some(VarValue::Bool(server.querylogs.slow.is_on())),
         "general_log_file" => Some(VarValue::Str(server.querylogs.general.name())),
@@ -192,16 +197,16 @@ fn walk(server: Arc<Server>, want_hooked: usize) {
 
 #[test]
 fn set_global_reaches_every_subsystem_one_thread_per_connection() {
-    // Purge (3), locks (2), redo (3), the thread cache (1).
-    walk(Server::from_config(&Config::default()).expect("server"), 9);
+    // Purge (3), locks (2), redo (3), the binary log (1), the thread cache (1).
+    walk(Server::from_config(&Config::default()).expect("server"), 10);
 }
 
 #[test]
 fn set_global_reaches_every_subsystem_pool() {
     let args = vec!["--thread-handling=pool-of-threads".to_string()];
-    // Purge (3), locks (2), redo (3), the pool's dynamic knobs (9).
+    // Purge (3), locks (2), redo (3), the binary log (1), the pool's dynamic knobs (9).
     walk(
         Server::from_config(&parse_args(&args).expect("options")).expect("server"),
-        17,
+        18,
     );
 }

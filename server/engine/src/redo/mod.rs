@@ -33,8 +33,9 @@
 //! whose disks sync unrealistically fast (tmpfs, battery-backed caches) or slowly.
 //!
 //! **The binary log** (`log_bin`, ON by default as in MySQL 8.0) is a second log of this kind,
-//! [`BINLOG_FILE`] in the datadir, synced at commit when `sync_binlog` is 1 and only written
-//! when it is 0. It holds sizes, not events. What it changes is when a committing transaction
+//! [`BINLOG_FILE`] in the datadir. At `sync_binlog = 0` a commit only writes it; at N > 0 the
+//! leader of every Nth commit group syncs it, and the other groups are only written (MySQL's
+//! "synchronized after N commit groups"). It holds sizes, not events. What it changes is when a committing transaction
 //! lets go of its row locks: with it, the redo sync (InnoDB's prepare) and the binary log's
 //! sync both happen before the locks are released, as in MySQL's two-phase commit; without it
 //! InnoDB releases them first and syncs the redo after.
@@ -108,6 +109,9 @@ pub struct RedoConfig {
     pub flush_timeout_s: u64,
     /// `tpbed_log_fsync_us`: 0 syncs with `fdatasync`, otherwise sleeps this long.
     pub fsync_us: u64,
+    /// In [`FlushAtCommit::Sync`], sync once every this many commit groups (at least 1): 1
+    /// for the redo log, `sync_binlog` for the binary log.
+    pub sync_every_groups: u64,
 }
 
 impl RedoConfig {
@@ -122,6 +126,7 @@ impl RedoConfig {
             flush_at_commit: FlushAtCommit::Sync,
             flush_timeout_s: 1,
             fsync_us: 0,
+            sync_every_groups: 1,
         }
     }
 }
@@ -169,6 +174,7 @@ struct Inner {
     flush_at_commit: AtomicU8,
     flush_timeout_s: AtomicU64,
     fsync_us: AtomicU64,
+    sync_every_groups: AtomicU64,
     counters: Counters,
     io_error_logged: AtomicBool,
 }
@@ -182,6 +188,11 @@ struct State {
     written: u64,
     /// End of what is written and synced.
     flushed: u64,
+    /// End of the last commit group done in [`FlushAtCommit::Sync`]: synced, or written in a
+    /// group that `sync_every_groups` lets go without a sync.
+    group_done: u64,
+    /// Commit groups written since the last sync.
+    groups_unsynced: u64,
     /// A leader is writing or syncing.
     leader: bool,
     /// The log is stopping (the background thread ends).
@@ -202,6 +213,8 @@ struct Counters {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Need {
     Written,
+    /// A commit in [`FlushAtCommit::Sync`]: its group is done (synced when it is the Nth).
+    Group,
     Synced,
 }
 
@@ -209,6 +222,7 @@ impl State {
     fn covers(&self, lsn: u64, need: Need) -> bool {
         match need {
             Need::Written => self.written >= lsn,
+            Need::Group => self.group_done >= lsn || self.flushed >= lsn,
             Need::Synced => self.flushed >= lsn,
         }
     }
@@ -246,6 +260,7 @@ impl RedoLog {
             flush_at_commit: AtomicU8::new(cfg.flush_at_commit as u8),
             flush_timeout_s: AtomicU64::new(cfg.flush_timeout_s.max(1)),
             fsync_us: AtomicU64::new(cfg.fsync_us),
+            sync_every_groups: AtomicU64::new(cfg.sync_every_groups.max(1)),
             counters: Counters::default(),
             io_error_logged: AtomicBool::new(false),
         });
@@ -269,7 +284,8 @@ impl RedoLog {
 
     /// Makes one committing transaction's redo durable as `innodb_flush_log_at_trx_commit`
     /// says: appends `redo_bytes` plus a commit record, then returns at once (0), after the
-    /// bytes are written (2), or after they are written and synced (1), with group commit.
+    /// bytes are written (2), or after they are written and synced (1), with group commit
+    /// (in 1, a group that `sync_every_groups` exempts is only written).
     /// Call it once per committing read-write transaction, after its changes are applied and
     /// before the OK packet; read-only transactions do not call it.
     pub fn commit(&self, redo_bytes: u64) {
@@ -287,7 +303,7 @@ impl RedoLog {
         match mode {
             FlushAtCommit::Background => {}
             FlushAtCommit::Write => inner.flush_up_to(lsn, Need::Written),
-            FlushAtCommit::Sync => inner.flush_up_to(lsn, Need::Synced),
+            FlushAtCommit::Sync => inner.flush_up_to(lsn, Need::Group),
         }
     }
 
@@ -308,6 +324,18 @@ impl RedoLog {
     /// `innodb_flush_log_at_timeout` in force (seconds).
     pub fn flush_timeout_s(&self) -> u64 {
         self.inner.flush_timeout_s.load(Ordering::Relaxed)
+    }
+
+    /// Commit groups per sync in [`FlushAtCommit::Sync`] (`sync_binlog` for the binary log).
+    pub fn sync_every_groups(&self) -> u64 {
+        self.inner.sync_every_groups.load(Ordering::Relaxed)
+    }
+
+    /// Changes the commit groups per sync (at least 1) for the groups that start from now on.
+    pub fn set_sync_every_groups(&self, n: u64) {
+        self.inner
+            .sync_every_groups
+            .store(n.max(1), Ordering::Relaxed);
     }
 
     /// `tpbed_log_fsync_us` in force.
@@ -412,7 +440,12 @@ impl Inner {
             st.leader = true;
             let target = st.lsn;
             let from = st.written;
-            let sync = need == Need::Synced;
+            let every = self.sync_every_groups.load(Ordering::Relaxed);
+            let sync = match need {
+                Need::Written => false,
+                Need::Group => st.groups_unsynced + 1 >= every,
+                Need::Synced => true,
+            };
             drop(st);
             if target > from {
                 self.write(from, target);
@@ -424,6 +457,12 @@ impl Inner {
             st.written = st.written.max(target);
             if sync {
                 st.flushed = st.flushed.max(target);
+                st.groups_unsynced = 0;
+            } else if need == Need::Group {
+                st.groups_unsynced += 1;
+            }
+            if need == Need::Group {
+                st.group_done = st.group_done.max(target);
             }
             st.leader = false;
             self.flushed.notify_all();

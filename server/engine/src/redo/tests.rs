@@ -17,6 +17,7 @@ fn scratch_log(name: &str, mode: FlushAtCommit, fsync_us: u64) -> (RedoLog, Path
         flush_at_commit: mode,
         flush_timeout_s: 2700,
         fsync_us,
+        sync_every_groups: 1,
     })
     .unwrap();
     (log, dir)
@@ -130,6 +131,30 @@ fn redo_modes_0_and_2_take_no_fsync_at_commit_and_modes_switch_at_run_time() {
 }
 
 #[test]
+fn sync_every_3_groups_syncs_the_third_and_writes_the_others() {
+    let (log, dir) = scratch_log("every-3", FlushAtCommit::Sync, 0);
+    log.set_sync_every_groups(3);
+    assert_eq!(log.sync_every_groups(), 3);
+    // One committer: every commit is a group of its own.
+    for i in 1..=7u64 {
+        log.commit(100);
+        let s = log.stats();
+        assert_eq!((s.write_requests, s.log_writes), (i, i), "{s:?}");
+        assert_eq!(s.fsyncs, i / 3, "after {i} groups: {s:?}");
+    }
+    let s = log.stats();
+    assert_eq!(s.flushed_lsn, 6 * (100 + COMMIT_RECORD_BYTES), "{s:?}");
+    assert!(s.current_lsn > s.flushed_lsn);
+    log.set_sync_every_groups(0);
+    assert_eq!(log.sync_every_groups(), 1, "0 groups per sync reads as 1");
+    log.commit(100);
+    let s = log.stats();
+    assert_eq!((s.fsyncs, s.flushed_lsn), (3, s.current_lsn), "{s:?}");
+    drop(log);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn redo_background_thread_syncs_what_modes_0_and_2_leave() {
     let (log, dir) = scratch_log("background", FlushAtCommit::Write, 0);
     log.commit(100);
@@ -181,6 +206,7 @@ fn redo_file_is_a_bounded_ring() {
         flush_at_commit: FlushAtCommit::Write,
         flush_timeout_s: 2700,
         fsync_us: 0,
+        sync_every_groups: 1,
     })
     .unwrap();
     for _ in 0..100 {
