@@ -198,6 +198,14 @@ pub(crate) fn spread(v: &[f64]) -> f64 {
     ((hi - lo) / m).abs()
 }
 
+/// Whether a factor `r` between two sides (a ratio, or a trend's overall change) is no larger
+/// than the pass-to-pass spread `noise`. Judged the same for `r` and `1 / r`, so that swapping
+/// the sides of a rule cannot change whether it is noise: a side at 1/40 of the other is as far
+/// from it as one at 40 times.
+pub(crate) fn within_spread(r: f64, noise: f64) -> bool {
+    noise > 0.0 && r > 0.0 && r.max(1.0 / r) - 1.0 <= noise
+}
+
 /// Least-squares line through points: (slope, intercept, r²).
 pub(crate) fn fit(points: &[(f64, f64)]) -> (f64, f64, f64) {
     let n = points.len() as f64;
@@ -414,7 +422,7 @@ impl Rule {
                 let hi = max.unwrap_or(f64::INFINITY);
                 let inside = lo <= r && r <= hi;
                 let claims_difference = !(lo <= 1.0 && 1.0 <= hi);
-                let noisy = noise > 0.0 && (r - 1.0).abs() <= noise;
+                let noisy = within_spread(r, noise);
                 let text = format!(
                     "{} / {} = {} (pass spread {:.1}%)",
                     fmt_num(ma),
@@ -515,7 +523,7 @@ impl Rule {
                     against * 100.0,
                     noise * 100.0
                 );
-                let v = if noise > 0.0 && (change - 1.0).abs() <= noise {
+                let v = if within_spread(change, noise) {
                     Verdict::WithinNoise(format!(
                         "overall change x{} within pass spread {:.1}%",
                         fmt_num(change),
@@ -622,6 +630,29 @@ mod tests {
         assert_eq!(le.judge(&m).verdict, Verdict::Reproduces);
         let m = ms(&[("a", &[70.0]), ("b", &[100.0])]);
         assert!(matches!(le.judge(&m).verdict, Verdict::Differs(_)));
+    }
+
+    #[test]
+    fn swapping_a_ratio_s_sides_does_not_change_whether_it_is_noise() {
+        // a is 1/40 of b in every pass, and a's own passes spread by 300% of its median
+        let small = [0.5, 1.0, 3.5];
+        let large = [39.0, 40.0, 41.0];
+        let below = ratio(None, Some(0.5));
+        let m = ms(&[("a", &small), ("b", &large)]);
+        assert_eq!(below.judge(&m).verdict, Verdict::Reproduces);
+        let above = ratio(Some(2.0), None);
+        let m = ms(&[("a", &large), ("b", &small)]);
+        assert_eq!(above.judge(&m).verdict, Verdict::Reproduces);
+        // the same spread around a side only 1/2 of the other is noise, either way round
+        let half = [19.5, 20.0, 20.5];
+        let noisy = [5.0, 10.0, 35.0];
+        let m = ms(&[("a", &noisy), ("b", &half)]);
+        assert!(matches!(below.judge(&m).verdict, Verdict::WithinNoise(_)));
+        let m = ms(&[("a", &half), ("b", &noisy)]);
+        assert!(matches!(above.judge(&m).verdict, Verdict::WithinNoise(_)));
+        assert!(within_spread(0.5, 1.0) && within_spread(2.0, 1.0));
+        assert!(!within_spread(0.4, 1.0) && !within_spread(2.5, 1.0));
+        assert!(!within_spread(0.0, 1.0) && !within_spread(0.5, 0.0));
     }
 
     #[test]
