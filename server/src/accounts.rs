@@ -50,6 +50,8 @@ pub enum Privilege {
     CreateUser,
     /// `SHUTDOWN`: the SHUTDOWN statement.
     Shutdown,
+    /// `REPLICATION CLIENT`: SHOW MASTER STATUS and SHOW BINARY LOGS.
+    ReplicationClient,
     /// `CONNECTION_ADMIN`: the spare connection past `max_connections`, KILL of others.
     ConnectionAdmin,
     /// `SYSTEM_VARIABLES_ADMIN`: SET GLOBAL.
@@ -78,6 +80,7 @@ impl Privilege {
             "CONNECTION_ADMIN" => Privilege::ConnectionAdmin,
             "SYSTEM_VARIABLES_ADMIN" => Privilege::SystemVariablesAdmin,
             "TP_CONNECTION_ADMIN" => Privilege::TpConnectionAdmin,
+            "REPLICATION CLIENT" => Privilege::ReplicationClient,
             // Static data and DDL privileges are all covered by AllStatic's checks (none).
             "SELECT"
             | "INSERT"
@@ -95,7 +98,6 @@ impl Privilege {
             | "LOCK TABLES"
             | "EXECUTE"
             | "REPLICATION SLAVE"
-            | "REPLICATION CLIENT"
             | "CREATE VIEW"
             | "SHOW VIEW"
             | "CREATE ROUTINE"
@@ -142,8 +144,8 @@ impl Privileges {
         }
     }
 
-    /// Whether the account holds `p` (SUPER, PROCESS, CREATE USER and SHUTDOWN are static
-    /// privileges).
+    /// Whether the account holds `p` (SUPER, PROCESS, CREATE USER, SHUTDOWN and REPLICATION
+    /// CLIENT are static privileges).
     pub fn has(&self, p: Privilege) -> bool {
         match p {
             Privilege::Usage => true,
@@ -151,7 +153,8 @@ impl Privileges {
             | Privilege::Super
             | Privilege::Process
             | Privilege::CreateUser
-            | Privilege::Shutdown => self.all_static || self.dynamic.contains(&p),
+            | Privilege::Shutdown
+            | Privilege::ReplicationClient => self.all_static || self.dynamic.contains(&p),
             _ => self.dynamic.contains(&p),
         }
     }

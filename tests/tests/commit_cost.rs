@@ -169,6 +169,81 @@ fn a_committing_writer_holds_its_row_locks_through_the_binary_log_sync() {
     }
 }
 
+/// `SHOW MASTER STATUS` and `SHOW BINARY LOGS` give the binary log's file and a position that
+/// moves with every commit that wrote and with nothing else; with `--skip-log-bin` the first
+/// has no rows and the second is 1381, as in MySQL.
+#[test]
+fn show_master_status_and_binary_logs_follow_the_commits_that_wrote() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.connect();
+    let status = |c: &mut Conn| -> (String, u64) {
+        let rows: Vec<mysql::Row> = c.query("SHOW MASTER STATUS").unwrap();
+        assert_eq!(rows.len(), 1);
+        let names: Vec<String> = rows[0]
+            .columns_ref()
+            .iter()
+            .map(|c| c.name_str().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "File",
+                "Position",
+                "Binlog_Do_DB",
+                "Binlog_Ignore_DB",
+                "Executed_Gtid_Set"
+            ]
+        );
+        (rows[0].get(0).unwrap(), rows[0].get(1).unwrap())
+    };
+    let (file, start) = status(&mut c);
+    assert_eq!(file, "binlog.000001");
+    assert!(start >= 4, "{start}");
+    c.query_drop("CREATE DATABASE d").unwrap();
+    c.query_drop("CREATE TABLE d.t (id INT PRIMARY KEY)")
+        .unwrap();
+    let (_, before) = status(&mut c);
+    c.query_drop("INSERT INTO d.t VALUES (1), (2)").unwrap();
+    let (_, after_insert) = status(&mut c);
+    assert!(after_insert > before, "{before} -> {after_insert}");
+    c.query_drop("SELECT * FROM d.t").unwrap();
+    c.query_drop("BEGIN").unwrap();
+    c.query_drop("SELECT * FROM d.t FOR UPDATE").unwrap();
+    c.query_drop("COMMIT").unwrap();
+    assert_eq!(status(&mut c).1, after_insert, "reads append nothing");
+    let logs: Vec<(String, u64, String)> = c.query("SHOW BINARY LOGS").unwrap();
+    assert_eq!(logs, [(file.clone(), after_insert, "No".to_string())]);
+    let master: Vec<(String, u64, String)> = c.query("SHOW MASTER LOGS").unwrap();
+    assert_eq!(master, logs);
+    assert_eq!(status(&mut c), (file, after_insert));
+    // MySQL's privilege: SUPER or REPLICATION CLIENT.
+    c.query_drop("CREATE USER 'mon'@'%' IDENTIFIED BY 'p'")
+        .unwrap();
+    let mut mon = mysql::Conn::new(srv.opts("mon", "p")).unwrap();
+    let e = tpbed_tests::mysql_error(mon.query_drop("SHOW MASTER STATUS"));
+    assert_eq!((e.code, e.state.as_str()), (1227, "42000"), "{e:?}");
+    assert_eq!(code(mon.query_drop("SHOW BINARY LOGS")), 1227);
+    c.query_drop("GRANT REPLICATION CLIENT ON *.* TO 'mon'@'%'")
+        .unwrap();
+    let mut mon = mysql::Conn::new(srv.opts("mon", "p")).unwrap();
+    assert_eq!(
+        mon.query::<mysql::Row, _>("SHOW MASTER STATUS")
+            .unwrap()
+            .len(),
+        1
+    );
+
+    let off = TestServer::start(&["--skip-log-bin"]);
+    let mut c = off.connect();
+    let rows: Vec<mysql::Row> = c.query("SHOW MASTER STATUS").unwrap();
+    assert!(rows.is_empty());
+    let rows: Vec<mysql::Row> = c.query("SHOW BINARY LOG STATUS").unwrap();
+    assert!(rows.is_empty());
+    let e = tpbed_tests::mysql_error(c.query_drop("SHOW BINARY LOGS"));
+    assert_eq!((e.code, e.state.as_str()), (1381, "HY000"), "{e:?}");
+    assert_eq!(e.message, "You are not using binary logging");
+}
+
 /// The pool's reported commit waits (`GROUP_COMMIT_WAITS`; 0 without the pool).
 fn group_commit_waits(c: &mut Conn, pool: bool) -> u64 {
     if !pool {

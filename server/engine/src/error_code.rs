@@ -72,6 +72,8 @@ pub enum ErrorCode {
     IncorrectGlobalLocalVar = 1238,
     /// ER_NOT_SUPPORTED_YET.
     NotSupportedYet = 1235,
+    /// ER_NO_BINARY_LOGGING: SHOW BINARY LOGS with the binary log off.
+    NoBinaryLogging = 1381,
     /// ER_UNKNOWN_STMT_HANDLER.
     UnknownStmtHandler = 1243,
     /// ER_UNSUPPORTED_PS: statement cannot be prepared.
@@ -324,6 +326,7 @@ impl ErrorCode {
             WrongTypeForVar => "Incorrect argument type to variable '%-.64s'",
             IncorrectGlobalLocalVar => "Variable '%-.64s' is a %s variable",
             NotSupportedYet => "This version of MySQL doesn't yet support '%s'",
+            NoBinaryLogging => "You are not using binary logging",
             UnknownStmtHandler => "Unknown prepared statement handler (%.*s) given to %s",
             UnsupportedPs => "This command is not supported in the prepared statement protocol yet",
             QueryInterrupted => "Query execution was interrupted",

@@ -32,7 +32,7 @@ const PRIVILEGE_COLUMNS: &[(&str, Privilege)] = &[
     ("Lock_tables_priv", Privilege::AllStatic),
     ("Execute_priv", Privilege::AllStatic),
     ("Repl_slave_priv", Privilege::AllStatic),
-    ("Repl_client_priv", Privilege::AllStatic),
+    ("Repl_client_priv", Privilege::ReplicationClient),
     ("Create_view_priv", Privilege::AllStatic),
     ("Show_view_priv", Privilege::AllStatic),
     ("Create_routine_priv", Privilege::AllStatic),

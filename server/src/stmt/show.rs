@@ -51,8 +51,12 @@ pub enum ShowPlan {
     },
     /// `SHOW ENGINE INNODB STATUS`.
     InnodbStatus,
-    /// A form answered with these columns and no rows (the replication SHOWs).
+    /// A form answered with these columns and no rows (the replica SHOWs).
     Empty(Vec<String>),
+    /// `SHOW MASTER STATUS` / `SHOW BINARY LOG STATUS`.
+    MasterStatus,
+    /// `SHOW BINARY LOGS` / `SHOW MASTER LOGS`.
+    BinaryLogs,
     /// `SHOW [STORAGE] ENGINES`.
     Engines,
     /// `SHOW PLUGINS`.
@@ -187,6 +191,8 @@ pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
         ["ENGINE", "INNODB", "STATUS"] => ShowPlan::InnodbStatus,
         ["ENGINES"] | ["STORAGE", "ENGINES"] => ShowPlan::Engines,
         ["PLUGINS"] => ShowPlan::Plugins,
+        ["MASTER", "STATUS"] | ["BINARY", "LOG", "STATUS"] => ShowPlan::MasterStatus,
+        ["BINARY", "LOGS"] | ["MASTER", "LOGS"] => ShowPlan::BinaryLogs,
         [kind, from, _, rest @ ..]
             if matches!(*kind, "INDEX" | "INDEXES" | "KEYS") && matches!(*from, "FROM" | "IN") =>
         {
@@ -214,6 +220,15 @@ pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
         params: 0,
         columns: Vec::new(),
     })
+}
+
+/// MySQL's privilege test for the binary log SHOWs: SUPER or REPLICATION CLIENT, else 1227.
+fn need_replication_client(st: &Context) -> SqlResult<()> {
+    if st.privileges.has(Privilege::Super) || st.privileges.has(Privilege::ReplicationClient) {
+        Ok(())
+    } else {
+        Err(SqlError::need_privilege("SUPER, REPLICATION CLIENT"))
+    }
 }
 
 fn keep(st: &Context, f: &ShowFilter, row: &[Value], params: &[Value]) -> SqlResult<bool> {
@@ -396,6 +411,20 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
                 })
                 .collect();
             (INDEX_COLUMNS, rows)
+        }
+        ShowPlan::MasterStatus => {
+            need_replication_client(st)?;
+            (
+                crate::stmt::show_replication::MASTER_STATUS,
+                crate::stmt::show_replication::master_status_rows(st.core.as_ref()),
+            )
+        }
+        ShowPlan::BinaryLogs => {
+            need_replication_client(st)?;
+            (
+                crate::stmt::show_replication::BINARY_LOGS,
+                crate::stmt::show_replication::binary_logs_rows(st.core.as_ref())?,
+            )
         }
         ShowPlan::Empty(columns) => {
             let names: Vec<&str> = columns.iter().map(String::as_str).collect();

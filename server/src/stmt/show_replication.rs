@@ -1,7 +1,12 @@
-//! The replication SHOW forms monitoring tools send: tpbed does not replicate, and its binary
-//! log holds no events (only the volume and syncs of commits), so each answers with MySQL's
-//! columns and no rows, as a MySQL server that is no replica and has no binary log position
-//! to give does.
+//! The replication SHOW forms monitoring tools send. tpbed does not replicate, so the replica
+//! forms answer with MySQL's columns and no rows, as a MySQL server that is no replica does.
+//! The binary log forms give its one file and position: its events are only sizes (the volume
+//! and syncs of commits), so the position is the 4-byte magic number every binary log starts
+//! with plus the bytes commits appended.
+
+use crate::core::Core;
+use crate::error::{SqlError, SqlResult};
+use crate::value::Value;
 
 /// `SHOW SLAVE STATUS`'s columns (MySQL 8.0 keeps these names for the SLAVE spelling).
 const SLAVE_STATUS: &[&str] = &[
@@ -71,13 +76,62 @@ const SLAVE_STATUS: &[&str] = &[
 const SLAVE_HOSTS: &[&str] = &["Server_id", "Host", "Port", "Master_id", "Slave_UUID"];
 
 /// `SHOW MASTER STATUS`'s columns.
-const MASTER_STATUS: &[&str] = &[
+pub const MASTER_STATUS: &[&str] = &[
     "File",
     "Position",
     "Binlog_Do_DB",
     "Binlog_Ignore_DB",
     "Executed_Gtid_Set",
 ];
+
+/// `SHOW BINARY LOGS`'s columns.
+pub const BINARY_LOGS: &[&str] = &["Log_name", "File_size", "Encrypted"];
+
+/// The magic number at the start of every binary log file.
+const BINLOG_MAGIC_BYTES: u64 = 4;
+
+/// The binary log's file name and position, or None when `log_bin` is OFF.
+fn binlog_position(core: &Core) -> Option<(&'static str, u64)> {
+    core.binlog.as_ref().map(|b| {
+        (
+            crate::engine::redo::BINLOG_FILE,
+            BINLOG_MAGIC_BYTES + b.stats().current_lsn,
+        )
+    })
+}
+
+/// `SHOW MASTER STATUS` (and 8.4's `SHOW BINARY LOG STATUS`): a row with the file and
+/// position, no rows when `log_bin` is OFF.
+pub fn master_status_rows(core: &Core) -> Vec<Vec<Value>> {
+    binlog_position(core)
+        .map(|(file, pos)| {
+            vec![
+                Value::str(file),
+                Value::UInt(pos),
+                Value::str(""),
+                Value::str(""),
+                Value::str(""),
+            ]
+        })
+        .into_iter()
+        .collect()
+}
+
+/// `SHOW BINARY LOGS` (`SHOW MASTER LOGS`): the one file and its size; 1381 when `log_bin`
+/// is OFF.
+pub fn binary_logs_rows(core: &Core) -> SqlResult<Vec<Vec<Value>>> {
+    let (file, size) = binlog_position(core).ok_or_else(|| {
+        SqlError::new(
+            crate::error::ErrorCode::NoBinaryLogging,
+            "You are not using binary logging".to_string(),
+        )
+    })?;
+    Ok(vec![vec![
+        Value::str(file),
+        Value::UInt(size),
+        Value::str("No"),
+    ]])
+}
 
 /// MySQL 8.0.22's names for the REPLICA spellings: Slave becomes Replica, Master Source.
 fn replica_names(slave: &[&str]) -> Vec<String> {
@@ -106,7 +160,6 @@ pub fn columns(words: &[&str]) -> Option<Vec<String>> {
             c[0] = "Server_Id".into();
             c
         }
-        ["MASTER", "STATUS"] | ["BINARY", "LOG", "STATUS"] => names(MASTER_STATUS),
         _ => return None,
     })
 }
