@@ -92,7 +92,7 @@ pub fn parse_args(args: &[String]) -> Result<Config, String> {
                         }
                     }
                 }
-                cli.push(make_setting(&name, value, Origin::CommandLine));
+                cli.extend(make_settings(&name, value, Origin::CommandLine));
             }
         }
     }
@@ -119,6 +119,27 @@ fn takes_value(name: &str) -> bool {
     match registry.lookup(name) {
         Some(id) => !matches!(registry.def(id).ty, crate::vars::VarType::Bool),
         None => name == "plugin_load_add" || name == "plugin_load",
+    }
+}
+
+/// The settings one option stands for: itself, except `log-bin=NAME`, mysqld's option (not
+/// the read-only `log_bin` variable) that turns the binary log on and names its files.
+fn make_settings(name: &str, value: Option<String>, origin: Origin) -> Vec<Setting> {
+    let names_the_log = name.strip_prefix("loose_").unwrap_or(name) == "log_bin";
+    let s = make_setting(name, value, origin);
+    match &s.value {
+        Some(basename) if names_the_log => vec![
+            Setting {
+                name: "log_bin_basename".into(),
+                value: Some(basename.clone()),
+                ..s.clone()
+            },
+            Setting {
+                value: Some("ON".into()),
+                ..s
+            },
+        ],
+        _ => vec![s],
     }
 }
 
@@ -201,7 +222,7 @@ pub fn read_option_file(path: &Path, cfg: &mut Config, depth: usize) -> Result<(
         if NON_VARIABLE_OPTIONS.contains(&name.as_str()) {
             continue;
         }
-        cfg.settings.push(make_setting(
+        cfg.settings.extend(make_settings(
             &name,
             value,
             Origin::File(path.to_path_buf(), n + 1),

@@ -3,14 +3,12 @@
 //! data directory, and registers the on-set hooks that carry `SET GLOBAL` of a storage variable
 //! to the running engine.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::datadir::DataDir;
 use crate::engine::lock::{LockConfig, ScheduleAlgorithm};
-use crate::engine::redo::{
-    FlushAtCommit, RedoConfig, RedoLog, BINLOG_FILE, DEFAULT_CAPACITY, REDO_DIR,
-};
+use crate::engine::redo::{FlushAtCommit, RedoConfig, RedoLog, DEFAULT_CAPACITY, REDO_DIR};
 use crate::error::SqlResult;
 use crate::startup::StartupError;
 use crate::trx::{PurgeConfig, TrxSys};
@@ -55,14 +53,23 @@ pub fn definitions() -> Vec<VarDef> {
             VarValue::Str("./".into()),
         )
         .read_only(),
-        // The binary log: 1 syncs it at every commit group; 0 writes it at commit and leaves the
-        // sync to a background pass each second (tpbed treats N > 1 as 1).
+        // The binary log: N syncs it at every Nth commit group; 0 writes it at commit and leaves
+        // the sync to a background pass each second.
         VarDef::new(
             "sync_binlog",
             Global,
             int(0, 4_294_967_295),
             VarValue::Int(1),
         ),
+        // Set at start-up to the binary log's path without its extension: `<datadir>/binlog`,
+        // or the name `--log-bin=NAME` gives (relative to the datadir); empty when it is off.
+        VarDef::new(
+            "log_bin_basename",
+            Global,
+            VarType::Str,
+            VarValue::Str(String::new()),
+        )
+        .read_only(),
         // Ours, not MySQL's: > 0 makes a log sync sleep this long instead of fdatasync.
         VarDef::new(
             "tpbed_log_fsync_us",
@@ -206,17 +213,39 @@ pub fn open_redo(vars: &Registry) -> Result<(RedoLog, DataDir), StartupError> {
     Ok((log, datadir))
 }
 
-/// Opens the binary log, [`BINLOG_FILE`] in the datadir, when `log_bin` is ON (MySQL 8.0's
-/// default): written at every commit that wrote rows, and synced at every `sync_binlog`th
-/// commit group (never at commit when it is 0). None when `log_bin` is OFF (`--skip-log-bin`, `--disable-log-bin`).
+/// The binary log's basename when `--log-bin` names none (MySQL 8.0's).
+const DEFAULT_BINLOG_BASENAME: &str = "binlog";
+
+/// Opens the binary log, `<basename>.000001`, when `log_bin` is ON (MySQL 8.0's default):
+/// written at every commit that wrote rows, and synced at every `sync_binlog`th commit group
+/// (never at commit when it is 0). The basename is `log_bin_basename` as `--log-bin=NAME` set
+/// it, relative to the datadir and without its extension, as mysqld takes it (default
+/// `binlog`); its full path is written back to `@@log_bin_basename`. None when `log_bin` is
+/// OFF (`--skip-log-bin`, `--disable-log-bin`).
 pub fn open_binlog(vars: &Registry, datadir: &DataDir) -> Result<Option<RedoLog>, StartupError> {
+    let shown = vars.lookup("log_bin_basename");
     if !vars.global_by_name("log_bin").as_bool() {
+        if let Some(id) = shown {
+            vars.set_global_unchecked(id, VarValue::Str(String::new()));
+        }
         return Ok(None);
     }
-    let dir = datadir.path().to_path_buf();
+    let basename = binlog_basename(
+        datadir.path(),
+        vars.global_by_name("log_bin_basename").as_str(),
+    );
+    if let Some(id) = shown {
+        vars.set_global_unchecked(id, VarValue::Str(basename.display().to_string()));
+    }
+    let dir = basename
+        .parent()
+        .map_or_else(|| datadir.path().to_path_buf(), PathBuf::from);
+    let name = basename
+        .file_name()
+        .map_or(DEFAULT_BINLOG_BASENAME.into(), |n| n.to_string_lossy());
     let sync_binlog = vars.global_by_name("sync_binlog").as_int();
     let cfg = RedoConfig {
-        file: BINLOG_FILE,
+        file: format!("{name}.000001"),
         flush_at_commit: binlog_flush(sync_binlog),
         sync_every_groups: u64::try_from(sync_binlog).unwrap_or(1),
         fsync_us: non_negative(&vars.global_by_name("tpbed_log_fsync_us")),
@@ -229,6 +258,21 @@ pub fn open_binlog(vars: &Registry, datadir: &DataDir) -> Result<Option<RedoLog>
             dir,
             source,
         })
+}
+
+/// The binary log's path without extension for the `--log-bin` name `set` (empty: the
+/// default): relative names are in `datadir`, and an extension is dropped, as mysqld drops it.
+fn binlog_basename(datadir: &Path, set: &str) -> PathBuf {
+    let set = set.trim();
+    let path = datadir.join(if set.is_empty() {
+        DEFAULT_BINLOG_BASENAME
+    } else {
+        set
+    });
+    match (path.file_stem(), path.extension()) {
+        (Some(stem), Some(_)) => path.with_file_name(stem),
+        _ => path,
+    }
 }
 
 /// What a commit waits for in the binary log at `sync_binlog = n`.
@@ -358,6 +402,52 @@ mod tests {
         }
         drop(server);
         assert!(datadir.is_dir(), "an explicit datadir is kept");
+        let _ = std::fs::remove_dir_all(base);
+    }
+
+    #[test]
+    fn log_bin_names_the_binary_log_as_mysqld_takes_it() {
+        let base =
+            std::env::temp_dir().join(format!("tpbed-binlog-test-name-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let start = |extra: &[&str]| {
+            let mut args = vec![format!("--datadir={}", base.join("data").display())];
+            args.extend(extra.iter().map(|s| s.to_string()));
+            crate::server::Server::from_config(&crate::config::parse_args(&args).unwrap()).unwrap()
+        };
+        std::fs::create_dir_all(base.join("data")).unwrap();
+        let datadir = base.join("data").canonicalize().unwrap();
+        let server = start(&[]);
+        let binlog = server.binlog.as_ref().unwrap();
+        assert_eq!(binlog.path(), datadir.join("binlog.000001").as_path());
+        assert_eq!(
+            server.vars.global_by_name("log_bin_basename").as_str(),
+            datadir.join("binlog").display().to_string()
+        );
+        drop(server);
+        // A name is relative to the datadir and loses its extension.
+        let server = start(&["--log-bin=mysql-bin.log"]);
+        assert!(server.vars.global_by_name("log_bin").as_bool());
+        assert_eq!(
+            server.binlog.as_ref().unwrap().path(),
+            datadir.join("mysql-bin.000001").as_path()
+        );
+        drop(server);
+        // An absolute path is kept; a later --log-bin turns an earlier --skip-log-bin back on.
+        let elsewhere = base.join("logs").join("bin");
+        let server = start(&[
+            "--skip-log-bin",
+            &format!("--log-bin={}", elsewhere.display()),
+        ]);
+        assert_eq!(
+            server.binlog.as_ref().unwrap().path(),
+            base.join("logs").join("bin.000001").as_path()
+        );
+        drop(server);
+        let server = start(&["--log-bin=x", "--skip-log-bin"]);
+        assert!(server.binlog.is_none());
+        assert_eq!(server.vars.global_by_name("log_bin_basename").as_str(), "");
+        drop(server);
         let _ = std::fs::remove_dir_all(base);
     }
 

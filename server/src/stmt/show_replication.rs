@@ -91,10 +91,11 @@ pub const BINARY_LOGS: &[&str] = &["Log_name", "File_size", "Encrypted"];
 const BINLOG_MAGIC_BYTES: u64 = 4;
 
 /// The binary log's file name and position, or None when `log_bin` is OFF.
-fn binlog_position(core: &Core) -> Option<(&'static str, u64)> {
+fn binlog_position(core: &Core) -> Option<(String, u64)> {
     core.binlog.as_ref().map(|b| {
+        let name = b.path().file_name().unwrap_or_default();
         (
-            crate::engine::redo::BINLOG_FILE,
+            name.to_string_lossy().into_owned(),
             BINLOG_MAGIC_BYTES + b.stats().current_lsn,
         )
     })
@@ -106,7 +107,7 @@ pub fn master_status_rows(core: &Core) -> Vec<Vec<Value>> {
     binlog_position(core)
         .map(|(file, pos)| {
             vec![
-                Value::str(file),
+                Value::str(&file),
                 Value::UInt(pos),
                 Value::str(""),
                 Value::str(""),
@@ -127,7 +128,7 @@ pub fn binary_logs_rows(core: &Core) -> SqlResult<Vec<Vec<Value>>> {
         )
     })?;
     Ok(vec![vec![
-        Value::str(file),
+        Value::str(&file),
         Value::UInt(size),
         Value::str("No"),
     ]])

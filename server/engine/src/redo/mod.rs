@@ -33,7 +33,7 @@
 //! whose disks sync unrealistically fast (tmpfs, battery-backed caches) or slowly.
 //!
 //! **The binary log** (`log_bin`, ON by default as in MySQL 8.0) is a second log of this kind,
-//! [`BINLOG_FILE`] in the datadir. At `sync_binlog = 0` a commit only writes it; at N > 0 the
+//! `binlog.000001` in the datadir unless `--log-bin=NAME` names it. At `sync_binlog = 0` a commit only writes it; at N > 0 the
 //! leader of every Nth commit group syncs it, and the other groups are only written (MySQL's
 //! "synchronized after N commit groups"). It holds sizes, not events. What it changes is when a committing transaction
 //! lets go of its row locks: with it, the redo sync (InnoDB's prepare) and the binary log's
@@ -58,8 +58,6 @@ use pool_core::wait::{self, WaitKind};
 pub const REDO_DIR: &str = "#innodb_redo";
 /// The redo file inside [`REDO_DIR`].
 pub const REDO_FILE: &str = "#ib_redo0";
-/// The binary log's file in the data directory (MySQL 8.0's default basename `binlog`).
-pub const BINLOG_FILE: &str = "binlog.000001";
 /// Size of the ring of log blocks after the header (the file is header + this).
 pub const DEFAULT_CAPACITY: u64 = 32 << 20;
 /// Bytes every commit appends besides the transaction's own redo (its commit record).
@@ -98,9 +96,9 @@ impl FlushAtCommit {
 pub struct RedoConfig {
     /// The directory (created if missing) that holds the file.
     pub dir: PathBuf,
-    /// The file's name in `dir`: [`REDO_FILE`] for the redo log, [`BINLOG_FILE`] for the
+    /// The file's name in `dir`: [`REDO_FILE`] for the redo log, `<basename>.000001` for the
     /// binary log.
-    pub file: &'static str,
+    pub file: String,
     /// Bytes in the ring after the header (rounded up to whole blocks).
     pub capacity: u64,
     /// `innodb_flush_log_at_trx_commit`.
@@ -121,7 +119,7 @@ impl RedoConfig {
     pub fn in_dir(dir: PathBuf) -> RedoConfig {
         RedoConfig {
             dir,
-            file: REDO_FILE,
+            file: REDO_FILE.to_string(),
             capacity: DEFAULT_CAPACITY,
             flush_at_commit: FlushAtCommit::Sync,
             flush_timeout_s: 1,
@@ -233,7 +231,7 @@ impl RedoLog {
     /// thread.
     pub fn open(cfg: RedoConfig) -> std::io::Result<RedoLog> {
         std::fs::create_dir_all(&cfg.dir)?;
-        let path = cfg.dir.join(cfg.file);
+        let path = cfg.dir.join(&cfg.file);
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -247,7 +245,8 @@ impl RedoLog {
              not recoverable (tpbed keeps its data in memory)\n",
             cfg.file
         );
-        header[..text.len()].copy_from_slice(text.as_bytes());
+        let n = text.len().min(header.len());
+        header[..n].copy_from_slice(&text.as_bytes()[..n]);
         file.write_all_at(&header, 0)?;
         file.set_len(HEADER + capacity)?;
         file.sync_all()?;

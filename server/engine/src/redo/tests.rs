@@ -12,7 +12,7 @@ fn scratch_log(name: &str, mode: FlushAtCommit, fsync_us: u64) -> (RedoLog, Path
     let _ = std::fs::remove_dir_all(&dir);
     let log = RedoLog::open(RedoConfig {
         dir: dir.join(REDO_DIR),
-        file: REDO_FILE,
+        file: REDO_FILE.to_string(),
         capacity: DEFAULT_CAPACITY,
         flush_at_commit: mode,
         flush_timeout_s: 2700,
@@ -201,7 +201,7 @@ fn redo_file_is_a_bounded_ring() {
     let dir = std::env::temp_dir().join(format!("tpbed-redo-test-ring-{}", std::process::id()));
     let log = RedoLog::open(RedoConfig {
         dir: dir.join(REDO_DIR),
-        file: REDO_FILE,
+        file: REDO_FILE.to_string(),
         capacity: 64 * 1024,
         flush_at_commit: FlushAtCommit::Write,
         flush_timeout_s: 2700,
