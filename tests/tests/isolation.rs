@@ -62,6 +62,8 @@ const ACCOUNTS: i64 = 50;
 const INITIAL: i64 = 1_000;
 const TRANSFER_THREADS: usize = 32;
 const TRANSFER_TIME: Duration = Duration::from_secs(4);
+/// How much longer the transfers run when none has deadlocked by `TRANSFER_TIME`.
+const DEADLOCK_GRACE: Duration = Duration::from_secs(30);
 
 /// What one transfer thread did.
 #[derive(Default)]
@@ -258,6 +260,13 @@ each_mode! {
             let rc = s.spawn(|| rc_reader(&srv, total, &stop, &go));
             go.wait();
             thread::sleep(TRANSFER_TIME);
+            // A deadlock needs two transfers to meet in opposite orders; a slow run gets more
+            // time to meet one before the deadlock assertion below judges it.
+            let mut watch = srv.connect();
+            let deadline = Instant::now() + DEADLOCK_GRACE;
+            while status(&mut watch, "Innodb_deadlocks") == deadlocks0 && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(100));
+            }
             stop.store(true, Ordering::Relaxed);
             let logs: Vec<TransferLog> = workers.into_iter().map(|h| h.join().unwrap()).collect();
             (logs, rr.join().unwrap(), rc.join().unwrap())
