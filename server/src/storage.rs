@@ -243,11 +243,12 @@ pub fn open_binlog(vars: &Registry, datadir: &DataDir) -> Result<Option<RedoLog>
     let name = basename
         .file_name()
         .map_or(DEFAULT_BINLOG_BASENAME.into(), |n| n.to_string_lossy());
-    let sync_binlog = vars.global_by_name("sync_binlog").as_int();
+    let (flush_at_commit, sync_every_groups) =
+        binlog_sync(vars.global_by_name("sync_binlog").as_int());
     let cfg = RedoConfig {
         file: format!("{name}.000001"),
-        flush_at_commit: binlog_flush(sync_binlog),
-        sync_every_groups: u64::try_from(sync_binlog).unwrap_or(1),
+        flush_at_commit,
+        sync_every_groups,
         fsync_us: non_negative(&vars.global_by_name("tpbed_log_fsync_us")),
         ..RedoConfig::in_dir(dir.clone())
     };
@@ -275,12 +276,12 @@ fn binlog_basename(datadir: &Path, set: &str) -> PathBuf {
     }
 }
 
-/// What a commit waits for in the binary log at `sync_binlog = n`.
-fn binlog_flush(n: i64) -> FlushAtCommit {
-    if n == 0 {
-        FlushAtCommit::Write
-    } else {
-        FlushAtCommit::Sync
+/// What a commit waits for in the binary log at `sync_binlog = n`, and every how many commit
+/// groups it syncs: 0 only writes, N syncs every Nth group.
+fn binlog_sync(n: i64) -> (FlushAtCommit, u64) {
+    match u64::try_from(n) {
+        Ok(0) | Err(_) => (FlushAtCommit::Write, 1),
+        Ok(every) => (FlushAtCommit::Sync, every),
     }
 }
 
@@ -341,8 +342,9 @@ pub fn register_hooks(
     let b = binlog.cloned();
     vars.on_set("sync_binlog", move |n: i64| {
         if let Some(b) = &b {
-            b.set_flush_at_commit(binlog_flush(n));
-            b.set_sync_every_groups(u64::try_from(n).unwrap_or(1));
+            let (mode, every) = binlog_sync(n);
+            b.set_flush_at_commit(mode);
+            b.set_sync_every_groups(every);
         }
         Ok(())
     })

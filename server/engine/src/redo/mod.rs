@@ -33,12 +33,13 @@
 //! whose disks sync unrealistically fast (tmpfs, battery-backed caches) or slowly.
 //!
 //! **The binary log** (`log_bin`, ON by default as in MySQL 8.0) is a second log of this kind,
-//! `binlog.000001` in the datadir unless `--log-bin=NAME` names it. At `sync_binlog = 0` a commit only writes it; at N > 0 the
-//! leader of every Nth commit group syncs it, and the other groups are only written (MySQL's
-//! "synchronized after N commit groups"). It holds sizes, not events. What it changes is when a committing transaction
-//! lets go of its row locks: with it, the redo sync (InnoDB's prepare) and the binary log's
-//! sync both happen before the locks are released, as in MySQL's two-phase commit; without it
-//! InnoDB releases them first and syncs the redo after.
+//! `binlog.000001` in the datadir unless `--log-bin=NAME` names it. At `sync_binlog = 0` a
+//! commit only writes it; at N > 0 the leader of every Nth commit group syncs it, and the other
+//! groups are only written (MySQL's "synchronized after N commit groups"). It holds sizes, not
+//! events. What it changes is when a committing transaction lets go of its row locks: with it,
+//! the redo sync (InnoDB's prepare) and the binary log's sync both happen before the locks are
+//! released, as in MySQL's two-phase commit; without it InnoDB releases them first and syncs
+//! the redo after.
 //!
 //! I/O errors are logged once (through the engine's [`crate::log`] hook) and otherwise
 //! ignored: nothing is recovered from this file, and a full disk should not stop the
