@@ -1,6 +1,6 @@
 //! Connection limits: 2,000 concurrent connections in thread-per-connection mode, and
 //! `max_connections` with the spare slot for CONNECTION_ADMIN, which a refused connection
-//! never holds.
+//! never holds; and every spelling of an account name that CREATE USER takes.
 
 use std::time::{Duration, Instant};
 
@@ -162,4 +162,43 @@ each_mode! {
             }
         }
     }
+}
+
+#[test]
+fn every_account_spelling_mysql_takes_names_the_same_account() {
+    let srv = TestServer::start(&[]);
+    let mut root = srv.connect();
+    for sql in [
+        "CREATE USER bare@'%' IDENTIFIED BY 'pw'",
+        "CREATE USER 'quoted'@'%'",
+        "CREATE USER `ticked`@`%`",
+        "CREATE USER word@localhost",
+        "CREATE USER alone",
+        "CREATE USER dq@\"10.0.0.%\"",
+    ] {
+        root.query_drop(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let rows: Vec<(String, String)> = root
+        .query(
+            "SELECT user, host FROM mysql.user \
+             WHERE user IN ('bare', 'quoted', 'ticked', 'word', 'alone', 'dq') ORDER BY user",
+        )
+        .unwrap();
+    let want = [
+        ("alone", "%"),
+        ("bare", "%"),
+        ("dq", "10.0.0.%"),
+        ("quoted", "%"),
+        ("ticked", "%"),
+        ("word", "localhost"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(u, h)| (u.to_string(), h.to_string()))
+        .collect();
+    assert_eq!(rows, want);
+    root.query_drop("GRANT SELECT ON *.* TO bare@'%'").unwrap();
+    srv.raw_connect("bare", "pw")
+        .expect("bare@'%' logs in with its password");
 }

@@ -102,7 +102,13 @@ impl Toks {
             return Err(SqlError::parse(host));
         }
         if let Some((u, h)) = user.split_once('@') {
-            return Ok((u.to_string(), h.to_string()));
+            // `u@'%'`: the tokenizer keeps the `@` on the bare user name and quotes the host.
+            let host = if h.is_empty() {
+                self.name()?
+            } else {
+                h.to_string()
+            };
+            return Ok((u.to_string(), host));
         }
         match self.peek() {
             Some(Token::AtSign) => {
