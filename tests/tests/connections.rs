@@ -185,19 +185,18 @@ fn every_account_spelling_mysql_takes_names_the_same_account() {
              WHERE user IN ('bare', 'quoted', 'ticked', 'word', 'alone', 'dq') ORDER BY user",
         )
         .unwrap();
-    let want = [
-        ("alone", "%"),
-        ("bare", "%"),
-        ("dq", "10.0.0.%"),
-        ("quoted", "%"),
-        ("ticked", "%"),
-        ("word", "localhost"),
-    ];
-    let want: Vec<(String, String)> = want
-        .iter()
-        .map(|(u, h)| (u.to_string(), h.to_string()))
-        .collect();
-    assert_eq!(rows, want);
+    let rows: Vec<(&str, &str)> = rows.iter().map(|(u, h)| (u.as_str(), h.as_str())).collect();
+    assert_eq!(
+        rows,
+        [
+            ("alone", "%"),
+            ("bare", "%"),
+            ("dq", "10.0.0.%"),
+            ("quoted", "%"),
+            ("ticked", "%"),
+            ("word", "localhost"),
+        ]
+    );
     root.query_drop("GRANT SELECT ON *.* TO bare@'%'").unwrap();
     srv.raw_connect("bare", "pw")
         .expect("bare@'%' logs in with its password");
