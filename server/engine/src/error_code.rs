@@ -40,6 +40,8 @@ pub enum ErrorCode {
     NoSuchThread = 1094,
     /// ER_KILL_DENIED_ERROR.
     KillDenied = 1095,
+    /// ER_TOO_MANY_TABLES: more tables in one join than a query block can address.
+    TooManyTables = 1116,
     /// ER_NO_SUCH_TABLE.
     NoSuchTable = 1146,
     /// ER_NET_PACKET_TOO_LARGE.
@@ -309,6 +311,7 @@ impl ErrorCode {
             ParseError => "%s near '%-.80s' at line %d",
             EmptyQuery => "Query was empty",
             NoSuchThread => "Unknown thread id: %lu",
+            TooManyTables => "Too many tables; MySQL can only use %d tables in a join",
             KillDenied => "You are not owner of thread %lu",
             NoSuchTable => "Table '%-.192s.%-.192s' doesn't exist",
             NetPacketTooLarge => "Got a packet bigger than 'max_allowed_packet' bytes",

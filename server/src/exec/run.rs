@@ -474,6 +474,7 @@ impl<'a> Exec<'a> {
         row: &mut Vec<Value>,
         sink: &mut dyn FnMut(&mut [Value]) -> SqlResult<bool>,
     ) -> SqlResult<bool> {
+        crate::sql::stack::check()?;
         let Some(src) = q.sources.get(k) else {
             return sink(row);
         };

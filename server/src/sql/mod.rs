@@ -15,6 +15,7 @@ pub mod eval;
 pub mod expr;
 pub mod format;
 pub mod functions;
+pub mod join_width;
 pub mod json_functions;
 pub mod names;
 pub mod output;
@@ -74,6 +75,7 @@ fn parse_bounded(sql: &str) -> SqlResult<Result<Vec<Statement>, ParserError>> {
         Err(e) => return Ok(Err(e.into())),
     };
     depth::check(&tokens)?;
+    join_width::check(&tokens)?;
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     Ok(alter::parse_statements(&mut parser))
 }
