@@ -478,14 +478,15 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 substring_for,
                 ..
             } => {
-                let mut args = vec![self.bind(expr)?];
-                if let Some(f) = substring_from {
-                    args.push(self.bind(f)?);
-                }
+                // `SUBSTRING(s)` has no position: MySQL's grammar refuses it.
+                let Some(from) = substring_from else {
+                    return Err(SqlError::parse(&format!("{e}")));
+                };
+                let mut args = vec![self.bind(expr)?, self.bind(from)?];
                 if let Some(f) = substring_for {
                     args.push(self.bind(f)?);
                 }
-                BoundExpr::Call(Func::Substring, args)
+                self.on_bytes_if_binary(Func::Substring, expr, args)
             }
             Expr::Ceil { expr, .. } => BoundExpr::Call(Func::Ceil, vec![self.bind(expr)?]),
             Expr::Floor { expr, .. } => BoundExpr::Call(Func::Floor, vec![self.bind(expr)?]),
@@ -558,7 +559,46 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 .map(|a| self.column_text(a, bits_as_text))
                 .collect();
         }
-        Ok(BoundExpr::Call(func, args))
+        let first = match &f.args {
+            FunctionArguments::List(list) => match list.args.first() {
+                Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(e))) => Some(e),
+                _ => None,
+            },
+            _ => None,
+        };
+        Ok(match first {
+            Some(first) => self.on_bytes_if_binary(func, first, args),
+            None => BoundExpr::Call(func, args),
+        })
+    }
+
+    /// A call of `func` whose first argument, `first` as written, is a binary string works on
+    /// its bytes: SUBSTRING, LEFT and RIGHT count bytes, CHAR_LENGTH is LENGTH, and UPPER and
+    /// LOWER return the string unchanged.
+    fn on_bytes_if_binary(&self, func: Func, first: &Expr, mut args: Vec<BoundExpr>) -> BoundExpr {
+        let by_bytes = matches!(
+            func,
+            Func::Substring
+                | Func::Left
+                | Func::Right
+                | Func::CharLength
+                | Func::Upper
+                | Func::Lower
+        );
+        let column = |q: Option<&str>, name: &str| {
+            let index = self.resolver.column(q, name).ok()?;
+            self.resolver.column_type(index)
+        };
+        if !by_bytes || !crate::sql::binary_strings::is_binary(first, &column) {
+            return BoundExpr::Call(func, args);
+        }
+        match func {
+            Func::Substring => BoundExpr::Call(Func::BinarySubstring, args),
+            Func::Left => BoundExpr::Call(Func::BinaryLeft, args),
+            Func::Right => BoundExpr::Call(Func::BinaryRight, args),
+            Func::CharLength => BoundExpr::Call(Func::Length, args),
+            _ => args.swap_remove(0),
+        }
     }
 
     /// `CAST(e AS ty)`: a temporal column cast to a string prints as its type does.

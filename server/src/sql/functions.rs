@@ -3,6 +3,7 @@
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::sql::eval::{compare, eval, to_bytes, to_f64, to_i64, EvalEnv};
 use crate::sql::expr::BoundExpr;
+use crate::sql::text_functions as tf;
 use crate::time::{datetime_from_micros, datetime_to_unix};
 use crate::value::{DateTime, Decimal, Value};
 
@@ -101,6 +102,12 @@ pub enum Func {
     Left,
     /// `RIGHT(s, n)`
     Right,
+    /// Not callable by name: `SUBSTRING` of a binary string, in bytes.
+    BinarySubstring,
+    /// Not callable by name: `LEFT` of a binary string, in bytes.
+    BinaryLeft,
+    /// Not callable by name: `RIGHT` of a binary string, in bytes.
+    BinaryRight,
     /// `SUBSTRING_INDEX(s, delim, count)`
     SubstringIndex,
     /// `HEX(x)`
@@ -159,6 +166,9 @@ impl Func {
                 | Repeat
                 | Left
                 | Right
+                | BinarySubstring
+                | BinaryLeft
+                | BinaryRight
                 | SubstringIndex
                 | Hex
                 | Crc32
@@ -240,11 +250,11 @@ impl Func {
             JsonExtract => n >= 2,
             JsonObject => n.is_multiple_of(2),
             JsonArray => true,
-            Left | Right | Sha2 => n == 2,
+            Left | Right | BinaryLeft | BinaryRight | Sha2 => n == 2,
             SubstringIndex | DateAdd | DateSub | ConvertTz => n == 3,
             TemporalText | BitText => n == 2,
             Round => n == 1 || n == 2,
-            Substring => n == 2 || n == 3,
+            Substring | BinarySubstring => n == 2 || n == 3,
             TimeDiff | Repeat | Mod | IfNull | NullIf | Benchmark => n == 2,
             If => n == 3,
             Concat | Coalesce => n >= 1,
@@ -315,7 +325,6 @@ fn text_arg(args: &[BoundExpr], i: usize, env: &dyn EvalEnv) -> SqlResult<Option
 
 /// Evaluates one of the string and hash functions of [`text_functions`]; NULL in, NULL out.
 fn text_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> {
-    use crate::sql::text_functions as tf;
     use Func::*;
     let first = eval(&args[0], env)?;
     if f == Bin {
@@ -341,9 +350,11 @@ fn text_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Va
     };
     let int_arg = |i: usize| -> SqlResult<Option<i64>> { Ok(to_i64(&eval(&args[i], env)?)) };
     Ok(match f {
-        Left | Right => match int_arg(1)? {
-            Some(n) if f == Left => Value::Bytes(tf::left(&s, n)),
-            Some(n) => Value::Bytes(tf::right(&s, n)),
+        Left | Right | BinaryLeft | BinaryRight => match int_arg(1)? {
+            Some(n) if matches!(f, Left | BinaryLeft) => {
+                Value::Bytes(tf::left(&s, n, f == BinaryLeft))
+            }
+            Some(n) => Value::Bytes(tf::right(&s, n, f == BinaryRight)),
             None => Value::Null,
         },
         SubstringIndex => match (text_arg(args, 1, env)?, int_arg(2)?) {
@@ -398,9 +409,8 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
     let arg = |i: usize| eval(&args[i], env);
     Ok(match f {
         Version | Database | User | CurrentUser | ConnectionId => env.session_fact(f),
-        Left | Right | SubstringIndex | Hex | Bin | Crc32 | Md5 | Sha1 | Sha2 => {
-            return text_function(f, args, env)
-        }
+        Left | Right | BinaryLeft | BinaryRight | SubstringIndex | Hex | Bin | Crc32 | Md5
+        | Sha1 | Sha2 => return text_function(f, args, env),
         JsonExtract | JsonUnquote | JsonValid | JsonObject | JsonArray => {
             return json_function(f, args, env)
         }
@@ -520,9 +530,9 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
         }
         Length => text_arg(args, 0, env)?.map_or(Value::Null, |b| Value::Int(b.len() as i64)),
         CharLength => text_arg(args, 0, env)?.map_or(Value::Null, |b| {
-            Value::Int(String::from_utf8_lossy(&b).chars().count() as i64)
+            Value::Int(i64::try_from(tf::char_length(&b)).unwrap_or(i64::MAX))
         }),
-        Substring => {
+        Substring | BinarySubstring => {
             let Some(s) = text_arg(args, 0, env)? else {
                 return Ok(Value::Null);
             };
@@ -536,35 +546,10 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
                 },
                 None => None,
             };
-            let chars: Vec<char> = String::from_utf8_lossy(&s).chars().collect();
-            let n = chars.len() as i64;
-            let start = if pos > 0 {
-                pos - 1
-            } else if pos < 0 {
-                n + pos
-            } else {
-                return Ok(Value::str(""));
-            };
-            if start < 0 || start >= n {
-                return Ok(Value::str(""));
-            }
-            let end = match len {
-                Some(l) if l <= 0 => return Ok(Value::str("")),
-                Some(l) => start.saturating_add(l).min(n),
-                None => n,
-            };
-            Value::str(
-                &chars[start as usize..end as usize]
-                    .iter()
-                    .collect::<String>(),
-            )
+            Value::Bytes(tf::substring(&s, pos, len, f == BinarySubstring))
         }
-        Upper => text_arg(args, 0, env)?.map_or(Value::Null, |b| {
-            Value::str(&String::from_utf8_lossy(&b).to_uppercase())
-        }),
-        Lower => text_arg(args, 0, env)?.map_or(Value::Null, |b| {
-            Value::str(&String::from_utf8_lossy(&b).to_lowercase())
-        }),
+        Upper => text_arg(args, 0, env)?.map_or(Value::Null, |b| Value::Bytes(tf::upper(&b))),
+        Lower => text_arg(args, 0, env)?.map_or(Value::Null, |b| Value::Bytes(tf::lower(&b))),
         Repeat => {
             let (Some(s), Some(n)) = (text_arg(args, 0, env)?, to_i64(&arg(1)?)) else {
                 return Ok(Value::Null);

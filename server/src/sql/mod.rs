@@ -5,6 +5,7 @@
 //! `stmt`.
 
 pub mod alter;
+pub mod binary_strings;
 pub mod bytes;
 pub mod charset;
 pub mod collations;

@@ -1,35 +1,99 @@
-//! String and hash functions monitoring tools and checksumming scripts call: `LEFT`,
-//! `RIGHT`, `SUBSTRING_INDEX`, `HEX`, `CRC32`, `MD5`, `SHA1`, `SHA2`, as pure functions of
-//! their arguments' bytes.
+//! String and hash functions as pure functions of their arguments' bytes: `CHAR_LENGTH`,
+//! `LEFT`, `RIGHT`, `SUBSTRING`, `UPPER`, `LOWER` (by characters of utf8mb4 text, or by bytes
+//! of a binary string), `SUBSTRING_INDEX`, `HEX`, `CRC32`, `MD5`, `SHA1`, `SHA2`.
 
 use sha1::Digest as _;
 
-/// The characters of `s` when it is UTF-8 text (MySQL counts characters in utf8mb4), else
-/// its bytes, as (start offset of each unit, total length).
-fn unit_offsets(s: &[u8]) -> Vec<usize> {
-    match std::str::from_utf8(s) {
-        Ok(text) => text.char_indices().map(|(i, _)| i).collect(),
-        Err(_) => (0..s.len()).collect(),
+/// The start offset of each unit of `s`: each byte of a binary string; each character of
+/// utf8mb4 text, where a byte that is not part of a well-formed character is a unit of its own
+/// (so no function ever rewrites it).
+fn unit_offsets(s: &[u8], binary: bool) -> Vec<usize> {
+    if binary {
+        return (0..s.len()).collect();
     }
+    let mut out = Vec::with_capacity(s.len());
+    let mut at = 0;
+    for chunk in s.utf8_chunks() {
+        out.extend(chunk.valid().char_indices().map(|(i, _)| at + i));
+        at += chunk.valid().len();
+        out.extend(at..at + chunk.invalid().len());
+        at += chunk.invalid().len();
+    }
+    out
 }
 
-/// `LEFT(s, n)`: the first `n` characters (none for `n <= 0`).
-pub fn left(s: &[u8], n: i64) -> Vec<u8> {
-    let offsets = unit_offsets(s);
+/// `CHAR_LENGTH(s)` of utf8mb4 text (a binary string's is its `LENGTH`).
+pub fn char_length(s: &[u8]) -> usize {
+    s.utf8_chunks()
+        .map(|c| c.valid().chars().count() + c.invalid().len())
+        .sum()
+}
+
+/// `LEFT(s, n)`: the first `n` characters, or bytes of a binary string (none for `n <= 0`).
+pub fn left(s: &[u8], n: i64, binary: bool) -> Vec<u8> {
+    let offsets = unit_offsets(s, binary);
     let n = usize::try_from(n.max(0)).unwrap_or(usize::MAX);
     let end = offsets.get(n).copied().unwrap_or(s.len());
     s[..end].to_vec()
 }
 
-/// `RIGHT(s, n)`: the last `n` characters (none for `n <= 0`).
-pub fn right(s: &[u8], n: i64) -> Vec<u8> {
-    let offsets = unit_offsets(s);
+/// `RIGHT(s, n)`: the last `n` characters, or bytes of a binary string (none for `n <= 0`).
+pub fn right(s: &[u8], n: i64, binary: bool) -> Vec<u8> {
+    let offsets = unit_offsets(s, binary);
     let n = usize::try_from(n.max(0)).unwrap_or(usize::MAX);
     let start = match offsets.len().checked_sub(n) {
         Some(i) => offsets.get(i).copied().unwrap_or(s.len()),
         None => 0,
     };
     s[start..].to_vec()
+}
+
+/// `SUBSTRING(s, pos[, len])`: from the `pos`-th unit (1-based; negative counts from the end;
+/// 0 gives nothing), at most `len` units (all when absent, nothing when `len <= 0`); units
+/// are characters, or bytes of a binary string.
+pub fn substring(s: &[u8], pos: i64, len: Option<i64>, binary: bool) -> Vec<u8> {
+    let offsets = unit_offsets(s, binary);
+    let n = i64::try_from(offsets.len()).unwrap_or(i64::MAX);
+    let start = match pos {
+        0 => return Vec::new(),
+        p if p > 0 => p - 1,
+        p => n.saturating_add(p),
+    };
+    if start < 0 || start >= n {
+        return Vec::new();
+    }
+    let end = match len {
+        Some(l) if l <= 0 => return Vec::new(),
+        Some(l) => start.saturating_add(l).min(n),
+        None => n,
+    };
+    let byte_at = |unit: i64| {
+        usize::try_from(unit)
+            .ok()
+            .and_then(|u| offsets.get(u).copied())
+            .unwrap_or(s.len())
+    };
+    s[byte_at(start)..byte_at(end)].to_vec()
+}
+
+/// Folds the well-formed characters of utf8mb4 text with `fold`, keeping every other byte.
+fn fold_text(s: &[u8], fold: fn(&str) -> String) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    for chunk in s.utf8_chunks() {
+        out.extend_from_slice(fold(chunk.valid()).as_bytes());
+        out.extend_from_slice(chunk.invalid());
+    }
+    out
+}
+
+/// `UPPER(s)` of utf8mb4 text (a binary string is left as it is, as MySQL does).
+pub fn upper(s: &[u8]) -> Vec<u8> {
+    fold_text(s, str::to_uppercase)
+}
+
+/// `LOWER(s)` of utf8mb4 text (a binary string is left as it is, as MySQL does).
+pub fn lower(s: &[u8]) -> Vec<u8> {
+    fold_text(s, str::to_lowercase)
 }
 
 /// `SUBSTRING_INDEX(s, delim, count)`: what comes before the `count`-th delimiter from the
@@ -170,13 +234,35 @@ mod tests {
 
     #[test]
     fn left_right_and_substring_index_count_characters() {
-        assert_eq!(left("héllo".as_bytes(), 2), "hé".as_bytes());
-        assert_eq!(right("héllo".as_bytes(), 4), "éllo".as_bytes());
-        assert_eq!(left(b"abc", -1), b"");
-        assert_eq!(right(b"abc", 10), b"abc");
+        assert_eq!(left("héllo".as_bytes(), 2, false), "hé".as_bytes());
+        assert_eq!(right("héllo".as_bytes(), 4, false), "éllo".as_bytes());
+        assert_eq!(left(b"abc", -1, false), b"");
+        assert_eq!(right(b"abc", 10, false), b"abc");
         assert_eq!(substring_index(b"www.mysql.com", b".", 2), b"www.mysql");
         assert_eq!(substring_index(b"www.mysql.com", b".", -2), b"mysql.com");
         assert_eq!(substring_index(b"www.mysql.com", b".", 5), b"www.mysql.com");
         assert_eq!(substring_index(b"abc", b"", 1), b"");
+    }
+
+    #[test]
+    fn binary_strings_are_cut_by_bytes_and_text_keeps_stray_bytes() {
+        let blob = b"\xE6\x97\xFF\x00";
+        assert_eq!(substring(blob, 1, Some(3), true), b"\xE6\x97\xFF");
+        assert_eq!(left("héllo".as_bytes(), 2, true), b"h\xC3");
+        assert_eq!(right(blob, 1, true), b"\x00");
+        // Text with a stray byte: the byte is one unit, passed through unchanged.
+        let text = b"a\xFF\xC3\xA9b";
+        assert_eq!(char_length(text), 4);
+        assert_eq!(substring(text, 2, Some(2), false), b"\xFF\xC3\xA9");
+        assert_eq!(upper(text), b"A\xFF\xC3\x89B");
+        assert_eq!(lower(b"A\xFFB"), b"a\xFFb");
+        assert_eq!(
+            substring("日本語".as_bytes(), -2, None, false),
+            "本語".as_bytes()
+        );
+        assert_eq!(substring(b"abc", 0, None, false), b"");
+        assert_eq!(substring(b"abc", 2, Some(-1), false), b"");
+        assert_eq!(substring(b"abc", i64::MIN, Some(i64::MAX), false), b"");
+        assert_eq!(substring(b"abc", 1, Some(i64::MAX), false), b"abc");
     }
 }
