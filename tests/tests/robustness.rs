@@ -125,6 +125,24 @@ fn arithmetic_and_function_edges_answer_like_mysql() {
         assert_eq!(d.split('.').nth(1).map(str::len), Some(30), "{mode}: {d}");
         let r: f64 = c.query_first("SELECT ROUND(1e308, 30)").unwrap().unwrap();
         assert_eq!(r, 1e308, "{mode}");
+        // `~` binds tighter than every binary operator.
+        let (zero, all, xor): (u64, u64, u64) = c
+            .query_first("SELECT ~0 * 0, ~(0 * 0), ~1 ^ 1")
+            .unwrap()
+            .unwrap();
+        assert_eq!((zero, all, xor), (0, u64::MAX, u64::MAX), "{mode}");
+        // A string past the double range casts to the largest double, with warning 1292.
+        let big: f64 = c
+            .query_first("SELECT CAST('1e400' AS DOUBLE)")
+            .unwrap()
+            .unwrap();
+        assert_eq!(big, f64::MAX, "{mode}");
+        let warning: (String, u16, String) = c.query_first("SHOW WARNINGS").unwrap().unwrap();
+        assert_eq!(
+            (warning.1, warning.2.as_str()),
+            (1292, "Truncated incorrect DOUBLE value: '1e400'"),
+            "{mode}"
+        );
         assert!(srv.is_running(), "{mode}");
         let one: i64 = c.query_first("SELECT 1").unwrap().unwrap();
         assert_eq!(one, 1, "{mode}: the connection survived");

@@ -102,8 +102,19 @@ pub fn bit_literal(bits: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// A string as MySQL converts it to a number: the longest numeric prefix, else 0.
+/// A string as MySQL converts it to a number: the longest numeric prefix, else 0; past the
+/// double range, the largest double of its sign (MySQL warns 1292 where it casts).
 pub fn str_to_f64(b: &[u8]) -> f64 {
+    let f = numeric_prefix(b);
+    if f.is_infinite() {
+        f64::MAX.copysign(f)
+    } else {
+        f
+    }
+}
+
+/// The longest numeric prefix of a string as a double (infinite past the double range), else 0.
+fn numeric_prefix(b: &[u8]) -> f64 {
     let s = String::from_utf8_lossy(b);
     let s = s.trim_start();
     let mut end = 0;
@@ -729,7 +740,21 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
                 None => Value::Null,
             }
         }
-        BoundExpr::Cast(x, t) => cast(eval(x, env)?, *t),
+        BoundExpr::Cast(x, t) => {
+            let v = eval(x, env)?;
+            if let (CastType::Double, Value::Bytes(b)) = (t, &v) {
+                if numeric_prefix(b).is_infinite() {
+                    env.warn(
+                        ErrorCode::TruncatedWrongValue,
+                        format!(
+                            "Truncated incorrect DOUBLE value: '{}'",
+                            String::from_utf8_lossy(b)
+                        ),
+                    );
+                }
+            }
+            cast(v, *t)
+        }
         BoundExpr::Call(f, args) => call(*f, args, env)?,
     })
 }

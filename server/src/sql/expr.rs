@@ -295,7 +295,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 },
                 UnaryOperator::Plus => self.bind(expr)?,
                 UnaryOperator::Not | UnaryOperator::BangNot => BoundExpr::Not(b(self, expr)?),
-                UnaryOperator::BitwiseNot => BoundExpr::BitNot(b(self, expr)?),
+                UnaryOperator::BitwiseNot => self.bit_not(expr)?,
                 other => return Err(SqlError::unsupported(&format!("operator {other}"))),
             },
             Expr::BinaryOp {
@@ -570,6 +570,37 @@ impl<'r, R: Resolver> Binder<'r, R> {
             Some(first) => self.on_bytes_if_binary(func, first, args),
             None => BoundExpr::Call(func, args),
         })
+    }
+
+    /// `~operand`. sqlparser reads `~`'s operand up to the next `+` or `-`, so `~a * b` arrives
+    /// as `~(a * b)`; MySQL's `~` binds tighter than every binary operator, so it applies to the
+    /// leftmost operand of an unbracketed operation (a bracketed one is `Expr::Nested`).
+    fn bit_not(&mut self, operand: &Expr) -> SqlResult<BoundExpr> {
+        match operand {
+            Expr::BinaryOp { left, op, right }
+                if !matches!(op, BinaryOperator::Arrow | BinaryOperator::LongArrow) =>
+            {
+                let inverted = Expr::UnaryOp {
+                    op: UnaryOperator::BitwiseNot,
+                    expr: left.clone(),
+                };
+                let left = self.bind(&inverted)?;
+                let whole = Expr::BinaryOp {
+                    left: Box::new(Expr::Value(ast::Value::Null.into())),
+                    op: op.clone(),
+                    right: right.clone(),
+                };
+                // Bind the operation with a stand-in on the left, then put the bound `~left`
+                // in its place.
+                match self.bind(&whole)? {
+                    BoundExpr::Binary(op, _, right) => {
+                        Ok(BoundExpr::Binary(op, Box::new(left), right))
+                    }
+                    other => Err(SqlError::unsupported(&format!("~ before {other:?}"))),
+                }
+            }
+            other => Ok(BoundExpr::BitNot(Box::new(self.bind(other)?))),
+        }
     }
 
     /// A call of `func` whose first argument, `first` as written, is a binary string works on
