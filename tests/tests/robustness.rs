@@ -381,18 +381,25 @@ fn kill_query_ends_a_row_loop_with_1317() {
         c.query_drop("INSERT INTO k.t VALUES (1), (2), (3)")
             .unwrap();
         let id = c.connection_id();
-        let victim = std::thread::spawn(move || {
-            let t = Instant::now();
-            let r = c.query::<i64, _>("SELECT id FROM k.t WHERE SLEEP(10)");
-            (r, t.elapsed(), c)
-        });
-        std::thread::sleep(Duration::from_millis(500));
-        srv.connect()
-            .query_drop(format!("KILL QUERY {id}"))
-            .unwrap();
-        let (r, took, mut c) = victim.join().unwrap();
-        assert_eq!(code(r), 1317, "{mode}");
-        assert!(took < Duration::from_secs(5), "{mode}: {took:?}");
+        // A SLEEP in the condition, then one in a select item.
+        for sql in [
+            "SELECT id FROM k.t WHERE SLEEP(10)",
+            "SELECT SLEEP(10), id FROM k.t",
+        ] {
+            let victim = std::thread::spawn(move || {
+                let t = Instant::now();
+                let r = c.query::<(i64, i64), _>(sql);
+                (r, t.elapsed(), c)
+            });
+            std::thread::sleep(Duration::from_millis(500));
+            srv.connect()
+                .query_drop(format!("KILL QUERY {id}"))
+                .unwrap();
+            let (r, took, back) = victim.join().unwrap();
+            c = back;
+            assert_eq!(code(r), 1317, "{mode}: {sql}");
+            assert!(took < Duration::from_secs(5), "{mode}: {sql}: {took:?}");
+        }
         // The next statement is not killed.
         let t = Instant::now();
         let s: i64 = c.query_first("SELECT SLEEP(0.2)").unwrap().unwrap();

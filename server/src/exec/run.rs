@@ -168,15 +168,22 @@ impl<'a> Exec<'a> {
             Some(e) => {
                 let env = self.env(row);
                 let t = truth(&eval(e, &env)?) == Some(true);
-                if env.killed() {
-                    return Err(SqlError::new(
-                        ErrorCode::QueryInterrupted,
-                        "Query execution was interrupted",
-                    ));
-                }
+                self.interrupted()?;
                 Ok(t)
             }
         }
+    }
+
+    /// Fails with 1317 when a KILL QUERY arrived while a row was being evaluated (say during a
+    /// `SLEEP()` in a select item), as mysqld's row loop does.
+    fn interrupted(&self) -> SqlResult<()> {
+        if self.env(&[]).killed() {
+            return Err(SqlError::new(
+                ErrorCode::QueryInterrupted,
+                "Query execution was interrupted",
+            ));
+        }
+        Ok(())
     }
 
     /// Adds the counters to the session's status.
@@ -347,6 +354,7 @@ impl<'a> Exec<'a> {
                                 e => self.eval(e, row)?,
                             });
                         }
+                        self.interrupted()?;
                         out.push(items);
                         Ok(!(early && out.len() as u64 >= want))
                     }
