@@ -101,6 +101,26 @@ fn general_log_is_switched_and_moved_at_run_time() {
     );
     c.query_drop("SELECT 'still here'").unwrap();
     assert!(read(&moved).contains("SELECT 'still here'"));
+    // With the log off too, MySQL checks the name when it is set: no option files, no
+    // directory, no missing directory.
+    c.query_drop("SET GLOBAL slow_query_log = OFF").unwrap();
+    for (var, bad) in [
+        ("general_log_file", dir.file("my.cnf")),
+        ("slow_query_log_file", dir.file("tpbed.INI")),
+        ("slow_query_log_file", dir.0.display().to_string()),
+        ("slow_query_log_file", dir.file("missing/slow.log")),
+    ] {
+        assert_eq!(
+            code(c.query_drop(format!("SET GLOBAL {var} = '{bad}'"))),
+            1231,
+            "{var} = {bad}"
+        );
+    }
+    c.query_drop(format!(
+        "SET GLOBAL slow_query_log_file = '{}'",
+        dir.file("s.log")
+    ))
+    .unwrap();
     // log_output=NONE keeps the switch on but writes nothing.
     c.query_drop("SET GLOBAL log_output = 'NONE'").unwrap();
     c.query_drop("SELECT 'not written'").unwrap();

@@ -110,6 +110,29 @@ fn cannot_set(var: &str, value: &str) -> SqlError {
     )
 }
 
+/// MySQL's check of a log file name when it is set, whether or not the log is on: not a
+/// option file (`.cnf`, `.ini`), not a directory, in a directory that exists and is writable,
+/// and writable itself when it exists.
+fn check_log_path(var: &str, name: &str, path: &Path) -> SqlResult<()> {
+    let lower = name.to_ascii_lowercase();
+    let writable = |p: &Path| nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let ok = !lower.ends_with(".cnf")
+        && !lower.ends_with(".ini")
+        && !path.is_dir()
+        && dir.is_dir()
+        && writable(&dir)
+        && (!path.exists() || writable(path));
+    if ok {
+        Ok(())
+    } else {
+        Err(cannot_set(var, name))
+    }
+}
+
 /// The variables of one log: the switch, the file name and the default file name's suffix.
 const LOGS: [(&str, &str, &str); 2] = [
     ("general_log", "general_log_file", ".log"),
@@ -183,8 +206,10 @@ impl QueryLogs {
                 if name.is_empty() {
                     return Err(cannot_set(file, "NULL"));
                 }
+                let path = resolve(&dir, &name);
+                check_log_path(file, &name, &path)?;
                 logs.log(slow)
-                    .set_path(&name, resolve(&dir, &name))
+                    .set_path(&name, path)
                     .map_err(|_| cannot_set(file, &name))
             })?;
         }
