@@ -165,6 +165,17 @@ fn results_over_max_allowed_packet_are_null_with_warning_1301() {
                 "concat_ws",
             ),
             ("SELECT REPEAT('ab', 9223372036854775807)", "repeat"),
+            ("SELECT HEX(HEX(REPEAT('a', 300000)))", "hex"),
+            (
+                "SELECT JSON_ARRAY(REPEAT('a', 600000), REPEAT('b', 600000))",
+                "json_array",
+            ),
+            (
+                "SELECT JSON_OBJECT('a', REPEAT('a', 600000), 'b', REPEAT('b', 600000))",
+                "json_object",
+            ),
+            // Escaping grows the document past the limit only when it is printed.
+            ("SELECT JSON_ARRAY(REPEAT('\"', 600000))", "json_array"),
         ] {
             let v: Option<Option<String>> = c.query_first(sql).unwrap();
             assert_eq!(v, Some(None), "{mode}: {sql}");

@@ -53,6 +53,18 @@ each_mode! {
             .unwrap()
             .unwrap();
         assert_eq!(n, 1);
+        // An unaliased item's column name is its text cut at 256 characters, as in MySQL.
+        for sql in [
+            format!("SELECT LENGTH('{}')", "a".repeat(300_000)),
+            format!("SELECT LENGTH('{}') FROM t", "é".repeat(1_000)),
+        ] {
+            let result = c.query_iter(&sql).unwrap();
+            let columns = result.columns();
+            let name = columns.as_ref()[0].name_str();
+            assert_eq!(name.chars().count(), 256, "{}", &sql[..20]);
+            assert!(sql["SELECT ".len()..].starts_with(name.as_ref()), "{name}");
+            drop(result);
+        }
         // Another connection was never disturbed, and the rows are as they were.
         let mut other = srv.connect();
         let rows: Vec<i64> = other.query("SELECT id FROM w.t").unwrap();

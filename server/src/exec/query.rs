@@ -379,9 +379,9 @@ impl Planner<'_> {
                             .or_else(|| {
                                 crate::sql::span_text(self.sql, e.span())
                                     .filter(|t| t.matches('(').count() == t.matches(')').count())
-                                    .map(str::to_string)
+                                    .map(crate::sql::label)
                             })
-                            .unwrap_or_else(|| e.to_string()),
+                            .unwrap_or_else(|| crate::sql::label(&e.to_string())),
                     };
                     let bound = if aggregated {
                         aggb.bind(e, &mut self.params)?

@@ -337,7 +337,10 @@ fn text_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Va
     if f == Hex {
         return Ok(match first {
             Value::Null => Value::Null,
-            Value::Bytes(b) => Value::str(&tf::hex_upper(&b)),
+            Value::Bytes(b) => match result_buffer(b.len().saturating_mul(2), "hex", env)? {
+                Some(_) => Value::str(&tf::hex_upper(&b)),
+                None => Value::Null,
+            },
             Value::UInt(u) => Value::str(&format!("{u:X}")),
             other => match to_f64(&other) {
                 Some(x) => Value::str(&format!("{:X}", x.round() as i64 as u64)),
@@ -381,13 +384,43 @@ fn json_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Va
         let nested = matches!(e, BoundExpr::Call(JsonExtract | JsonObject | JsonArray, _));
         Ok(jf::to_json(&eval(e, env)?, nested))
     };
+    // A built document is bounded by max_allowed_packet like any other string result; its
+    // members' own sizes are checked as they arrive, before the document is built.
+    let max = env.max_allowed_packet();
+    let mut members_len = 0usize;
+    let bounded = |v: Value, name: &str| -> SqlResult<Value> {
+        let len = match &v {
+            Value::Bytes(b) => b.len(),
+            _ => 0,
+        };
+        Ok(result_buffer(len, name, env)?.map_or(Value::Null, |_| v))
+    };
     Ok(match f {
-        JsonArray => jf::array(args.iter().map(member).collect::<SqlResult<_>>()?),
-        JsonObject => jf::object(
-            args.chunks(2)
-                .map(|kv| Ok((eval(&kv[0], env)?, member(&kv[1])?)))
-                .collect::<SqlResult<_>>()?,
-        )?,
+        JsonArray => {
+            let mut items = Vec::with_capacity(args.len());
+            for a in args {
+                let j = member(a)?;
+                members_len = members_len.saturating_add(jf::printed_len_lower_bound(&j));
+                items.push(j);
+                if members_len > max {
+                    return result_buffer(members_len, "json_array", env).map(|_| Value::Null);
+                }
+            }
+            bounded(jf::array(items), "json_array")?
+        }
+        JsonObject => {
+            let mut pairs = Vec::with_capacity(args.len() / 2);
+            for kv in args.chunks(2) {
+                let key = eval(&kv[0], env)?;
+                let j = member(&kv[1])?;
+                members_len = members_len.saturating_add(jf::printed_len_lower_bound(&j));
+                pairs.push((key, j));
+                if members_len > max {
+                    return result_buffer(members_len, "json_object", env).map(|_| Value::Null);
+                }
+            }
+            bounded(jf::object(pairs)?, "json_object")?
+        }
         _ => {
             let texts = (0..args.len())
                 .map(|i| text_arg(args, i, env))
@@ -487,14 +520,22 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
             (other, _) => other,
         },
         Concat => {
+            // The running length is checked as each argument arrives, so the arguments held
+            // at once never pass max_allowed_packet by more than one argument.
             let mut parts = Vec::with_capacity(args.len());
+            let mut len = 0usize;
             for i in 0..args.len() {
                 match text_arg(args, i, env)? {
-                    Some(b) => parts.push(b),
+                    Some(b) => {
+                        len = len.saturating_add(b.len());
+                        parts.push(b);
+                    }
                     None => return Ok(Value::Null),
                 }
+                if len > env.max_allowed_packet() {
+                    break;
+                }
             }
-            let len = parts.iter().fold(0usize, |n, p| n.saturating_add(p.len()));
             match result_buffer(len, "concat", env)? {
                 Some(mut out) => {
                     parts.iter().for_each(|p| out.extend_from_slice(p));

@@ -202,6 +202,22 @@ pub fn array(items: Vec<Json>) -> Value {
     Value::from_string(json::print(&Json::Array(items)))
 }
 
+/// A lower bound of the bytes `j` prints as, cheap to compute: a built document is refused
+/// past max_allowed_packet before it is printed when its members alone pass it.
+pub fn printed_len_lower_bound(j: &Json) -> usize {
+    match j {
+        Json::String(s) => s.len().saturating_add(2),
+        Json::Array(a) => a
+            .iter()
+            .fold(2usize, |n, m| n.saturating_add(printed_len_lower_bound(m))),
+        Json::Object(o) => o.iter().fold(2usize, |n, (k, v)| {
+            n.saturating_add(k.len().saturating_add(3))
+                .saturating_add(printed_len_lower_bound(v))
+        }),
+        _ => 1,
+    }
+}
+
 /// `JSON_OBJECT(k, v, ...)`: a NULL key is 3158, as MySQL.
 pub fn object(pairs: Vec<(Value, Json)>) -> SqlResult<Value> {
     let mut map = serde_json::Map::new();

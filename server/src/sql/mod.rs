@@ -105,6 +105,17 @@ pub fn rewrite_lock_in_share_mode(sql: &str) -> Option<String> {
     Some(s)
 }
 
+/// The most characters of an expression's text MySQL keeps as its column's name.
+pub const MAX_LABEL_CHARS: usize = 256;
+
+/// An unaliased select item's column name: its text, cut at [`MAX_LABEL_CHARS`] characters.
+pub fn label(text: &str) -> String {
+    match text.char_indices().nth(MAX_LABEL_CHARS) {
+        Some((cut, _)) => text[..cut].to_string(),
+        None => text.to_string(),
+    }
+}
+
 /// The source text a span covers (MySQL labels computed columns with the text as typed).
 pub fn span_text(sql: &str, span: sqlparser::tokenizer::Span) -> Option<&str> {
     let offset = |loc: sqlparser::tokenizer::Location| -> Option<usize> {

@@ -76,10 +76,11 @@ pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> 
                         if matches!(e, ast::Expr::UnaryOp { .. })
                             && !t.starts_with(['-', '+', '!', '~']) =>
                     {
-                        format!("{}{t}", e.to_string().chars().next().unwrap_or('-'))
+                        let sign = e.to_string().chars().next().unwrap_or('-');
+                        crate::sql::label(&format!("{sign}{t}"))
                     }
-                    Some(t) => t.to_string(),
-                    None => e.to_string(),
+                    Some(t) => crate::sql::label(t),
+                    None => crate::sql::label(&e.to_string()),
                 };
                 names.push(label);
                 exprs.push(binder.bind(e)?);
