@@ -408,15 +408,24 @@ fn expr(rng: &mut StdRng, depth: u32) -> String {
     }
 }
 
-/// A statement nesting up to a few thousand levels in one of the recursive forms.
+/// A statement nesting up to a few thousand levels in one of the recursive forms, or joining
+/// up to a few thousand tables.
 fn deep(rng: &mut StdRng) -> String {
     let max = if rng.random_bool(0.1) { 3000 } else { 700 };
     let n = rng.random_range(1..max);
-    match rng.random_range(0..8) {
+    match rng.random_range(0..10) {
         0 => format!(
             "SELECT {}",
             vec!["1"; n].join(pick(rng, &["+", "*", " OR ", " AND "]))
         ),
+        8 => format!(
+            "SELECT 1 FROM t{}",
+            " JOIN t".repeat(n + rng.random_range(0..2000))
+        ),
+        9 => {
+            let tables: Vec<String> = (0..n.max(1) * 2).map(|i| format!("t a{i}")).collect();
+            format!("SELECT 1 FROM {}", tables.join(", "))
+        }
         1 => format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n)),
         2 => format!("SELECT {}1", "-".repeat(n)),
         3 => format!("SELECT {}1", "NOT ".repeat(n)),
