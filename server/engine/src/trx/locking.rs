@@ -2,6 +2,11 @@
 //! InnoDB's `row_search_mvcc` does (the rules are in `docs/locking.md`) and returns the
 //! latest version.
 //!
+//! A unique search (each range an equality on every column of a unique index) ends at the
+//! record it matches: the next record is neither read nor locked, as in InnoDB, where
+//! `row_search_mvcc` answers "not found" to the fetch after a unique match, so no gap past
+//! the match is locked.
+//!
 //! The latch/lock protocol: every lock call happens under the leaf latch of the record; a
 //! request that must wait saves the cursor on the record, releases every latch, waits, then
 //! restores the cursor and processes the record again (now covered by the granted lock), or
@@ -82,11 +87,14 @@ pub struct ScanOptions {
     pub policy: WaitPolicy,
     /// RR/SERIALIZABLE: next-key and gap locks.
     pub gaps: bool,
-    /// Each range is an equality on every column of a unique index.
+    /// Each range is an equality on every column of a unique index with no NULL in the
+    /// searched values (InnoDB's `unique_search`): a live match is locked record-only and ends
+    /// the scan; a delete-marked clustered match ends it too. Such a scan always runs forward.
     pub unique_point: bool,
     /// A shared read the secondary index covers: lock only the secondary record.
     pub covering_shared: bool,
-    /// RC UPDATE/DELETE on the clustered index: try semi-consistent reads.
+    /// RC UPDATE/DELETE on the clustered index: try semi-consistent reads (never in a unique
+    /// search, as in InnoDB).
     pub semi_consistent: bool,
     /// `innodb_lock_wait_timeout`.
     pub timeout: Duration,
@@ -139,6 +147,14 @@ impl<'t> LockingScan<'t> {
     ) -> LockingScan<'t> {
         let eq_prefix = matches!((&range.lower, &range.upper),
             (Bound::Included(a), Bound::Included(b)) if a == b);
+        // A unique search reads one key exactly, forward, whatever the scan order (MySQL reads
+        // an equality range with HA_READ_KEY_EXACT even in a descending range scan), so a miss
+        // locks the gap the key would be in.
+        let dir = if opts.unique_point {
+            Direction::Forward
+        } else {
+            dir
+        };
         LockingScan {
             sys,
             lt,
@@ -320,6 +336,17 @@ impl<'t> LockingScan<'t> {
         }
     }
 
+    /// Where the scan stands after returning the row at `pos`: a unique search is over (the
+    /// key matches no other live record, so the next one is not read), any other scan goes
+    /// on from the row.
+    fn after_match(&self, pos: Saved) -> State {
+        if self.opts.unique_point {
+            State::Done
+        } else {
+            State::At(pos, false)
+        }
+    }
+
     /// The next row, locked; None at the end of the range.
     pub fn fetch(&mut self) -> Result<Option<Fetched>, LockError> {
         self.fresh.clear();
@@ -391,7 +418,7 @@ impl<'t> LockingScan<'t> {
                 self.stats.records_visited += 1;
                 self.convert_implicit(0, rec.key(), page, rec.trx_id);
                 let mode = self.mode_for(rec.delete_mark);
-                let semi = self.opts.semi_consistent && !self.retry_wait;
+                let semi = self.opts.semi_consistent && !self.opts.unique_point && !self.retry_wait;
                 let policy = if semi {
                     WaitPolicy::SkipLocked
                 } else {
@@ -404,6 +431,12 @@ impl<'t> LockingScan<'t> {
                             if fresh && !self.opts.gaps {
                                 self.fresh.push((0, rec.key().to_vec(), mode));
                                 self.unlock_row();
+                            }
+                            if self.opts.unique_point {
+                                // The only record the key can match is deleted: the search
+                                // ends here (InnoDB's clustered unique search on a
+                                // delete-marked record), its lock covering the gap in RR.
+                                return Ok(None);
                             }
                             on = self.step(&mut cur);
                             continue;
@@ -420,7 +453,7 @@ impl<'t> LockingScan<'t> {
                             semi: false,
                         };
                         self.retry_wait = false;
-                        self.state = State::At(Saved::Clustered(cur.save()), false);
+                        self.state = self.after_match(Saved::Clustered(cur.save()));
                         return Ok(Some(out));
                     }
                     Got::Skipped if semi => {
@@ -584,7 +617,7 @@ impl<'t> LockingScan<'t> {
                     .codec()
                     .decode_columns(&crec.row, &self.projection);
                 drop(cc);
-                self.state = State::At(Saved::Secondary(cur.save()), false);
+                self.state = self.after_match(Saved::Secondary(cur.save()));
                 return Ok(Some(Fetched {
                     pk,
                     row,
