@@ -3,9 +3,10 @@
 //! records it finds record-only and nothing past them, so another session's INSERT into the
 //! neighbouring gap goes ahead at once, in REPEATABLE READ and READ COMMITTED; INSERT ... ON
 //! DUPLICATE KEY UPDATE and REPLACE lock the row they change the same way; a unique search
-//! that finds nothing still locks the gap the key falls in under REPEATABLE READ. Locks are
-//! read back from `performance_schema.data_locks`. Each test runs in every
-//! connection-handling mode.
+//! that finds nothing still locks the gap the key falls in under REPEATABLE READ, and one that
+//! meets a deleted (not yet purged) row locks it record-only. A clustered range whose bounds
+//! are whole keys locks no gap outside them. Locks are read back from
+//! `performance_schema.data_locks`. Each test runs in every connection-handling mode.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -254,6 +255,72 @@ each_mode! {
         let found: Vec<(i32, i32)> = a.query("SELECT * FROM gp WHERE id = 15 FOR UPDATE").unwrap();
         assert!(found.is_empty());
         assert!(record_locks_of(&mut c, a_id).is_empty());
+        assert_eq!(try_insert(&mut b, "INSERT INTO gp VALUES (15, 0)"), 0);
+        a.query_drop("ROLLBACK").unwrap();
+    }
+}
+
+each_mode! {
+    /// While an old snapshot keeps purge from removing a deleted row, a unique search for it
+    /// meets the delete-marked record: it locks it record-only and finds nothing, and the
+    /// gaps on both sides stay open.
+    fn a_unique_search_for_a_deleted_row_locks_it_record_only(mode) {
+        let (srv, mut c) = setup(mode);
+        let mut snapshot = srv.connect_db("g");
+        snapshot
+            .query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            .unwrap();
+        c.query_drop("DELETE FROM gp WHERE id = 20").unwrap();
+        let mut a = srv.connect_db("g");
+        let a_id = a.connection_id();
+        let mut b = inserter(&srv);
+        a.query_drop("BEGIN").unwrap();
+        let found: Vec<(i32, i32)> = a.query("SELECT * FROM gp WHERE id = 20 FOR UPDATE").unwrap();
+        assert!(found.is_empty());
+        assert_eq!(
+            record_locks_of(&mut c, a_id),
+            locks(&[("PRIMARY", "X,REC_NOT_GAP", "20")])
+        );
+        assert_eq!(try_insert(&mut b, "INSERT INTO gp VALUES (15, 0)"), 0);
+        assert_eq!(try_insert(&mut b, "INSERT INTO gp VALUES (25, 0)"), 0);
+        a.query_drop("ROLLBACK").unwrap();
+        snapshot.query_drop("COMMIT").unwrap();
+    }
+}
+
+each_mode! {
+    /// Under REPEATABLE READ a clustered range locks the row equal to a `>=` bound
+    /// record-only and nothing past a row equal to a `<=` bound, as InnoDB since 8.0.18.
+    fn a_clustered_range_locks_no_gap_outside_its_whole_key_bounds(mode) {
+        let (srv, mut c) = setup(mode);
+        let mut a = srv.connect_db("g");
+        let a_id = a.connection_id();
+        let mut b = inserter(&srv);
+        a.query_drop("BEGIN").unwrap();
+        let ids: Vec<i32> = a
+            .query("SELECT id FROM gp WHERE id BETWEEN 10 AND 20 FOR UPDATE")
+            .unwrap();
+        assert_eq!(ids, vec![10, 20]);
+        assert_eq!(
+            record_locks_of(&mut c, a_id),
+            locks(&[("PRIMARY", "X", "20"), ("PRIMARY", "X,REC_NOT_GAP", "10")])
+        );
+        assert_eq!(try_insert(&mut b, "INSERT INTO gp VALUES (5, 0)"), 0);
+        assert_eq!(try_insert(&mut b, "INSERT INTO gp VALUES (25, 0)"), 0);
+        assert_eq!(try_insert(&mut b, "INSERT INTO gp VALUES (15, 0)"), 1205);
+        a.query_drop("ROLLBACK").unwrap();
+
+        a.query_drop("BEGIN").unwrap();
+        let ids: Vec<i32> = a.query("SELECT id FROM gp WHERE id >= 20 FOR UPDATE").unwrap();
+        assert_eq!(ids, vec![20, 30]);
+        assert_eq!(
+            record_locks_of(&mut c, a_id),
+            locks(&[
+                ("PRIMARY", "X", "30"),
+                ("PRIMARY", "X", "supremum pseudo-record"),
+                ("PRIMARY", "X,REC_NOT_GAP", "20"),
+            ])
+        );
         assert_eq!(try_insert(&mut b, "INSERT INTO gp VALUES (15, 0)"), 0);
         a.query_drop("ROLLBACK").unwrap();
     }

@@ -4,6 +4,7 @@
 //! (REPEATABLE READ only), a delete-marked match takes InnoDB's next-key lock, and an
 //! equality on a non-unique prefix still locks the record past it.
 
+use std::ops::Bound;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -109,6 +110,42 @@ fn scan_eq(
     dir: Direction,
     o: ScanOptions,
 ) -> Scanned {
+    let key = t.encode_search_key(index, &[Value::Int(value)]).unwrap();
+    scan(sys, trx, t, index, KeyRange::prefix(key), dir, o)
+}
+
+/// The clustered range between `lower` and `upper` (ids; None: unbounded).
+/// A bound on id: (value, inclusive), None for unbounded.
+type IdBound = Option<(i64, bool)>;
+
+fn id_range(t: &Table, lower: IdBound, upper: IdBound) -> KeyRange {
+    let bound = |b: IdBound| match b {
+        None => Bound::Unbounded,
+        Some((id, incl)) => {
+            let k = t.encode_search_key(0, &[Value::Int(id)]).unwrap();
+            if incl {
+                Bound::Included(k)
+            } else {
+                Bound::Excluded(k)
+            }
+        }
+    };
+    KeyRange {
+        lower: bound(lower),
+        upper: bound(upper),
+    }
+}
+
+/// Runs a locking scan of `range` of index `index` to its end for `trx`.
+fn scan(
+    sys: &TrxSys,
+    trx: &mut Trx,
+    t: &Table,
+    index: usize,
+    range: KeyRange,
+    dir: Direction,
+    o: ScanOptions,
+) -> Scanned {
     let table_mode = match o.mode {
         ScanLockMode::Shared => TableLockMode::IS,
         ScanLockMode::Exclusive => TableLockMode::IX,
@@ -116,8 +153,7 @@ fn scan_eq(
     sys.lock_table(trx, t, table_mode, TIMEOUT)
         .expect("table lock");
     let lt = trx.lock_handle().expect("registered").clone();
-    let key = t.encode_search_key(index, &[Value::Int(value)]).unwrap();
-    let mut scan = LockingScan::new(sys, lt, t, index, KeyRange::prefix(key), dir, o, vec![0]);
+    let mut scan = LockingScan::new(sys, lt, t, index, range, dir, o, vec![0]);
     let mut ids = Vec::new();
     while let Some(f) = scan.fetch().expect("no lock conflict") {
         match f.row[0] {
@@ -171,7 +207,10 @@ fn record_locks(sys: &TrxSys, t: &Table, trx: &Trx) -> Vec<(String, String, Stri
     v
 }
 
-fn locks(list: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+/// An expected record lock: (INDEX_NAME, LOCK_MODE, LOCK_DATA).
+type Expected<'a> = (&'a str, &'a str, &'a str);
+
+fn locks(list: &[Expected<'_>]) -> Vec<(String, String, String)> {
     let mut v: Vec<(String, String, String)> = list
         .iter()
         .map(|&(i, m, d)| (i.to_string(), m.to_string(), d.to_string()))
@@ -364,7 +403,9 @@ fn a_descending_unique_search_still_reads_its_key_forward() {
 }
 
 #[test]
-fn a_delete_marked_primary_match_takes_a_next_key_lock_and_ends_the_search() {
+/// The clustered `>=` rule makes the lock on a delete-marked match record-only too; only a
+/// UNIQUE secondary index's delete-marked entries get next-key locks (next test).
+fn a_delete_marked_primary_match_is_locked_record_only_and_ends_the_search() {
     let sys = sys();
     let t = table(&sys);
     delete_committed(&sys, &t, 20);
@@ -381,15 +422,12 @@ fn a_delete_marked_primary_match_takes_a_next_key_lock_and_ends_the_search() {
     );
     assert!(got.ids.is_empty());
     assert_eq!(got.stats.read_next, 0, "the record after 20 is not read");
-    assert_eq!(record_locks(&sys, &t, &a), locks(&[("PRIMARY", "X", "20")]));
-    assert!(
-        !insert_proceeds(&sys, &t, [15, 15, 15]),
-        "the gap before 20 is locked"
+    assert_eq!(
+        record_locks(&sys, &t, &a),
+        locks(&[("PRIMARY", "X,REC_NOT_GAP", "20")])
     );
-    assert!(
-        insert_proceeds(&sys, &t, [25, 25, 25]),
-        "the gap after 20 is not"
-    );
+    assert!(insert_proceeds(&sys, &t, [15, 15, 15]));
+    assert!(insert_proceeds(&sys, &t, [25, 25, 25]));
     sys.rollback(a);
 
     // READ COMMITTED keeps no lock on a delete-marked record.
@@ -477,5 +515,75 @@ fn a_non_unique_equality_still_locks_the_record_after_it() {
         !insert_proceeds(&sys, &t, [1, 1, 25]),
         "k 25 is in the locked gap"
     );
+    sys.rollback(a);
+}
+
+#[test]
+fn a_clustered_range_skips_the_gaps_outside_its_whole_key_bounds() {
+    let sys = sys();
+    let t = table(&sys);
+    let rr = Isolation::RepeatableRead;
+    let o = opts(ScanLockMode::Exclusive, rr, false);
+    let cases: [(IdBound, IdBound, &[Expected<'_>]); 5] = [
+        // id >= 20: the record equal to the bound record-only, the rest next-key.
+        (
+            Some((20, true)),
+            None,
+            &[
+                ("PRIMARY", "X,REC_NOT_GAP", "20"),
+                ("PRIMARY", "X", "30"),
+                ("PRIMARY", "X", "supremum pseudo-record"),
+            ],
+        ),
+        // id BETWEEN 10 AND 20: nothing past 20.
+        (
+            Some((10, true)),
+            Some((20, true)),
+            &[("PRIMARY", "X", "20"), ("PRIMARY", "X,REC_NOT_GAP", "10")],
+        ),
+        // id BETWEEN 10 AND 25: 25 is not there, so the gap before 30 is locked.
+        (
+            Some((10, true)),
+            Some((25, true)),
+            &[
+                ("PRIMARY", "X", "20"),
+                ("PRIMARY", "X,GAP", "30"),
+                ("PRIMARY", "X,REC_NOT_GAP", "10"),
+            ],
+        ),
+        // id > 10 AND id < 30: no bound record is in the range.
+        (
+            Some((10, false)),
+            Some((30, false)),
+            &[("PRIMARY", "X", "20"), ("PRIMARY", "X,GAP", "30")],
+        ),
+        // id <= 20 from the start of the index.
+        (
+            None,
+            Some((20, true)),
+            &[("PRIMARY", "X", "10"), ("PRIMARY", "X", "20")],
+        ),
+    ];
+    for (lower, upper, want) in cases {
+        let mut a = sys.begin(rr, false, 1, 1);
+        let range = id_range(&t, lower, upper);
+        scan(&sys, &mut a, &t, PRIMARY, range, Direction::Forward, o);
+        assert_eq!(
+            record_locks(&sys, &t, &a),
+            locks(want),
+            "{lower:?}..{upper:?}"
+        );
+        sys.rollback(a);
+    }
+    // With 20 locked as the upper bound, the gap after it takes inserts.
+    let mut a = sys.begin(rr, false, 1, 1);
+    let range = id_range(&t, Some((10, true)), Some((20, true)));
+    assert_eq!(
+        scan(&sys, &mut a, &t, PRIMARY, range, Direction::Forward, o).ids,
+        vec![10, 20]
+    );
+    assert!(insert_proceeds(&sys, &t, [25, 25, 25]));
+    assert!(!insert_proceeds(&sys, &t, [15, 15, 15]));
+    assert!(insert_proceeds(&sys, &t, [5, 5, 5]));
     sys.rollback(a);
 }
