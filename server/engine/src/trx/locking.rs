@@ -2,6 +2,11 @@
 //! InnoDB's `row_search_mvcc` does (the rules are in `docs/locking.md`) and returns the
 //! latest version.
 //!
+//! A unique search (each range an equality on every column of a unique index) ends at the
+//! record it matches: the next record is neither read nor locked, as in InnoDB, where
+//! `row_search_mvcc` answers "not found" to the fetch after a unique match, so no gap past
+//! the match is locked.
+//!
 //! The latch/lock protocol: every lock call happens under the leaf latch of the record; a
 //! request that must wait saves the cursor on the record, releases every latch, waits, then
 //! restores the cursor and processes the record again (now covered by the granted lock), or
@@ -82,11 +87,14 @@ pub struct ScanOptions {
     pub policy: WaitPolicy,
     /// RR/SERIALIZABLE: next-key and gap locks.
     pub gaps: bool,
-    /// Each range is an equality on every column of a unique index.
+    /// Each range is an equality on every column of a unique index with no NULL in the
+    /// searched values (InnoDB's `unique_search`): a live match is locked record-only and ends
+    /// the scan; a delete-marked clustered match ends it too. Such a scan always runs forward.
     pub unique_point: bool,
     /// A shared read the secondary index covers: lock only the secondary record.
     pub covering_shared: bool,
-    /// RC UPDATE/DELETE on the clustered index: try semi-consistent reads.
+    /// RC UPDATE/DELETE on the clustered index: try semi-consistent reads (never in a unique
+    /// search, as in InnoDB).
     pub semi_consistent: bool,
     /// `innodb_lock_wait_timeout`.
     pub timeout: Duration,
@@ -105,6 +113,8 @@ pub struct LockingScan<'t> {
     projection: Vec<usize>,
     state: State,
     retry_wait: bool,
+    /// A record equal to the inclusive upper bound of a clustered scan is locked.
+    bound_locked: bool,
     fresh: Vec<(usize, Vec<u8>, RecLockMode)>,
     owners: HintOwners,
     /// Handler counters; `records_visited` counts records in range, skipped ones included.
@@ -139,6 +149,14 @@ impl<'t> LockingScan<'t> {
     ) -> LockingScan<'t> {
         let eq_prefix = matches!((&range.lower, &range.upper),
             (Bound::Included(a), Bound::Included(b)) if a == b);
+        // A unique search reads one key exactly, forward, whatever the scan order (MySQL reads
+        // an equality range with HA_READ_KEY_EXACT even in a descending range scan), so a miss
+        // locks the gap the key would be in.
+        let dir = if opts.unique_point {
+            Direction::Forward
+        } else {
+            dir
+        };
         LockingScan {
             sys,
             lt,
@@ -151,6 +169,7 @@ impl<'t> LockingScan<'t> {
             projection,
             state: State::Start,
             retry_wait: false,
+            bound_locked: false,
             fresh: Vec::new(),
             owners: HintOwners::default(),
             stats: HandlerStats::default(),
@@ -265,8 +284,16 @@ impl<'t> LockingScan<'t> {
         w.wait(self.opts.timeout)
     }
 
-    fn mode_for(&self, delete_marked: bool) -> RecLockMode {
-        let kind = if !self.opts.gaps || (self.opts.unique_point && !delete_marked) {
+    /// The lock on a record in the range: record-only without gap locks, on a live match of a
+    /// unique search, and on a clustered record equal to a `>=` bound that is a whole primary
+    /// key (no insert into the gap before it can be in the range); next-key otherwise
+    /// (InnoDB's `row_compare_row_to_range`). The last rule also makes a unique search that
+    /// meets a delete-marked clustered record lock it record-only; in a UNIQUE secondary
+    /// index such a record gets a next-key lock.
+    fn mode_for(&self, key: &[u8], delete_marked: bool) -> RecLockMode {
+        let record_only =
+            !self.opts.gaps || (self.opts.unique_point && !delete_marked) || self.is_ge_bound(key);
+        let kind = if record_only {
             GapKind::RecNotGap
         } else {
             GapKind::NextKey
@@ -274,8 +301,25 @@ impl<'t> LockingScan<'t> {
         RecLockMode::new(self.strength(), kind)
     }
 
+    /// An ascending clustered scan's record equal to its inclusive lower bound (the bound is
+    /// then a whole primary key).
+    fn is_ge_bound(&self, key: &[u8]) -> bool {
+        self.index == 0
+            && self.forward()
+            && matches!(&self.range.lower, Bound::Included(b) if b.as_slice() == key)
+    }
+
+    /// An ascending clustered scan's record equal to its inclusive upper bound: once it is
+    /// locked, no later record can be in the range.
+    fn is_le_bound(&self, key: &[u8]) -> bool {
+        self.index == 0
+            && self.forward()
+            && matches!(&self.range.upper, Bound::Included(b) if b.as_slice() == key)
+    }
+
     /// The lock on the first record past the range (RR): a gap lock after an equality
-    /// prefix or a bounded ascending clustered scan, else next-key.
+    /// prefix or a bounded ascending clustered scan, else next-key. (After a record equal to
+    /// a clustered scan's inclusive upper bound, [`LockingScan::lock_past_end`] takes none.)
     fn past_range_mode(&self) -> RecLockMode {
         let gap = self.eq_prefix
             || (self.index == 0 && self.forward() && self.range.upper != Bound::Unbounded);
@@ -320,6 +364,17 @@ impl<'t> LockingScan<'t> {
         }
     }
 
+    /// Where the scan stands after returning the row at `pos`: a unique search is over (the
+    /// key matches no other live record, so the next one is not read), any other scan goes
+    /// on from the row.
+    fn after_match(&self, pos: Saved) -> State {
+        if self.opts.unique_point {
+            State::Done
+        } else {
+            State::At(pos, false)
+        }
+    }
+
     /// The next row, locked; None at the end of the range.
     pub fn fetch(&mut self) -> Result<Option<Fetched>, LockError> {
         self.fresh.clear();
@@ -331,9 +386,11 @@ impl<'t> LockingScan<'t> {
     }
 
     /// Handles the end of the range (or of the index): in RR locks the record past it (or
-    /// the supremum going forward). Returns Some(wait) when that lock must be waited for.
+    /// the supremum going forward), unless the scan locked a record equal to its inclusive
+    /// upper bound (InnoDB's `m_stop_tuple_found`: the gap after it is outside the range).
+    /// Returns Some(wait) when that lock must be waited for.
     fn lock_past_end(&self, key: Option<&[u8]>, page: u64) -> Result<Option<LockWait>, LockError> {
-        if !self.opts.gaps || (key.is_none() && !self.forward()) {
+        if !self.opts.gaps || (key.is_none() && !self.forward()) || self.bound_locked {
             return Ok(None);
         }
         let mode = match key {
@@ -390,8 +447,8 @@ impl<'t> LockingScan<'t> {
                 let page = cur.page_id().unwrap_or(0);
                 self.stats.records_visited += 1;
                 self.convert_implicit(0, rec.key(), page, rec.trx_id);
-                let mode = self.mode_for(rec.delete_mark);
-                let semi = self.opts.semi_consistent && !self.retry_wait;
+                let mode = self.mode_for(rec.key(), rec.delete_mark);
+                let semi = self.opts.semi_consistent && !self.opts.unique_point && !self.retry_wait;
                 let policy = if semi {
                     WaitPolicy::SkipLocked
                 } else {
@@ -400,10 +457,17 @@ impl<'t> LockingScan<'t> {
                 match self.lock_record(0, rec.key(), &rec.lock_hint, page, mode, policy)? {
                     Got::Granted(fresh) => {
                         let rec = cur.record().expect("on record");
+                        self.bound_locked |= self.is_le_bound(rec.key());
                         if rec.delete_mark {
                             if fresh && !self.opts.gaps {
                                 self.fresh.push((0, rec.key().to_vec(), mode));
                                 self.unlock_row();
+                            }
+                            if self.opts.unique_point {
+                                // The only record the key can match is deleted: the search
+                                // ends here without reading the next record (InnoDB's
+                                // clustered unique search on a delete-marked record).
+                                return Ok(None);
                             }
                             on = self.step(&mut cur);
                             continue;
@@ -420,7 +484,7 @@ impl<'t> LockingScan<'t> {
                             semi: false,
                         };
                         self.retry_wait = false;
-                        self.state = State::At(Saved::Clustered(cur.save()), false);
+                        self.state = self.after_match(Saved::Clustered(cur.save()));
                         return Ok(Some(out));
                     }
                     Got::Skipped if semi => {
@@ -503,7 +567,7 @@ impl<'t> LockingScan<'t> {
                         self.convert_implicit(self.index, rec.key(), page, writer);
                     }
                 }
-                let mode = self.mode_for(rec.delete_mark);
+                let mode = self.mode_for(rec.key(), rec.delete_mark);
                 let (index, policy) = (self.index, self.opts.policy);
                 match self.lock_record(index, rec.key(), &rec.lock_hint, page, mode, policy)? {
                     Got::Skipped => {
@@ -584,7 +648,7 @@ impl<'t> LockingScan<'t> {
                     .codec()
                     .decode_columns(&crec.row, &self.projection);
                 drop(cc);
-                self.state = State::At(Saved::Secondary(cur.save()), false);
+                self.state = self.after_match(Saved::Secondary(cur.save()));
                 return Ok(Some(Fetched {
                     pk,
                     row,

@@ -18,6 +18,8 @@ mod sync;
 mod views;
 mod writes;
 
+#[cfg(test)]
+mod locking_tests;
 #[cfg(all(test, loom))]
 mod loom_models;
 #[cfg(test)]
