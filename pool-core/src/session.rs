@@ -74,6 +74,9 @@ pub trait Session: Send + 'static {
     /// Idle past `wait_timeout` while parked in a pool: say so to the client (ER 4031) and
     /// close. The handler drops the session afterwards.
     fn expire(&mut self);
+    /// No thread could be started to run this new connection (`error` says why): tell the
+    /// client (MySQL's 1135) and log it. The handler drops the session afterwards.
+    fn refuse_no_thread(&mut self, error: &std::io::Error);
     /// Ends the connection from another thread (server shutdown): unblocks any read in
     /// progress so the owning thread sees the connection closed.
     fn kill(&self);

@@ -219,6 +219,8 @@ impl Session for ModelSession {
         self.tally.expired.fetch_add(1, Ordering::SeqCst);
     }
 
+    fn refuse_no_thread(&mut self, _error: &std::io::Error) {}
+
     fn kill(&self) {}
 }
 

@@ -158,18 +158,28 @@ impl<S: Session> ConnectionHandler<S> for ThreadPerConnection<S> {
         let serial = st.next_thread;
         st.next_thread += 1;
         let sh = self.sh.clone();
+        // The session waits in a slot the new thread empties, so that it is still here to be
+        // refused when the thread cannot be started.
+        let slot = Arc::new(Mutex::new(Some(session)));
+        let handed = slot.clone();
         match thread::Builder::new()
             .name(format!("conn-{serial}"))
             .stack_size(crate::session::SESSION_THREAD_STACK)
-            .spawn(move || thread_main(sh, serial, (id, session)))
-        {
+            .spawn(move || {
+                if let Some(session) = lock(&handed).take() {
+                    thread_main(sh, serial, (id, session));
+                }
+            }) {
             Ok(h) => {
                 st.handles.push((serial, h));
                 self.sh.created.fetch_add(1, Ordering::Relaxed);
             }
-            Err(_) => {
-                // The closure (and the session in it) is dropped: the connection closes.
+            Err(e) => {
                 st.live.remove(&id);
+                drop(st);
+                if let Some(mut session) = lock(&slot).take() {
+                    session.refuse_no_thread(&e);
+                }
             }
         }
     }

@@ -148,6 +148,14 @@ impl ErrPacket {
         out.extend_from_slice(self.message.as_bytes());
     }
 
+    /// Appends the ERR payload without the SQLSTATE, as a server sends an error before it
+    /// knows the client's capabilities (in place of the greeting).
+    pub fn encode_before_greeting(&self, out: &mut Vec<u8>) {
+        out.push(Self::HEADER);
+        put_u16(out, self.code);
+        out.extend_from_slice(self.message.as_bytes());
+    }
+
     /// Writes the ERR as a whole packet with sequence id `*seq`.
     pub fn write(&self, out: &mut Vec<u8>, seq: &mut u8) {
         write_packet_with(out, seq, |o| self.encode(o));

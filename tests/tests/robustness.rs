@@ -445,3 +445,60 @@ fn large_garbage_packets_leave_no_lasting_memory() {
         );
     }
 }
+
+/// The server's virtual memory size in bytes, from /proc.
+fn vm_size(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0)
+        * 1024
+}
+
+/// In thread-per-connection mode a connection whose thread cannot be started gets 1135 and a
+/// log line, and everyone else is served on. The server's address space is capped a little
+/// above its size, so that a new connection thread's stack no longer fits.
+#[test]
+fn a_connection_without_a_thread_gets_1135() {
+    let srv = start("one-thread-per-connection", &["--thread-cache-size=0"]);
+    let mut first = srv.connect();
+    let cap = vm_size(srv.pid()) + (24 << 20);
+    let limit = libc::rlimit {
+        rlim_cur: cap,
+        rlim_max: cap,
+    };
+    // SAFETY: prlimit only reads `limit` and writes no old value.
+    let set = unsafe {
+        libc::prlimit(
+            libc::pid_t::try_from(srv.pid()).unwrap(),
+            libc::RLIMIT_AS,
+            &limit,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(set, 0, "prlimit: {}", std::io::Error::last_os_error());
+    // Each connection thread reserves an 8 MiB stack: a few more fit, then none.
+    let refused = (0..16).find_map(|_| match mysql::Conn::new(srv.opts("root", "")) {
+        Ok(c) => {
+            std::mem::forget(c);
+            None
+        }
+        Err(mysql::Error::MySqlError(e)) => Some(e),
+        Err(other) => panic!("expected 1135, got {other}"),
+    });
+    let e = refused.expect("a connection was refused");
+    assert_eq!(e.code, 1135, "{e:?}");
+    assert!(
+        e.message.starts_with("Can't create a new thread (errno "),
+        "{e:?}"
+    );
+    assert!(srv.wait_for_log(
+        "[Warning] [Server] Can't create thread to handle new connection(errno=",
+        Duration::from_secs(5)
+    ));
+    let one: i64 = first.query_first("SELECT 1").unwrap().unwrap();
+    assert_eq!(one, 1, "the connection that had its thread is served on");
+}

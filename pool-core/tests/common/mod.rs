@@ -180,6 +180,10 @@ impl Session for LineSession {
         let _ = self.reply("expired");
     }
 
+    fn refuse_no_thread(&mut self, _error: &std::io::Error) {
+        let _ = self.reply("no thread");
+    }
+
     fn kill(&self) {
         let _ = self.writer.shutdown(Shutdown::Both);
     }

@@ -40,6 +40,8 @@ pub enum ErrorCode {
     NoSuchThread = 1094,
     /// ER_KILL_DENIED_ERROR.
     KillDenied = 1095,
+    /// ER_CANT_CREATE_THREAD: no thread could be started for a new connection.
+    CantCreateThread = 1135,
     /// ER_TOO_MANY_TABLES: more tables in one join than a query block can address.
     TooManyTables = 1116,
     /// ER_NO_SUCH_TABLE.
@@ -311,6 +313,7 @@ impl ErrorCode {
             ParseError => "%s near '%-.80s' at line %d",
             EmptyQuery => "Query was empty",
             NoSuchThread => "Unknown thread id: %lu",
+            CantCreateThread => "Can't create a new thread (errno %d); if you are not out of available memory, you can consult the manual for a possible OS-dependent bug",
             TooManyTables => "Too many tables; MySQL can only use %d tables in a join",
             KillDenied => "You are not owner of thread %lu",
             NoSuchTable => "Table '%-.192s.%-.192s' doesn't exist",

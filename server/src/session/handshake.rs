@@ -7,7 +7,7 @@ use std::time::Duration;
 use pool_core::Outcome;
 use protocol::handshake::{AuthMoreData, AuthSwitchRequest, HandshakeResponse, HandshakeV10};
 use protocol::packet::write_packet_with;
-use protocol::{Capabilities, OkPacket, ProtocolError, StatusFlags};
+use protocol::{Capabilities, ErrPacket, OkPacket, ProtocolError, StatusFlags};
 
 use crate::accounts::{Account, AuthPlugin};
 use crate::error::{ErrorCode, SqlError};
@@ -42,6 +42,29 @@ fn deny(s: &mut ClientSession, e: SqlError, why: &str) -> Outcome {
     s.write_err(&e);
     s.flush();
     Outcome::Close
+}
+
+/// No thread could be started for this new connection: MySQL logs it and sends 1135 in place
+/// of the greeting.
+pub(crate) fn refuse_no_thread(s: &mut ClientSession, error: &std::io::Error) {
+    let errno = error.raw_os_error().unwrap_or(0);
+    log::write(
+        log::Level::Warning,
+        s.st.conn.id,
+        &format!("Can't create thread to handle new connection(errno= {errno})"),
+    );
+    s.st.core.retired.add(Counter::AbortedConnects, 1);
+    s.seq = 0;
+    let e = ErrPacket::new(
+        ErrorCode::CantCreateThread.code(),
+        ErrorCode::CantCreateThread.sql_state(),
+        format!(
+            "Can't create a new thread (errno {errno}); if you are not out of available \
+             memory, you can consult the manual for a possible OS-dependent bug"
+        ),
+    );
+    write_packet_with(&mut s.out, &mut s.seq, |o| e.encode_before_greeting(o));
+    s.flush();
 }
 
 fn bad_handshake(s: &mut ClientSession, why: &str) -> Outcome {

@@ -380,6 +380,10 @@ impl Session for ClientSession {
         self.read_failed(ReadError::IdleTimeout);
     }
 
+    fn refuse_no_thread(&mut self, error: &std::io::Error) {
+        handshake::refuse_no_thread(self, error);
+    }
+
     fn kill(&self) {
         self.st.conn.kill(crate::connections::KILL_CONNECTION);
     }
