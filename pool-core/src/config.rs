@@ -126,6 +126,10 @@ pub struct PoolConfig {
     /// `tpbed_thread_pool_steal` (ours): off (default); on lets an idle group run statements
     /// queued in a stalled or overloaded group.
     pub steal: bool,
+    /// `tpbed_thread_pool_policy` (ours): the name of a registered scheduling policy
+    /// (`policy::REGISTRY`), `mysql` by default; any case (the pool's start-up report gives
+    /// it as registered).
+    pub policy: String,
 }
 
 /// Inclusive ranges of the variables, as MySQL declares them.
@@ -173,6 +177,7 @@ impl PoolConfig {
             io: IoMode::Poll,
             pin: PinMode::Off,
             steal: false,
+            policy: "mysql".to_string(),
         }
     }
 
@@ -320,6 +325,13 @@ pub enum ConfigError {
     /// ER_TP_CANNOT_DISABLE_MTL_WITH_DL: the limit cannot become 0 while dedicated listeners
     /// are ON.
     CannotDisableLimitWithDedicatedListeners,
+    /// `tpbed_thread_pool_policy` names no registered policy.
+    UnknownPolicy {
+        /// The name given.
+        name: String,
+        /// The registered names.
+        known: Vec<&'static str>,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -343,6 +355,12 @@ impl fmt::Display for ConfigError {
                 f,
                 "thread_pool_max_transactions_limit cannot be 0 while \
                  thread_pool_dedicated_listeners is ON"
+            ),
+            ConfigError::UnknownPolicy { name, known } => write!(
+                f,
+                "tpbed_thread_pool_policy: unknown policy '{name}'; the registered policies are: \
+                 {}",
+                known.join(", ")
             ),
         }
     }

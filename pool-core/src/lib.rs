@@ -28,6 +28,7 @@
 //!   of file and returns [`Outcome::Close`]. Server shutdown: [`ConnectionHandler::shutdown`].
 
 pub mod config;
+pub mod policy;
 pub mod poller;
 pub mod stats;
 pub mod wait;

@@ -25,18 +25,15 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
         if !sh.dedicated && st.waiting.is_none() && st.high.is_empty() && !st.low.is_empty() {
             st = listener::poll_nonblocking(sh, g, st, &mut events);
         }
-        if sh.credit(g, &st) {
-            if let Some(token) = st.pop_event() {
-                // The consumer is notified once `process` has released the mutex.
-                let consumer = if sh.high_concurrency() && (st.queued() > 0 || st.waiting.is_none())
-                {
-                    park::take_consumer(&mut st)
-                } else {
-                    None
-                };
-                st = event::process(sh, g, me, st, token, false, consumer);
-                continue;
-            }
+        if let Some(token) = sh.take_event(g, &mut st) {
+            // The consumer is notified once `process` has released the mutex.
+            let consumer = if sh.high_concurrency() && (st.queued() > 0 || st.waiting.is_none()) {
+                park::take_consumer(&mut st)
+            } else {
+                None
+            };
+            st = event::process(sh, g, me, st, token, false, consumer);
+            continue;
         }
         if !sh.dedicated && st.waiting.is_none() {
             st = listener::wait_for_events(sh, g, me, st, &mut events);

@@ -198,6 +198,7 @@ pub fn config(vars: &Registry) -> PoolConfig {
             PinMode::Off
         },
         steal: vars.global_by_name("tpbed_thread_pool_steal").as_bool(),
+        policy: "mysql".to_string(),
     }
 }
 
