@@ -22,9 +22,11 @@
 //! One file in this directory with a unit struct that implements [`Policy`], and one line in
 //! [`REGISTRY`] (registry.rs).
 
+mod fifo;
 mod mysql;
 mod registry;
 
+pub use fifo::Fifo;
 pub use mysql::Mysql;
 pub use registry::{by_name, names, Registration, REGISTRY};
 

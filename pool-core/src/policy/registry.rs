@@ -1,13 +1,16 @@
 //! The registered policies: one line per policy, first the default. Invariant: names are
 //! unique, lowercase, and what `tpbed_thread_pool_policy` accepts.
 
-use super::{Mysql, Policy};
+use super::{Fifo, Mysql, Policy};
 
 /// A registered policy: the stateless object the pool consults.
 pub type Registration = &'static dyn Policy;
 
 /// Every policy the pool can run, the default (`mysql`) first.
-pub static REGISTRY: &[Registration] = &[&Mysql];
+pub static REGISTRY: &[Registration] = &[
+    &Mysql, // MySQL's thread-pool plugin, decision for decision (the default)
+    &Fifo,  // one queue in arrival order, MySQL's credit rule
+];
 
 /// The registered names, in registry order.
 pub fn names() -> impl Iterator<Item = &'static str> {
