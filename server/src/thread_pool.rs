@@ -157,6 +157,15 @@ pub fn definitions() -> Vec<VarDef> {
             VarType::Bool,
             VarValue::Bool(false),
         ),
+        // Free text checked against pool-core's registry when the pool starts, so an unknown
+        // name is refused with the registered names listed.
+        def(
+            "tpbed_thread_pool_policy",
+            Global,
+            false,
+            VarType::Str,
+            VarValue::Str(d.policy.clone()),
+        ),
     ]
 }
 
@@ -198,7 +207,10 @@ pub fn config(vars: &Registry) -> PoolConfig {
             PinMode::Off
         },
         steal: vars.global_by_name("tpbed_thread_pool_steal").as_bool(),
-        policy: "mysql".to_string(),
+        policy: vars
+            .global_by_name("tpbed_thread_pool_policy")
+            .as_str()
+            .to_string(),
     }
 }
 
@@ -225,6 +237,7 @@ fn record(vars: &Registry, c: &PoolConfig) {
         "tpbed_thread_pool_io",
         VarValue::Str(c.io.name().to_string()),
     );
+    set("tpbed_thread_pool_policy", VarValue::Str(c.policy.clone()));
 }
 
 /// Starts the pool the variables describe, logging its start-up notes.
@@ -253,11 +266,13 @@ pub fn start(vars: &Registry) -> Result<Arc<ThreadPool<ClientSession>>, String> 
     effective.io = startup.poller.io;
     record(vars, &effective);
     log::note(&format!(
-        "thread pool: {} groups + Admin group, poller {}, {} I/O, max_transactions_limit {}",
+        "thread pool: {} groups + Admin group, poller {}, {} I/O, max_transactions_limit {}, \
+         policy {}",
         effective.size,
         effective.poller.name(),
         effective.io.name(),
-        effective.max_transactions_limit
+        effective.max_transactions_limit,
+        effective.policy
     ));
     Ok(Arc::new(pool))
 }
