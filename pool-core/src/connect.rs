@@ -4,7 +4,7 @@
 //! Invariant: a connection is counted in its group's `connections` exactly from the moment its
 //! slot is inserted until the slot is removed.
 
-use crate::group::{Conn, ConnState, Queued};
+use crate::group::{Conn, ConnState};
 use crate::park::{self, WakeLevel};
 use crate::session::{Outcome, Session};
 use crate::shared::{Guard, Role, Shared};
@@ -103,7 +103,6 @@ pub(crate) fn arm_new<S: Session>(sh: &Arc<Shared<S>>, g: usize, session: S) {
     let fd = session.raw_fd();
     let expire_at = now + session.idle_timeout();
     let buffered = session.has_buffered_input();
-    let queue = sh.classify(g, &session);
     let token = st.conns.insert(Conn {
         fd,
         session: Some(session),
@@ -118,14 +117,11 @@ pub(crate) fn arm_new<S: Session>(sh: &Arc<Shared<S>>, g: usize, session: S) {
     st.connections += 1;
     st.counters.connections_started += 1;
     if buffered {
-        st.push(
-            queue,
-            Queued {
-                token,
-                at: now,
-                offered: false,
-            },
-        );
+        let conn = st.conns.get_mut(token).expect("just inserted");
+        let Some((queue, q)) = conn.session.as_ref().map(|s| sh.classify(g, token, s, now)) else {
+            return;
+        };
+        st.push(queue, q);
         park::wake(sh, g, &mut st, WakeLevel::IfCreated);
         return;
     }

@@ -200,6 +200,9 @@ pub(crate) struct Queued {
     pub(crate) at: Duration,
     /// Already offered to other groups (steal.rs).
     pub(crate) offered: bool,
+    /// The connection had a transaction open when its event was queued (it cannot change while
+    /// queued): the rails let it past an admission refusal.
+    pub(crate) in_transaction: bool,
 }
 
 /// What a thread is attached to.
@@ -265,6 +268,8 @@ pub(crate) struct GroupState<S> {
     pub(crate) high: VecDeque<Queued>,
     /// `queued_trans`: low priority.
     pub(crate) low: VecDeque<Queued>,
+    /// Entries of `high` and `low` with `in_transaction` set.
+    pub(crate) queued_in_transaction: usize,
     /// New connections waiting for a connection handler.
     pub(crate) connect_q: VecDeque<S>,
     pub(crate) threads: Vec<Option<ThreadInfo>>,
@@ -298,6 +303,7 @@ impl<S> GroupState<S> {
             conns: Slab::new(),
             high: VecDeque::new(),
             low: VecDeque::new(),
+            queued_in_transaction: 0,
             connect_q: VecDeque::new(),
             threads: Vec::new(),
             consumers: Vec::new(),
@@ -352,6 +358,7 @@ impl<S> GroupState<S> {
 
     /// Queues `q` at the tail of `queue`.
     pub(crate) fn push(&mut self, queue: Queue, q: Queued) {
+        self.queued_in_transaction += usize::from(q.in_transaction);
         match queue {
             Queue::High => self.high.push_back(q),
             Queue::Low => self.low.push_back(q),
@@ -359,37 +366,82 @@ impl<S> GroupState<S> {
         self.counters.queries_queued += 1;
     }
 
+    fn queue_mut(&mut self, queue: Queue) -> &mut VecDeque<Queued> {
+        match queue {
+            Queue::High => &mut self.high,
+            Queue::Low => &mut self.low,
+        }
+    }
+
+    /// Removes entry `i` of `queue`.
+    fn unqueue_at(&mut self, queue: Queue, i: usize) -> Option<Queued> {
+        let q = self.queue_mut(queue).remove(i)?;
+        self.queued_in_transaction -= usize::from(q.in_transaction);
+        Some(q)
+    }
+
+    fn is_queued(&mut self, token: Token) -> bool {
+        self.conns
+            .get_mut(token)
+            .is_some_and(|c| c.state == ConnState::Queued)
+    }
+
     /// The head of `queue` that still names a queued connection, dropping stale entries; the
     /// entry stays queued.
     pub(crate) fn head(&mut self, queue: Queue) -> Option<Token> {
         loop {
-            let q = match queue {
-                Queue::High => self.high.front(),
-                Queue::Low => self.low.front(),
-            }?;
-            let token = q.token;
-            if self
-                .conns
-                .get_mut(token)
-                .is_some_and(|c| c.state == ConnState::Queued)
-            {
+            let token = self.queue_mut(queue).front()?.token;
+            if self.is_queued(token) {
                 return Some(token);
             }
-            match queue {
-                Queue::High => self.high.pop_front(),
-                Queue::Low => self.low.pop_front(),
-            };
+            self.unqueue_at(queue, 0);
         }
     }
 
     /// Takes the head of `queue` (see [`head`](GroupState::head)).
     pub(crate) fn pop(&mut self, queue: Queue) -> Option<Token> {
         let token = self.head(queue)?;
-        match queue {
-            Queue::High => self.high.pop_front(),
-            Queue::Low => self.low.pop_front(),
-        };
+        self.unqueue_at(queue, 0);
         Some(token)
+    }
+
+    /// Takes the oldest queued event of a connection with an open transaction (high queue
+    /// first), dropping stale entries on the way; None when there is none (without a scan when
+    /// none is queued).
+    pub(crate) fn take_in_transaction(&mut self) -> Option<Token> {
+        for queue in [Queue::High, Queue::Low] {
+            let mut i = 0;
+            while self.queued_in_transaction > 0 {
+                let Some(q) = self.queue_mut(queue).get(i).copied() else {
+                    break;
+                };
+                if !q.in_transaction {
+                    i += 1;
+                    continue;
+                }
+                self.unqueue_at(queue, i);
+                if self.is_queued(q.token) {
+                    return Some(q.token);
+                }
+            }
+        }
+        None
+    }
+
+    /// Removes every queue entry of `token` (another group's thread took it, steal.rs).
+    pub(crate) fn unqueue(&mut self, token: Token) {
+        for queue in [Queue::High, Queue::Low] {
+            while let Some(i) = self.queue_mut(queue).iter().position(|q| q.token == token) {
+                self.unqueue_at(queue, i);
+            }
+        }
+    }
+
+    /// Empties both queues (shutdown).
+    pub(crate) fn clear_queues(&mut self) {
+        self.high.clear();
+        self.low.clear();
+        self.queued_in_transaction = 0;
     }
 
     /// The facts a policy sees about this group; `admin` and the transaction `share` come
@@ -471,7 +523,7 @@ mod tests {
             let mut st: GroupState<()> = GroupState::new();
             let now = Duration::from_secs(10);
             for (i, a) in ages.iter().enumerate() {
-                st.low.push_back(Queued { token: Token::new(i as u32, 0), at: now - Duration::from_millis(*a), offered: false });
+                st.low.push_back(Queued { token: Token::new(i as u32, 0), at: now - Duration::from_millis(*a), offered: false, in_transaction: false });
             }
             let before = st.low.len();
             let mut cfg = crate::config::PoolConfig::mysql_defaults(2);

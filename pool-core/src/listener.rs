@@ -3,8 +3,8 @@
 //! per group holds the role (`GroupState::waiting`); it is taken and given up only under the
 //! group mutex, and a blocking poll happens only while holding the role.
 
-use crate::event;
-use crate::group::{ConnState, Queued};
+use crate::event::{self, Start};
+use crate::group::ConnState;
 use crate::park::{self, WakeLevel};
 use crate::poller::Token;
 use crate::session::Session;
@@ -52,7 +52,7 @@ pub(crate) fn wait_for_events<'a, S: Session>(
         // Direct execution: the thread keeps the waiting role while it runs the event; a
         // reported wait or the stall checker hands the role on.
         let token = ready[0];
-        let mut st = event::process(sh, g, me, st, token, true, None);
+        let mut st = event::process(sh, g, me, st, token, Start::Direct, None);
         if st.waiting == Some(me) {
             st.waiting = None;
         }
@@ -135,22 +135,15 @@ pub(crate) fn enqueue<S: Session>(
 ) {
     let now = sh.clock.now();
     for &t in ready {
-        let Some(queue) = st
+        let Some((queue, q)) = st
             .conns
             .get_mut(t)
             .and_then(|c| c.session.as_ref())
-            .map(|s| sh.classify(g, s))
+            .map(|s| sh.classify(g, t, s, now))
         else {
             continue;
         };
-        st.push(
-            queue,
-            Queued {
-                token: t,
-                at: now,
-                offered: false,
-            },
-        );
+        st.push(queue, q);
     }
 }
 

@@ -5,9 +5,9 @@
 
 use crate::clock::Clock;
 use crate::config::{Algorithm, PoolKnobs};
-use crate::group::{Group, GroupState};
+use crate::group::{Group, GroupState, Queued};
 use crate::placement::RoundRobin;
-use crate::policy::{ConnFacts, GroupFacts, Policy, Queue};
+use crate::policy::{ConnFacts, Credit, GroupFacts, Policy, Queue};
 use crate::poller::Token;
 use crate::session::Session;
 use crate::sync::{thread, Arc, Condvar, Mutex, MutexGuard};
@@ -155,14 +155,32 @@ impl<S> Shared<S> {
             .granted()
     }
 
-    /// Takes the event a free thread of group `g` runs next: none without credit, else the
-    /// head of the queue the policy picks (stale entries dropped on the way).
-    pub(crate) fn take_event(&self, g: usize, st: &mut GroupState<S>) -> Option<Token> {
+    /// Takes the event a free thread of group `g` runs next, and whether a rail let it past a
+    /// refusal: with credit, the head of the queue the policy picks (stale entries dropped on
+    /// the way); past a refusal, what the rails allow (policy/mod.rs): in the Admin group the
+    /// same head, on an admission refusal the oldest event of an open transaction.
+    pub(crate) fn take_event(&self, g: usize, st: &mut GroupState<S>) -> Option<(Token, bool)> {
         let facts = self.facts(g, st);
-        if !self.policy.credit(&facts, &self.knobs).granted() {
-            return None;
+        match self.policy.credit(&facts, &self.knobs) {
+            Credit::Grant => self.pop_picked(g, st, facts).map(|t| (t, false)),
+            _ if facts.admin => self.pop_picked(g, st, facts).map(|t| (t, true)),
+            Credit::RefuseAdmission => st.take_in_transaction().map(|t| (t, true)),
+            Credit::RefuseRunCap => None,
         }
-        self.pop_picked(g, st, facts)
+    }
+
+    /// Whether a queued event of group `g` could start now, by credit or by a rail.
+    pub(crate) fn startable(&self, g: usize, st: &GroupState<S>) -> bool {
+        if st.queued() == 0 {
+            return false;
+        }
+        let facts = self.facts(g, st);
+        match self.policy.credit(&facts, &self.knobs) {
+            Credit::Grant => true,
+            _ if facts.admin => true,
+            Credit::RefuseAdmission => st.queued_in_transaction > 0,
+            Credit::RefuseRunCap => false,
+        }
     }
 
     /// Pops the head of the queue the policy picks; when that queue held only stale entries,
@@ -194,13 +212,32 @@ impl<S> Shared<S> {
 }
 
 impl<S: Session> Shared<S> {
-    /// The queue the policy puts a ready event of `session` (a connection of group `g`) in.
-    pub(crate) fn classify(&self, g: usize, session: &S) -> Queue {
-        let conn = ConnFacts {
+    /// The facts the policy sees about `session`, a connection of group `g`.
+    pub(crate) fn conn_facts(&self, g: usize, session: &S) -> ConnFacts {
+        ConnFacts {
             in_transaction: session.in_transaction(),
             admin: self.groups[g].admin,
             high_priority: session.high_priority(),
+        }
+    }
+
+    /// The queue entry for a ready event of `session` (a connection of group `g`) queued at
+    /// `at`, and the queue the policy puts it in.
+    pub(crate) fn classify(
+        &self,
+        g: usize,
+        token: Token,
+        session: &S,
+        at: Duration,
+    ) -> (Queue, Queued) {
+        let conn = self.conn_facts(g, session);
+        let queue = self.policy.classify(&conn, &self.knobs);
+        let q = Queued {
+            token,
+            at,
+            offered: false,
+            in_transaction: conn.in_transaction,
         };
-        self.policy.classify(&conn, &self.knobs)
+        (queue, q)
     }
 }

@@ -2,7 +2,7 @@
 //! researcher changes *what* the pool decides without touching *how* it runs. Invariant: a
 //! policy sees facts (plain copies of counters and flags), never the group's state, and the
 //! pool's loops keep the mechanism — pollers, the queues' storage, parking and waking, thread
-//! creation, the group mutex, the wait hook, the stall tick's clock.
+//! creation, the group mutex, the wait hook, the stall tick's clock — and the safety rails.
 //!
 //! # The decisions
 //!
@@ -17,10 +17,25 @@
 //! Every hook is called under the group mutex, once per decision, through one `dyn Policy`
 //! call; facts are built on the stack, so no decision allocates.
 //!
+//! # Rails (enforced by the pool, whatever the policy answers)
+//!
+//! - A connection with an open transaction is never held back by an admission refusal
+//!   ([`Credit::RefuseAdmission`]): its transaction was admitted when it began, so a free
+//!   thread takes the oldest queued event of an open transaction past the refusal.
+//! - The Admin group (`TP_CONNECTION_ADMIN`) bypasses every refusal of [`Policy::credit`].
+//!
+//! A run-cap refusal ([`Credit::RefuseRunCap`]) still holds a normal group's transactions back,
+//! as MySQL's stall rule does, so a policy's run cap must let the group make progress (MySQL's
+//! widens by one for every stalled statement). With `mysql` and a transaction limit, a
+//! connection in a transaction keeps its thread until it ends, so the first rail only acts on
+//! transactions that were open when the limit was raised from 0; the second lets Admin-group
+//! statements start without waiting for the stall rule.
+//!
 //! # Adding a policy
 //!
 //! One file in this directory with a unit struct that implements [`Policy`], and one line in
-//! [`REGISTRY`] (registry.rs).
+//! [`REGISTRY`] (registry.rs). The model tests and the loom models run every registered policy;
+//! docs/policies.md walks through an example.
 
 mod fifo;
 mod mysql;
@@ -107,9 +122,11 @@ impl GroupFacts {
 pub enum Credit {
     /// Yes.
     Grant,
-    /// No: the group's transaction slots are taken (admission control).
+    /// No: the group's transaction slots are taken (admission control). The rails let an
+    /// open transaction's statement and the Admin group through.
     RefuseAdmission,
-    /// No: the group runs as many statements as it may (MySQL's stall rule).
+    /// No: the group runs as many statements as it may (MySQL's stall rule). The rails let
+    /// the Admin group through.
     RefuseRunCap,
 }
 
