@@ -10,6 +10,10 @@
 //! Both implement [`ConnectionHandler`]. Engine code reports blocking waits with
 //! [`wait::begin`], which a pool uses to free the waiting statement's credit.
 //!
+//! The pool's scheduling decisions (which queue an event joins, which a free thread takes, may
+//! one more statement start, what the periodic tick does) are a [`policy::Policy`], named by
+//! [`PoolConfig::policy`] and looked up in [`policy::REGISTRY`].
+//!
 //! # For the server
 //!
 //! - Start-up: fill a [`PoolConfig`] (start from [`PoolConfig::mysql_defaults`] or
