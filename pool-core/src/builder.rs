@@ -148,6 +148,7 @@ impl PoolBuilder {
             pin: config.pin == PinMode::Group,
             steal: config.steal,
             policy: chosen,
+            rails: config.rails,
             ncpu,
             knobs: std::sync::Arc::new(PoolKnobs::new(&config)),
             clock: self.clock,

@@ -66,7 +66,9 @@ mod model_tests;
 mod testkit;
 
 pub use builder::PoolBuilder;
-pub use config::{Algorithm, ConfigError, IoMode, PinMode, PollerKind, PoolConfig, PoolKnobs};
+pub use config::{
+    Algorithm, ConfigError, IoMode, PinMode, PollerKind, PoolConfig, PoolKnobs, Rails,
+};
 pub use handler::ConnectionHandler;
 pub use poller::PollerChoice;
 pub use pool::{PoolError, PoolStartup, ThreadPool};

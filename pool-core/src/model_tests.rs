@@ -5,7 +5,7 @@
 
 use crate::builder::PoolBuilder;
 use crate::clock::ManualClock;
-use crate::config::PoolConfig;
+use crate::config::{PoolConfig, Rails};
 use crate::handler::ConnectionHandler;
 use crate::poller::model::ModelNet;
 use crate::pool::ThreadPool;
@@ -614,81 +614,107 @@ fn an_unknown_policy_is_refused_with_the_registered_names() {
     }
 }
 
+/// Whether, with `rails`, an Admin-group statement (B) runs while another (A) holds the Admin
+/// group's only credit (`max_active_query_threads = 1`: a stall does not widen it).
+fn admin_passes_the_run_cap(rails: Rails) -> bool {
+    let r = rig(|c| {
+        c.max_active_query_threads = 1;
+        c.rails = rails;
+    });
+    let a = r.connect(1, true);
+    let b = r.connect(2, true);
+    let gate = Gate::new();
+    a.send(Cmd::Gate(gate.clone()));
+    eventually("A runs", || r.tally.runs() == 1);
+    b.send(Cmd::Plain);
+    // The stall checker takes the poll role from A; the thread it starts finds B.
+    r.tick_at(60);
+    let ran = ran_within(&r, 2, Duration::from_secs(1));
+    gate.open();
+    eventually("both ran", || r.tally.runs() == 2);
+    r.pool.shutdown();
+    ran
+}
+
+/// Whether the tally reaches `runs` within `limit` (real time).
+fn ran_within(r: &Rig, runs: usize, limit: Duration) -> bool {
+    let t = Instant::now();
+    while r.tally.runs() < runs && t.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    r.tally.runs() >= runs
+}
+
 #[test]
 fn the_admin_group_passes_the_run_cap() {
     each_policy(|| {
-        // max_active_query_threads = 1: a stall does not widen the run cap.
-        let r = rig(|c| c.max_active_query_threads = 1);
-        let a = r.connect(1, true);
-        let b = r.connect(2, true);
-        let gate = Gate::new();
-        a.send(Cmd::Gate(gate.clone()));
-        eventually("A runs", || r.tally.runs() == 1);
-        b.send(Cmd::Plain);
-        // The stall checker takes the poll role from A; the thread it starts finds B.
-        r.tick_at(60);
-        let ran = {
-            let t = Instant::now();
-            while r.tally.runs() < 2 && t.elapsed() < Duration::from_secs(2) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            r.tally.runs()
+        assert!(admin_passes_the_run_cap(Rails::ALL), "B ran past the cap");
+        let off = Rails {
+            admin: false,
+            ..Rails::ALL
         };
-        gate.open();
-        eventually("both ran", || r.tally.runs() == 2);
-        r.pool.shutdown();
-        assert_eq!(ran, 2, "B ran while A held the Admin group's only credit");
+        assert!(
+            !admin_passes_the_run_cap(off),
+            "with the admin rail off, B waits for A as in MySQL"
+        );
     });
+}
+
+/// With `rails`: C opens a transaction while there is no limit, so its thread lets it go
+/// between statements; then the limit becomes 1 (share 1), A and B fill share + 1 slots, and D
+/// (no transaction) and C's COMMIT come. Returns whether D waited, whether C's COMMIT ran while
+/// the slots were full, and how many events were still queued then.
+fn open_transaction_past_a_full_limit(rails: Rails) -> (bool, bool, u32) {
+    let r = rig(|c| c.rails = rails);
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let c = r.connect(3, false);
+    let d = r.connect(4, false);
+    c.send(Cmd::Begin);
+    eventually("C begins", || r.tally.runs() == 1);
+    r.pool.knobs().set_max_transactions_limit(1).unwrap();
+    a.send(Cmd::Begin);
+    eventually("A begins", || r.tally.runs() == 2);
+    b.send(Cmd::Begin);
+    r.tick_at(60);
+    eventually("B begins (bound = share + 1)", || r.tally.runs() == 3);
+    d.send(Cmd::Plain);
+    for ms in [120, 180] {
+        r.tick_at(ms);
+    }
+    settle();
+    let d_waited = r.tally.runs() == 3;
+    c.send(Cmd::Commit);
+    for ms in [240, 300] {
+        r.tick_at(ms);
+    }
+    let c_ran = ran_within(&r, 4, Duration::from_secs(1));
+    let st = r.pool.group_states()[0].clone();
+    a.send(Cmd::Commit);
+    b.send(Cmd::Commit);
+    eventually("everything runs once A and B commit", || {
+        r.tally.runs() == 7
+    });
+    r.pool.shutdown();
+    (d_waited, c_ran, st.queued_queries + st.queued_transactions)
 }
 
 #[test]
 fn an_open_transaction_passes_an_admission_refusal() {
     each_policy(|| {
-        // C opens a transaction while there is no limit, so its thread lets it go between
-        // statements; then the limit becomes 1 (share 1) and A and B fill share + 1 slots.
-        let r = rig(|_| {});
-        let a = r.connect(1, false);
-        let b = r.connect(2, false);
-        let c = r.connect(3, false);
-        let d = r.connect(4, false);
-        c.send(Cmd::Begin);
-        eventually("C begins", || r.tally.runs() == 1);
-        r.pool.knobs().set_max_transactions_limit(1).unwrap();
-        a.send(Cmd::Begin);
-        eventually("A begins", || r.tally.runs() == 2);
-        b.send(Cmd::Begin);
-        r.tick_at(60);
-        eventually("B begins (bound = share + 1)", || r.tally.runs() == 3);
-        d.send(Cmd::Plain);
-        for ms in [120, 180] {
-            r.tick_at(ms);
-        }
-        settle();
-        let d_waited = r.tally.runs() == 3;
-        c.send(Cmd::Commit);
-        for ms in [240, 300] {
-            r.tick_at(ms);
-        }
-        let c_ran = {
-            let t = Instant::now();
-            while r.tally.runs() < 4 && t.elapsed() < Duration::from_secs(2) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            r.tally.runs() >= 4
-        };
-        let st = r.pool.group_states()[0].clone();
-        a.send(Cmd::Commit);
-        b.send(Cmd::Commit);
-        eventually("everything runs once A and B commit", || {
-            r.tally.runs() == 7
-        });
-        r.pool.shutdown();
-        assert!(d_waited, "D, outside a transaction, waits for a slot");
-        assert!(c_ran, "C's COMMIT ran past the full transaction slots");
         assert_eq!(
-            st.queued_queries + st.queued_transactions,
-            1,
-            "only D is still queued"
+            open_transaction_past_a_full_limit(Rails::ALL),
+            (true, true, 1),
+            "D waits for a slot; C's COMMIT runs; only D is still queued"
+        );
+        let off = Rails {
+            open_transaction: false,
+            ..Rails::ALL
+        };
+        assert_eq!(
+            open_transaction_past_a_full_limit(off),
+            (true, false, 2),
+            "with the rail off, C's COMMIT waits for a slot too, as in MySQL"
         );
     });
 }

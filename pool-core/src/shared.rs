@@ -4,7 +4,7 @@
 //! side by side.
 
 use crate::clock::Clock;
-use crate::config::{Algorithm, PoolKnobs};
+use crate::config::{Algorithm, PoolKnobs, Rails};
 use crate::group::{Group, GroupState, Queued};
 use crate::placement::RoundRobin;
 use crate::policy::{ConnFacts, Credit, GroupFacts, Policy, Queue};
@@ -113,6 +113,8 @@ pub(crate) struct Shared<S> {
     pub(crate) steal: bool,
     /// The scheduling policy the groups consult (`tpbed_thread_pool_policy`).
     pub(crate) policy: &'static dyn Policy,
+    /// The safety rails in force (`tpbed_thread_pool_rails`).
+    pub(crate) rails: Rails,
     pub(crate) ncpu: usize,
     pub(crate) knobs: std::sync::Arc<PoolKnobs>,
     pub(crate) clock: std::sync::Arc<dyn Clock>,
@@ -157,15 +159,19 @@ impl<S> Shared<S> {
 
     /// Takes the event a free thread of group `g` runs next, and whether a rail let it past a
     /// refusal: with credit, the head of the queue the policy picks (stale entries dropped on
-    /// the way); past a refusal, what the rails allow (policy/mod.rs): in the Admin group the
-    /// same head, on an admission refusal the oldest event of an open transaction.
+    /// the way); past a refusal, what the rails in force allow (policy/mod.rs): in the Admin
+    /// group the same head, on an admission refusal the oldest event of an open transaction.
     pub(crate) fn take_event(&self, g: usize, st: &mut GroupState<S>) -> Option<(Token, bool)> {
         let facts = self.facts(g, st);
         match self.policy.credit(&facts, &self.knobs) {
             Credit::Grant => self.pop_picked(g, st, facts).map(|t| (t, false)),
-            _ if facts.admin => self.pop_picked(g, st, facts).map(|t| (t, true)),
-            Credit::RefuseAdmission => st.take_in_transaction().map(|t| (t, true)),
-            Credit::RefuseRunCap => None,
+            _ if facts.admin && self.rails.admin => {
+                self.pop_picked(g, st, facts).map(|t| (t, true))
+            }
+            Credit::RefuseAdmission if self.rails.open_transaction => {
+                st.take_in_transaction().map(|t| (t, true))
+            }
+            _ => None,
         }
     }
 
@@ -177,9 +183,9 @@ impl<S> Shared<S> {
         let facts = self.facts(g, st);
         match self.policy.credit(&facts, &self.knobs) {
             Credit::Grant => true,
-            _ if facts.admin => true,
-            Credit::RefuseAdmission => st.queued_in_transaction > 0,
-            Credit::RefuseRunCap => false,
+            _ if facts.admin && self.rails.admin => true,
+            Credit::RefuseAdmission if self.rails.open_transaction => st.queued_in_transaction > 0,
+            _ => false,
         }
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pool_core::config::{ConfigError, PoolKnobs};
 use pool_core::{
-    Algorithm, IoMode, LogLevel, PinMode, PollerKind, PoolBuilder, PoolConfig, ThreadPool,
+    Algorithm, IoMode, LogLevel, PinMode, PollerKind, PoolBuilder, PoolConfig, Rails, ThreadPool,
 };
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
@@ -166,6 +166,13 @@ pub fn definitions() -> Vec<VarDef> {
             VarType::Str,
             VarValue::Str(d.policy.clone()),
         ),
+        def(
+            "tpbed_thread_pool_rails",
+            Global,
+            false,
+            VarType::Set(Rails::NAMES),
+            VarValue::Str(d.rails.value()),
+        ),
     ]
 }
 
@@ -211,6 +218,8 @@ pub fn config(vars: &Registry) -> PoolConfig {
             .global_by_name("tpbed_thread_pool_policy")
             .as_str()
             .to_string(),
+        rails: Rails::parse(vars.global_by_name("tpbed_thread_pool_rails").as_str())
+            .unwrap_or(Rails::ALL),
     }
 }
 

@@ -83,27 +83,36 @@ fn pool_variables_exist_only_with_the_pool() {
         "two groups and the Admin group last"
     );
     let ours: Vec<(String, String)> = c.query("SHOW VARIABLES LIKE 'tpbed_thread_pool%'").unwrap();
-    assert_eq!(ours.len(), 5, "ours are named tpbed_*: {ours:?}");
+    assert_eq!(ours.len(), 6, "ours are named tpbed_*: {ours:?}");
     assert!(
         ours.contains(&("tpbed_thread_pool_policy".into(), "mysql".into())),
         "the default policy is mysql: {ours:?}"
     );
+    assert!(
+        ours.contains(&(
+            "tpbed_thread_pool_rails".into(),
+            "open_transaction,admin".into()
+        )),
+        "every rail is on by default: {ours:?}"
+    );
 }
 
 /// Ours: `--tpbed-thread-pool-policy` names the scheduling policy (any case; shown as
-/// registered), and the pool runs statements under it.
+/// registered) and `--tpbed-thread-pool-rails` the rails in force, and the pool runs
+/// statements under them.
 #[test]
 fn the_policy_is_chosen_at_start_up() {
     let srv = TestServer::start(&[
         "--thread-handling=pool-of-threads",
         "--tpbed-thread-pool-policy=FIFO",
+        "--tpbed-thread-pool-rails=ADMIN",
     ]);
     let mut c = srv.connect();
-    let shown: String = c
-        .query_first("SELECT @@tpbed_thread_pool_policy")
+    let shown: (String, String) = c
+        .query_first("SELECT @@tpbed_thread_pool_policy, @@tpbed_thread_pool_rails")
         .unwrap()
         .unwrap();
-    assert_eq!(shown, "fifo");
+    assert_eq!(shown, ("fifo".into(), "admin".into()));
     assert_eq!(
         code(c.query_drop("SET GLOBAL tpbed_thread_pool_policy = 'mysql'")),
         1238

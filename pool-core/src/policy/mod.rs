@@ -19,6 +19,8 @@
 //!
 //! # Rails (enforced by the pool, whatever the policy answers)
 //!
+//! Both are on unless `tpbed_thread_pool_rails` ([`crate::Rails`]) turns them off.
+//!
 //! - A connection with an open transaction is never held back by an admission refusal
 //!   ([`Credit::RefuseAdmission`]): its transaction was admitted when it began, so a free
 //!   thread takes the oldest queued event of an open transaction past the refusal.
