@@ -276,12 +276,13 @@ pub fn start(vars: &Registry) -> Result<Arc<ThreadPool<ClientSession>>, String> 
     record(vars, &effective);
     log::note(&format!(
         "thread pool: {} groups + Admin group, poller {}, {} I/O, max_transactions_limit {}, \
-         policy {}",
+         policy {}, rails '{}'",
         effective.size,
         effective.poller.name(),
         effective.io.name(),
         effective.max_transactions_limit,
-        effective.policy
+        effective.policy,
+        effective.rails.value()
     ));
     Ok(Arc::new(pool))
 }

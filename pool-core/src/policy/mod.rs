@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | which queue a ready event joins | [`Policy::classify`] | per event, by the poller's thread or a connection handler |
 //! | which queue a free thread takes from | [`Policy::pick`] | per event taken |
-//! | may one more statement start (admission, run cap) | [`Policy::credit`] | before an event is taken, and by the stall tick |
+//! | may one more statement start (admission, run cap) | [`Policy::credit`] | before a thread takes an event or runs one directly, by the stall tick, by work stealing |
 //! | what the periodic tick does (kick-up) | [`Policy::tick`] | every stall-checker pass, per group |
 //! | should a running statement yield | [`Policy::should_yield`] | (no safe point asks it yet) |
 //!
