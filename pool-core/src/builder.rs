@@ -4,11 +4,12 @@
 //! `build` returns has every group running; on error nothing is left running.
 
 use crate::clock::{Clock, SystemClock};
-use crate::config::{PinMode, PoolConfig, PoolKnobs};
+use crate::config::{ConfigError, PinMode, PoolConfig, PoolKnobs};
 use crate::connect;
 use crate::group::{Group, GroupState};
 use crate::listener;
 use crate::placement::{self, RoundRobin};
+use crate::policy;
 use crate::poller::{self, PollerChoice};
 use crate::pool::{PollerFactory, PoolError, PoolStartup, ThreadPool};
 use crate::session::Session;
@@ -101,7 +102,14 @@ impl PoolBuilder {
 
     /// Validates the configuration, probes the poller, and starts every group's threads.
     pub fn build<S: Session>(self) -> Result<(ThreadPool<S>, PoolStartup), PoolError> {
-        let (config, warnings) = self.config.validate().map_err(PoolError::Config)?;
+        let (mut config, warnings) = self.config.validate().map_err(PoolError::Config)?;
+        let chosen = policy::by_name(&config.policy).ok_or_else(|| {
+            PoolError::Config(ConfigError::UnknownPolicy {
+                name: config.policy.clone(),
+                known: policy::names().collect(),
+            })
+        })?;
+        config.policy = chosen.name().to_string();
         let choice = match &self.pollers {
             Some(_) => PollerChoice {
                 kind: config.poller,
@@ -139,6 +147,8 @@ impl PoolBuilder {
             dedicated: config.dedicated_listeners,
             pin: config.pin == PinMode::Group,
             steal: config.steal,
+            policy: chosen,
+            rails: config.rails,
             ncpu,
             knobs: std::sync::Arc::new(PoolKnobs::new(&config)),
             clock: self.clock,

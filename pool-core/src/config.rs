@@ -74,6 +74,58 @@ pub enum PinMode {
     Group,
 }
 
+/// `tpbed_thread_pool_rails` (ours): which safety rails the pool enforces whatever its
+/// scheduling policy decides (`policy` module docs). Both are on by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rails {
+    /// `open_transaction`: a queued statement of an open transaction passes an admission
+    /// refusal.
+    pub open_transaction: bool,
+    /// `admin`: the Admin group passes every credit refusal.
+    pub admin: bool,
+}
+
+impl Rails {
+    /// Every rail on (the default).
+    pub const ALL: Rails = Rails {
+        open_transaction: true,
+        admin: true,
+    };
+    /// Every rail off: the policy alone decides, as MySQL's rules do.
+    pub const NONE: Rails = Rails {
+        open_transaction: false,
+        admin: false,
+    };
+    /// The variable's members, in its order.
+    pub const NAMES: &'static [&'static str] = &["open_transaction", "admin"];
+
+    /// Parses the variable's value, a comma-separated list of [`Rails::NAMES`] (any case,
+    /// empty for none).
+    pub fn parse(list: &str) -> Option<Rails> {
+        let mut r = Rails::NONE;
+        for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part.to_ascii_lowercase().as_str() {
+                "open_transaction" => r.open_transaction = true,
+                "admin" => r.admin = true,
+                _ => return None,
+            }
+        }
+        Some(r)
+    }
+
+    /// The variable's value: the members on, in [`Rails::NAMES`] order.
+    pub fn value(self) -> String {
+        let on = [self.open_transaction, self.admin];
+        Rails::NAMES
+            .iter()
+            .zip(on)
+            .filter(|(_, on)| *on)
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
 /// `thread_pool_algorithm`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Algorithm {
@@ -126,6 +178,12 @@ pub struct PoolConfig {
     /// `tpbed_thread_pool_steal` (ours): off (default); on lets an idle group run statements
     /// queued in a stalled or overloaded group.
     pub steal: bool,
+    /// `tpbed_thread_pool_policy` (ours): the name of a registered scheduling policy
+    /// (`policy::REGISTRY`), `mysql` by default; any case (the pool's start-up report gives
+    /// it as registered).
+    pub policy: String,
+    /// `tpbed_thread_pool_rails` (ours): the safety rails in force, all by default.
+    pub rails: Rails,
 }
 
 /// Inclusive ranges of the variables, as MySQL declares them.
@@ -173,6 +231,8 @@ impl PoolConfig {
             io: IoMode::Poll,
             pin: PinMode::Off,
             steal: false,
+            policy: "mysql".to_string(),
+            rails: Rails::ALL,
         }
     }
 
@@ -320,6 +380,13 @@ pub enum ConfigError {
     /// ER_TP_CANNOT_DISABLE_MTL_WITH_DL: the limit cannot become 0 while dedicated listeners
     /// are ON.
     CannotDisableLimitWithDedicatedListeners,
+    /// `tpbed_thread_pool_policy` names no registered policy.
+    UnknownPolicy {
+        /// The name given.
+        name: String,
+        /// The registered names.
+        known: Vec<&'static str>,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -343,6 +410,12 @@ impl fmt::Display for ConfigError {
                 f,
                 "thread_pool_max_transactions_limit cannot be 0 while \
                  thread_pool_dedicated_listeners is ON"
+            ),
+            ConfigError::UnknownPolicy { name, known } => write!(
+                f,
+                "tpbed_thread_pool_policy: unknown policy '{name}'; the registered policies are: \
+                 {}",
+                known.join(", ")
             ),
         }
     }
@@ -588,5 +661,21 @@ mod tests {
         assert_eq!(group_share(1, 4), 1);
         assert_eq!(group_share(5, 4), 2);
         assert_eq!(group_share(512, 16), 32);
+    }
+
+    #[test]
+    fn rails_parse_and_print_in_the_variable_order() {
+        assert_eq!(Rails::parse("open_transaction,admin"), Some(Rails::ALL));
+        assert_eq!(Rails::parse(" ADMIN , open_transaction"), Some(Rails::ALL));
+        assert_eq!(Rails::parse(""), Some(Rails::NONE));
+        assert_eq!(Rails::parse("admin,lock_holder"), None);
+        let admin_only = Rails::parse("admin").unwrap();
+        assert_eq!(
+            (admin_only.open_transaction, admin_only.admin),
+            (false, true)
+        );
+        assert_eq!(admin_only.value(), "admin");
+        assert_eq!(Rails::ALL.value(), "open_transaction,admin");
+        assert_eq!(Rails::NONE.value(), "");
     }
 }

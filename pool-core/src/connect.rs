@@ -4,7 +4,7 @@
 //! Invariant: a connection is counted in its group's `connections` exactly from the moment its
 //! slot is inserted until the slot is removed.
 
-use crate::group::{is_high_priority, Conn, ConnState, Queued};
+use crate::group::{Conn, ConnState};
 use crate::park::{self, WakeLevel};
 use crate::session::{Outcome, Session};
 use crate::shared::{Guard, Role, Shared};
@@ -103,11 +103,6 @@ pub(crate) fn arm_new<S: Session>(sh: &Arc<Shared<S>>, g: usize, session: S) {
     let fd = session.raw_fd();
     let expire_at = now + session.idle_timeout();
     let buffered = session.has_buffered_input();
-    let high = is_high_priority(
-        session.in_transaction(),
-        sh.knobs.prio_kickup_timer(),
-        session.high_priority(),
-    );
     let token = st.conns.insert(Conn {
         fd,
         session: Some(session),
@@ -122,17 +117,11 @@ pub(crate) fn arm_new<S: Session>(sh: &Arc<Shared<S>>, g: usize, session: S) {
     st.connections += 1;
     st.counters.connections_started += 1;
     if buffered {
-        let q = Queued {
-            token,
-            at: now,
-            offered: false,
+        let conn = st.conns.get_mut(token).expect("just inserted");
+        let Some((queue, q)) = conn.session.as_ref().map(|s| sh.classify(g, token, s, now)) else {
+            return;
         };
-        if high {
-            st.high.push_back(q);
-        } else {
-            st.low.push_back(q);
-        }
-        st.counters.queries_queued += 1;
+        st.push(queue, q);
         park::wake(sh, g, &mut st, WakeLevel::IfCreated);
         return;
     }

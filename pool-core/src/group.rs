@@ -9,8 +9,8 @@
 //! own line and the lines before it (`tests/layers.rs` reads every `crate::` path and checks
 //! this, and that the import cycles are exactly the ones named after the list):
 //!
-//! 1. `sync`, `session`, `wait`, `placement`, `clock`, `config`, `stats`, `poller`, `handler`:
-//!    the vocabulary — loom shim, contracts, time, settings, snapshot types, pollers;
+//! 1. `sync`, `session`, `wait`, `placement`, `clock`, `config`, `policy`, `stats`, `poller`, `handler`:
+//!    the vocabulary — loom shim, contracts, time, settings, policies, snapshot types, pollers;
 //! 2. `group`: one group's state machine and its protocols (this file);
 //! 3. `shared`: the state every thread of a pool shares, and the role table's type;
 //! 4. `spawn`: thread creation and exit;
@@ -65,7 +65,8 @@
 //!    grace period once they fall to half or fewer).
 //! 3. If the waiting thread is itself executing (direct execution) and is stalled, take the
 //!    role away from it so another thread can poll.
-//! 4. Kick up at most one low-priority event older than `prio_kickup_timer`.
+//! 4. Ask the policy's tick what else to do (`mysql`: kick up at most one low-priority event
+//!    older than `prio_kickup_timer`).
 //! 5. Wake or create one thread if the ceiling grew, or no thread sleeps and an event is
 //!    ready (queued, with credit to start it), or (algorithm 1) credit exists and nobody
 //!    polls, or a transaction limit is set and an event is ready, or step 3 took the role.
@@ -88,6 +89,7 @@
 //!    their `run` returns (the interrupted socket reads EOF), and drop their session instead of
 //!    re-arming it. No thread is created once `shutdown` is set.
 
+use crate::policy::{GroupFacts, Queue};
 use crate::poller::{Poller, Token};
 use crate::stats::{GroupStatsRow, ThreadKind, ThreadState};
 use crate::sync::{Arc, Condvar, Mutex};
@@ -198,6 +200,9 @@ pub(crate) struct Queued {
     pub(crate) at: Duration,
     /// Already offered to other groups (steal.rs).
     pub(crate) offered: bool,
+    /// The connection had a transaction open when its event was queued (it cannot change while
+    /// queued): the rails let it past an admission refusal.
+    pub(crate) in_transaction: bool,
 }
 
 /// What a thread is attached to.
@@ -263,6 +268,8 @@ pub(crate) struct GroupState<S> {
     pub(crate) high: VecDeque<Queued>,
     /// `queued_trans`: low priority.
     pub(crate) low: VecDeque<Queued>,
+    /// Entries of `high` and `low` with `in_transaction` set.
+    pub(crate) queued_in_transaction: usize,
     /// New connections waiting for a connection handler.
     pub(crate) connect_q: VecDeque<S>,
     pub(crate) threads: Vec<Option<ThreadInfo>>,
@@ -290,49 +297,13 @@ pub(crate) struct GroupState<S> {
     pub(crate) counters: GroupStatsRow,
 }
 
-/// Inputs of the credit rule ([`credit_available`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct CreditInputs {
-    /// Per-group transaction share, 0 for none (always 0 in the Admin group).
-    pub(crate) txnlim: usize,
-    /// The long-running rule has suspended the limit.
-    pub(crate) suspended: bool,
-    /// `trxn_threads`.
-    pub(crate) bound: usize,
-    /// `thread_pool_max_active_query_threads`.
-    pub(crate) max_active_query_threads: usize,
-    /// `threads_active`.
-    pub(crate) active: usize,
-    /// `thread_pool_query_threads_per_group`.
-    pub(crate) query_threads_per_group: usize,
-    /// `stalled_threads`.
-    pub(crate) stalled: usize,
-}
-
-/// MySQL's `is_credit_available`, branch for branch and comparison for comparison: the
-/// caller is not counted yet, hence `<=` in the first and third branch.
-pub(crate) fn credit_available(c: CreditInputs) -> bool {
-    if c.txnlim > 0 {
-        c.bound <= c.txnlim || c.suspended
-    } else if c.max_active_query_threads > 0 {
-        c.active < c.max_active_query_threads
-    } else {
-        c.active <= c.query_threads_per_group + c.stalled
-    }
-}
-
-/// The queue an event goes to, as MySQL decides it: high if the transaction is already
-/// active, or kick-up is off (timer 0), or the session asked for high priority.
-pub(crate) fn is_high_priority(in_transaction: bool, kickup_timer_ms: u32, high: bool) -> bool {
-    in_transaction || kickup_timer_ms == 0 || high
-}
-
 impl<S> GroupState<S> {
     pub(crate) fn new() -> GroupState<S> {
         GroupState {
             conns: Slab::new(),
             high: VecDeque::new(),
             low: VecDeque::new(),
+            queued_in_transaction: 0,
             connect_q: VecDeque::new(),
             threads: Vec::new(),
             consumers: Vec::new(),
@@ -374,34 +345,122 @@ impl<S> GroupState<S> {
         })
     }
 
-    /// Moves the head of the low queue to the tail of the high queue when it has waited
-    /// longer than `timer_ms` (at most one per call, as MySQL's timer does).
-    pub(crate) fn kick_up(&mut self, now: Duration, timer_ms: u32) -> bool {
-        let due = self
-            .low
-            .front()
-            .is_some_and(|q| now.saturating_sub(q.at) > Duration::from_millis(u64::from(timer_ms)));
-        if due {
-            if let Some(q) = self.low.pop_front() {
-                self.high.push_back(q);
-                self.counters.prio_kickups += 1;
-            }
-        }
-        due
+    /// Moves the head of the low queue to the tail of the high queue (a kick-up); false when
+    /// the low queue is empty.
+    pub(crate) fn promote_low_head(&mut self) -> bool {
+        let Some(q) = self.low.pop_front() else {
+            return false;
+        };
+        self.high.push_back(q);
+        self.counters.prio_kickups += 1;
+        true
     }
 
-    /// Pops the next event, high first, skipping stale tokens; None when both are empty.
-    pub(crate) fn pop_event(&mut self) -> Option<Token> {
-        while let Some(q) = self.high.pop_front().or_else(|| self.low.pop_front()) {
-            if self
-                .conns
-                .get_mut(q.token)
-                .is_some_and(|c| c.state == ConnState::Queued)
-            {
-                return Some(q.token);
+    /// Queues `q` at the tail of `queue`.
+    pub(crate) fn push(&mut self, queue: Queue, q: Queued) {
+        self.queued_in_transaction += usize::from(q.in_transaction);
+        match queue {
+            Queue::High => self.high.push_back(q),
+            Queue::Low => self.low.push_back(q),
+        }
+        self.counters.queries_queued += 1;
+    }
+
+    fn queue_mut(&mut self, queue: Queue) -> &mut VecDeque<Queued> {
+        match queue {
+            Queue::High => &mut self.high,
+            Queue::Low => &mut self.low,
+        }
+    }
+
+    /// Removes entry `i` of `queue`.
+    fn unqueue_at(&mut self, queue: Queue, i: usize) -> Option<Queued> {
+        let q = self.queue_mut(queue).remove(i)?;
+        self.queued_in_transaction -= usize::from(q.in_transaction);
+        Some(q)
+    }
+
+    fn is_queued(&mut self, token: Token) -> bool {
+        self.conns
+            .get_mut(token)
+            .is_some_and(|c| c.state == ConnState::Queued)
+    }
+
+    /// The head of `queue` that still names a queued connection, dropping stale entries; the
+    /// entry stays queued.
+    pub(crate) fn head(&mut self, queue: Queue) -> Option<Token> {
+        loop {
+            let token = self.queue_mut(queue).front()?.token;
+            if self.is_queued(token) {
+                return Some(token);
+            }
+            self.unqueue_at(queue, 0);
+        }
+    }
+
+    /// Takes the head of `queue` (see [`head`](GroupState::head)).
+    pub(crate) fn pop(&mut self, queue: Queue) -> Option<Token> {
+        let token = self.head(queue)?;
+        self.unqueue_at(queue, 0);
+        Some(token)
+    }
+
+    /// Takes the oldest queued event of a connection with an open transaction (high queue
+    /// first), dropping stale entries on the way; None when there is none (without a scan when
+    /// none is queued).
+    pub(crate) fn take_in_transaction(&mut self) -> Option<Token> {
+        for queue in [Queue::High, Queue::Low] {
+            let mut i = 0;
+            while self.queued_in_transaction > 0 {
+                let Some(q) = self.queue_mut(queue).get(i).copied() else {
+                    break;
+                };
+                if !q.in_transaction {
+                    i += 1;
+                    continue;
+                }
+                self.unqueue_at(queue, i);
+                if self.is_queued(q.token) {
+                    return Some(q.token);
+                }
             }
         }
         None
+    }
+
+    /// Removes every queue entry of `token` (another group's thread took it, steal.rs).
+    pub(crate) fn unqueue(&mut self, token: Token) {
+        for queue in [Queue::High, Queue::Low] {
+            while let Some(i) = self.queue_mut(queue).iter().position(|q| q.token == token) {
+                self.unqueue_at(queue, i);
+            }
+        }
+    }
+
+    /// Empties both queues (shutdown).
+    pub(crate) fn clear_queues(&mut self) {
+        self.high.clear();
+        self.low.clear();
+        self.queued_in_transaction = 0;
+    }
+
+    /// The facts a policy sees about this group; `admin` and the transaction `share` come
+    /// from the pool.
+    pub(crate) fn facts(&self, admin: bool, share: usize) -> GroupFacts {
+        GroupFacts {
+            admin,
+            high_len: self.high.len(),
+            low_len: self.low.len(),
+            high_since: self.high.front().map(|q| q.at),
+            low_since: self.low.front().map(|q| q.at),
+            active: self.active,
+            bound: self.bound,
+            waiting: self.bound.saturating_sub(self.active),
+            parked: self.consumers.len() + self.reserves.len(),
+            stalled: self.stalled,
+            transaction_share: share,
+            share_suspended: self.longrun.suspended_stamp.is_some(),
+        }
     }
 
     /// Lowers `earliest_expire` to `at`.
@@ -455,114 +514,29 @@ impl<S> std::fmt::Debug for Group<S> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::policy::{Mysql, Policy};
     use proptest::prelude::*;
 
-    fn inputs() -> impl Strategy<Value = CreditInputs> {
-        (
-            0usize..6,
-            any::<bool>(),
-            0usize..10,
-            0usize..4,
-            0usize..10,
-            1usize..4,
-            0usize..4,
-        )
-            .prop_map(|(txnlim, suspended, bound, maqt, active, qtpg, stalled)| {
-                CreditInputs {
-                    txnlim,
-                    suspended,
-                    bound,
-                    max_active_query_threads: maqt,
-                    active,
-                    query_threads_per_group: qtpg,
-                    stalled,
-                }
-            })
-    }
-
     proptest! {
-        #[test]
-        fn credit_branches_in_order(c in inputs()) {
-            let got = credit_available(c);
-            if c.txnlim > 0 {
-                // Branch 1 decides alone: max_active_query_threads is ignored under a limit.
-                prop_assert_eq!(got, c.bound <= c.txnlim || c.suspended);
-            } else if c.max_active_query_threads > 0 {
-                prop_assert_eq!(got, c.active < c.max_active_query_threads);
-            } else {
-                prop_assert_eq!(got, c.active <= c.query_threads_per_group + c.stalled);
-            }
-        }
-
-        #[test]
-        fn granting_credit_keeps_the_documented_bounds(c in inputs()) {
-            // Admitting one more thread when credit says yes never exceeds limit + 1.
-            if credit_available(c) {
-                if c.txnlim > 0 && !c.suspended {
-                    prop_assert!(c.bound < c.txnlim + 1);
-                } else if c.txnlim == 0 && c.max_active_query_threads == 0 {
-                    prop_assert!(c.active < c.query_threads_per_group + c.stalled + 1);
-                }
-            }
-        }
-
-        #[test]
-        fn priority_rule(in_trx: bool, timer in 0u32..3, high: bool) {
-            prop_assert_eq!(is_high_priority(in_trx, timer, high), in_trx || timer == 0 || high);
-        }
-
         #[test]
         fn kick_up_moves_at_most_one_and_only_when_due(ages in proptest::collection::vec(0u64..3000, 0..6), timer in 1u32..2000) {
             let mut st: GroupState<()> = GroupState::new();
             let now = Duration::from_secs(10);
             for (i, a) in ages.iter().enumerate() {
-                st.low.push_back(Queued { token: Token::new(i as u32, 0), at: now - Duration::from_millis(*a), offered: false });
+                st.low.push_back(Queued { token: Token::new(i as u32, 0), at: now - Duration::from_millis(*a), offered: false, in_transaction: false });
             }
             let before = st.low.len();
-            let moved = st.kick_up(now, timer);
+            let mut cfg = crate::config::PoolConfig::mysql_defaults(2);
+            cfg.prio_kickup_timer = timer;
+            let knobs = crate::config::PoolKnobs::new(&cfg);
+            let due = Mysql.tick(&st.facts(false, 0), &knobs, now).kick_up;
+            let moved = due && st.promote_low_head();
             let head_due = ages.first().is_some_and(|a| *a > u64::from(timer));
             prop_assert_eq!(moved, head_due);
             prop_assert_eq!(st.high.len(), usize::from(moved));
             prop_assert_eq!(st.low.len() + st.high.len(), before);
             prop_assert_eq!(st.counters.prio_kickups, u64::from(moved));
         }
-    }
-
-    #[test]
-    fn credit_edges_match_mysql() {
-        let base = CreditInputs {
-            txnlim: 0,
-            suspended: false,
-            bound: 0,
-            max_active_query_threads: 0,
-            active: 1,
-            query_threads_per_group: 1,
-            stalled: 0,
-        };
-        // `<=`: with one thread active and one allowed, a second may still start.
-        assert!(credit_available(base));
-        assert!(!credit_available(CreditInputs { active: 2, ..base }));
-        assert!(credit_available(CreditInputs {
-            active: 2,
-            stalled: 1,
-            ..base
-        }));
-        assert!(!credit_available(CreditInputs {
-            max_active_query_threads: 1,
-            ..base
-        }));
-        let lim = CreditInputs {
-            txnlim: 2,
-            bound: 2,
-            ..base
-        };
-        assert!(credit_available(lim));
-        assert!(!credit_available(CreditInputs { bound: 3, ..lim }));
-        assert!(credit_available(CreditInputs {
-            bound: 3,
-            suspended: true,
-            ..lim
-        }));
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //! Both implement [`ConnectionHandler`]. Engine code reports blocking waits with
 //! [`wait::begin`], which a pool uses to free the waiting statement's credit.
 //!
+//! The pool's scheduling decisions (which queue an event joins, which a free thread takes, may
+//! one more statement start, what the periodic tick does) are a [`policy::Policy`], named by
+//! [`PoolConfig::policy`] and looked up in [`policy::REGISTRY`].
+//!
 //! # For the server
 //!
 //! - Start-up: fill a [`PoolConfig`] (start from [`PoolConfig::mysql_defaults`] or
@@ -28,6 +32,7 @@
 //!   of file and returns [`Outcome::Close`]. Server shutdown: [`ConnectionHandler::shutdown`].
 
 pub mod config;
+pub mod policy;
 pub mod poller;
 pub mod stats;
 pub mod wait;
@@ -61,7 +66,9 @@ mod model_tests;
 mod testkit;
 
 pub use builder::PoolBuilder;
-pub use config::{Algorithm, ConfigError, IoMode, PinMode, PollerKind, PoolConfig, PoolKnobs};
+pub use config::{
+    Algorithm, ConfigError, IoMode, PinMode, PollerKind, PoolConfig, PoolKnobs, Rails,
+};
 pub use handler::ConnectionHandler;
 pub use poller::PollerChoice;
 pub use pool::{PoolError, PoolStartup, ThreadPool};

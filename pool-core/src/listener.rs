@@ -3,8 +3,8 @@
 //! per group holds the role (`GroupState::waiting`); it is taken and given up only under the
 //! group mutex, and a blocking poll happens only while holding the role.
 
-use crate::event;
-use crate::group::{is_high_priority, ConnState, Queued};
+use crate::event::{self, Start};
+use crate::group::ConnState;
 use crate::park::{self, WakeLevel};
 use crate::poller::Token;
 use crate::session::Session;
@@ -52,7 +52,7 @@ pub(crate) fn wait_for_events<'a, S: Session>(
         // Direct execution: the thread keeps the waiting role while it runs the event; a
         // reported wait or the stall checker hands the role on.
         let token = ready[0];
-        let mut st = event::process(sh, g, me, st, token, true, None);
+        let mut st = event::process(sh, g, me, st, token, Start::Direct, None);
         if st.waiting == Some(me) {
             st.waiting = None;
         }
@@ -66,7 +66,7 @@ pub(crate) fn wait_for_events<'a, S: Session>(
         st = lock(&group.state);
         ready.extend(resolve(&mut st, events));
     }
-    enqueue(sh, &mut st, &ready);
+    enqueue(sh, g, &mut st, &ready);
     if sh.dedicated {
         // A dedicated listener only polls, queues and wakes.
         for _ in 0..ready.len() {
@@ -101,7 +101,7 @@ pub(crate) fn poll_nonblocking<'a, S: Session>(
     let _ = group.poller.poll(events, false);
     let mut st = lock(&group.state);
     let ready = resolve(&mut st, events);
-    enqueue(sh, &mut st, &ready);
+    enqueue(sh, g, &mut st, &ready);
     st
 }
 
@@ -126,29 +126,24 @@ fn resolve<S>(st: &mut Guard<'_, S>, events: &[Token]) -> Vec<Token> {
     ready
 }
 
-/// Queues `ready` events by priority ([`is_high_priority`]).
-pub(crate) fn enqueue<S: Session>(sh: &Shared<S>, st: &mut Guard<'_, S>, ready: &[Token]) {
+/// Queues `ready` events of group `g` in the queue the policy picks for each.
+pub(crate) fn enqueue<S: Session>(
+    sh: &Shared<S>,
+    g: usize,
+    st: &mut Guard<'_, S>,
+    ready: &[Token],
+) {
     let now = sh.clock.now();
-    let timer = sh.knobs.prio_kickup_timer();
     for &t in ready {
-        let Some(c) = st.conns.get_mut(t) else {
+        let Some((queue, q)) = st
+            .conns
+            .get_mut(t)
+            .and_then(|c| c.session.as_ref())
+            .map(|s| sh.classify(g, t, s, now))
+        else {
             continue;
         };
-        let high = c
-            .session
-            .as_ref()
-            .is_some_and(|s| is_high_priority(s.in_transaction(), timer, s.high_priority()));
-        let q = Queued {
-            token: t,
-            at: now,
-            offered: false,
-        };
-        if high {
-            st.high.push_back(q);
-        } else {
-            st.low.push_back(q);
-        }
-        st.counters.queries_queued += 1;
+        st.push(queue, q);
     }
 }
 

@@ -18,6 +18,8 @@
 //! quieter machine. `loom_ring_completions_in_order_once` (ring I/O's completion path, on
 //! `poller::ring_io` with a model kernel) takes under a second. Without
 //! `LOOM_MAX_PREEMPTIONS` the models set the bound to 2 themselves.
+//! `loom_every_policy_runs_every_command` runs two small models per registered policy; with
+//! `mysql` and `fifo` all twelve took 141 s together while other builds shared the machine.
 //!
 //! What each model checks, in every explored interleaving:
 //! - no lost wake-up: the main thread blocks until every sent command has run, so a lost
@@ -126,10 +128,28 @@ fn loom_no_lost_wakeup_one_worker() {
     model(|| two_commands_then_a_third(false));
 }
 
+/// Every registered policy: two connections, one worker, every command runs (as
+/// [`loom_no_lost_wakeup_one_worker`]), and a statement stalled behind the only credit lets the
+/// next one in at the stall tick (as [`loom_stall_tick_admits_the_next_statement`]).
+#[test]
+fn loom_every_policy_runs_every_command() {
+    for p in crate::policy::names() {
+        model(move || {
+            let r = rig(false, |c| c.policy = p.into());
+            two_commands_then_a_third_on(r);
+        });
+        model(move || stall_tick_admits_the_next_statement(p));
+    }
+}
+
 /// Two connections send a command each, then the first sends another once both ran: every
 /// command runs. `defer`: the model poller defers re-arms (io_uring's rules).
 fn two_commands_then_a_third(defer: bool) {
-    let r = rig_with(false, defer, |_| {});
+    two_commands_then_a_third_on(rig_with(false, defer, |_| {}));
+}
+
+/// [`two_commands_then_a_third`] on the pool of `r`.
+fn two_commands_then_a_third_on(r: Rig) {
     let a = r.connect(1, false);
     let b = r.connect(2, false);
     a.send(Cmd::Plain);
@@ -163,21 +183,24 @@ fn loom_wait_hands_the_role_on() {
 /// in (the stall protocol's steps 1, 3 and 5), with `active <= qtpg + stalled + 1`.
 #[test]
 fn loom_stall_tick_admits_the_next_statement() {
-    model(|| {
-        let r = rig(false, |_| {});
-        let a = r.connect(1, false);
-        let b = r.connect(2, false);
-        let gate = Gate::new();
-        a.send(Cmd::Gate(gate.clone()));
-        r.tally.wait_runs(1);
-        b.send(Cmd::Plain);
-        r.clock.advance(Duration::from_millis(60));
-        r.pool.tick(Duration::from_millis(60));
-        r.tally.wait_runs(2);
-        assert_eq!(r.pool.group_stats()[0].stalled_queries_executed, 1);
-        gate.open();
-        r.finish(2);
-    });
+    model(|| stall_tick_admits_the_next_statement("mysql"));
+}
+
+/// The body of [`loom_stall_tick_admits_the_next_statement`] under `policy`.
+fn stall_tick_admits_the_next_statement(policy: &str) {
+    let r = rig(false, |c| c.policy = policy.into());
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let gate = Gate::new();
+    a.send(Cmd::Gate(gate.clone()));
+    r.tally.wait_runs(1);
+    b.send(Cmd::Plain);
+    r.clock.advance(Duration::from_millis(60));
+    r.pool.tick(Duration::from_millis(60));
+    r.tally.wait_runs(2);
+    assert_eq!(r.pool.group_stats()[0].stalled_queries_executed, 1);
+    gate.open();
+    r.finish(2);
 }
 
 /// With a transaction limit, a connection in a transaction stays bound while the Admin

@@ -144,8 +144,7 @@ impl<S: Session> ConnectionHandler<S> for ThreadPool<S> {
             for fd in st.threads.iter().flatten().filter_map(|t| t.handshake_fd) {
                 group.poller.interrupt(fd);
             }
-            st.high.clear();
-            st.low.clear();
+            st.clear_queues();
             let connecting: Vec<S> = st.connect_q.drain(..).collect();
             sh.connecting.fetch_sub(connecting.len(), Ordering::Relaxed);
             for t in std::mem::take(&mut st.consumers)

@@ -4,9 +4,12 @@
 //! side by side.
 
 use crate::clock::Clock;
-use crate::config::{Algorithm, PoolKnobs};
-use crate::group::{credit_available, CreditInputs, Group, GroupState};
+use crate::config::{Algorithm, PoolKnobs, Rails};
+use crate::group::{Group, GroupState, Queued};
 use crate::placement::RoundRobin;
+use crate::policy::{ConnFacts, Credit, GroupFacts, Policy, Queue};
+use crate::poller::Token;
+use crate::session::Session;
 use crate::sync::{thread, Arc, Condvar, Mutex, MutexGuard};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
@@ -108,6 +111,10 @@ pub(crate) struct Shared<S> {
     pub(crate) dedicated: bool,
     pub(crate) pin: bool,
     pub(crate) steal: bool,
+    /// The scheduling policy the groups consult (`tpbed_thread_pool_policy`).
+    pub(crate) policy: &'static dyn Policy,
+    /// The safety rails in force (`tpbed_thread_pool_rails`).
+    pub(crate) rails: Rails,
     pub(crate) ncpu: usize,
     pub(crate) knobs: std::sync::Arc<PoolKnobs>,
     pub(crate) clock: std::sync::Arc<dyn Clock>,
@@ -138,17 +145,61 @@ impl<S> Shared<S> {
         }
     }
 
-    /// The credit rule ([`credit_available`]) for group `g` in state `st`.
+    /// The facts the policy sees about group `g` in state `st`.
+    pub(crate) fn facts(&self, g: usize, st: &GroupState<S>) -> GroupFacts {
+        st.facts(self.groups[g].admin, self.group_share(g))
+    }
+
+    /// Whether group `g` in state `st` may start one more statement (the policy's credit).
     pub(crate) fn credit(&self, g: usize, st: &GroupState<S>) -> bool {
-        credit_available(CreditInputs {
-            txnlim: self.group_share(g),
-            suspended: st.longrun.suspended_stamp.is_some(),
-            bound: st.bound,
-            max_active_query_threads: self.knobs.max_active_query_threads() as usize,
-            active: st.active,
-            query_threads_per_group: self.knobs.query_threads_per_group() as usize,
-            stalled: st.stalled,
-        })
+        self.policy
+            .credit(&self.facts(g, st), &self.knobs)
+            .granted()
+    }
+
+    /// Takes the event a free thread of group `g` runs next, and whether a rail let it past a
+    /// refusal: with credit, the head of the queue the policy picks (stale entries dropped on
+    /// the way); past a refusal, what the rails in force allow (policy/mod.rs): in the Admin
+    /// group the same head, on an admission refusal the oldest event of an open transaction.
+    pub(crate) fn take_event(&self, g: usize, st: &mut GroupState<S>) -> Option<(Token, bool)> {
+        let facts = self.facts(g, st);
+        match self.policy.credit(&facts, &self.knobs) {
+            Credit::Grant => self.pop_picked(g, st, facts).map(|t| (t, false)),
+            _ if facts.admin && self.rails.admin => {
+                self.pop_picked(g, st, facts).map(|t| (t, true))
+            }
+            Credit::RefuseAdmission if self.rails.open_transaction => {
+                st.take_in_transaction().map(|t| (t, true))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a queued event of group `g` could start now, by credit or by a rail.
+    pub(crate) fn startable(&self, g: usize, st: &GroupState<S>) -> bool {
+        if st.queued() == 0 {
+            return false;
+        }
+        let facts = self.facts(g, st);
+        match self.policy.credit(&facts, &self.knobs) {
+            Credit::Grant => true,
+            _ if facts.admin && self.rails.admin => true,
+            Credit::RefuseAdmission if self.rails.open_transaction => st.queued_in_transaction > 0,
+            _ => false,
+        }
+    }
+
+    /// Pops the head of the queue the policy picks; when that queue held only stale entries,
+    /// asks once more on the updated facts (each queue can be emptied at most once).
+    fn pop_picked(&self, g: usize, st: &mut GroupState<S>, mut facts: GroupFacts) -> Option<Token> {
+        for _ in 0..2 {
+            let q = self.policy.pick(&facts)?;
+            if let Some(t) = st.pop(q) {
+                return Some(t);
+            }
+            facts = self.facts(g, st);
+        }
+        None
     }
 
     /// Whether the high-concurrency algorithm is in force (algorithm 1 and more than one query
@@ -163,5 +214,36 @@ impl<S> Shared<S> {
 
     pub(crate) fn log_warn(&self, msg: &str) {
         (self.log)(LogLevel::Warning, msg);
+    }
+}
+
+impl<S: Session> Shared<S> {
+    /// The facts the policy sees about `session`, a connection of group `g`.
+    pub(crate) fn conn_facts(&self, g: usize, session: &S) -> ConnFacts {
+        ConnFacts {
+            in_transaction: session.in_transaction(),
+            admin: self.groups[g].admin,
+            high_priority: session.high_priority(),
+        }
+    }
+
+    /// The queue entry for a ready event of `session` (a connection of group `g`) queued at
+    /// `at`, and the queue the policy puts it in.
+    pub(crate) fn classify(
+        &self,
+        g: usize,
+        token: Token,
+        session: &S,
+        at: Duration,
+    ) -> (Queue, Queued) {
+        let conn = self.conn_facts(g, session);
+        let queue = self.policy.classify(&conn, &self.knobs);
+        let q = Queued {
+            token,
+            at,
+            offered: false,
+            in_transaction: conn.in_transaction,
+        };
+        (queue, q)
     }
 }

@@ -83,14 +83,13 @@ fn run_stolen<S: Session>(
     };
     conn.state = ConnState::Attached;
     let fd = conn.fd;
-    home.high.retain(|q| q.token != token);
-    home.low.retain(|q| q.token != token);
+    home.unqueue(token);
     home.counters.tpbed_stolen += 1;
     drop(home);
 
     let now = sh.clock.now();
     let mut st = lock(&sh.groups[g].state);
-    event::attach(sh, g, &mut st, me, now, false);
+    event::attach(sh, g, &mut st, me, now, event::Start::Queued);
     drop(st);
     let (outcome, statements, exec_time) = event::run_connection(sh, g, me, h, token, &mut session);
     let end = sh.clock.now();

@@ -117,13 +117,14 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
         }
     }
 
-    // 4. Priority kick-up: at most one event per pass.
-    let timer = knobs.prio_kickup_timer();
-    let kicked = timer > 0 && st.kick_up(now, timer);
+    // 4. The policy's tick (mysql: kick up at most one low-priority event per pass).
+    let action = sh.policy.tick(&sh.facts(g, &st), knobs, now);
+    let kicked = action.kick_up && st.promote_low_head();
 
     // 5. Wake or create one thread when needed. A queued event counts only when it could start
-    //    (MySQL's `is_query_ready_to_process`: an event is queued and credit is available).
-    let ready = st.queued() > 0 && sh.credit(g, &st);
+    //    (MySQL's `is_query_ready_to_process`: an event is queued and credit is available; or a
+    //    rail lets it start).
+    let ready = sh.startable(g, &st);
     let sleepers = !st.consumers.is_empty() || !st.reserves.is_empty();
     let algo1 = sh.algorithm == Algorithm::HighConcurrency;
     let need = grew

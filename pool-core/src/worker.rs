@@ -1,8 +1,9 @@
-//! Query worker threads' decision loop: take queued work when the group has credit, else
-//! take the waiting role and poll, else steal (when enabled), else sleep. Invariant: a worker
-//! runs an event only with credit, and holds the group mutex at every decision.
+//! Query worker threads' decision loop: take queued work when the group has credit (or a rail
+//! lets it), else take the waiting role and poll, else steal (when enabled), else sleep.
+//! Invariant: a worker runs an event only with credit or by a rail (policy/mod.rs), and holds
+//! the group mutex at every decision.
 
-use crate::event;
+use crate::event::{self, Start};
 use crate::listener;
 use crate::park;
 use crate::session::Session;
@@ -25,18 +26,16 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
         if !sh.dedicated && st.waiting.is_none() && st.high.is_empty() && !st.low.is_empty() {
             st = listener::poll_nonblocking(sh, g, st, &mut events);
         }
-        if sh.credit(g, &st) {
-            if let Some(token) = st.pop_event() {
-                // The consumer is notified once `process` has released the mutex.
-                let consumer = if sh.high_concurrency() && (st.queued() > 0 || st.waiting.is_none())
-                {
-                    park::take_consumer(&mut st)
-                } else {
-                    None
-                };
-                st = event::process(sh, g, me, st, token, false, consumer);
-                continue;
-            }
+        if let Some((token, by_rail)) = sh.take_event(g, &mut st) {
+            // The consumer is notified once `process` has released the mutex.
+            let consumer = if sh.high_concurrency() && (st.queued() > 0 || st.waiting.is_none()) {
+                park::take_consumer(&mut st)
+            } else {
+                None
+            };
+            let how = if by_rail { Start::Rail } else { Start::Queued };
+            st = event::process(sh, g, me, st, token, how, consumer);
+            continue;
         }
         if !sh.dedicated && st.waiting.is_none() {
             st = listener::wait_for_events(sh, g, me, st, &mut events);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pool_core::config::{ConfigError, PoolKnobs};
 use pool_core::{
-    Algorithm, IoMode, LogLevel, PinMode, PollerKind, PoolBuilder, PoolConfig, ThreadPool,
+    Algorithm, IoMode, LogLevel, PinMode, PollerKind, PoolBuilder, PoolConfig, Rails, ThreadPool,
 };
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
@@ -157,6 +157,22 @@ pub fn definitions() -> Vec<VarDef> {
             VarType::Bool,
             VarValue::Bool(false),
         ),
+        // Free text checked against pool-core's registry when the pool starts, so an unknown
+        // name is refused with the registered names listed.
+        def(
+            "tpbed_thread_pool_policy",
+            Global,
+            false,
+            VarType::Str,
+            VarValue::Str(d.policy.clone()),
+        ),
+        def(
+            "tpbed_thread_pool_rails",
+            Global,
+            false,
+            VarType::Set(Rails::NAMES),
+            VarValue::Str(d.rails.value()),
+        ),
     ]
 }
 
@@ -198,6 +214,12 @@ pub fn config(vars: &Registry) -> PoolConfig {
             PinMode::Off
         },
         steal: vars.global_by_name("tpbed_thread_pool_steal").as_bool(),
+        policy: vars
+            .global_by_name("tpbed_thread_pool_policy")
+            .as_str()
+            .to_string(),
+        rails: Rails::parse(vars.global_by_name("tpbed_thread_pool_rails").as_str())
+            .unwrap_or(Rails::ALL),
     }
 }
 
@@ -224,6 +246,7 @@ fn record(vars: &Registry, c: &PoolConfig) {
         "tpbed_thread_pool_io",
         VarValue::Str(c.io.name().to_string()),
     );
+    set("tpbed_thread_pool_policy", VarValue::Str(c.policy.clone()));
 }
 
 /// Starts the pool the variables describe, logging its start-up notes.
@@ -252,11 +275,14 @@ pub fn start(vars: &Registry) -> Result<Arc<ThreadPool<ClientSession>>, String> 
     effective.io = startup.poller.io;
     record(vars, &effective);
     log::note(&format!(
-        "thread pool: {} groups + Admin group, poller {}, {} I/O, max_transactions_limit {}",
+        "thread pool: {} groups + Admin group, poller {}, {} I/O, max_transactions_limit {}, \
+         policy {}, rails '{}'",
         effective.size,
         effective.poller.name(),
         effective.io.name(),
-        effective.max_transactions_limit
+        effective.max_transactions_limit,
+        effective.policy,
+        effective.rails.value()
     ));
     Ok(Arc::new(pool))
 }

@@ -2,11 +2,13 @@
 //! the stall rule (a CPU-bound statement delays its group's next statement by the stall limit;
 //! a reported SLEEP does not), the transaction limit with the Admin group, on both pollers.
 
+use std::io::Read;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::{code, Mode, TestServer};
+use tpbed_tests::{binary, code, Mode, TestServer};
 
 const MYSQL_POOL_VARIABLES: &[&str] = &[
     "thread_pool_algorithm",
@@ -81,7 +83,85 @@ fn pool_variables_exist_only_with_the_pool() {
         "two groups and the Admin group last"
     );
     let ours: Vec<(String, String)> = c.query("SHOW VARIABLES LIKE 'tpbed_thread_pool%'").unwrap();
-    assert_eq!(ours.len(), 4, "ours are named tpbed_*: {ours:?}");
+    assert_eq!(ours.len(), 6, "ours are named tpbed_*: {ours:?}");
+    assert!(
+        ours.contains(&("tpbed_thread_pool_policy".into(), "mysql".into())),
+        "the default policy is mysql: {ours:?}"
+    );
+    assert!(
+        ours.contains(&(
+            "tpbed_thread_pool_rails".into(),
+            "open_transaction,admin".into()
+        )),
+        "every rail is on by default: {ours:?}"
+    );
+}
+
+/// Ours: `--tpbed-thread-pool-policy` names the scheduling policy (any case; shown as
+/// registered) and `--tpbed-thread-pool-rails` the rails in force, and the pool runs
+/// statements under them.
+#[test]
+fn the_policy_is_chosen_at_start_up() {
+    let srv = TestServer::start(&[
+        "--thread-handling=pool-of-threads",
+        "--tpbed-thread-pool-policy=FIFO",
+        "--tpbed-thread-pool-rails=ADMIN",
+    ]);
+    let mut c = srv.connect();
+    let shown: (String, String) = c
+        .query_first("SELECT @@tpbed_thread_pool_policy, @@tpbed_thread_pool_rails")
+        .unwrap()
+        .unwrap();
+    assert_eq!(shown, ("fifo".into(), "admin".into()));
+    assert_eq!(
+        code(c.query_drop("SET GLOBAL tpbed_thread_pool_policy = 'mysql'")),
+        1238
+    );
+    c.query_drop("BEGIN").unwrap();
+    let one: u64 = c.query_first("SELECT 1").unwrap().unwrap();
+    assert_eq!(one, 1);
+    c.query_drop("COMMIT").unwrap();
+}
+
+/// Ours: an unknown policy name stops the server at start-up with the registered names.
+#[test]
+fn an_unknown_policy_refuses_to_start() {
+    let mut child = Command::new(binary("tpbed-server"))
+        .args([
+            "--port=0",
+            "--bind-address=127.0.0.1",
+            "--thread-handling=pool-of-threads",
+            "--tpbed-thread-pool-policy=lottery",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start tpbed-server");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait for tpbed-server") {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("tpbed-server started with an unknown policy");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr piped")
+        .read_to_string(&mut log)
+        .unwrap();
+    assert!(!status.success(), "{log}");
+    assert!(
+        log.contains("unknown policy 'lottery'") && log.contains("mysql, fifo"),
+        "the message names the policy and the registered ones: {log}"
+    );
 }
 
 /// One probe: `busy` starts `long_sql` in the (only) group, and once `watcher` (a connection
