@@ -214,7 +214,7 @@ pub(crate) fn mixed_cmd(a: &MixedArgs, wires: &Arc<WireFactory>) -> Result<Repor
     let (load, stats) = mix_load(name, &a.conn, &a.run, cfg, 0, threads, wires)?;
     let mut report = run(load);
     let s = stats.lock().expect("mix stats");
-    report.extra = vec![
+    report.metrics.notes = vec![
         ("short statements".into(), lat_line(&s.short)),
         ("long statements".into(), lat_line(&s.long)),
     ];
@@ -240,7 +240,7 @@ pub(crate) fn idle_cmd(a: &IdleArgs, wires: &Arc<WireFactory>) -> Result<Report,
     let (load, stats) = mix_load(name, &a.conn, &a.run, cfg, a.idle, total, wires)?;
     let mut report = run(load);
     let s = stats.lock().expect("mix stats");
-    report.extra = vec![
+    report.metrics.notes = vec![
         (
             "idle / active connections".into(),
             format!("{} / {}", a.idle, a.active),

@@ -17,6 +17,7 @@ mod loop_tests;
 mod machine;
 #[cfg(test)]
 mod mariadb_tests;
+mod metrics;
 mod oltp;
 mod options;
 mod plot;

@@ -174,7 +174,8 @@ fn against_mariadb_and_sysbench() {
     let r =
         crate::queue::queue_cmd(&q, &wires).expect("queue run with a passing exactly-once check");
     assert!(r
-        .extra
+        .metrics
+        .notes
         .iter()
         .any(|(k, v)| k == "exactly-once check" && v.starts_with("PASS")));
     crate::sysbench::cleanup(

@@ -11,6 +11,7 @@ use hdrhistogram::Histogram;
 use crate::blocking::Blocking;
 use crate::conn::{Reply, WireFactory};
 use crate::dist::{Dist, DistParams};
+use crate::metrics::{txn_keys, TxnMetrics, Value, WorkloadMetrics};
 use crate::options::{ConnArgs, LoopMode, PsMode, RunArgs};
 use crate::report::Report;
 use crate::runner::{emit, engine_config, login, loopback_addr, run, Load};
@@ -127,6 +128,10 @@ pub(crate) struct QueueStats {
     pub(crate) empty_polls: u64,
     /// Claims rolled back after an error (lock wait timeout, deadlock, NOWAIT conflict).
     pub(crate) retries: u64,
+    /// Claim statements that ended on a lock wait timeout (1205).
+    pub(crate) lock_waits: u64,
+    /// Claim statements chosen as a deadlock victim (1213).
+    pub(crate) deadlocks: u64,
     /// Claim latency (BEGIN sent to COMMIT answered), nanoseconds.
     pub(crate) claim_lat: Histogram<u64>,
     /// Every job id completed (the DELETE removed it).
@@ -144,6 +149,8 @@ impl Default for QueueStats {
             claimed: 0,
             empty_polls: 0,
             retries: 0,
+            lock_waits: 0,
+            deadlocks: 0,
             claim_lat: new_hist(),
             completed: Vec::new(),
             short_deletes: 0,
@@ -224,9 +231,13 @@ impl Worker {
         }
     }
 
-    fn rollback(&mut self) -> Step {
+    fn rollback(&mut self, code: u16) -> Step {
         self.st = WState::RolledBack;
-        self.stats.lock().expect("queue stats").retries += 1;
+        let mut s = self.stats.lock().expect("queue stats");
+        s.retries += 1;
+        s.lock_waits += u64::from(code == 1205);
+        s.deadlocks += u64::from(code == 1213);
+        drop(s);
         Step::Send(Op::Query("ROLLBACK".into()))
     }
 
@@ -275,7 +286,7 @@ impl Script for Worker {
                 return Step::Fatal(format!("error {code}: {message}"));
             }
             return if RETRY_CODES.contains(code) {
-                self.rollback()
+                self.rollback(*code)
             } else {
                 Step::Fatal(format!("error {code}: {message}"))
             };
@@ -540,6 +551,92 @@ impl OnceCheck {
     }
 }
 
+/// A server status counter's change over the run.
+fn status_delta(r: &Report, name: &str) -> Result<f64, String> {
+    match (
+        r.server.status_after.get(name),
+        r.server.status_before.get(name),
+    ) {
+        (Some(a), Some(b)) => Ok(a - b),
+        _ => Err(format!("the server has no status variable {name}")),
+    }
+}
+
+/// The queue's own metrics (values and the claim transaction) of a run; `fsyncs` is the
+/// server's redo fsyncs over it.
+pub(crate) fn queue_metrics(
+    s: &QueueStats,
+    check: &OnceCheck,
+    secs: f64,
+    pct: f64,
+    fsyncs: Result<f64, String>,
+) -> WorkloadMetrics {
+    let secs = secs.max(1e-9);
+    let done = check.completed as f64;
+    let per_job = match fsyncs {
+        Ok(_) if done == 0.0 => Err("no job completed".to_string()),
+        Ok(f) => Ok(f / done),
+        Err(e) => Err(e),
+    };
+    let value = |key, label, value, decimals| Value {
+        key,
+        label,
+        value,
+        decimals,
+    };
+    WorkloadMetrics {
+        txns: vec![TxnMetrics {
+            name: "claim",
+            count: s.claims + s.empty_polls,
+            latency: LatMs::of(&s.claim_lat, pct),
+            rollbacks: s.retries,
+            lock_waits: s.lock_waits,
+            deadlocks: s.deadlocks,
+        }],
+        values: vec![
+            value("jobs_per_s", "jobs/s (completed)", Ok(done / secs), 1),
+            value("empty_polls", "empty polls", Ok(s.empty_polls as f64), 0),
+            value(
+                "retries",
+                "claims rolled back and retried",
+                Ok(s.retries as f64),
+                0,
+            ),
+            value(
+                "fsyncs_per_job",
+                "redo fsyncs per completed job",
+                per_job,
+                3,
+            ),
+        ],
+        ..Default::default()
+    }
+}
+
+/// The metric keys the queue adds to every run's, with what each means.
+pub(crate) fn metric_keys() -> Vec<(String, String)> {
+    let mut keys = vec![
+        (
+            "jobs_per_s".to_string(),
+            "queue: jobs completed per second".to_string(),
+        ),
+        (
+            "empty_polls".into(),
+            "queue: claims that found no job".into(),
+        ),
+        (
+            "retries".into(),
+            "queue: claims rolled back and retried".into(),
+        ),
+        (
+            "fsyncs_per_job".into(),
+            "queue: redo fsyncs per completed job".into(),
+        ),
+    ];
+    keys.extend(txn_keys("claim"));
+    keys
+}
+
 /// `tpbed-load queue`.
 pub(crate) fn queue_cmd(a: &QueueArgs, wires: &Arc<WireFactory>) -> Result<Report, String> {
     queue_run(a, wires, true)
@@ -643,23 +740,14 @@ pub(crate) fn queue_run(
         remaining,
         s.short_deletes,
     );
-    let lat = LatMs::of(&s.claim_lat, 99.0);
-    let secs = report.secs;
-    let lock_waits = report
-        .server
-        .status_after
-        .get("Innodb_row_lock_waits")
-        .zip(report.server.status_before.get("Innodb_row_lock_waits"))
-        .map(|(a, b)| format!("{}", (a - b) as i64))
-        .unwrap_or_else(|| "n/a".into());
-    let errors: Vec<String> = report
-        .total
-        .c
-        .errors
-        .iter()
-        .map(|(c, n)| format!("{c}: {n}"))
-        .collect();
-    report.extra = vec![
+    let fsyncs = status_delta(&report, "Innodb_os_log_fsyncs");
+    let lock_waits = status_delta(&report, "Innodb_row_lock_waits")
+        .map(|v| format!("{}", v as i64))
+        .unwrap_or_else(|_| "n/a".into());
+    let own = queue_metrics(&s, &check, report.secs, report.percentile, fsyncs);
+    report.metrics.txns = own.txns;
+    report.metrics.values = own.values;
+    report.metrics.notes = vec![
         (
             "schema / claim / isolation".into(),
             format!("{table} / {:?} / {:?}", a.claim, a.isolation),
@@ -669,33 +757,12 @@ pub(crate) fn queue_run(
             format!("{} / {} / {}", a.producers, a.workers, a.batch),
         ),
         (
-            "jobs/s (completed)".into(),
-            format!("{:.1}", check.completed as f64 / secs),
-        ),
-        (
             "claims / jobs claimed".into(),
             format!("{} / {}", s.claims, s.claimed),
         ),
         (
-            "claim latency ms p50 / p99 / max".into(),
-            format!("{:.3} / {:.3} / {:.3}", lat.p50, lat.p99, lat.max),
-        ),
-        ("empty polls".into(), s.empty_polls.to_string()),
-        (
-            "claims rolled back and retried".into(),
-            s.retries.to_string(),
-        ),
-        (
             "lock waits (Innodb_row_lock_waits delta)".into(),
             lock_waits,
-        ),
-        (
-            "errors by code".into(),
-            if errors.is_empty() {
-                "none".into()
-            } else {
-                errors.join(", ")
-            },
         ),
         (
             "exactly-once check".into(),

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use crate::gauges::{deltas, ServerInfo, SHOWN};
 use crate::json::J;
 use crate::machine::Machine;
+use crate::metrics::WorkloadMetrics;
 use crate::stats::{mean_sd, Acc, Fairness, IntervalSample, LatMs};
 
 /// Everything a run produced.
@@ -47,8 +48,8 @@ pub(crate) struct Report {
     pub(crate) client_cpu_secs: f64,
     /// The error that ended the run, if any.
     pub(crate) fatal: Option<String>,
-    /// Workload-specific results (name, value), shown in their own section.
-    pub(crate) extra: Vec<(String, String)>,
+    /// The typed result: the totals' rates, latency and errors, and what the workload adds.
+    pub(crate) metrics: WorkloadMetrics,
 }
 
 impl Report {
@@ -67,6 +68,16 @@ impl Report {
                 self.rate
             )
         }
+    }
+
+    /// Copies the totals' TPS, QPS, event latency and errors into the typed metrics (the
+    /// workload's own part is left as it is).
+    pub(crate) fn with_totals(mut self) -> Report {
+        self.metrics.tps = self.tps();
+        self.metrics.qps = self.qps();
+        self.metrics.latency = self.lat();
+        self.metrics.errors = self.total.c.errors.clone();
+        self
     }
 
     /// The event latency summary.
@@ -178,9 +189,7 @@ impl Report {
             self.client_cpu_secs,
             self.cpu_per_kq()
         );
-        for (k, v) in &self.extra {
-            let _ = writeln!(o, "    {k}: {v}");
-        }
+        self.metrics.text(o, self.secs);
         if let Some(f) = &self.fatal {
             let _ = writeln!(o, "    FATAL: {f}");
         }
@@ -370,15 +379,7 @@ impl Report {
             ),
             ("client_cpu_secs", J::n(self.client_cpu_secs)),
             ("client_cpu_secs_per_1000_queries", J::n(self.cpu_per_kq())),
-            (
-                "extra",
-                J::Obj(
-                    self.extra
-                        .iter()
-                        .map(|(k, v)| (k.clone(), J::s(v.clone())))
-                        .collect(),
-                ),
-            ),
+            ("workload_metrics", self.metrics.json(self.secs)),
             ("fatal", self.fatal.clone().map_or(J::Null, J::Str)),
             ("intervals", intervals),
             (
@@ -656,8 +657,9 @@ pub(crate) mod tests {
             server: ServerInfo::default(),
             client_cpu_secs: 1.6,
             fatal: None,
-            extra: Vec::new(),
+            metrics: WorkloadMetrics::default(),
         }
+        .with_totals()
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::conn::{Login, WireFactory};
 use crate::engine::{Engine, EngineConfig, Shared};
 use crate::gauges::{numeric, pairs, ServerInfo, SHOWN};
 use crate::machine::{affinity, proc_sample, self_cpu_secs, Machine, ProcSample};
+use crate::metrics::WorkloadMetrics;
 use crate::options::{ConnArgs, Format, LoopMode, RunArgs};
 use crate::report::{gauge_line, interval_line, Report};
 use crate::script::ScriptFactory;
@@ -374,8 +375,9 @@ pub(crate) fn run(load: Load) -> Report {
         server,
         client_cpu_secs,
         fatal,
-        extra: Vec::new(),
+        metrics: WorkloadMetrics::default(),
     }
+    .with_totals()
 }
 
 /// Prints (and with `--out` writes) the report in the chosen format.

@@ -37,7 +37,7 @@ pub(crate) struct MatrixOut {
     pub(crate) changed: Vec<String>,
 }
 
-/// The metrics a cell records (queue metrics only for `queue`).
+/// The metrics every cell records, whatever its workload.
 pub(crate) const METRICS: &[(&str, &str)] = &[
     ("qps", "statements per second"),
     ("tps", "events (transactions) per second"),
@@ -80,20 +80,18 @@ pub(crate) const METRICS: &[(&str, &str)] = &[
         "server_ctx_switches_per_query",
         "the server's context switches per statement (perf; servers the lab started)",
     ),
-    ("jobs_per_s", "queue: jobs completed per second"),
-    ("claim_p50_ms", "queue: median claim transaction latency"),
-    ("claim_p99_ms", "queue: 99th percentile claim latency"),
-    ("claim_max_ms", "queue: maximum claim latency"),
-    ("empty_polls", "queue: claims that found no job"),
-    ("retries", "queue: claims rolled back and retried"),
-    ("fsyncs_per_job", "queue: redo fsyncs per completed job"),
 ];
 
-fn extra<'a>(r: &'a Report, key: &str) -> Option<&'a str> {
-    r.extra
+/// The metrics a cell of `workload` records: every cell's, then the workload's own.
+pub(crate) fn metric_keys(workload: &str) -> Vec<(String, String)> {
+    let mut keys: Vec<(String, String)> = METRICS
         .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
+        .map(|(k, what)| (k.to_string(), what.to_string()))
+        .collect();
+    if workload == "queue" {
+        keys.extend(crate::queue::metric_keys());
+    }
+    keys
 }
 
 fn delta(r: &Report, name: &str) -> Result<f64, String> {
@@ -125,9 +123,11 @@ fn kernel_per_query(r: &Report, count: impl Fn(&KernelCounts) -> f64) -> Result<
     }
 }
 
-/// A cell's metrics from its report.
-pub(crate) fn metrics(r: &Report, queue: bool) -> CellMetrics {
-    let l = r.lat();
+/// A cell's metrics from its report's typed metrics: every cell's, then what `workload`
+/// adds; a key the workload should give but did not is missing, with why.
+pub(crate) fn metrics(r: &Report, workload: &str) -> CellMetrics {
+    let m = &r.metrics;
+    let l = &m.latency;
     let no_pid =
         || Err::<f64, String>("the server was not started by the lab (no PID for /proc)".into());
     let tr = r
@@ -138,14 +138,14 @@ pub(crate) fn metrics(r: &Report, queue: bool) -> CellMetrics {
         .map(|(_, v)| *v)
         .reduce(f64::max)
         .ok_or_else(|| "no Threads_running sample".to_string());
-    let mut out = vec![
-        ("qps", Ok(r.qps())),
-        ("tps", Ok(r.tps())),
+    let common = [
+        ("qps", Ok(m.qps)),
+        ("tps", Ok(m.tps)),
         ("avg_ms", Ok(l.avg)),
         ("p95_ms", Ok(l.p95)),
         ("p99_ms", Ok(l.p99)),
         ("max_ms", Ok(l.max)),
-        ("errors", Ok(r.total.c.errors.values().sum::<u64>() as f64)),
+        ("errors", Ok(m.errors.values().sum::<u64>() as f64)),
         ("threads_running_max", tr),
         (
             "os_threads_max",
@@ -188,37 +188,18 @@ pub(crate) fn metrics(r: &Report, queue: bool) -> CellMetrics {
             kernel_per_query(r, |k| k.context_switches),
         ),
     ];
-    if queue {
-        let num = |s: Option<&str>| {
-            s.and_then(|v| v.trim().parse::<f64>().ok())
-                .ok_or_else(|| "not in the queue report".to_string())
-        };
-        let claim: Vec<Option<f64>> = extra(r, "claim latency ms p50 / p99 / max")
-            .map(|v| v.split(" / ").map(|x| x.trim().parse().ok()).collect())
-            .unwrap_or_default();
-        let pick = |i: usize| {
-            claim
-                .get(i)
-                .copied()
-                .flatten()
-                .ok_or_else(|| "not in the queue report".to_string())
-        };
-        let jobs = num(extra(r, "jobs/s (completed)"));
-        let per_job = match (&jobs, delta(r, "Innodb_os_log_fsyncs")) {
-            (Ok(j), Ok(f)) if *j > 0.0 => Ok(f / (j * r.secs)),
-            (Ok(_), Ok(_)) => Err("no job completed".into()),
-            (Err(e), _) => Err(e.clone()),
-            (_, Err(e)) => Err(e),
-        };
-        out.extend([
-            ("jobs_per_s", jobs),
-            ("claim_p50_ms", pick(0)),
-            ("claim_p99_ms", pick(1)),
-            ("claim_max_ms", pick(2)),
-            ("empty_polls", num(extra(r, "empty polls"))),
-            ("retries", num(extra(r, "claims rolled back and retried"))),
-            ("fsyncs_per_job", per_job),
-        ]);
+    let mut out: CellMetrics = common
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    out.extend(m.own(r.secs));
+    for (key, _) in metric_keys(workload) {
+        if !out.iter().any(|(k, _)| *k == key) {
+            out.push((
+                key,
+                Err(format!("the {workload} workload did not report it")),
+            ));
+        }
     }
     out
 }
@@ -283,7 +264,7 @@ pub(crate) fn run(
             }
             let fail_all = |out: &mut MatrixOut, why: &str| {
                 for v in &mx.values {
-                    for (name, _) in METRICS {
+                    for (name, _) in metric_keys(cfg.workload(mx)) {
                         missing(&mut out.m, &format!("{}.{name}@{v}", cfg.name), why);
                     }
                     tick(&format!("{} {}={v}", cfg.name, mx.vary));
@@ -394,7 +375,7 @@ pub(crate) fn run(
                     Err(e) => {
                         out.notes
                             .push(format!("pass {pass}, {} at {value}: {e}", cfg.name));
-                        for (name, _) in METRICS {
+                        for (name, _) in metric_keys(cfg.workload(mx)) {
                             missing(&mut out.m, &format!("{}.{name}@{value}", cfg.name), &e);
                         }
                     }
@@ -474,10 +455,11 @@ fn run_cell(
             a.run.report_interval = 1;
             a.run.server_pid = live.pid();
             let r = crate::queue::queue_run(&a, wires, false)?;
-            Ok((metrics(&r, true), r.fatal.clone()))
+            Ok((metrics(&r, "queue"), r.fatal.clone()))
         }
         Cell::Run(mut a) => {
             a.normalize();
+            let workload = a.workload.name();
             a.conn.host = host;
             a.conn.port = port;
             a.conn.user = live.login.user.clone();
@@ -498,7 +480,7 @@ fn run_cell(
             } else {
                 a.run.time = mx.time_s;
                 let r = crate::sysbench::run_cmd(&a, wires, false)?;
-                (metrics(&r, false), r.fatal.clone())
+                (metrics(&r, workload), r.fatal.clone())
             };
             std::thread::sleep(std::time::Duration::from_millis(300));
             Ok(ms)
@@ -555,6 +537,7 @@ mod tests {
     use super::*;
     use crate::lab::spec::tests::parse;
     use crate::lab::spec::Scale;
+    use crate::metrics::WorkloadMetrics;
 
     const M: &str = r#"
 name = "m"
@@ -621,23 +604,64 @@ at_least = 1
 
     #[test]
     fn metrics_of_a_report_and_the_table() {
+        use crate::queue::{queue_metrics, OnceCheck, QueueStats};
         let mut r = crate::report::tests::sample_report();
-        r.extra = vec![
-            ("jobs/s (completed)".into(), "1234.5".into()),
-            (
-                "claim latency ms p50 / p99 / max".into(),
-                "0.100 / 0.900 / 5.000".into(),
-            ),
-            ("empty polls".into(), "7".into()),
-            ("claims rolled back and retried".into(), "0".into()),
-        ];
-        let ms: BTreeMap<&str, Result<f64, String>> = metrics(&r, true).into_iter().collect();
-        assert_eq!(ms["jobs_per_s"], Ok(1234.5));
-        assert_eq!(ms["claim_p99_ms"], Ok(0.9));
-        assert_eq!(ms["empty_polls"], Ok(7.0));
-        for (name, _) in METRICS {
-            assert!(ms.contains_key(name), "{name}");
+        r.total.c.errors.insert(1213, 3);
+        let mut r = r.with_totals();
+        let mut s = QueueStats {
+            claims: 90,
+            empty_polls: 7,
+            retries: 4,
+            lock_waits: 3,
+            deadlocks: 1,
+            ..QueueStats::default()
+        };
+        for ms in 1..=100u64 {
+            crate::stats::record(&mut s.claim_lat, ms * 100_000);
         }
+        let check = OnceCheck::compute(20_000, &(1..=12_345).collect::<Vec<u64>>(), 7_655, 0);
+        let own: WorkloadMetrics = queue_metrics(&s, &check, r.secs, r.percentile, Ok(2469.0));
+        r.metrics.txns = own.txns;
+        r.metrics.values = own.values;
+        let ms: BTreeMap<String, Result<f64, String>> = metrics(&r, "queue").into_iter().collect();
+        assert_eq!(ms["tps"], Ok(100.0));
+        assert_eq!(ms["qps"], Ok(1600.0));
+        assert_eq!(ms["errors"], Ok(3.0));
+        assert_eq!(ms["jobs_per_s"], Ok(1234.5));
+        assert_eq!(ms["empty_polls"], Ok(7.0));
+        assert_eq!(ms["retries"], Ok(4.0));
+        assert_eq!(ms["fsyncs_per_job"], Ok(0.2));
+        assert_eq!(ms["claim_tps"], Ok(9.7));
+        assert_eq!(ms["claim_rollbacks"], Ok(4.0));
+        assert_eq!(ms["claim_lock_waits"], Ok(3.0));
+        assert_eq!(ms["claim_deadlocks"], Ok(1.0));
+        let near = |k: &str, v: f64| {
+            let got = ms[k].clone().unwrap();
+            assert!((got - v).abs() < v * 0.01, "{k}: {got} vs {v}");
+        };
+        near("claim_p50_ms", 5.0);
+        near("claim_p99_ms", 9.9);
+        near("claim_max_ms", 10.0);
+        near("avg_ms", r.lat().avg);
+        near("p99_ms", r.lat().p99);
+        for (name, _) in metric_keys("queue") {
+            assert!(ms.contains_key(&name), "{name}");
+        }
+        // a value the workload leaves out is missing with why, not a number
+        r.metrics.values.retain(|v| v.key != "empty_polls");
+        r.metrics.txns.clear();
+        let ms: BTreeMap<String, Result<f64, String>> = metrics(&r, "queue").into_iter().collect();
+        for k in ["empty_polls", "claim_p99_ms", "claim_deadlocks"] {
+            assert!(
+                ms[k].as_ref().is_err_and(|e| e.contains("did not report")),
+                "{k}: {:?}",
+                ms[k]
+            );
+        }
+        // a sysbench cell has no queue keys at all
+        let ms: BTreeMap<String, Result<f64, String>> =
+            metrics(&r, "oltp_read_only").into_iter().collect();
+        assert!(!ms.contains_key("empty_polls") && ms.contains_key("qps"));
         let e = parse(M, Scale::Small, "m.toml").unwrap();
         let mx = e.matrix.unwrap();
         let mut m = Measurements::new();

@@ -269,10 +269,19 @@ fn show(l: &run::Loaded) -> String {
             o.push_str(&format!("  {c:<16} {what}\n"));
         }
     }
-    if e.matrix.is_some() {
+    if let Some(mx) = &e.matrix {
         o.push_str("\nmetrics of each cell (CONFIGURATION.METRIC@VALUE):\n");
-        for (m, what) in matrix::METRICS {
-            o.push_str(&format!("  {m:<20} {what}\n"));
+        let mut workloads: Vec<&str> = mx.config.iter().map(|c| c.workload(mx)).collect();
+        workloads.push(&mx.workload);
+        workloads.sort_unstable();
+        workloads.dedup();
+        let mut shown = std::collections::BTreeSet::new();
+        for w in workloads {
+            for (m, what) in matrix::metric_keys(w) {
+                if shown.insert(m.clone()) {
+                    o.push_str(&format!("  {m:<20} {what}\n"));
+                }
+            }
         }
     }
     o.push_str("\nverdict (all rules must hold):\n");

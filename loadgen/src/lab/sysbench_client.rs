@@ -76,7 +76,7 @@ pub(crate) fn metrics(report: &str, client_cpu_s: f64, server_cpu_s: Option<f64>
         Ok(_) => Err("no query completed".to_string()),
         Err(e) => Err(e.clone()),
     };
-    vec![
+    [
         ("qps", get("queries:", true)),
         ("tps", get("transactions:", true)),
         ("avg_ms", get("avg:", false)),
@@ -93,6 +93,9 @@ pub(crate) fn metrics(report: &str, client_cpu_s: f64, server_cpu_s: Option<f64>
             ),
         ),
     ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
 }
 
 /// CPU seconds of this process's waited-for children so far.

@@ -22,7 +22,7 @@ pub(crate) enum Measured {
 pub(crate) type Measurements = BTreeMap<String, Measured>;
 
 /// One matrix cell's metrics by name: a number, or why the cell could not give it.
-pub(crate) type CellMetrics = Vec<(&'static str, Result<f64, String>)>;
+pub(crate) type CellMetrics = Vec<(String, Result<f64, String>)>;
 
 /// Adds a pass's value to a measurement (a missing one stays missing).
 pub(crate) fn record(m: &mut Measurements, name: &str, v: f64) {
