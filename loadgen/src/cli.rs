@@ -25,6 +25,8 @@ pub(crate) enum Command {
     Cleanup(SysbenchArgs),
     /// Job-queue workload: producers insert jobs, workers claim, work and complete them (ours).
     Queue(crate::queue::QueueArgs),
+    /// TPC-C with sysbench-tpcc's schema: `tpcc prepare|run|check|cleanup` (ours).
+    Tpcc(crate::tpcc::TpccArgs),
     /// Long statements (a fraction of events) mixed among short point selects (ours).
     Mixed(crate::extra::MixedArgs),
     /// N idle connections held open while M connections run point selects (ours).

@@ -31,6 +31,7 @@ mod stats;
 mod stub;
 mod sweep;
 mod sysbench;
+mod tpcc;
 mod worker;
 
 use clap::Parser;
@@ -53,6 +54,7 @@ fn main() {
         Command::Queue(a) => queue::queue_cmd(a, &wires).and_then(fatal),
         Command::Mixed(a) => extra::mixed_cmd(a, &wires).and_then(fatal),
         Command::Idle(a) => extra::idle_cmd(a, &wires).and_then(fatal),
+        Command::Tpcc(a) => tpcc::tpcc_cmd(a, &wires),
         Command::Sweep(a) => sweep::sweep_cmd(a, &wires),
         Command::Demo(a) => demo::demo_cmd(a, &wires),
         Command::Experiment(a) => lab::experiment_cmd(a, &wires),

@@ -6,8 +6,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use hdrhistogram::Histogram;
+
 use crate::json::J;
-use crate::stats::LatMs;
+use crate::stats::{new_hist, record, LatMs};
 
 /// The per-transaction-type metrics, as `TYPE_FIELD` keys (`new_order_p99_ms`), with what each
 /// means.
@@ -154,8 +156,8 @@ impl WorkloadMetrics {
             "p99 ms",
             "max ms",
             "rollbacks",
-            "lock waits",
-            "deadlocks"
+            "1205 waits",
+            "1213 dead"
         );
         for t in &self.txns {
             let l = &t.latency;
@@ -231,10 +233,87 @@ pub(crate) fn txn_keys(name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Counts of one transaction type while a run goes on.
+#[derive(Debug)]
+struct TxnCounts {
+    count: u64,
+    lat: Histogram<u64>,
+    rollbacks: u64,
+    lock_waits: u64,
+    deadlocks: u64,
+}
+
+/// Collects per-type results from every connection of a run (shared behind a mutex; each
+/// connection records once per transaction).
+#[derive(Debug)]
+pub(crate) struct TxnRecorder {
+    names: &'static [&'static str],
+    types: Vec<TxnCounts>,
+}
+
+/// How one transaction ended, as a connection reports it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TxnOutcome {
+    /// Latency in nanoseconds, retries included.
+    pub(crate) ns: u64,
+    /// Rollbacks along the way (each retry, and a rollback by design).
+    pub(crate) rollbacks: u64,
+    /// Statements that ended on 1205.
+    pub(crate) lock_waits: u64,
+    /// Statements that ended on 1213.
+    pub(crate) deadlocks: u64,
+}
+
+impl TxnRecorder {
+    /// A recorder for these types (indexes into `names` name them in `record`).
+    pub(crate) fn new(names: &'static [&'static str]) -> TxnRecorder {
+        TxnRecorder {
+            names,
+            types: names
+                .iter()
+                .map(|_| TxnCounts {
+                    count: 0,
+                    lat: new_hist(),
+                    rollbacks: 0,
+                    lock_waits: 0,
+                    deadlocks: 0,
+                })
+                .collect(),
+        }
+    }
+
+    /// Records one completed transaction of type `t`.
+    pub(crate) fn record(&mut self, t: usize, o: TxnOutcome) {
+        let Some(c) = self.types.get_mut(t) else {
+            return;
+        };
+        c.count += 1;
+        record(&mut c.lat, o.ns);
+        c.rollbacks += o.rollbacks;
+        c.lock_waits += o.lock_waits;
+        c.deadlocks += o.deadlocks;
+    }
+
+    /// The per-type metrics (`pct` is the report's `--percentile`).
+    pub(crate) fn metrics(&self, pct: f64) -> Vec<TxnMetrics> {
+        self.names
+            .iter()
+            .zip(&self.types)
+            .map(|(name, c)| TxnMetrics {
+                name,
+                count: c.count,
+                latency: LatMs::of(&c.lat, pct),
+                rollbacks: c.rollbacks,
+                lock_waits: c.lock_waits,
+                deadlocks: c.deadlocks,
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{new_hist, record};
 
     #[test]
     fn a_transaction_type_gives_every_field_under_its_prefix() {

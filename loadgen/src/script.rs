@@ -77,6 +77,9 @@ pub(crate) trait Script: Send {
     /// The next step; `last` is the reply to the previous `Step::Send` (None at the start of
     /// the event and after a `Sleep`).
     fn next(&mut self, last: Option<&Reply>) -> Step;
+    /// The event this script ended with `Step::EndEvent` is over; `measured` says whether it
+    /// counted (it started and ended inside the measured window). Defaults to nothing.
+    fn end_event(&mut self, _measured: bool) {}
     /// Text statements to send before closing (e.g. a final flush); defaults to none.
     fn finish(&mut self) -> Vec<String> {
         Vec::new()

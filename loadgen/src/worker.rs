@@ -597,7 +597,9 @@ impl Worker {
     fn finish_event(&mut self, i: usize) {
         let now = self.clock;
         let counts = std::mem::take(&mut self.conns[i].counts);
-        if !self.measured(self.conns[i].intended, now) {
+        let measured = self.measured(self.conns[i].intended, now);
+        self.conns[i].script.end_event(measured);
+        if !measured {
             return;
         }
         self.recs.push(Rec::Counts(counts));

@@ -21,6 +21,7 @@ use crate::options::SysbenchArgs;
 use crate::plot::Series;
 use crate::queue::QueueArgs;
 use crate::report::Report;
+use crate::tpcc::TpccArgs;
 
 /// What a matrix produced on one target.
 #[derive(Debug, Default)]
@@ -88,8 +89,10 @@ pub(crate) fn metric_keys(workload: &str) -> Vec<(String, String)> {
         .iter()
         .map(|(k, what)| (k.to_string(), what.to_string()))
         .collect();
-    if workload == "queue" {
-        keys.extend(crate::queue::metric_keys());
+    match workload {
+        "queue" => keys.extend(crate::queue::metric_keys()),
+        "tpcc" => keys.extend(crate::tpcc::metric_keys()),
+        _ => {}
     }
     keys
 }
@@ -219,6 +222,9 @@ pub(crate) fn cell_args(mx: &Matrix, cfg: &Config, value: u64) -> Vec<String> {
     let workload = cfg.workload(mx);
     if workload == "queue" {
         args.push("queue".into());
+    } else if workload == "tpcc" {
+        args.push("tpcc".into());
+        args.push("run".into());
     } else {
         args.push("run".into());
         args.push(format!("--workload={workload}"));
@@ -422,6 +428,8 @@ enum Cell {
     Run(SysbenchArgs),
     /// The job queue.
     Queue(QueueArgs),
+    /// TPC-C.
+    Tpcc(TpccArgs),
 }
 
 /// A cell's metrics and, when the run ended early, why.
@@ -456,6 +464,27 @@ fn run_cell(
             a.run.server_pid = live.pid();
             let r = crate::queue::queue_run(&a, wires, false)?;
             Ok((metrics(&r, "queue"), r.fatal.clone()))
+        }
+        Cell::Tpcc(mut a) => {
+            a.conn.host = host;
+            a.conn.port = port;
+            a.conn.user = live.login.user.clone();
+            a.conn.password = live.login.password.clone();
+            a.conn.db = live.login.db.clone();
+            a.run.report_interval = 1;
+            a.run.server_pid = live.pid();
+            if !*prepared {
+                let mut p = a.clone();
+                p.run.threads = 4;
+                crate::tpcc::cleanup(&p, wires, false)
+                    .and_then(|()| crate::tpcc::prepare(&p, wires, false))
+                    .map_err(|e| format!("prepare: {e}"))?;
+                *prepared = true;
+            }
+            a.run.time = mx.time_s;
+            let r = crate::tpcc::run_tpcc(&a, wires, false)?;
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            Ok((metrics(&r, "tpcc"), r.fatal.clone()))
         }
         Cell::Run(mut a) => {
             a.normalize();
@@ -600,6 +629,29 @@ at_least = 1
             ]
         );
         assert!(matches!(Cell::try_parse_from(&args), Ok(Cell::Run(_))));
+        let mut tpcc = mx.clone();
+        tpcc.workload = "tpcc".into();
+        tpcc.vary = "threads".into();
+        tpcc.options = BTreeMap::from([("warehouses".to_string(), toml::Value::Integer(2))]);
+        let args = cell_args(
+            &tpcc,
+            &Config {
+                name: "x".into(),
+                options: BTreeMap::new(),
+                settings: BTreeMap::new(),
+                workload: None,
+                client: None,
+            },
+            8,
+        );
+        assert_eq!(
+            args,
+            ["tpbed-load", "tpcc", "run", "--threads=8", "--warehouses=2"]
+        );
+        match Cell::try_parse_from(&args) {
+            Ok(Cell::Tpcc(a)) => assert_eq!((a.warehouses, a.run.threads), (2, 8)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -657,6 +709,34 @@ at_least = 1
                 "{k}: {:?}",
                 ms[k]
             );
+        }
+        // TPC-C's per-type metrics come from its recorder, every key of every type
+        let mut rec = crate::metrics::TxnRecorder::new(crate::tpcc::keys::TYPES);
+        for (t, ms) in [(0usize, 4u64), (0, 6), (3, 40)] {
+            rec.record(
+                t,
+                crate::metrics::TxnOutcome {
+                    ns: ms * 1_000_000,
+                    rollbacks: u64::from(ms == 6),
+                    lock_waits: 0,
+                    deadlocks: u64::from(ms == 6),
+                },
+            );
+        }
+        r.metrics.txns = rec.metrics(95.0);
+        r.metrics.values.clear();
+        let ms: BTreeMap<String, Result<f64, String>> = metrics(&r, "tpcc").into_iter().collect();
+        assert_eq!(ms["new_order_tps"], Ok(0.2));
+        assert_eq!(ms["new_order_rollbacks"], Ok(1.0));
+        assert_eq!(ms["new_order_deadlocks"], Ok(1.0));
+        assert_eq!(ms["delivery_tps"], Ok(0.1));
+        assert!((ms["delivery_max_ms"].clone().unwrap() - 40.0).abs() < 0.1);
+        assert_eq!(ms["stock_level_tps"], Ok(0.0));
+        assert!(ms["tpmc"]
+            .as_ref()
+            .is_err_and(|e| e.contains("did not report")));
+        for (name, _) in metric_keys("tpcc") {
+            assert!(ms.contains_key(&name), "{name}");
         }
         // a sysbench cell has no queue keys at all
         let ms: BTreeMap<String, Result<f64, String>> =

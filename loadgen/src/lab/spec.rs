@@ -245,9 +245,9 @@ impl Step {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Matrix {
-    /// `queue` or a sysbench script name (`oltp_read_only`, ...).
+    /// `queue`, `tpcc` or a sysbench script name (`oltp_read_only`, ...).
     pub(crate) workload: String,
-    /// The workload's options as `tpbed-load queue|run` takes them (without dashes).
+    /// The workload's options as `tpbed-load queue|tpcc run|run` takes them (without dashes).
     #[serde(default)]
     pub(crate) options: BTreeMap<String, toml::Value>,
     /// The option that takes the concurrency values (`threads` for sysbench, `workers`, `batch`).
@@ -533,12 +533,13 @@ fn check_matrix(m: &Matrix) -> Result<(), Located> {
     for c in &m.config {
         match c.client.as_deref() {
             None | Some("tpbed-load") => {}
-            Some("sysbench") if c.workload(m) == "queue" => {
+            Some("sysbench") if matches!(c.workload(m), "queue" | "tpcc") => {
                 return Err((
                     None,
                     format!(
-                        "configuration {:?}: sysbench runs sysbench scripts, not `queue`",
-                        c.name
+                        "configuration {:?}: sysbench runs sysbench scripts, not `{}`",
+                        c.name,
+                        c.workload(m)
                     ),
                 ))
             }
@@ -687,6 +688,9 @@ min = 1.2
         assert!(err(&m.replace("name = \"wait\"", "name = \"skip\"")).contains("must differ"));
         let e = err(&m.replace("name = \"wait\"", "name = \"wait\"\nclient = \"sysbench\""));
         assert!(e.contains("not `queue`"), "{e}");
+        let tpcc = m.replace("workload = \"queue\"", "workload = \"tpcc\"");
+        let e = err(&tpcc.replace("name = \"wait\"", "name = \"wait\"\nclient = \"sysbench\""));
+        assert!(e.contains("not `tpcc`"), "{e}");
         let e = err(&m.replace("name = \"wait\"", "name = \"wait\"\nclient = \"mysqlslap\""));
         assert!(e.contains("is not `tpbed-load` or `sysbench`"), "{e}");
         let sb = m
