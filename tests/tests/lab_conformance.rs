@@ -25,6 +25,12 @@ const CASES: &[(&str, &str, &str)] = &[
         "ok",
         r#"{"outcome":"proceeds"}"#,
     ),
+    // on an empty table the same UPDATE locks the supremum: every insert waits
+    (
+        "pk/rr/empty/A: UPDATE t SET v = v + 1 WHERE k = 20/B: INSERT INTO t (k, v) VALUES (15, 0)",
+        "ok",
+        r#"{"outcome":"timeout"}"#,
+    ),
     // a unique search that misses locks the gap under REPEATABLE READ ...
     (
         "pk/rr/A: SELECT k, v FROM t WHERE k = 15 FOR UPDATE/B: INSERT INTO t (k, v) VALUES (12, 0)",

@@ -370,12 +370,17 @@ impl Case {
         }
     }
 
-    /// A stable name: `SHAPE/ISO/A-statement/B-statement` on table `t`.
+    /// A stable name: `SHAPE/ISO[/empty]/A: statement/B: statement` on table `t`.
     pub(crate) fn name(&self) -> String {
         format!(
-            "{}/{}/A: {}/B: {}",
+            "{}/{}{}/A: {}/B: {}",
             self.shape.name(),
             self.iso.name(),
+            if self.pred.empty_table() {
+                "/empty"
+            } else {
+                ""
+            },
             self.a_sql("t"),
             self.b_sql("t")
         )
@@ -481,10 +486,12 @@ mod tests {
                 assert!(small.iter().any(|c| c.shape == s && c.iso == i));
             }
         }
-        let mut names: Vec<String> = small.iter().map(Case::name).collect();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), small.len(), "case names are unique");
+        for set in [&small, &large] {
+            let mut names: Vec<String> = set.iter().map(Case::name).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), set.len(), "case names are unique");
+        }
         // writes never get a range: INSERT has no predicate
         assert!(large
             .iter()

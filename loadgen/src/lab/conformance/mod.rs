@@ -25,7 +25,7 @@ pub(crate) struct Spec {
     /// `innodb_lock_wait_timeout` of both sessions, in seconds.
     #[serde(default = "one")]
     pub(crate) lock_wait_timeout: u64,
-    /// Run only the cases whose name contains one of these strings (all when empty).
+    /// Run only the cases with these names (all when empty).
     #[serde(default)]
     pub(crate) only: Vec<String>,
 }
@@ -41,8 +41,14 @@ impl Spec {
         if self.lock_wait_timeout == 0 {
             return Err("[conformance] lock_wait_timeout must be at least 1 (second)".into());
         }
-        if self.cases().is_empty() {
-            return Err("[conformance] `only` matches no case".into());
+        if !self.only.is_empty() {
+            let names: Vec<String> = generate(self.size()?).iter().map(Case::name).collect();
+            if let Some(o) = self.only.iter().find(|o| !names.contains(o)) {
+                return Err(format!(
+                    "[conformance] only: no case is named {o:?} at cases = {:?}",
+                    self.cases
+                ));
+            }
         }
         Ok(())
     }
@@ -64,10 +70,7 @@ impl Spec {
             return all;
         }
         all.into_iter()
-            .filter(|c| {
-                let n = c.name();
-                self.only.iter().any(|o| n.contains(o.as_str()))
-            })
+            .filter(|c| self.only.contains(&c.name()))
             .collect()
     }
 }
@@ -169,5 +172,38 @@ pub(crate) fn judge(er: &mut ExpResult, exp: &Experiment, spec: &Spec) {
                 .map(|o| o.verdict.clone())
                 .collect::<Vec<_>>(),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(cases: &str, only: &[&str]) -> Spec {
+        Spec {
+            cases: cases.into(),
+            lock_wait_timeout: 1,
+            only: only.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn only_keeps_the_named_cases_and_refuses_unknown_names() {
+        let gp =
+            "pk/rr/A: UPDATE t SET v = v + 1 WHERE k = 20/B: INSERT INTO t (k, v) VALUES (15, 0)";
+        let s = spec("large", &[gp]);
+        assert_eq!(s.check(), Ok(()));
+        let kept = s.cases();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].name(), gp);
+        assert!(spec("large", &["pk/rr/A: nothing"])
+            .check()
+            .unwrap_err()
+            .contains("no case is named"));
+        assert!(spec("huge", &[])
+            .check()
+            .unwrap_err()
+            .contains("\"small\" or \"large\""));
+        assert_eq!(spec("small", &[]).cases().len(), 288);
     }
 }
