@@ -1,6 +1,7 @@
 //! `tpbed-load experiment`: named, versioned experiments (scenarios and matrices in TOML) run
 //! against tpbed and other MySQL-compatible servers, with counters, verdicts and reports.
 
+pub(crate) mod conformance;
 pub(crate) mod counters;
 pub(crate) mod defaults;
 pub(crate) mod knobs;
@@ -263,6 +264,17 @@ fn show(l: &run::Loaded) -> String {
             ));
         }
     }
+    if let Some(cf) = &e.conformance {
+        let cases = cf.cases();
+        o.push_str(&format!(
+            "\n{} cases, innodb_lock_wait_timeout = {} s; the first ones:\n",
+            cases.len(),
+            cf.lock_wait_timeout
+        ));
+        for c in cases.iter().take(5) {
+            o.push_str(&format!("  {}\n", c.name()));
+        }
+    }
     if e.scenario.is_some() {
         o.push_str("\ncounters a measure step may read:\n");
         for (c, what) in counters::COUNTERS {
@@ -315,6 +327,9 @@ fn run_cmd(a: &LabRunArgs, wires: &Arc<WireFactory>) -> Result<(), String> {
             er.targets.push(tr);
             done += l.exp.expected_secs(a.scale);
             bar.set_position(done.min(total));
+        }
+        if let Some(cf) = &l.exp.conformance {
+            conformance::judge(&mut er, &l.exp, cf);
         }
         results.push(er);
     }

@@ -280,6 +280,9 @@ pub(crate) fn write(dir: &Path, r: &RunResult) -> Result<PathBuf, String> {
                     cell(&o.verdict.to_string())
                 );
             }
+            if !t.extra_md.is_empty() {
+                let _ = writeln!(md, "\n{}", t.extra_md);
+            }
             if !t.table.is_empty() {
                 let _ = writeln!(md, "\nMedians over passes:\n\n{}", t.table);
             } else if !t.measurements.is_empty() {

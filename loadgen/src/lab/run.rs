@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::conn::WireFactory;
+use crate::lab::conformance::{self, run::CaseResult};
 use crate::lab::defaults::{non_defaults, NonDefaults};
 use crate::lab::knobs::for_flavour;
 use crate::lab::matrix;
@@ -63,6 +64,12 @@ pub(crate) struct TargetRun {
     /// Matrix plots: metric and series.
     #[serde(skip)]
     pub(crate) plots: Vec<(String, Vec<Series>)>,
+    /// Lock-conformance cases and each one's outcome.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cases: Vec<CaseResult>,
+    /// More of the report (Markdown) after the rules.
+    #[serde(skip)]
+    pub(crate) extra_md: String,
 }
 
 impl TargetRun {
@@ -128,6 +135,8 @@ fn cannot(target: &str, why: &str, exp: &Experiment, secs: f64) -> TargetRun {
         seconds: secs,
         table: String::new(),
         plots: Vec::new(),
+        cases: Vec::new(),
+        extra_md: String::new(),
     }
 }
 
@@ -155,6 +164,7 @@ pub(crate) fn run_one(
     let mut notes = Vec::new();
     let mut table = String::new();
     let mut plots = Vec::new();
+    let mut cases = Vec::new();
     let result: Result<Measurements, Stop> = if let Some(sc) = &exp.scenario {
         tick(&format!("{} on {}", exp.name, spec.name));
         let planned = for_flavour(&settings, live.flavour).and_then(|(settings, translated)| {
@@ -214,6 +224,15 @@ pub(crate) fn run_one(
         table = r.table;
         plots = r.plots;
         Ok(r.m)
+    } else if let Some(cf) = &exp.conformance {
+        let r = conformance::run_target(cf, &live, &|m: &str| {
+            tick(&format!("{} on {}: {m}", exp.name, spec.name))
+        });
+        r.map(|r| {
+            cases = r.results;
+            r.measurements
+        })
+        .map_err(Stop::CannotRun)
     } else {
         Err(Stop::CannotRun("no scenario or matrix".into()))
     };
@@ -263,6 +282,8 @@ pub(crate) fn run_one(
         seconds: t0.elapsed().as_secs_f64(),
         table,
         plots,
+        cases,
+        extra_md: String::new(),
     }
 }
 

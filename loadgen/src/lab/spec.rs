@@ -59,6 +59,8 @@ pub(crate) struct Experiment {
     pub(crate) scenario: Option<Scenario>,
     /// Throughput and latency experiments.
     pub(crate) matrix: Option<Matrix>,
+    /// Lock-conformance cases compared across targets.
+    pub(crate) conformance: Option<crate::lab::conformance::Spec>,
     /// The rules that decide the verdict (all must hold).
     #[serde(default)]
     pub(crate) verdict: Vec<Spanned<Rule>>,
@@ -390,6 +392,7 @@ fn check(e: &Experiment) -> Result<(), Located> {
     match (&e.scenario, &e.matrix) {
         (Some(s), None) => check_scenario(s)?,
         (None, Some(m)) => check_matrix(m)?,
+        (None, None) if e.conformance.is_some() => {}
         (None, None) => {
             return Err((
                 None,
@@ -402,6 +405,15 @@ fn check(e: &Experiment) -> Result<(), Located> {
                 "an experiment has a [scenario] or a [matrix], not both".into(),
             ))
         }
+    }
+    if let Some(c) = &e.conformance {
+        if e.scenario.is_some() || e.matrix.is_some() {
+            return Err((
+                None,
+                "an experiment with [conformance] has no [scenario] or [matrix]".into(),
+            ));
+        }
+        c.check().map_err(|m| (None, m))?;
     }
     if e.verdict.is_empty() {
         return Err((

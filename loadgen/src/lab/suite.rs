@@ -51,6 +51,7 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     builtin!("comparisons", "server-vs-mariadb.toml"),
     builtin!("comparisons", "compare-sysbench.toml"),
     builtin!("comparisons", "ring-io.toml"),
+    builtin!("lock-conformance", "lock-conformance.toml"),
 ];
 
 /// The suite names.
