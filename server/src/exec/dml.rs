@@ -350,18 +350,26 @@ pub(crate) fn info(st: &Context, affected: u64, info: String, last_insert_id: u6
     }
 }
 
-/// UPDATE and DELETE read with exclusive locks (semi-consistently under READ COMMITTED).
-const WRITE_LOCK: ReadLock = ReadLock {
+/// UPDATE reads with exclusive locks, semi-consistently under READ COMMITTED (MySQL asks
+/// InnoDB for semi-consistent reads in its UPDATE code only, sql_update.cc).
+const UPDATE_LOCK: ReadLock = ReadLock {
     mode: crate::trx::ScanLockMode::Exclusive,
     policy: WaitPolicy::Wait,
     update: true,
+};
+
+/// DELETE reads with exclusive locks and waits for every locked row it reads, whatever the
+/// isolation level.
+const DELETE_LOCK: ReadLock = ReadLock {
+    update: false,
+    ..UPDATE_LOCK
 };
 
 /// Executes UPDATE.
 pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComUpdate);
     let mut ex = Exec::new(st, params);
-    ex.lock = Some(WRITE_LOCK);
+    ex.lock = Some(UPDATE_LOCK);
     let rows = matching(&ex, &u.target)?;
     let sys = &st.core.trx;
     let table = u.target.table();
@@ -452,7 +460,7 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
 pub fn delete(st: &mut Context, d: &Delete, params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComDelete);
     let mut ex = Exec::new(st, params);
-    ex.lock = Some(WRITE_LOCK);
+    ex.lock = Some(DELETE_LOCK);
     let rows = matching(&ex, &d.target)?;
     ex.flush();
     let table = d.target.table();

@@ -79,7 +79,7 @@ pub struct ReadLock {
     pub mode: ScanLockMode,
     /// Wait, NOWAIT or SKIP LOCKED.
     pub policy: WaitPolicy,
-    /// UPDATE/DELETE: semi-consistent reads under READ COMMITTED.
+    /// UPDATE: semi-consistent reads under READ COMMITTED.
     pub update: bool,
 }
 

@@ -93,7 +93,7 @@ pub struct ScanOptions {
     pub unique_point: bool,
     /// A shared read the secondary index covers: lock only the secondary record.
     pub covering_shared: bool,
-    /// RC UPDATE/DELETE on the clustered index: try semi-consistent reads (never in a unique
+    /// RC UPDATE on the clustered index: try semi-consistent reads (never in a unique
     /// search, as in InnoDB).
     pub semi_consistent: bool,
     /// `innodb_lock_wait_timeout`.
