@@ -7,33 +7,18 @@
 //!
 //! The system schemas follow MySQL's internal-schema rules: information_schema is readable
 //! by every account (its rows filtered, see [`super::visibility`]) except the `INNODB_*`
-//! tables, which need PROCESS; a few performance_schema tables are world-readable
-//! (`pfs_readonly_world_acl` in MySQL's performance_schema sources), the others need a
-//! SELECT grant like any table; none of them can be written.
+//! tables, which need PROCESS. performance_schema tables need a SELECT grant like any table:
+//! MySQL makes only its variable and status tables world-readable (`pfs_readonly_world_acl`
+//! in its performance_schema sources), and tpbed has none of those.
 
 use crate::accounts::PrivSet;
 use crate::context::Context;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 
-/// performance_schema tables every account may read (MySQL's `pfs_readonly_world_acl`).
-const PFS_WORLD_READABLE: &[&str] = &[
-    "global_variables",
-    "session_variables",
-    "variables_info",
-    "global_status",
-    "session_status",
-    "persisted_variables",
-    "session_account_connect_attrs",
-    "session_connect_attrs",
-    "variables_metadata",
-];
-
 /// What the schema a table is in decides before any grant is read.
 enum Schema {
     /// information_schema: SELECT by anyone; `INNODB_*` needs PROCESS.
     Information,
-    /// performance_schema: some tables world-readable, the rest by grant, none writable.
-    Performance,
     /// Any other database, `mysql` included: grants alone decide.
     Other,
 }
@@ -41,8 +26,6 @@ enum Schema {
 fn schema(db: &str) -> Schema {
     if db.eq_ignore_ascii_case("information_schema") {
         Schema::Information
-    } else if db.eq_ignore_ascii_case("performance_schema") {
-        Schema::Performance
     } else {
         Schema::Other
     }
@@ -99,13 +82,6 @@ pub fn can_see_db(st: &Context, db: &str) -> bool {
 pub fn can_see_table(st: &Context, db: &str, table: &str) -> bool {
     match schema(db) {
         Schema::Information => true,
-        Schema::Performance
-            if PFS_WORLD_READABLE
-                .iter()
-                .any(|t| t.eq_ignore_ascii_case(table)) =>
-        {
-            true
-        }
         _ => table_privileges(st, db, table).intersects(PrivSet::TABLE),
     }
 }
@@ -155,17 +131,6 @@ pub fn require_table(st: &Context, need: PrivSet, db: &str, table: &str) -> SqlR
             }
             // MySQL refuses any change to information_schema as to a database.
             return Err(db_denied(st, db));
-        }
-        Schema::Performance => {
-            // Writes are refused below by the grant test unless granted; the executor
-            // refuses them anyway (these tables are read-only).
-            if need == PrivSet::SELECT
-                && PFS_WORLD_READABLE
-                    .iter()
-                    .any(|t| t.eq_ignore_ascii_case(table))
-            {
-                return Ok(());
-            }
         }
         Schema::Other => {}
     }

@@ -61,7 +61,7 @@ pub enum Need {
     SeeDb(String),
 }
 
-/// Relations a part of a statement names, without the names of its CTEs.
+/// Relations a part of a statement names, without the names of its CTEs and `dual`.
 #[derive(Default)]
 struct Relations {
     names: Vec<ObjectName>,
@@ -89,7 +89,11 @@ fn relations<V: Visit>(v: &V) -> Vec<ObjectName> {
     let ctes = r.ctes;
     r.names
         .into_iter()
-        .filter(|n| !(n.0.len() == 1 && ctes.iter().any(|c| *c == crate::sql::names::last(n))))
+        .filter(|n| {
+            let single = n.0.len() == 1;
+            let last = crate::sql::names::last(n);
+            !(single && (last.eq_ignore_ascii_case("dual") || ctes.contains(&last)))
+        })
         .collect()
 }
 

@@ -209,10 +209,15 @@ fn may_grant(
     }
     match level {
         GrantLevel::Global => {
-            let dynamic_ok = privileges
-                .iter()
-                .filter(|p| p.is_dynamic())
-                .all(|p| st.privileges.has(*p));
+            // An account with every static privilege may grant every dynamic one: MySQL's
+            // root holds them all, tpbed's root all but TP_CONNECTION_ADMIN (so that its
+            // connections stay in the pool's normal groups), which it must still grant.
+            let everything = st.privileges.global.contains(PrivSet::GLOBAL);
+            let dynamic_ok = everything
+                || privileges
+                    .iter()
+                    .filter(|p| p.is_dynamic())
+                    .all(|p| st.privileges.has(*p));
             if st.privileges.global.contains(need) && dynamic_ok {
                 return Ok(());
             }
