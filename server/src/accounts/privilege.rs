@@ -223,9 +223,18 @@ impl PrivSet {
             .filter(move |(p, _, _)| self.contains(*p))
             .map(|(_, n, _)| *n)
     }
-    /// The first privilege of the set (for messages naming one command).
+    /// The first privilege of the set (for messages naming one privilege).
     pub fn first_name(self) -> &'static str {
         self.names().next().unwrap_or("USAGE")
+    }
+
+    /// The set as MySQL's `get_privilege_desc` words it in 1142: every name, comma-separated,
+    /// GRANT OPTION as `GRANT`.
+    pub fn command_desc(self) -> String {
+        self.names()
+            .map(|n| if n == "GRANT OPTION" { "GRANT" } else { n })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -397,6 +406,10 @@ mod tests {
         assert!(!PrivSet::DB.contains(PrivSet::PROCESS));
         assert!(!PrivSet::TABLE.contains(PrivSet::LOCK_TABLES));
         assert!(PrivSet::DB.contains(PrivSet::TABLE));
+        assert_eq!(
+            PrivSet::SELECT.union(PrivSet::GRANT_OPTION).command_desc(),
+            "SELECT, GRANT"
+        );
     }
 
     #[test]

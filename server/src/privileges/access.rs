@@ -86,13 +86,23 @@ pub fn can_see_table(st: &Context, db: &str, table: &str) -> bool {
     }
 }
 
+/// The client's host as MySQL's `host_or_ip` names it in 1142 and 1143: `localhost` for a
+/// loopback address (which MySQL resolves to it), else the address.
+pub fn client_host(st: &Context) -> &str {
+    match st.conn.host.as_str() {
+        "127.0.0.1" | "::1" => "localhost",
+        h => h,
+    }
+}
+
 /// 1142: `command` denied on `table`, with the client's host as MySQL words it.
 pub fn table_denied(st: &Context, command: &str, table: &str) -> SqlError {
     SqlError::new(
         ErrorCode::TableAccessDenied,
         format!(
             "{command} command denied to user '{}'@'{}' for table '{table}'",
-            st.user, st.conn.host
+            st.user,
+            client_host(st)
         ),
     )
 }
@@ -103,7 +113,8 @@ pub fn column_denied(st: &Context, command: &str, column: &str, table: &str) -> 
         ErrorCode::ColumnAccessDenied,
         format!(
             "{command} command denied to user '{}'@'{}' for column '{column}' in table '{table}'",
-            st.user, st.conn.host
+            st.user,
+            client_host(st)
         ),
     )
 }
@@ -138,7 +149,7 @@ pub fn require_table(st: &Context, need: PrivSet, db: &str, table: &str) -> SqlR
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(table_denied(st, missing.first_name(), table))
+        Err(table_denied(st, &missing.command_desc(), table))
     }
 }
 

@@ -2,11 +2,13 @@
 //! requirements and errors:
 //!
 //! - GRANT/REVOKE: GRANT OPTION and every privilege granted, at the level granted or above;
-//!   else 1045 for `*.*` (as `mysql_grant` reports it), 1044 for `db.*`, 1142 for a table.
+//!   else 1045 for `*.*` (naming the account's host, as MariaDB 10.11 words it), 1044 for
+//!   `db.*`, 1142 naming what is missing for a table.
 //! - RENAME USER, ALTER USER of another account, `REVOKE ALL PRIVILEGES, GRANT OPTION`:
 //!   CREATE USER (1227).
-//! - SET PASSWORD FOR another account, SHOW GRANTS FOR / SHOW CREATE USER of another
-//!   account: CREATE USER or SELECT on `mysql` (1044 on `mysql`).
+//! - SET PASSWORD FOR another account: CREATE USER or UPDATE on `mysql` (1044 on `mysql`).
+//! - SHOW GRANTS FOR / SHOW CREATE USER of another account: SELECT on `mysql.user` (1142 on
+//!   `user`, as MySQL's `mysql_show_grants` words it).
 
 use crate::accounts::{AuthPlugin, GrantLevel, PrivSet, Privilege};
 use crate::context::Context;
@@ -125,13 +127,13 @@ fn is_self(st: &Context, user: &str, host: &str) -> bool {
     user == st.user && host.eq_ignore_ascii_case(&st.account_host)
 }
 
-/// Another account's grants and definition are readable with SELECT on `mysql` (or CREATE
-/// USER); the session's own always.
+/// Another account's grants and definition are readable with SELECT on `mysql.user`; the
+/// session's own always.
 fn may_read_accounts(st: &Context, user: &str, host: &str) -> SqlResult<()> {
-    if is_self(st, user, host) || st.privileges.global.contains(PrivSet::CREATE_USER) {
+    if is_self(st, user, host) {
         return Ok(());
     }
-    access::require_db(st, PrivSet::SELECT, "mysql")
+    access::require_table(st, PrivSet::SELECT, "mysql", "user")
 }
 
 fn show_grants_of(st: &Context, user: Option<&AccountName>) -> SqlResult<Output> {
@@ -229,7 +231,7 @@ fn may_grant(
                 ErrorCode::AccessDenied,
                 format!(
                     "Access denied for user '{}'@'{}' (using password: {using})",
-                    st.user, st.conn.host
+                    st.user, st.account_host
                 ),
             ))
         }
@@ -238,7 +240,8 @@ fn may_grant(
             if access::table_privileges(st, db, table).contains(need) {
                 Ok(())
             } else {
-                Err(access::table_denied(st, "GRANT", table))
+                let missing = need.minus(access::table_privileges(st, db, table));
+                Err(access::table_denied(st, &missing.command_desc(), table))
             }
         }
     }
