@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::{code, mysql_error, TestServer};
+use tpbed_tests::{code, mysql_error, raw_code, TestServer};
 
 /// A server with databases `d1` (table `t` with one row) and `d2` (table `u`), and the
 /// accounts `nog` (no grants) and `sel` (SELECT on `d1.*`), both with password `pw`.
@@ -417,6 +417,11 @@ fn where_clauses_need_select_and_multi_privilege_statements_need_each() {
         "SELECT command denied to user 'w'@'localhost' for column 'id' in table 't'"
     );
     assert_eq!(code(w.query_drop("DELETE FROM d1.t WHERE v = 5")), 1143);
+    // COM_FIELD_LIST lists only a table the account holds some privilege on.
+    root.query_drop("CREATE TABLE d1.hidden (id INT)").unwrap();
+    let mut raw = srv.raw_connect("w", "pw").unwrap();
+    raw.init_db("d1").unwrap();
+    assert_eq!(raw_code(raw.raw_command(b"\x04hidden\0")), 1142);
     // REPLACE needs INSERT and DELETE; INSERT ... SELECT needs SELECT on the source.
     root.query_drop("GRANT INSERT ON d1.t TO w@'%'").unwrap();
     w.query_drop("REPLACE INTO d1.t VALUES (1, 7)").unwrap();

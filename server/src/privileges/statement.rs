@@ -387,3 +387,19 @@ pub fn check_need(st: &Context, need: &Need) -> SqlResult<()> {
         }
     }
 }
+
+/// COM_FIELD_LIST of `table` in the current database: some privilege on it (1142 naming
+/// SELECT), as MySQL's `mysqld_list_fields` path checks.
+pub fn check_field_list(st: &Context, table: &str) -> SqlResult<()> {
+    match &st.db {
+        Some(db) => check_need(
+            st,
+            &Need::AnyOnTable {
+                db: db.clone(),
+                table: table.to_string(),
+                command: "SELECT",
+            },
+        ),
+        None => Ok(()),
+    }
+}
