@@ -120,7 +120,11 @@ fn an_account_without_grants_gets_mysqls_error_for_every_statement_kind() {
         ("USE nosuchdb", 1044, "to database 'nosuchdb'"),
         ("SHOW TABLES FROM d1", 1044, "to database 'd1'"),
         ("SHOW TABLE STATUS FROM d1", 1044, "to database 'd1'"),
-        ("SHOW CREATE DATABASE d1", 1044, "to database 'd1'"),
+        (
+            "SHOW CREATE DATABASE d1",
+            1044,
+            "Access denied for user 'nog'@'localhost' to database 'd1'",
+        ),
         (
             "SHOW GRANTS FOR root@localhost",
             1142,

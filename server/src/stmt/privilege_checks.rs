@@ -9,7 +9,7 @@
 
 use crate::accounts::PrivSet;
 use crate::context::Context;
-use crate::error::SqlResult;
+use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::privileges::access;
 use crate::privileges::statement::{check_need, Need};
 use crate::stmt::plan::Plan;
@@ -26,7 +26,16 @@ pub fn check(st: &Context, plan: &Plan) -> SqlResult<()> {
     }
     match plan {
         Plan::Table(t) => crate::privileges::statement::check(st, &t.statement),
-        Plan::ShowCreateDatabase(s) => check_need(st, &Need::SeeDb(s.name.clone())),
+        // MySQL's `mysqld_show_create_db` names the client's host, not the account's.
+        Plan::ShowCreateDatabase(s) if !access::can_see_db(st, &s.name) => Err(SqlError::new(
+            ErrorCode::DbAccessDenied,
+            format!(
+                "Access denied for user '{}'@'{}' to database '{}'",
+                st.user,
+                access::client_host(st),
+                s.name
+            ),
+        )),
         Plan::CreateDatabase { name, .. } => access::require_db(st, PrivSet::CREATE, name),
         Plan::DropDatabase { name, .. } => access::require_db(st, PrivSet::DROP, name),
         Plan::LockTables(tables) => {
