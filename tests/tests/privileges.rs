@@ -426,6 +426,19 @@ fn where_clauses_need_select_and_multi_privilege_statements_need_each() {
     let mut raw = srv.raw_connect("w", "pw").unwrap();
     raw.init_db("d1").unwrap();
     assert_eq!(raw_code(raw.raw_command(b"\x04hidden\0")), 1142);
+    // A table-level grant shows that table alone of its database.
+    assert_eq!(strings(&mut w, "SHOW TABLES FROM d1"), ["t"]);
+    assert_eq!(
+        strings(
+            &mut w,
+            "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd1'"
+        ),
+        ["t"]
+    );
+    assert_eq!(
+        strings(&mut w, "SHOW DATABASES"),
+        ["d1", "information_schema"]
+    );
     // REPLACE needs INSERT and DELETE; INSERT ... SELECT needs SELECT on the source.
     root.query_drop("GRANT INSERT ON d1.t TO w@'%'").unwrap();
     w.query_drop("REPLACE INTO d1.t VALUES (1, 7)").unwrap();
