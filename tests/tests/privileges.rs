@@ -617,3 +617,27 @@ fn passwords_are_stored_as_mysql_stores_them_and_can_be_changed() {
         1396
     );
 }
+
+#[test]
+fn renaming_a_table_needs_alter_and_drop_and_create_and_insert_on_the_new_name() {
+    let (srv, mut root) = server();
+    root.query_drop("CREATE USER r@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    root.query_drop("GRANT ALTER ON d1.t TO r@'%'").unwrap();
+    let mut r = login(&srv, "r");
+    let rename = "ALTER TABLE d1.t RENAME TO d1.t2";
+    assert_eq!(
+        mysql_error(r.query_drop(rename)).message,
+        "DROP command denied to user 'r'@'localhost' for table 't'"
+    );
+    root.query_drop("GRANT DROP ON d1.t TO r@'%'").unwrap();
+    assert_eq!(
+        mysql_error(r.query_drop(rename)).message,
+        "INSERT, CREATE command denied to user 'r'@'localhost' for table 't2'"
+    );
+    root.query_drop("GRANT CREATE, INSERT ON d1.* TO r@'%'")
+        .unwrap();
+    r.query_drop(rename).unwrap();
+    let n: Vec<i64> = root.query("SELECT id FROM d1.t2").unwrap();
+    assert_eq!(n, [1]);
+}
