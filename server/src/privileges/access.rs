@@ -135,7 +135,10 @@ pub fn require_table(st: &Context, need: PrivSet, db: &str, table: &str) -> SqlR
     match schema(db) {
         Schema::Information => {
             if need.minus(PrivSet::SELECT).is_empty() {
-                if table.len() > 7 && table[..7].eq_ignore_ascii_case("INNODB_") {
+                if table
+                    .get(..7)
+                    .is_some_and(|p| p.eq_ignore_ascii_case("INNODB_"))
+                {
                     return require_global(st, PrivSet::PROCESS);
                 }
                 return Ok(());
