@@ -188,7 +188,7 @@ fn an_account_without_grants_gets_mysqls_error_for_every_statement_kind() {
     }
     // A multi-byte name where an `INNODB_` prefix would be is an error, not a dropped
     // connection.
-    let e = mysql_error(c.query_drop("SELECT * FROM information_schema.`INNOé_XY`"));
+    let e = mysql_error(c.query_drop("SELECT * FROM information_schema.`INNODBéX`"));
     assert_eq!(e.code, 1146, "{}", e.message);
     assert_eq!(strings(&mut c, "SELECT 'alive'"), ["alive"]);
     // COM_INIT_DB and a database in the handshake are refused as USE is.
