@@ -7,7 +7,7 @@
 //! the top-level modules import each other in no cycle):
 //!
 //! values/errors ← variables ← engine ← transactions ← digest ← core ← sql ← introspection ←
-//! exec ← statements ← session ← server ← main
+//! privileges ← exec ← statements ← session ← server ← main
 //!
 //! - values/errors: [`value`] (SQL values) and [`error_code`](engine::error_code) (the one
 //!   [`ErrorCode`](error::ErrorCode) vocabulary) in the engine crate; [`error`] (client
@@ -30,6 +30,9 @@
 //!   pool's `tp_*` tables, read through the narrow
 //!   [`ServerView`](crate::introspection::ServerView) the core gives). It sits below `exec`
 //!   because the executor reads these tables as row sources of its scans.
+//! - privileges: [`privileges`] (what each statement needs, the session's access test,
+//!   the rows of introspection tables a session sees, SHOW GRANTS). It sits below `exec`,
+//!   whose scans filter introspection rows through it.
 //! - exec: [`exec`] plans and runs table statements (access paths, joins, DML, DDL).
 //! - statements: [`stmt`] plans every statement (table statements through `exec`), runs it
 //!   with transaction boundaries and measures it under its digest.
@@ -57,6 +60,7 @@ pub mod exec;
 pub mod introspection;
 pub mod listener;
 pub mod log;
+pub mod privileges;
 pub mod querylog;
 pub mod server;
 pub mod session;

@@ -251,10 +251,11 @@ fn stall_rule(mode: Mode) {
         }
         n *= 2;
     }
-    // A watcher in the Admin group (TP_CONNECTION_ADMIN) sees when a statement runs.
+    // A watcher in the Admin group (TP_CONNECTION_ADMIN) sees when a statement runs (PROCESS:
+    // another account's statement shows in the processlist only with it).
     c.query_drop("CREATE USER 'watch'@'%' IDENTIFIED BY 'w'")
         .unwrap();
-    c.query_drop("GRANT TP_CONNECTION_ADMIN ON *.* TO 'watch'@'%'")
+    c.query_drop("GRANT PROCESS, TP_CONNECTION_ADMIN ON *.* TO 'watch'@'%'")
         .unwrap();
     drop(c);
     let mut watcher = Conn::new(srv.opts("watch", "w")).unwrap();

@@ -54,6 +54,22 @@ pub enum ErrorCode {
     NetReadInterrupted = 1159,
     /// ER_CANNOT_USER: CREATE/DROP USER failed.
     CannotUser = 1396,
+    /// ER_PASSWORD_NO_MATCH: SET PASSWORD FOR an account that does not exist.
+    PasswordNoMatch = 1133,
+    /// ER_NONEXISTING_GRANT: REVOKE of a global or database grant the account lacks.
+    NonexistingGrant = 1141,
+    /// ER_TABLEACCESS_DENIED_ERROR: a table privilege is missing.
+    TableAccessDenied = 1142,
+    /// ER_COLUMNACCESS_DENIED_ERROR: a column privilege is missing.
+    ColumnAccessDenied = 1143,
+    /// ER_ILLEGAL_GRANT_FOR_TABLE: a privilege that has no table level.
+    IllegalGrantForTable = 1144,
+    /// ER_NONEXISTING_TABLE_GRANT: REVOKE of a table grant the account lacks.
+    NonexistingTableGrant = 1147,
+    /// ER_WRONG_USAGE: a global-only privilege granted on a database.
+    WrongUsage = 1221,
+    /// ER_CANT_CREATE_USER_WITH_GRANT: GRANT to an account that does not exist.
+    CantCreateUserWithGrant = 1410,
     /// ER_TABLE_DEF_CHANGED: a read view older than the table's last rebuild.
     TableDefChanged = 1412,
     /// ER_LOCK_WAIT_TIMEOUT.
@@ -234,6 +250,13 @@ impl ErrorCode {
             ConCount => "08004",
             HandshakeError => "08S01",
             DbAccessDenied
+            | TableAccessDenied
+            | ColumnAccessDenied
+            | IllegalGrantForTable
+            | NonexistingGrant
+            | NonexistingTableGrant
+            | CantCreateUserWithGrant
+            | PasswordNoMatch
             | ParseError
             | EmptyQuery
             | BadDb
@@ -321,6 +344,14 @@ impl ErrorCode {
             NetReadError => "Got an error reading communication packets",
             NetReadInterrupted => "Got timeout reading communication packets",
             CannotUser => "Operation %s failed for %.256s",
+            PasswordNoMatch => "Can't find any matching row in the user table",
+            NonexistingGrant => "There is no such grant defined for user '%-.48s' on host '%-.64s'",
+            TableAccessDenied => "%-.32s command denied to user '%-.48s'@'%-.64s' for table '%-.192s'",
+            ColumnAccessDenied => "%-.32s command denied to user '%-.48s'@'%-.64s' for column '%-.192s' in table '%-.192s'",
+            IllegalGrantForTable => "Illegal GRANT/REVOKE command; please consult the manual to see which privileges can be used",
+            NonexistingTableGrant => "There is no such grant defined for user '%-.48s' on host '%-.64s' on table '%-.192s'",
+            WrongUsage => "Incorrect usage of %s and %s",
+            CantCreateUserWithGrant => "You are not allowed to create a user with GRANT",
             TableDefChanged => "Table definition has changed, please retry transaction",
             LockWaitTimeout => "Lock wait timeout exceeded; try restarting transaction",
             LockDeadlock => "Deadlock found when trying to get lock; try restarting transaction",

@@ -307,7 +307,9 @@ impl<'a> Exec<'a> {
                 .iter()
                 .map(|s| match &s.kind {
                     SourceKind::Derived(inner) => self.query(inner).map(Some),
-                    SourceKind::Virtual(v) => Ok(Some(v.rows(self.st.core.as_ref()))),
+                    SourceKind::Virtual(v) => Ok(Some(crate::privileges::visibility::rows(
+                        self.st, &s.db, *v,
+                    ))),
                     SourceKind::Base { .. } => Ok(None),
                 })
                 .collect::<SqlResult<_>>()?

@@ -200,7 +200,10 @@ pub fn execute(st: &mut Context, s: &ShowTable) -> SqlResult<Output> {
                     .iter()
                     .map(|t| (t.name().to_string(), system_kind)),
             );
-            for (t, kind) in tables.iter().filter(|(t, _)| keep(l, t)) {
+            for (t, kind) in tables
+                .iter()
+                .filter(|(t, _)| keep(l, t) && crate::privileges::access::can_see_table(st, db, t))
+            {
                 let mut r = vec![Value::str(t)];
                 if *full {
                     r.push(Value::str(kind));

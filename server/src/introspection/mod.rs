@@ -8,6 +8,7 @@ pub mod compression_tables;
 pub mod constraints;
 pub mod deadlock;
 pub mod describe;
+pub mod grant_tables;
 pub mod innodb_tables;
 pub mod mysql_tables;
 pub mod pfs_empty_tables;

@@ -1,50 +1,24 @@
 //! The `mysql` schema's tables that monitoring and dump tools read: `mysql.user`, one row
-//! per account with MySQL 8.0's columns, filled from tpbed's accounts, and the log tables
+//! per account with MySQL 8.0's columns, filled from tpbed's accounts; the grant tables
+//! `mysql.db` and `mysql.tables_priv` (in [`grant_tables`](super::grant_tables)); and the log tables
 //! `general_log` and `slow_log`, empty as MySQL leaves them under `log_output=FILE` (tpbed
 //! writes its logs to files only), with MySQL's definitions for `SHOW CREATE TABLE`.
 
-use crate::accounts::{Account, AuthPlugin, Privilege};
+use crate::accounts::privilege::STATIC_PRIVILEGES;
+use crate::accounts::PrivSet;
 use crate::introspection::pfs_empty_tables::EmptyTable;
 use crate::introspection::vtables::{VType, VirtualTable};
 use crate::introspection::ServerView;
 use crate::value::Value;
 
-/// The `*_priv` columns in MySQL's order, each with the privilege that sets it: a static
-/// privilege tpbed tracks by name, else every static privilege (`ALL`).
-const PRIVILEGE_COLUMNS: &[(&str, Privilege)] = &[
-    ("Select_priv", Privilege::AllStatic),
-    ("Insert_priv", Privilege::AllStatic),
-    ("Update_priv", Privilege::AllStatic),
-    ("Delete_priv", Privilege::AllStatic),
-    ("Create_priv", Privilege::AllStatic),
-    ("Drop_priv", Privilege::AllStatic),
-    ("Reload_priv", Privilege::AllStatic),
-    ("Shutdown_priv", Privilege::Shutdown),
-    ("Process_priv", Privilege::Process),
-    ("File_priv", Privilege::AllStatic),
-    ("Grant_priv", Privilege::AllStatic),
-    ("References_priv", Privilege::AllStatic),
-    ("Index_priv", Privilege::AllStatic),
-    ("Alter_priv", Privilege::AllStatic),
-    ("Show_db_priv", Privilege::AllStatic),
-    ("Super_priv", Privilege::Super),
-    ("Create_tmp_table_priv", Privilege::AllStatic),
-    ("Lock_tables_priv", Privilege::AllStatic),
-    ("Execute_priv", Privilege::AllStatic),
-    ("Repl_slave_priv", Privilege::AllStatic),
-    ("Repl_client_priv", Privilege::ReplicationClient),
-    ("Create_view_priv", Privilege::AllStatic),
-    ("Show_view_priv", Privilege::AllStatic),
-    ("Create_routine_priv", Privilege::AllStatic),
-    ("Alter_routine_priv", Privilege::AllStatic),
-    ("Create_user_priv", Privilege::CreateUser),
-    ("Event_priv", Privilege::AllStatic),
-    ("Trigger_priv", Privilege::AllStatic),
-    ("Create_tablespace_priv", Privilege::AllStatic),
-];
-
 /// The `mysql` schema's tables.
-pub static TABLES: [&dyn VirtualTable; 3] = [&User, &GENERAL_LOG, &SLOW_LOG];
+pub static TABLES: [&dyn VirtualTable; 5] = [
+    &User,
+    &super::grant_tables::Db,
+    &super::grant_tables::TablesPriv,
+    &GENERAL_LOG,
+    &SLOW_LOG,
+];
 
 /// `mysql.user`.
 #[derive(Debug)]
@@ -55,19 +29,6 @@ pub struct User;
 pub struct LogTable {
     table: EmptyTable,
     create: &'static str,
-}
-
-/// What `authentication_string` holds: empty for an empty password, MySQL's `*` and the
-/// upper-case hex of SHA1(SHA1(password)) for mysql_native_password, and for
-/// caching_sha2_password the hex of the fast-auth hash (MySQL stores a salted `$A$005$`
-/// form tpbed does not keep).
-fn authentication_string(a: &Account) -> String {
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02X}")).collect::<String>();
-    match a.plugin {
-        _ if a.empty_password => String::new(),
-        AuthPlugin::Native => format!("*{}", hex(&a.native_hash)),
-        AuthPlugin::CachingSha2 => hex(&a.sha2_hash),
-    }
 }
 
 impl VirtualTable for User {
@@ -138,10 +99,11 @@ impl VirtualTable for User {
             .iter()
             .map(|a| {
                 let mut row = vec![Value::str(&a.host), Value::str(&a.user)];
+                let global = a.privileges().global;
                 row.extend(
-                    PRIVILEGE_COLUMNS
+                    STATIC_PRIVILEGES[..29]
                         .iter()
-                        .map(|(_, p)| yes_no(a.privileges.has(*p))),
+                        .map(|(p, _, _)| yes_no(global.contains(*p))),
                 );
                 row.extend([
                     Value::str(""),
@@ -152,13 +114,13 @@ impl VirtualTable for User {
                 row.extend([0, 0, 0, 0].map(Value::UInt));
                 row.extend([
                     Value::str(a.plugin.name()),
-                    Value::str(&authentication_string(a)),
+                    Value::str(&a.auth_string),
                     yes_no(false),
                     Value::Null,
                     Value::Null,
                     yes_no(false),
-                    yes_no(a.privileges.has(Privilege::AllStatic)),
-                    yes_no(a.privileges.has(Privilege::AllStatic)),
+                    yes_no(global.contains(PrivSet::CREATE_ROLE)),
+                    yes_no(global.contains(PrivSet::DROP_ROLE)),
                     Value::Null,
                     Value::Null,
                     Value::Null,
@@ -253,9 +215,10 @@ mod tests {
     #[test]
     fn every_privilege_column_is_a_column() {
         let names: Vec<&str> = User.columns().iter().map(|(n, _)| *n).collect();
-        for (i, (p, _)) in PRIVILEGE_COLUMNS.iter().enumerate() {
-            assert_eq!(names[i + 2], *p);
+        for (i, (_, _, column)) in STATIC_PRIVILEGES[..29].iter().enumerate() {
+            assert_eq!(names[i + 2], *column);
         }
-        assert_eq!(names.len(), 2 + PRIVILEGE_COLUMNS.len() + 8 + 12);
+        assert_eq!(names.len(), 2 + 29 + 8 + 12);
+        assert_eq!(names[2 + 29 + 8 + 6], "Create_role_priv");
     }
 }

@@ -128,7 +128,9 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
         }
         Command::FieldList { table, .. } => {
             let t = String::from_utf8_lossy(table).into_owned();
-            match crate::exec::show::field_list(&s.st, &t) {
+            let listed = crate::privileges::statement::check_field_list(&s.st, &t)
+                .and_then(|()| crate::exec::show::field_list(&s.st, &t));
+            match listed {
                 Ok(defs) => {
                     for d in &defs {
                         protocol::packet::write_packet_with(&mut s.out, &mut s.seq, |o| {

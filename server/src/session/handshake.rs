@@ -237,7 +237,7 @@ pub fn run(s: &mut ClientSession) -> Outcome {
     }
     s.st.user = acct.user.clone();
     s.st.account_host = acct.host.clone();
-    s.st.privileges = acct.privileges.clone();
+    s.st.privileges = acct.privileges().clone();
     // Past `max_connections` only CONNECTION_ADMIN stays: anyone else gives the spare slot
     // back before the 1040 goes out, so a client that reconnects at once finds it free.
     if !s.st.privileges.connection_admin() && core.release_spare_slot() {
@@ -249,6 +249,10 @@ pub fn run(s: &mut ClientSession) -> Outcome {
         );
     }
     if let Some(db) = resp.database.as_deref().filter(|d| !d.is_empty()) {
+        if !crate::privileges::access::can_see_db(&s.st, db) {
+            let e = crate::privileges::access::db_denied(&s.st, db);
+            return deny(s, e, &format!("no access to database '{db}'"));
+        }
         if !core.database_exists(db) {
             return deny(
                 s,

@@ -1,5 +1,5 @@
 //! Account, database and connection administration: USE, CREATE/DROP DATABASE,
-//! CREATE/DROP USER, GRANT, KILL.
+//! CREATE/DROP USER, KILL.
 
 use crate::accounts::{AuthPlugin, Privilege};
 use crate::connections::{KILL_CONNECTION, KILL_QUERY};
@@ -16,6 +16,10 @@ use crate::vars::{Counter, VarValue};
 /// `USE db` and COM_INIT_DB.
 pub fn use_db(st: &mut Context, db: &str) -> SqlResult<Output> {
     st.count(Counter::ComChangeDb);
+    // Privileges first (1044), as MySQL checks them before the database's existence.
+    if !crate::privileges::access::can_see_db(st, db) {
+        return Err(crate::privileges::access::db_denied(st, db));
+    }
     if !st.core.database_exists(db) {
         return Err(crate::error::unknown_db(db));
     }
@@ -147,7 +151,7 @@ pub fn drop_database(st: &mut Context, name: &str, if_exists: bool) -> SqlResult
 }
 
 fn need_create_user(st: &Context) -> SqlResult<()> {
-    if st.privileges.has(Privilege::CreateUser) {
+    if st.privileges.has(Privilege::CREATE_USER) {
         Ok(())
     } else {
         Err(SqlError::need_privilege("CREATE USER"))
@@ -182,23 +186,6 @@ pub fn drop_users(
     Ok(Output::ok())
 }
 
-/// `GRANT ... ON *.* TO ...`. The grantor must hold what it grants (or every static privilege
-/// for static ones), as MySQL requires.
-pub fn grant(
-    st: &mut Context,
-    privileges: &[Privilege],
-    users: &[(String, String)],
-) -> SqlResult<Output> {
-    st.count(Counter::ComGrant);
-    if !st.privileges.has(Privilege::AllStatic) {
-        return Err(SqlError::need_privilege("GRANT OPTION"));
-    }
-    for (u, h) in users {
-        st.core.accounts.grant(u, h, privileges)?;
-    }
-    Ok(Output::ok())
-}
-
 /// `KILL [QUERY|CONNECTION] id` and COM_PROCESS_KILL.
 pub fn kill(st: &mut Context, id: &BoundExpr, query: bool, params: &[Value]) -> SqlResult<Output> {
     st.count(Counter::ComKill);
@@ -211,7 +198,7 @@ pub fn kill(st: &mut Context, id: &BoundExpr, query: bool, params: &[Value]) -> 
 /// `SHUTDOWN`: with the SHUTDOWN privilege, asks the server to shut down gracefully (the
 /// client gets its OK first; `main` does the rest).
 pub fn shutdown(st: &mut Context) -> SqlResult<Output> {
-    if !st.privileges.has(Privilege::Shutdown) {
+    if !st.privileges.has(Privilege::SHUTDOWN) {
         return Err(SqlError::need_privilege("SHUTDOWN"));
     }
     st.core

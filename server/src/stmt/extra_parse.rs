@@ -1,25 +1,25 @@
 //! Statements sqlparser does not parse the MySQL way, recognised from tokens: `CREATE USER`,
-//! `DROP USER`, `GRANT` (with dynamic privileges such as `TP_CONNECTION_ADMIN`),
+//! `DROP USER` (the other account statements are in [`super::account_stmts`]),
 //! `SET [GLOBAL|SESSION] TRANSACTION ...` (sqlparser drops the scope), `DO`, `SHUTDOWN` and
 //! `KILL [QUERY|CONNECTION] 'id'` (a quoted id, as pt-kill sends it).
 
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use crate::accounts::{AuthPlugin, Privilege};
+use crate::accounts::AuthPlugin;
 use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
 use crate::stmt::plan::{Plan, PreparedStmt};
 use crate::stmt::set::TxScope;
 
 /// A cursor over significant tokens.
-struct Toks {
-    t: Vec<Token>,
-    i: usize,
+pub(crate) struct Toks {
+    pub(crate) t: Vec<Token>,
+    pub(crate) i: usize,
 }
 
 impl Toks {
-    fn new(sql: &str) -> Option<Toks> {
+    pub(crate) fn new(sql: &str) -> Option<Toks> {
         let t = Tokenizer::new(&MySqlDialect {}, sql).tokenize().ok()?;
         let t = t
             .into_iter()
@@ -27,21 +27,21 @@ impl Toks {
             .collect();
         Some(Toks { t, i: 0 })
     }
-    fn peek(&self) -> Option<&Token> {
+    pub(crate) fn peek(&self) -> Option<&Token> {
         self.t.get(self.i)
     }
-    fn next(&mut self) -> Option<Token> {
+    pub(crate) fn next(&mut self) -> Option<Token> {
         let t = self.t.get(self.i).cloned();
         self.i += 1;
         t
     }
-    fn word(&self) -> Option<String> {
+    pub(crate) fn word(&self) -> Option<String> {
         match self.peek() {
             Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
             _ => None,
         }
     }
-    fn eat(&mut self, kw: &str) -> bool {
+    pub(crate) fn eat(&mut self, kw: &str) -> bool {
         if self.word().as_deref() == Some(kw) {
             self.i += 1;
             true
@@ -49,7 +49,7 @@ impl Toks {
             false
         }
     }
-    fn eat_seq(&mut self, kws: &[&str]) -> bool {
+    pub(crate) fn eat_seq(&mut self, kws: &[&str]) -> bool {
         let save = self.i;
         for k in kws {
             if !self.eat(k) {
@@ -59,23 +59,23 @@ impl Toks {
         }
         true
     }
-    fn done(&mut self) -> bool {
+    pub(crate) fn done(&mut self) -> bool {
         while matches!(self.peek(), Some(Token::SemiColon)) {
             self.i += 1;
         }
         self.i >= self.t.len() || matches!(self.peek(), Some(Token::EOF))
     }
-    fn rest_text(&self) -> String {
+    pub(crate) fn rest_text(&self) -> String {
         self.t[self.i.min(self.t.len())..]
             .iter()
             .map(|t| t.to_string())
             .collect::<Vec<_>>()
             .join(" ")
     }
-    fn err(&self) -> SqlError {
+    pub(crate) fn err(&self) -> SqlError {
         SqlError::parse(&self.rest_text())
     }
-    fn string(&mut self) -> SqlResult<String> {
+    pub(crate) fn string(&mut self) -> SqlResult<String> {
         match self.next() {
             Some(Token::SingleQuotedString(s)) | Some(Token::DoubleQuotedString(s)) => Ok(s),
             _ => {
@@ -85,7 +85,7 @@ impl Toks {
         }
     }
     /// A name: quoted string, backquoted identifier or bare word.
-    fn name(&mut self) -> SqlResult<String> {
+    pub(crate) fn name(&mut self) -> SqlResult<String> {
         match self.next() {
             Some(Token::SingleQuotedString(s)) | Some(Token::DoubleQuotedString(s)) => Ok(s),
             Some(Token::Word(w)) => Ok(w.value),
@@ -96,7 +96,7 @@ impl Toks {
         }
     }
     /// `user[@host]` in any quoting; the host defaults to `%`.
-    fn account(&mut self) -> SqlResult<(String, String)> {
+    pub(crate) fn account(&mut self) -> SqlResult<(String, String)> {
         let user = self.name()?;
         if let Some(host) = user.strip_prefix('@') {
             return Err(SqlError::parse(host));
@@ -141,11 +141,12 @@ pub fn try_plan(st: &Context, sql: &str) -> SqlResult<Option<PreparedStmt>> {
         .take(12)
         .collect::<String>()
         .to_ascii_uppercase();
-    let interesting = [
-        "CREATE", "DROP", "GRANT", "SET", "DO", "START", "SHUTDOWN", "KILL",
-    ]
-    .iter()
-    .any(|k| head.starts_with(k));
+    if let Some(p) = crate::stmt::account_stmts::try_plan(sql)? {
+        return Ok(Some(p));
+    }
+    let interesting = ["CREATE", "DROP", "SET", "DO", "START", "SHUTDOWN", "KILL"]
+        .iter()
+        .any(|k| head.starts_with(k));
     if !interesting {
         return Ok(None);
     }
@@ -196,10 +197,6 @@ pub fn try_plan(st: &Context, sql: &str) -> SqlResult<Option<PreparedStmt>> {
             id: crate::sql::expr::BoundExpr::Literal(crate::value::Value::Bytes(id)),
             query,
         })));
-    }
-    t.i = 0;
-    if t.eat("GRANT") {
-        return grant(&mut t).map(Some);
     }
     t.i = 0;
     if t.eat("SET") {
@@ -302,75 +299,6 @@ fn create_user(t: &mut Toks) -> SqlResult<PreparedStmt> {
         users,
         if_not_exists,
     }))
-}
-
-fn grant(t: &mut Toks) -> SqlResult<PreparedStmt> {
-    let mut privileges = Vec::new();
-    loop {
-        let mut words = Vec::new();
-        while let Some(w) = t.word() {
-            if w == "ON" {
-                break;
-            }
-            words.push(w);
-            t.i += 1;
-            if matches!(t.peek(), Some(Token::Comma) | Some(Token::LParen)) {
-                break;
-            }
-        }
-        if matches!(t.peek(), Some(Token::LParen)) {
-            return Err(SqlError::unsupported("column privileges"));
-        }
-        let name = words.join(" ");
-        let p = Privilege::from_name(&name).ok_or_else(|| SqlError::parse(&name))?;
-        privileges.push(p);
-        if matches!(t.peek(), Some(Token::Comma)) {
-            t.i += 1;
-            continue;
-        }
-        break;
-    }
-    if !t.eat("ON") {
-        return Err(t.err());
-    }
-    // Level: *.*, db.*, db.table, *.
-    let mut level = String::new();
-    while !matches!(t.word().as_deref(), Some("TO")) {
-        match t.next() {
-            Some(tok) if !matches!(tok, Token::EOF) => level.push_str(&tok.to_string()),
-            _ => return Err(t.err()),
-        }
-    }
-    t.eat("TO");
-    let mut users = vec![t.account()?];
-    while matches!(t.peek(), Some(Token::Comma)) {
-        t.i += 1;
-        users.push(t.account()?);
-    }
-    t.eat_seq(&["WITH", "GRANT", "OPTION"]);
-    if !t.done() {
-        return Err(t.err());
-    }
-    if level.replace('`', "") != "*.*" {
-        let dynamic = privileges.iter().any(|p| {
-            matches!(
-                p,
-                Privilege::ConnectionAdmin
-                    | Privilege::SystemVariablesAdmin
-                    | Privilege::TpConnectionAdmin
-            )
-        });
-        if dynamic {
-            return Err(SqlError::new(
-                crate::error::ErrorCode::IllegalPrivilegeLevel,
-                "Illegal privilege level specified for a dynamic privilege",
-            ));
-        }
-        // Database- and table-level grants of data privileges: tpbed checks none, so they
-        // change nothing (USAGE).
-        privileges = vec![Privilege::Usage];
-    }
-    Ok(stmt(Plan::Grant { privileges, users }))
 }
 
 fn set_transaction(t: &mut Toks, scope: TxScope) -> SqlResult<PreparedStmt> {

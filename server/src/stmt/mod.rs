@@ -3,10 +3,13 @@
 //! [`Context`], with its digest measured. Prepared statements are parsed and planned once
 //! and executed many times with parameters.
 
+pub mod account_apply;
+pub mod account_stmts;
 pub mod admin;
 pub mod checksum_table;
 pub mod extra_parse;
 pub mod plan;
+pub mod privilege_checks;
 pub mod probe;
 pub mod select;
 pub mod set;
@@ -150,6 +153,7 @@ pub fn execute(st: &mut Context, p: &PreparedStmt, params: &[Value]) -> SqlResul
     if !matches!(p.plan, Plan::Show(show::ShowPlan::Warnings { .. })) {
         st.warnings.clear();
     }
+    privilege_checks::check(st, &p.plan)?;
     let r = plan::execute(st, &p.plan, params);
     st.take_shared_warnings();
     r

@@ -3,7 +3,7 @@
 
 use sqlparser::ast::{self, Statement};
 
-use crate::accounts::{AuthPlugin, Privilege};
+use crate::accounts::AuthPlugin;
 use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
 use crate::sql::expr::BoundExpr;
@@ -74,13 +74,8 @@ pub enum Plan {
         /// IF EXISTS.
         if_exists: bool,
     },
-    /// `GRANT privileges ON *.* TO accounts`.
-    Grant {
-        /// Privileges.
-        privileges: Vec<Privilege>,
-        /// Accounts.
-        users: Vec<(String, String)>,
-    },
+    /// GRANT, REVOKE, RENAME USER, ALTER USER, SET PASSWORD, SHOW GRANTS, SHOW CREATE USER.
+    Account(crate::stmt::account_stmts::AccountStmt),
     /// `KILL [QUERY|CONNECTION] id`.
     Kill {
         /// Connection id expression.
@@ -280,6 +275,8 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
 /// Plans a statement that reads or changes tables (DDL, DML, SELECT with FROM, EXPLAIN,
 /// SHOW TABLES/CREATE TABLE/COLUMNS). This is the seam where the table executor plugs in.
 pub fn table_statement(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
+    // Privileges first: an account without them learns nothing of which tables exist.
+    crate::privileges::statement::check(st, s)?;
     let p = crate::exec::plan(st, s, sql)?;
     Ok(PreparedStmt {
         plan: Plan::Table(Box::new(p.plan)),
@@ -319,7 +316,7 @@ pub fn execute(st: &mut Context, plan: &Plan, params: &[Value]) -> SqlResult<Out
             if_not_exists,
         } => admin::create_users(st, users, *if_not_exists),
         Plan::DropUser { users, if_exists } => admin::drop_users(st, users, *if_exists),
-        Plan::Grant { privileges, users } => admin::grant(st, privileges, users),
+        Plan::Account(s) => crate::stmt::account_apply::execute(st, s),
         Plan::Kill { id, query } => admin::kill(st, id, *query, params),
         Plan::Shutdown => admin::shutdown(st),
         Plan::Begin {

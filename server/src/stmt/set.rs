@@ -205,7 +205,7 @@ pub fn check_settable(st: &Context, id: VarId, global: bool) -> SqlResult<()> {
             );
         }
         if !(st.privileges.has(Privilege::SystemVariablesAdmin)
-            || st.privileges.has(Privilege::Super))
+            || st.privileges.has(Privilege::SUPER))
         {
             return Err(SqlError::need_privilege("SUPER or SYSTEM_VARIABLES_ADMIN"));
         }

@@ -224,7 +224,7 @@ pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
 
 /// MySQL's privilege test for the binary log SHOWs: SUPER or REPLICATION CLIENT, else 1227.
 fn need_replication_client(st: &Context) -> SqlResult<()> {
-    if st.privileges.has(Privilege::Super) || st.privileges.has(Privilege::ReplicationClient) {
+    if st.privileges.has(Privilege::SUPER) || st.privileges.has(Privilege::REPLICATION_CLIENT) {
         Ok(())
     } else {
         Err(SqlError::need_privilege("SUPER, REPLICATION CLIENT"))
@@ -294,13 +294,14 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
                 st.core
                     .database_names()
                     .iter()
+                    .filter(|d| crate::privileges::access::can_see_db(st, d))
                     .map(|d| vec![Value::str(d)])
                     .collect(),
             )
         }
         ShowPlan::Processlist { full } => {
             st.count(Counter::ComShowProcesslist);
-            let all = st.privileges.has(Privilege::Process);
+            let all = st.privileges.has(Privilege::PROCESS);
             let rows = st
                 .core
                 .connections
@@ -381,18 +382,20 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
             crate::stmt::show_engines::plugin_rows(st.core.as_ref()),
         ),
         ShowPlan::TableStatus { db, .. } => {
-            use crate::introspection::vtables::VirtualTable;
-            let rows = crate::introspection::vtables::Tables
-                .rows(st.core.as_ref())
-                .into_iter()
-                .filter(|r| matches!(&r[1], Value::Bytes(b) if b == db.as_bytes()))
-                .map(|r| {
-                    crate::stmt::show_table_status::FROM_TABLES
-                        .iter()
-                        .map(|&i| r[i].clone())
-                        .collect()
-                })
-                .collect();
+            let rows = crate::privileges::visibility::rows(
+                st,
+                "information_schema",
+                &crate::introspection::vtables::Tables,
+            )
+            .into_iter()
+            .filter(|r| matches!(&r[1], Value::Bytes(b) if b == db.as_bytes()))
+            .map(|r| {
+                crate::stmt::show_table_status::FROM_TABLES
+                    .iter()
+                    .map(|&i| r[i].clone())
+                    .collect()
+            })
+            .collect();
             (crate::stmt::show_table_status::COLUMNS, rows)
         }
         ShowPlan::Index { db, table } => {

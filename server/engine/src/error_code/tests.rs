@@ -22,6 +22,19 @@ fn sqlstates_match_mysql() {
     assert_eq!(ErrorCode::ClientInteractionTimeout.code(), 4031);
     assert_eq!(ErrorCode::TooBigDisplaywidth.sql_state(), "42000");
     assert_eq!(ErrorCode::InvalidFieldSize.sql_state(), "HY000");
+    for c in [
+        ErrorCode::TableAccessDenied,
+        ErrorCode::ColumnAccessDenied,
+        ErrorCode::IllegalGrantForTable,
+        ErrorCode::NonexistingGrant,
+        ErrorCode::NonexistingTableGrant,
+        ErrorCode::CantCreateUserWithGrant,
+        ErrorCode::PasswordNoMatch,
+    ] {
+        assert_eq!(c.sql_state(), "42000", "{c:?}");
+    }
+    assert_eq!(ErrorCode::WrongUsage.sql_state(), "HY000");
+    assert_eq!(ErrorCode::TableAccessDenied.code(), 1142);
 }
 
 #[test]
@@ -35,6 +48,10 @@ fn templates_are_mysqls() {
         "Table '%-.192s.%-.192s' doesn't exist"
     );
     assert_eq!(ErrorCode::Unknown.template(), "Unknown error");
+    assert_eq!(
+        ErrorCode::TableAccessDenied.template(),
+        "%-.32s command denied to user '%-.48s'@'%-.64s' for table '%-.192s'"
+    );
 }
 
 /// Every engine error, one per variant: `variant_index` has no wildcard arm, so a new
