@@ -70,15 +70,17 @@ fn estimate(ex: &Exec<'_>, s: &Source) -> u64 {
     }
 }
 
-fn select_rows(ex: &Exec<'_>, q: &Query, top: bool, out: &mut Vec<Vec<Value>>) {
-    let has_derived = q
-        .sources
-        .iter()
-        .any(|s| matches!(s.kind, SourceKind::Derived(_)));
-    let select_type = match (top, has_derived) {
-        (false, _) => "DERIVED",
-        (true, true) => "PRIMARY",
-        (true, false) => "SIMPLE",
+/// The rows of one SELECT and those it encloses; `role` is its select_type when it is not the
+/// statement's top SELECT.
+fn select_rows(ex: &Exec<'_>, q: &Query, role: Option<&str>, out: &mut Vec<Vec<Value>>) {
+    let has_inner = !q.subqueries.is_empty()
+        || q.sources
+            .iter()
+            .any(|s| matches!(s.kind, SourceKind::Derived(_)));
+    let select_type = match (role, has_inner) {
+        (Some(r), _) => r,
+        (None, true) => "PRIMARY",
+        (None, false) => "SIMPLE",
     };
     let mut derived = Vec::new();
     for (k, s) in q.sources.iter().enumerate() {
@@ -173,8 +175,16 @@ fn select_rows(ex: &Exec<'_>, q: &Query, top: bool, out: &mut Vec<Vec<Value>>) {
             opt((!extra.is_empty()).then(|| extra.join("; "))),
         ]);
     }
+    for sq in &q.subqueries {
+        let role = if sq.outer_refs.is_empty() {
+            "SUBQUERY"
+        } else {
+            "DEPENDENT SUBQUERY"
+        };
+        select_rows(ex, sq, Some(role), out);
+    }
     for d in derived {
-        select_rows(ex, d, false, out);
+        select_rows(ex, d, Some("DERIVED"), out);
     }
 }
 
@@ -183,7 +193,7 @@ pub fn execute(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Out
     let ex = Exec::new(st, params);
     let mut rows = Vec::new();
     match body {
-        Body::Select(q) => select_rows(&ex, q, true, &mut rows),
+        Body::Select(q) => select_rows(&ex, q, None, &mut rows),
         Body::Update(crate::exec::dml::Update { target, .. })
         | Body::Delete(crate::exec::dml::Delete { target, .. }) => {
             let q = Query {
@@ -204,8 +214,11 @@ pub fn execute(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Out
                 offset: None,
                 lock: None,
                 select_id: 1,
+                outer_width: 0,
+                outer_refs: Vec::new(),
+                subqueries: Vec::new(),
             };
-            select_rows(&ex, &q, true, &mut rows);
+            select_rows(&ex, &q, None, &mut rows);
             if let Some(r) = rows.first_mut() {
                 r[1] = Value::str(if matches!(body, Body::Update(_)) {
                     "UPDATE"

@@ -20,9 +20,9 @@ use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::access::{covering, Access, AccessType};
 use crate::exec::aggregate::Acc;
 use crate::exec::query::{Query, Source, SourceKind};
-use crate::sql::env::StmtEnv;
+use crate::sql::env::{StmtEnv, SubqueryRunner};
 use crate::sql::eval::{compare, eval, to_i64, truth, EvalEnv};
-use crate::sql::expr::BoundExpr;
+use crate::sql::expr::{BoundExpr, SubqueryRef};
 use crate::sql::output::{column_for, fit_datetime_decimals, ResultSet};
 use crate::trx::{LockingScan, ScanLockMode, ScanOptions};
 use crate::value::Value;
@@ -151,6 +151,7 @@ impl<'a> Exec<'a> {
             params: self.params,
             row,
             now: self.now,
+            subqueries: Some(self),
         }
     }
 
@@ -281,6 +282,12 @@ impl<'a> Exec<'a> {
 
     /// Runs a query; returns its result rows (one value per select item).
     pub fn query(&self, q: &Query) -> SqlResult<Vec<Vec<Value>>> {
+        self.query_in(q, &[])
+    }
+
+    /// Runs a query nested in another whose current row is `outer` (a correlated subquery
+    /// reads the first `q.outer_width` columns of its row from there).
+    pub fn query_in(&self, q: &Query, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
         let limit = match &q.limit {
             Some(l) => to_i64(&self.eval(l, &[])?).unwrap_or(0).max(0) as u64,
             None => u64::MAX,
@@ -318,6 +325,8 @@ impl<'a> Exec<'a> {
         let mut accs: Vec<Vec<Acc>> = Vec::new();
         let mut keybuf = Vec::new();
         let mut row = vec![Value::Null; q.width];
+        let n = q.outer_width.min(outer.len());
+        row[..n].clone_from_slice(&outer[..n]);
         if limit > 0 || q.agg.is_some() {
             let mut sink = |row: &mut [Value]| -> SqlResult<bool> {
                 if !self.holds(q.post_filter.as_ref(), row)? {
@@ -614,6 +623,25 @@ impl<'a> Exec<'a> {
     }
 }
 
+impl SubqueryRunner for Exec<'_> {
+    fn scalar(&self, sq: &SubqueryRef, row: &[Value]) -> SqlResult<Value> {
+        let Some(q) = sq.plan.downcast_ref::<Query>() else {
+            return Err(SqlError::unsupported("this subquery"));
+        };
+        let mut rows = self.query_in(q, row)?;
+        if rows.len() > 1 {
+            return Err(SqlError::new(
+                ErrorCode::SubqueryNo1Row,
+                "Subquery returns more than 1 row",
+            ));
+        }
+        Ok(rows
+            .pop()
+            .and_then(|mut r| (!r.is_empty()).then(|| r.swap_remove(0)))
+            .unwrap_or(Value::Null))
+    }
+}
+
 impl Exec<'_> {
     /// [`Exec::read_base`] for locking reads: IS/IX on the table, then a [`LockingScan`] per
     /// range; READ COMMITTED releases rows the conditions reject, and a semi-consistent row
@@ -756,8 +784,13 @@ fn bound_key(b: &Bound<Vec<u8>>) -> &[u8] {
     }
 }
 
-/// The value coerced to the key column's type, if that loses nothing.
+/// The value coerced to the key column's type, if that loses nothing. A text key takes only
+/// strings: a number compared with a text column compares as numbers ('05' = 5), which the
+/// text's index order does not follow.
 fn exact_key(col: KeyColumn, v: Value) -> Option<Value> {
+    if col.ty.is_text() && !matches!(v, Value::Bytes(_)) {
+        return None;
+    }
     let coerced = col.ty.coerce(v.clone(), "key").ok()?;
     (compare(&coerced, &v) == Some(Ordering::Equal)).then_some(coerced)
 }
