@@ -4,7 +4,7 @@
 
 use mysql::prelude::*;
 use mysql::{Conn, Row};
-use tpbed_tests::TestServer;
+use tpbed_tests::{session_status, TestServer};
 
 /// Last names as TPC-C builds them, in mixed case so the collation matters.
 const SYLLABLES: [&str; 10] = [
@@ -338,6 +338,14 @@ fn scalar_subqueries_in_the_select_list() {
         .query("SELECT w_id, (SELECT count(*) FROM customer1), (SELECT 7) FROM warehouse1 ORDER BY w_id")
         .unwrap();
     assert_eq!(got, vec![(1, 1800, Some(7)), (2, 1800, Some(7))]);
+    // Run once for the statement, not once per warehouse.
+    let before = session_status(&mut c, "Innodb_rows_read");
+    let n: Vec<(i32, i64)> = c
+        .query("SELECT w_id, (SELECT count(*) FROM customer1) FROM warehouse1")
+        .unwrap();
+    let read = session_status(&mut c, "Innodb_rows_read") - before;
+    assert_eq!(n.len(), 2);
+    assert!(read < 2 * 1800, "{read} rows read");
     let one: Vec<Option<String>> = c
         .query("SELECT (SELECT w_name FROM warehouse1 WHERE w_id = 2)")
         .unwrap();
@@ -436,5 +444,58 @@ fn tpcc_check_ten_with_straight_join() {
         inner,
         vec![("orders1", "ref"), ("order_line1", "ref")],
         "written order, both by index: {p:?}"
+    );
+}
+
+#[test]
+fn delivery_and_update_plans_read_as_mysql_shows_them() {
+    let (_srv, mut c) = TestServer::with_database("d");
+    c.query_drop(
+        "CREATE TABLE new_orders1 (no_o_id int not null, no_d_id tinyint not null, \
+         no_w_id smallint not null, PRIMARY KEY(no_w_id, no_d_id, no_o_id))",
+    )
+    .unwrap();
+    let rows: Vec<String> = (1..=300)
+        .map(|i| format!("({}, {}, 1)", 2000 + i, i % 10 + 1))
+        .collect();
+    c.query_drop(format!("INSERT INTO new_orders1 VALUES {}", rows.join(",")))
+        .unwrap();
+    // Delivery's claim reads only key columns: the clustered index covers it.
+    let p = &explain(
+        &mut c,
+        "SELECT no_o_id FROM new_orders1 WHERE no_d_id = 5 AND no_w_id = 1 \
+         ORDER BY no_o_id ASC LIMIT 1 FOR UPDATE",
+    )[0];
+    assert_eq!(
+        (p.kind.as_str(), p.key.as_deref(), p.extra.as_str()),
+        ("ref", Some("PRIMARY"), "Using index"),
+        "{p:?}"
+    );
+    // A single-table DELETE or UPDATE by key is a range with its WHERE checked.
+    for sql in [
+        "DELETE FROM new_orders1 WHERE no_o_id = 2004 AND no_d_id = 5 AND no_w_id = 1",
+        "UPDATE new_orders1 SET no_o_id = no_o_id WHERE no_d_id = 5 AND no_w_id = 1",
+    ] {
+        let p = &explain(&mut c, sql)[0];
+        assert_eq!(
+            (
+                p.kind.as_str(),
+                p.key.as_deref(),
+                p.key_ref.as_deref(),
+                p.extra.starts_with("Using where")
+            ),
+            ("range", Some("PRIMARY"), None, true),
+            "{sql}: {p:?}"
+        );
+    }
+    // A range on a key is rechecked per row.
+    let p = &explain(
+        &mut c,
+        "SELECT no_o_id FROM new_orders1 WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id > 2100",
+    )[0];
+    assert_eq!(
+        (p.kind.as_str(), p.extra.as_str()),
+        ("range", "Using where; Using index"),
+        "{p:?}"
     );
 }

@@ -38,6 +38,17 @@ fn opt(s: Option<String>) -> Value {
     s.map_or(Value::Null, |s| Value::str(&s))
 }
 
+/// Whether the index holds every column read (`Using index`): a secondary index that covers
+/// them, or the clustered index when they are all key columns.
+fn reads_only_key(table: &crate::engine::Table, index: usize, needed: &[usize]) -> bool {
+    let def = table.def();
+    if index == 0 {
+        return !def.has_hidden_primary()
+            && needed.iter().all(|c| def.clustered().columns.contains(c));
+    }
+    covering(table, index, needed)
+}
+
 /// Rows a source is expected to produce (counted for constant key ranges, capped).
 fn estimate(ex: &Exec<'_>, s: &Source) -> u64 {
     const CAP: u64 = 1_000_000;
@@ -99,10 +110,14 @@ fn select_rows(ex: &Exec<'_>, q: &Query, role: Option<&str>, out: &mut Vec<Vec<V
                     .then(|| table.def().indexes()[access.index].name.clone());
                 let residual =
                     s.filter.is_some() || (k + 1 == q.sources.len() && q.post_filter.is_some());
-                if residual && access.kind != AccessType::Const {
+                // MySQL leaves range conditions in the WHERE it checks per row.
+                let rechecked = access.kind == AccessType::Range && s.full_filter.is_some();
+                if (residual || rechecked) && access.kind != AccessType::Const {
                     extra.push("Using where");
                 }
-                if access.kind != AccessType::All && covering(table, access.index, &s.needed) {
+                if !matches!(access.kind, AccessType::All | AccessType::Const)
+                    && reads_only_key(table, access.index, &s.needed)
+                {
                     extra.push("Using index");
                 }
                 if access.reverse {
@@ -220,6 +235,25 @@ pub fn execute(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Out
             };
             select_rows(&ex, &q, None, &mut rows);
             if let Some(r) = rows.first_mut() {
+                // A single-table UPDATE or DELETE reads its keys as a range and checks its
+                // WHERE per row, as MySQL's EXPLAIN shows it.
+                let keyed = matches!(
+                    &target.source.kind,
+                    SourceKind::Base { access, .. } if !matches!(access.kind, AccessType::All | AccessType::Index)
+                );
+                if keyed {
+                    r[4] = Value::str("range");
+                    r[8] = Value::Null;
+                    if target.source.full_filter.is_some() {
+                        r[11] = Value::str(&match &r[11] {
+                            Value::Bytes(b) if !b.starts_with(b"Using where") => {
+                                format!("Using where; {}", String::from_utf8_lossy(b))
+                            }
+                            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                            _ => "Using where".to_string(),
+                        });
+                    }
+                }
                 r[1] = Value::str(if matches!(body, Body::Update(_)) {
                     "UPDATE"
                 } else {

@@ -5,7 +5,7 @@
 //! table once every source has a row), then aggregation, DISTINCT, sort and LIMIT. With no
 //! sort, grouping or DISTINCT the loop stops as soon as LIMIT rows are out.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::cmp::Ordering;
 use std::ops::Bound;
 
@@ -65,6 +65,9 @@ pub struct Exec<'a> {
     /// The consistent-read view and the reader's transaction id (None: read the latest
     /// versions, READ UNCOMMITTED), fetched at the first consistent read.
     view: OnceCell<Option<(ReadView, u64)>>,
+    /// Values of the uncorrelated scalar subqueries run so far, by plan address: MySQL
+    /// evaluates such a subquery once per statement.
+    scalars: RefCell<HashMap<usize, Value>>,
 }
 
 /// Most records a consistent (non-locking) scan reads per latch hold: each refill reads twice
@@ -125,6 +128,7 @@ impl<'a> Exec<'a> {
             counters: Counters::default(),
             lock: None,
             view: OnceCell::new(),
+            scalars: RefCell::new(HashMap::new()),
         }
     }
 
@@ -628,6 +632,13 @@ impl SubqueryRunner for Exec<'_> {
         let Some(q) = sq.plan.downcast_ref::<Query>() else {
             return Err(SqlError::unsupported("this subquery"));
         };
+        let at = std::ptr::from_ref(q) as usize;
+        let cached = sq.outer.is_empty();
+        if cached {
+            if let Some(v) = self.scalars.borrow().get(&at) {
+                return Ok(v.clone());
+            }
+        }
         let mut rows = self.query_in(q, row)?;
         if rows.len() > 1 {
             return Err(SqlError::new(
@@ -635,10 +646,14 @@ impl SubqueryRunner for Exec<'_> {
                 "Subquery returns more than 1 row",
             ));
         }
-        Ok(rows
+        let v = rows
             .pop()
             .and_then(|mut r| (!r.is_empty()).then(|| r.swap_remove(0)))
-            .unwrap_or(Value::Null))
+            .unwrap_or(Value::Null);
+        if cached {
+            self.scalars.borrow_mut().insert(at, v.clone());
+        }
+        Ok(v)
     }
 }
 
