@@ -445,6 +445,11 @@ fn tpcc_check_ten_with_straight_join() {
         vec![("orders1", "ref"), ("order_line1", "ref")],
         "written order, both by index: {p:?}"
     );
+    let orders = p.iter().find(|x| x.table == "orders1").unwrap();
+    assert_eq!(
+        orders.rows, 1,
+        "one order per customer, sampled: {orders:?}"
+    );
 }
 
 #[test]

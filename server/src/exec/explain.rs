@@ -49,6 +49,30 @@ fn reads_only_key(table: &crate::engine::Table, index: usize, needed: &[usize]) 
     covering(table, index, needed)
 }
 
+/// Rows with one value of the first `parts` key columns of an index, sampled at the index's
+/// first key (InnoDB estimates from sampled pages the same way): the estimate of a `ref`
+/// whose key values come from earlier tables.
+fn rows_per_key(table: &crate::engine::Table, index: usize, parts: usize, cap: u64) -> u64 {
+    use crate::engine::{key, Direction, KeyRange};
+    let cols = table.key_columns(index);
+    let Some(first) = table
+        .scan(index, KeyRange::all(), Direction::Forward)
+        .next()
+    else {
+        return 1;
+    };
+    let mut len = 0;
+    for c in cols.iter().take(parts) {
+        len += key::decode(*c, &first.key[len..]).1;
+    }
+    let range = KeyRange::prefix(first.key[..len].to_vec());
+    let n = table
+        .scan(index, range, Direction::Forward)
+        .take(cap as usize)
+        .count() as u64;
+    n.max(1)
+}
+
 /// Rows a source is expected to produce (counted for constant key ranges, capped).
 fn estimate(ex: &Exec<'_>, s: &Source) -> u64 {
     const CAP: u64 = 1_000_000;
@@ -57,7 +81,7 @@ fn estimate(ex: &Exec<'_>, s: &Source) -> u64 {
             AccessType::Const | AccessType::EqRef => 1,
             AccessType::All | AccessType::Index => table.row_count().max(1),
             _ if s.offset > 0 && !access.refs.iter().all(|r| r == "const") => {
-                (table.row_count() / 10).max(1)
+                rows_per_key(table, access.index, access.refs.len(), CAP)
             }
             _ => {
                 let row = vec![Value::Null; s.offset + s.width];
