@@ -350,6 +350,10 @@ fn scalar_subqueries_in_the_select_list() {
         .query("SELECT (SELECT w_name FROM warehouse1 WHERE w_id = 2)")
         .unwrap();
     assert_eq!(one, vec![Some("two".to_string())]);
+    let dual: Vec<Option<i64>> = c
+        .query("SELECT (SELECT count(*) FROM warehouse1) FROM DUAL")
+        .unwrap();
+    assert_eq!(dual, vec![Some(2)]);
     // Correlated: per customer, its warehouse's tax and the customers of its district, the
     // same as a join and a grouped derived table give.
     let sub = rows(

@@ -73,11 +73,13 @@ pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> 
             && matches!(&t.relation, TableFactor::Table { name, .. } if name.to_string().eq_ignore_ascii_case("dual"))
     });
     if !dual || has_subquery(q) {
-        return crate::stmt::plan::table_statement(
-            st,
-            &ast::Statement::Query(Box::new(q.clone())),
-            sql,
-        );
+        let mut q = q.clone();
+        if let SetExpr::Select(s) = q.body.as_mut() {
+            if dual {
+                s.from.clear(); // FROM DUAL names no table
+            }
+        }
+        return crate::stmt::plan::table_statement(st, &ast::Statement::Query(Box::new(q)), sql);
     }
     let resolver = NoTables {
         registry: &st.core.vars,
