@@ -124,6 +124,8 @@ pub enum ErrorCode {
     DivisionByZero = 1365,
     /// ER_OPERAND_COLUMNS.
     OperandColumns = 1241,
+    /// ER_SUBQUERY_NO_1_ROW: a scalar subquery returned more than one row.
+    SubqueryNo1Row = 1242,
     /// ER_DATA_OUT_OF_RANGE: arithmetic overflow.
     DataOutOfRange = 1690,
     /// ER_NO_TABLES_USED: `SELECT *` without a table.
@@ -302,7 +304,7 @@ impl ErrorCode {
             DataTooLong => "22001",
             TruncatedWrongValue => "22007",
             DivisionByZero => "22012",
-            OperandColumns => "21000",
+            OperandColumns | SubqueryNo1Row => "21000",
             QueryInterrupted => "70100",
             OutOfMemory => "HY001",
             IllegalValueForType => "22007",
@@ -379,6 +381,7 @@ impl ErrorCode {
             TruncatedWrongValue => "Truncated incorrect %-.32s value: '%-.128s'",
             DivisionByZero => "Division by 0",
             OperandColumns => "Operand should contain %d column(s)",
+            SubqueryNo1Row => "Subquery returns more than 1 row",
             DataOutOfRange => "%-.256s value is out of range in '%-.256s'",
             NoTablesUsed => "No tables used",
             UnknownCharacterSet => "Unknown character set: '%-.64s'",

@@ -6,7 +6,9 @@
 //! big-endian at the column's width with the sign bit flipped; doubles flip the sign bit (or
 //! every bit when negative); DECIMAL is its unscaled integer, sign-flipped, 8, 16 or 32
 //! bytes by precision;
-//! byte strings escape 0x00 as `00 FF` and end with `00 01`; dates pack their fields
+//! byte strings escape 0x00 as `00 FF` and end with `00 01`, and text (CHAR, VARCHAR,
+//! TEXT) is stored as its collation weights ([`text_weights`]), so a text key decodes to
+//! the weights, not the text as written; dates pack their fields
 //! most-significant first (DATE 3 bytes, DATETIME/TIMESTAMP 8); TIME is its microseconds,
 //! sign-flipped, 8 bytes; YEAR 2 bytes and BIT 8 bytes, big-endian; ENUM is its index and SET
 //! its bitmask, big-endian at MySQL's pack length, so both order as MySQL orders them.
@@ -88,24 +90,22 @@ pub fn encode(col: KeyColumn, v: &Value, out: &mut Vec<u8>) {
             let n = v.member_number().unwrap_or(0);
             out.extend_from_slice(&n.to_be_bytes()[8 - w..]);
         }
-        ColumnType::Char(_)
-        | ColumnType::VarChar(_)
-        | ColumnType::Binary(_)
+        ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text(_) => {
+            let b: &[u8] = match v {
+                Value::Bytes(b) => b,
+                _ => &[],
+            };
+            escape_bytes(text_weights(b), out);
+        }
+        ColumnType::Binary(_)
         | ColumnType::VarBinary(_)
-        | ColumnType::Text(_)
         | ColumnType::Blob(_)
         | ColumnType::Json => {
             let b: &[u8] = match v {
                 Value::Bytes(b) => b,
                 _ => &[],
             };
-            for &c in b {
-                out.push(c);
-                if c == 0 {
-                    out.push(0xFF);
-                }
-            }
-            out.extend_from_slice(&[0x00, 0x01]);
+            escape_bytes(b.iter().copied(), out);
         }
         ColumnType::Date => {
             let dt = datetime_of(v);
@@ -122,6 +122,25 @@ pub fn encode(col: KeyColumn, v: &Value, out: &mut Vec<u8>) {
         ColumnType::Year => out.extend_from_slice(&(int_of(v) as u16).to_be_bytes()),
         ColumnType::Bit(_) => out.extend_from_slice(&(int_of(v) as u64).to_be_bytes()),
     }
+}
+
+/// The collation weights of a text value, the bytes its key holds: the SQL layer's text
+/// comparison (ASCII letters without case, trailing spaces ignored as PAD SPACE collations
+/// do), so that equal texts have equal keys and key order is comparison order.
+pub fn text_weights(b: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    let end = b.len() - b.iter().rev().take_while(|c| **c == b' ').count();
+    b[..end].iter().map(u8::to_ascii_lowercase)
+}
+
+/// Appends a byte string part: 0x00 escaped as `00 FF`, then the terminator `00 01`.
+fn escape_bytes(bytes: impl Iterator<Item = u8>, out: &mut Vec<u8>) {
+    for c in bytes {
+        out.push(c);
+        if c == 0 {
+            out.push(0xFF);
+        }
+    }
+    out.extend_from_slice(&[0x00, 0x01]);
 }
 
 #[cfg(test)]
@@ -494,6 +513,32 @@ mod tests {
         let enc = |i| encode_key(&[c], &[Value::Enum(i, m)]);
         assert!(enc(1) < enc(2) && enc(2) < enc(3));
         assert_eq!(enc(2).len(), 1);
+    }
+
+    #[test]
+    fn text_keys_follow_the_text_comparison() {
+        for ty in [
+            ColumnType::VarChar(10),
+            ColumnType::Char(4),
+            ColumnType::Text(255),
+        ] {
+            let c = col(ty, true);
+            let enc = |s: &[u8]| encode_key(&[c], &[Value::Bytes(s.to_vec())]);
+            assert_eq!(enc(b"Smith"), enc(b"sMITH"), "case is not part of the key");
+            assert_eq!(enc(b"ab  "), enc(b"ab"), "trailing spaces pad");
+            assert!(
+                enc(b"a") < enc(b"B") && enc(b"B") < enc(b"c"),
+                "letters in text order"
+            );
+            assert!(enc(b"ab") < enc(b"ab c"));
+            assert_eq!(
+                decode_key(&[c], &enc(b"AbC ")),
+                vec![Value::Bytes(b"abc".to_vec())]
+            );
+        }
+        let bin = col(ColumnType::VarBinary(10), false);
+        let enc = |s: &[u8]| encode_key(&[bin], &[Value::Bytes(s.to_vec())]);
+        assert_ne!(enc(b"A"), enc(b"a"), "binary strings keep their bytes");
     }
 
     #[test]

@@ -104,8 +104,10 @@ impl std::fmt::Debug for Context<'_> {
     }
 }
 
-/// Fewer ranges than this are planned from IN lists; more fall back to a scan.
-const MAX_RANGES: usize = 4096;
+/// Fewer ranges than this are planned from IN lists; more fall back to a scan. MySQL bounds
+/// the range optimizer by memory (`range_optimizer_max_mem_size`, 8 MB by default), which
+/// holds some tens of thousands of single-column ranges; 65,536 keys a list of that size.
+const MAX_RANGES: usize = 65_536;
 
 /// A value usable as a key: no column of this table or later.
 fn is_known(e: &BoundExpr, offset: usize) -> bool {
@@ -151,6 +153,24 @@ fn follows_member_order((lower, upper): &(Bound, Bound)) -> bool {
         Some(_) => false,
     };
     (lower.is_some() && lower == upper) || (numeric(lower) && numeric(upper))
+}
+
+/// Whether a key value can search a column of type `ty`: a text column's index follows the
+/// text comparison, so a number (compared with text as a number) cannot search it.
+fn key_value_fits(ty: ColumnType, v: &BoundExpr) -> bool {
+    !ty.is_text()
+        || !matches!(
+            v,
+            BoundExpr::Literal(
+                Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_)
+            )
+        )
+}
+
+fn bounds_fit(ty: ColumnType, (lower, upper): &(Bound, Bound)) -> bool {
+    [lower, upper]
+        .iter()
+        .all(|b| b.as_ref().is_none_or(|(v, _)| key_value_fits(ty, v)))
 }
 
 /// A range conjunct on `col`: (lower, upper).
@@ -215,6 +235,8 @@ fn or_ranges(c: &BoundExpr, col: usize, offset: usize, out: &mut Vec<(Bound, Bou
 
 struct Candidate {
     index: usize,
+    /// Rows of a row-constructor IN over the leading key columns (values in key order).
+    tuples: Vec<Vec<BoundExpr>>,
     eq_parts: Vec<Vec<BoundExpr>>,
     ranges: Vec<(Bound, Bound)>,
     consumed: Vec<usize>,
@@ -232,6 +254,7 @@ fn analyse(t: &Table, index: usize, ctx: &Context<'_>) -> Candidate {
     }
     let mut c = Candidate {
         index,
+        tuples: Vec::new(),
         eq_parts: Vec::new(),
         ranges: Vec::new(),
         consumed: Vec::new(),
@@ -240,25 +263,27 @@ fn analyse(t: &Table, index: usize, ctx: &Context<'_>) -> Candidate {
         refs: Vec::new(),
     };
     let mut combos = 1usize;
-    for (pos, &col) in cols.iter().enumerate() {
+    let start = row_prefix(t, &cols, ctx, &mut c);
+    if start > 0 {
+        combos = c.tuples.len();
+    }
+    for (pos, &col) in cols.iter().enumerate().skip(start) {
         let column = &def.columns()[col];
-        if column.ty.is_text() {
-            break; // index order is binary, comparisons are case-insensitive
-        }
+        // A range without a lower bound also reads the NULLs (they sort first): its
+        // conditions stay to be checked on a nullable column.
         let exact = !column.nullable;
-        let eq = ctx
-            .conjuncts
-            .iter()
-            .enumerate()
-            .find_map(|(i, x)| equality(x, col, ctx.offset).map(|v| (i, v)));
+        let eq = ctx.conjuncts.iter().enumerate().find_map(|(i, x)| {
+            equality(x, col, ctx.offset)
+                .filter(|vals| vals.iter().all(|v| key_value_fits(column.ty, v)))
+                .map(|v| (i, v))
+        });
         if let Some((i, vals)) = eq {
             if combos.saturating_mul(vals.len()) > MAX_RANGES {
                 break;
             }
             combos *= vals.len();
-            if exact {
-                c.consumed.push(i);
-            }
+            // A key equality holds only for equal non-NULL values, as `=` and `IN` do.
+            c.consumed.push(i);
             c.refs.push(match &vals[..] {
                 [BoundExpr::Column(o)] => (ctx.outer_name)(*o),
                 [v] if max_column(v).is_some() => "func".into(),
@@ -275,8 +300,10 @@ fn analyse(t: &Table, index: usize, ctx: &Context<'_>) -> Candidate {
         let by_number = matches!(column.ty, ColumnType::Enum(_) | ColumnType::Set(_));
         let mut lower: Bound = None;
         let mut upper: Bound = None;
+        let mut range_used = Vec::new();
         for (i, x) in ctx.conjuncts.iter().enumerate() {
-            let r = range(x, col, ctx.offset).filter(|r| !by_number || follows_member_order(r));
+            let r = range(x, col, ctx.offset)
+                .filter(|r| (!by_number || follows_member_order(r)) && bounds_fit(column.ty, r));
             if let Some((lo, hi)) = r {
                 let used = (lo.is_some() && lower.is_none()) || (hi.is_some() && upper.is_none());
                 if lo.is_some() && lower.is_none() {
@@ -285,10 +312,13 @@ fn analyse(t: &Table, index: usize, ctx: &Context<'_>) -> Candidate {
                 if hi.is_some() && upper.is_none() {
                     upper = hi;
                 }
-                if used && exact {
-                    c.consumed.push(i);
+                if used {
+                    range_used.push(i);
                 }
             }
+        }
+        if exact || lower.is_some() {
+            c.consumed.extend(range_used);
         }
         if lower.is_some() || upper.is_some() {
             c.ranges.push((lower, upper));
@@ -301,12 +331,13 @@ fn analyse(t: &Table, index: usize, ctx: &Context<'_>) -> Candidate {
             if matches!(x, BoundExpr::Binary(BinOp::Or, ..))
                 && or_ranges(x, col, ctx.offset, &mut out)
                 && (!by_number || out.iter().all(follows_member_order))
+                && out.iter().all(|r| bounds_fit(column.ty, r))
                 && combos.saturating_mul(out.len()) <= MAX_RANGES
             {
-                c.ranges = out;
-                if exact {
+                if exact || out.iter().all(|(lo, _)| lo.is_some()) {
                     c.consumed.push(i);
                 }
+                c.ranges = out;
                 c.key_len += key_len(column.ty, column.nullable);
                 c.refs.clear();
                 break;
@@ -317,12 +348,87 @@ fn analyse(t: &Table, index: usize, ctx: &Context<'_>) -> Candidate {
     c
 }
 
+/// `(a, b) IN ((1, 2), ...)` on this table's columns, with every row known: the columns and
+/// the rows.
+fn row_in(c: &BoundExpr, offset: usize) -> Option<(Vec<usize>, &[BoundExpr])> {
+    let BoundExpr::InList(x, list, false) = c else {
+        return None;
+    };
+    let BoundExpr::Row(items) = &**x else {
+        return None;
+    };
+    let cols = items
+        .iter()
+        .map(|e| column_of(e, offset))
+        .collect::<Option<Vec<_>>>()?;
+    list.iter()
+        .all(|x| is_known(x, offset))
+        .then_some((cols, list.as_slice()))
+}
+
+/// Fills the candidate's `tuples` from a row-constructor IN whose columns are exactly the
+/// first key columns of the index (in any order); returns how many key columns it fixes.
+fn row_prefix(t: &Table, cols: &[usize], ctx: &Context<'_>, c: &mut Candidate) -> usize {
+    let def = t.def();
+    for (i, x) in ctx.conjuncts.iter().enumerate() {
+        let Some((row_cols, list)) = row_in(x, ctx.offset) else {
+            continue;
+        };
+        let m = row_cols.len();
+        if m > cols.len() || list.len() > MAX_RANGES {
+            continue;
+        }
+        // Position in the row of each leading key column.
+        let Some(order) = cols[..m]
+            .iter()
+            .map(|k| row_cols.iter().position(|rc| rc == k))
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        let mut tuples = Vec::with_capacity(list.len());
+        for item in list {
+            let BoundExpr::Row(vals) = item else {
+                return 0;
+            };
+            let fits = order
+                .iter()
+                .zip(&cols[..m])
+                .all(|(&j, &k)| key_value_fits(def.columns()[k].ty, &vals[j]));
+            if !fits {
+                return 0;
+            }
+            tuples.push(order.iter().map(|&j| vals[j].clone()).collect());
+        }
+        for &k in &cols[..m] {
+            let column = &def.columns()[k];
+            c.key_len += key_len(column.ty, column.nullable);
+            c.refs.push("const".into());
+        }
+        c.tuples = tuples;
+        c.consumed.push(i);
+        return m;
+    }
+    0
+}
+
 fn specs_of(c: &Candidate) -> Vec<RangeSpec> {
-    let mut specs = vec![RangeSpec {
-        eq: Vec::new(),
-        lower: None,
-        upper: None,
-    }];
+    let mut specs = if c.tuples.is_empty() {
+        vec![RangeSpec {
+            eq: Vec::new(),
+            lower: None,
+            upper: None,
+        }]
+    } else {
+        c.tuples
+            .iter()
+            .map(|t| RangeSpec {
+                eq: t.clone(),
+                lower: None,
+                upper: None,
+            })
+            .collect()
+    };
     for alts in &c.eq_parts {
         let mut next = Vec::with_capacity(specs.len() * alts.len());
         for s in &specs {
@@ -364,12 +470,6 @@ fn order_served(t: &Table, index: usize, eq_fixed: usize, order: &[(usize, bool)
     if index > 0 {
         cols.extend(def.clustered().columns.iter().copied());
     }
-    if cols.iter().any(|&c| def.columns()[c].ty.is_text()) {
-        let text_pos = cols.iter().position(|&c| def.columns()[c].ty.is_text());
-        if text_pos.is_some_and(|p| p < eq_fixed + order.len()) {
-            return None;
-        }
-    }
     let desc = order.first()?.1;
     if order.iter().any(|o| o.1 != desc) {
         return None;
@@ -397,12 +497,20 @@ pub fn choose(t: &Table, ctx: &Context<'_>) -> Access {
     let cands: Vec<Candidate> = ctx.allowed.iter().map(|&i| analyse(t, i, ctx)).collect();
     let possible: Vec<usize> = cands
         .iter()
-        .filter(|c| !c.eq_parts.is_empty() || !c.ranges.is_empty())
+        .filter(|c| !c.tuples.is_empty() || !c.eq_parts.is_empty() || !c.ranges.is_empty())
         .map(|c| c.index)
         .collect();
-    let fixed = |c: &Candidate| c.eq_parts.iter().filter(|a| a.len() == 1).count();
+    let fixed = |c: &Candidate| {
+        let row = if c.tuples.len() == 1 {
+            c.tuples[0].len()
+        } else {
+            0
+        };
+        row + c.eq_parts.iter().filter(|a| a.len() == 1).count()
+    };
     let serves = |c: &Candidate| {
-        let single = c.eq_parts.iter().all(|a| a.len() == 1) && c.ranges.len() <= 1;
+        let single =
+            c.tuples.len() <= 1 && c.eq_parts.iter().all(|a| a.len() == 1) && c.ranges.len() <= 1;
         match (&ctx.order, single) {
             (Some(o), true) if !o.is_empty() => order_served(t, c.index, fixed(c), o),
             _ => None,
@@ -411,14 +519,15 @@ pub fn choose(t: &Table, ctx: &Context<'_>) -> Access {
     let score = |c: &Candidate| {
         (
             c.full_unique,
-            c.eq_parts.len() * 2 + usize::from(!c.ranges.is_empty()),
+            (c.tuples.first().map_or(0, Vec::len) + c.eq_parts.len()) * 2
+                + usize::from(!c.ranges.is_empty()),
             serves(c).is_some(),
             c.index == 0,
         )
     };
     let best = cands
         .iter()
-        .filter(|c| !c.eq_parts.is_empty() || !c.ranges.is_empty())
+        .filter(|c| !c.tuples.is_empty() || !c.eq_parts.is_empty() || !c.ranges.is_empty())
         .max_by(|a, b| score(a).cmp(&score(b)).then(b.index.cmp(&a.index)));
     if let Some(c) = best {
         let specs = specs_of(c);

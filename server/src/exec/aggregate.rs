@@ -197,14 +197,11 @@ pub fn agg_func(f: &ast::Function) -> Option<AggFunc> {
 /// Whether an expression contains an aggregate call.
 pub fn has_aggregate(e: &Expr) -> bool {
     let mut found = false;
-    let _ = ast::visit_expressions(e, |x| {
+    // An aggregate inside a subquery aggregates the subquery's rows.
+    crate::exec::subquery::visit_own_expressions(e, &mut |x| {
         if let Expr::Function(f) = x {
-            if agg_func(f).is_some() {
-                found = true;
-                return ControlFlow::Break(());
-            }
+            found |= agg_func(f).is_some();
         }
-        ControlFlow::Continue(())
     });
     found
 }

@@ -38,6 +38,41 @@ fn opt(s: Option<String>) -> Value {
     s.map_or(Value::Null, |s| Value::str(&s))
 }
 
+/// Whether the index holds every column read (`Using index`): a secondary index that covers
+/// them, or the clustered index when they are all key columns.
+fn reads_only_key(table: &crate::engine::Table, index: usize, needed: &[usize]) -> bool {
+    let def = table.def();
+    if index == 0 {
+        return !def.has_hidden_primary()
+            && needed.iter().all(|c| def.clustered().columns.contains(c));
+    }
+    covering(table, index, needed)
+}
+
+/// Rows with one value of the first `parts` key columns of an index, sampled at the index's
+/// first key (InnoDB estimates from sampled pages the same way): the estimate of a `ref`
+/// whose key values come from earlier tables.
+fn rows_per_key(table: &crate::engine::Table, index: usize, parts: usize, cap: u64) -> u64 {
+    use crate::engine::{key, Direction, KeyRange};
+    let cols = table.key_columns(index);
+    let Some(first) = table
+        .scan(index, KeyRange::all(), Direction::Forward)
+        .next()
+    else {
+        return 1;
+    };
+    let mut len = 0;
+    for c in cols.iter().take(parts) {
+        len += key::decode(*c, &first.key[len..]).1;
+    }
+    let range = KeyRange::prefix(first.key[..len].to_vec());
+    let n = table
+        .scan(index, range, Direction::Forward)
+        .take(cap as usize)
+        .count() as u64;
+    n.max(1)
+}
+
 /// Rows a source is expected to produce (counted for constant key ranges, capped).
 fn estimate(ex: &Exec<'_>, s: &Source) -> u64 {
     const CAP: u64 = 1_000_000;
@@ -46,7 +81,7 @@ fn estimate(ex: &Exec<'_>, s: &Source) -> u64 {
             AccessType::Const | AccessType::EqRef => 1,
             AccessType::All | AccessType::Index => table.row_count().max(1),
             _ if s.offset > 0 && !access.refs.iter().all(|r| r == "const") => {
-                (table.row_count() / 10).max(1)
+                rows_per_key(table, access.index, access.refs.len(), CAP)
             }
             _ => {
                 let row = vec![Value::Null; s.offset + s.width];
@@ -70,15 +105,17 @@ fn estimate(ex: &Exec<'_>, s: &Source) -> u64 {
     }
 }
 
-fn select_rows(ex: &Exec<'_>, q: &Query, top: bool, out: &mut Vec<Vec<Value>>) {
-    let has_derived = q
-        .sources
-        .iter()
-        .any(|s| matches!(s.kind, SourceKind::Derived(_)));
-    let select_type = match (top, has_derived) {
-        (false, _) => "DERIVED",
-        (true, true) => "PRIMARY",
-        (true, false) => "SIMPLE",
+/// The rows of one SELECT and those it encloses; `role` is its select_type when it is not the
+/// statement's top SELECT.
+fn select_rows(ex: &Exec<'_>, q: &Query, role: Option<&str>, out: &mut Vec<Vec<Value>>) {
+    let has_inner = !q.subqueries.is_empty()
+        || q.sources
+            .iter()
+            .any(|s| matches!(s.kind, SourceKind::Derived(_)));
+    let select_type = match (role, has_inner) {
+        (Some(r), _) => r,
+        (None, true) => "PRIMARY",
+        (None, false) => "SIMPLE",
     };
     let mut derived = Vec::new();
     for (k, s) in q.sources.iter().enumerate() {
@@ -97,10 +134,14 @@ fn select_rows(ex: &Exec<'_>, q: &Query, top: bool, out: &mut Vec<Vec<Value>>) {
                     .then(|| table.def().indexes()[access.index].name.clone());
                 let residual =
                     s.filter.is_some() || (k + 1 == q.sources.len() && q.post_filter.is_some());
-                if residual && access.kind != AccessType::Const {
+                // MySQL leaves range conditions in the WHERE it checks per row.
+                let rechecked = access.kind == AccessType::Range && s.full_filter.is_some();
+                if (residual || rechecked) && access.kind != AccessType::Const {
                     extra.push("Using where");
                 }
-                if access.kind != AccessType::All && covering(table, access.index, &s.needed) {
+                if !matches!(access.kind, AccessType::All | AccessType::Const)
+                    && reads_only_key(table, access.index, &s.needed)
+                {
                     extra.push("Using index");
                 }
                 if access.reverse {
@@ -173,8 +214,16 @@ fn select_rows(ex: &Exec<'_>, q: &Query, top: bool, out: &mut Vec<Vec<Value>>) {
             opt((!extra.is_empty()).then(|| extra.join("; "))),
         ]);
     }
+    for sq in &q.subqueries {
+        let role = if sq.outer_refs.is_empty() {
+            "SUBQUERY"
+        } else {
+            "DEPENDENT SUBQUERY"
+        };
+        select_rows(ex, sq, Some(role), out);
+    }
     for d in derived {
-        select_rows(ex, d, false, out);
+        select_rows(ex, d, Some("DERIVED"), out);
     }
 }
 
@@ -183,7 +232,7 @@ pub fn execute(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Out
     let ex = Exec::new(st, params);
     let mut rows = Vec::new();
     match body {
-        Body::Select(q) => select_rows(&ex, q, true, &mut rows),
+        Body::Select(q) => select_rows(&ex, q, None, &mut rows),
         Body::Update(crate::exec::dml::Update { target, .. })
         | Body::Delete(crate::exec::dml::Delete { target, .. }) => {
             let q = Query {
@@ -204,9 +253,31 @@ pub fn execute(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Out
                 offset: None,
                 lock: None,
                 select_id: 1,
+                outer_width: 0,
+                outer_refs: Vec::new(),
+                subqueries: Vec::new(),
             };
-            select_rows(&ex, &q, true, &mut rows);
+            select_rows(&ex, &q, None, &mut rows);
             if let Some(r) = rows.first_mut() {
+                // A single-table UPDATE or DELETE reads its keys as a range and checks its
+                // WHERE per row, as MySQL's EXPLAIN shows it.
+                let keyed = matches!(
+                    &target.source.kind,
+                    SourceKind::Base { access, .. } if !matches!(access.kind, AccessType::All | AccessType::Index)
+                );
+                if keyed {
+                    r[4] = Value::str("range");
+                    r[8] = Value::Null;
+                    if target.source.full_filter.is_some() {
+                        r[11] = Value::str(&match &r[11] {
+                            Value::Bytes(b) if !b.starts_with(b"Using where") => {
+                                format!("Using where; {}", String::from_utf8_lossy(b))
+                            }
+                            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                            _ => "Using where".to_string(),
+                        });
+                    }
+                }
                 r[1] = Value::str(if matches!(body, Body::Update(_)) {
                     "UPDATE"
                 } else {

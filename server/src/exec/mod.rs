@@ -17,6 +17,7 @@ pub mod foreign_keys;
 pub mod insert;
 pub mod join_columns;
 pub mod metadata_lock;
+pub(crate) mod propagate;
 pub mod query;
 pub mod run;
 pub mod scope;
@@ -54,6 +55,9 @@ pub struct Planner<'a> {
     pub materialized: bool,
     /// Whether those subqueries run now (the plan is about to be executed).
     pub run_subqueries: bool,
+    /// The sources of the enclosing SELECT while a scalar subquery of it is planned (taken
+    /// by the subquery's [`Planner::query`]; derived tables see none).
+    pub outer_scope: Vec<scope::ScopeEntry>,
 }
 
 /// What a table statement does.
@@ -164,6 +168,7 @@ fn plan_with(
         tables: Vec::new(),
         materialized: false,
         run_subqueries,
+        outer_scope: Vec::new(),
     };
     let body = p.statement(stmt)?;
     let columns = match &body {

@@ -10,13 +10,14 @@ use std::sync::Arc;
 use protocol::{ColumnDefinition, ColumnType as Wire};
 use sqlparser::ast::{self, Expr, SelectItem, SetExpr, Spanned, TableFactor};
 
-use crate::engine::Table;
+use crate::engine::{ColumnType, Table};
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::access::{self, Access};
 use crate::exec::aggregate::{has_aggregate, AggBinder, AggSlot};
 use crate::exec::coltypes::UTF8MB4;
 use crate::exec::errors::no_such_table;
 use crate::exec::join_columns::{Chain, JoinCondition};
+use crate::exec::propagate::propagate;
 use crate::exec::scope::{and_all, conjuncts, max_column, Scope, SourceColumn};
 use crate::exec::sources::{
     agg_def, allowed_indexes, compute_needed, plan_moves, table_columns, table_name,
@@ -143,6 +144,41 @@ pub struct Query {
     pub lock: Option<LockClause>,
     /// EXPLAIN's `id` of this SELECT.
     pub select_id: usize,
+    /// Leading row columns that belong to enclosing SELECTs (a correlated subquery's).
+    pub outer_width: usize,
+    /// Those columns it reads (empty: uncorrelated).
+    pub outer_refs: Vec<usize>,
+    /// Its scalar subqueries (for EXPLAIN; expressions hold them too).
+    pub subqueries: Vec<Arc<Query>>,
+}
+
+/// Whether two columns compare alike, so one may take the other's constant: both integers
+/// or decimals, both text, or the same type.
+fn same_family(a: ColumnType, b: ColumnType) -> bool {
+    let number =
+        |t: ColumnType| matches!(t, ColumnType::Integer { .. } | ColumnType::Decimal { .. });
+    (number(a) && number(b)) || (a.is_text() && b.is_text()) || a == b
+}
+
+/// Runs constant propagation ([`propagate`]) over the conjuncts every joined row satisfies
+/// (WHERE and the ON of inner joins): columns of LEFT-joined tables take no part.
+fn propagate_in_scope(scope: &Scope<'_>, left_joined: &[bool], facts: &mut Vec<BoundExpr>) {
+    let inner = scope.entries.len() - left_joined.len();
+    let source_of = |c: usize| {
+        scope
+            .locate(c)
+            .and_then(|(s, col)| s.checked_sub(inner).map(|k| (k, col)))
+    };
+    let eligible =
+        |c: usize| source_of(c).is_some_and(|(k, col)| !left_joined[k] && col.ty.is_some());
+    let compatible = |a: usize, b: usize| match (source_of(a), source_of(b)) {
+        (Some((_, x)), Some((_, y))) => match (x.ty, y.ty) {
+            (Some(p), Some(q)) => same_family(p, q),
+            _ => false,
+        },
+        _ => false,
+    };
+    propagate(facts, scope.width(), &compatible, &eligible);
 }
 
 fn ident_name(e: &Expr) -> Option<&str> {
@@ -180,7 +216,8 @@ impl Planner<'_> {
         self.select_ids += 1;
         let select_id = self.select_ids;
         let registry = &self.st.core.vars;
-        let mut scope = Scope::new(registry);
+        let outer = std::mem::take(&mut self.outer_scope);
+        let mut scope = Scope::nested(registry, outer);
         let mut pending: Vec<PendingSource> = Vec::new();
         // FROM: each item of the list a chain of joins.
         let mut factors: Vec<(&TableFactor, bool, JoinCondition<'_>)> = Vec::new();
@@ -190,7 +227,11 @@ impl Planner<'_> {
             factors.push((&twj.relation, false, JoinCondition::None));
             for j in &twj.joins {
                 let (left, cons) = match &j.join_operator {
-                    ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, Some(c)),
+                    // Tables are always joined in the order written, which is what
+                    // STRAIGHT_JOIN asks for.
+                    ast::JoinOperator::Join(c)
+                    | ast::JoinOperator::Inner(c)
+                    | ast::JoinOperator::StraightJoin(c) => (false, Some(c)),
                     ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
                     ast::JoinOperator::CrossJoin(_) => (false, None),
                     other => {
@@ -206,7 +247,14 @@ impl Planner<'_> {
                 factors.push((&j.relation, left, cond));
             }
         }
-        if factors.is_empty() {
+        // A SELECT without tables reaches here when it holds a subquery: it reads one row.
+        let wildcard = s.projection.iter().any(|i| {
+            matches!(
+                i,
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+            )
+        });
+        if factors.is_empty() && wildcard {
             return Err(SqlError::new(ErrorCode::NoTablesUsed, "No tables used"));
         }
         let mut on_exprs: Vec<Option<Expr>> = Vec::new();
@@ -303,6 +351,7 @@ impl Planner<'_> {
         if let Some(w) = &s.selection {
             scope.subqueries = self.materialize_in_subqueries(w)?;
         }
+        let subqueries = self.plan_scalar_subqueries(s, q, &mut scope)?;
         let aggregated = !matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
             || s.projection.iter().any(|i| match i {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
@@ -332,7 +381,7 @@ impl Planner<'_> {
                     };
                     let listed: Vec<usize> = match &only {
                         Some(o) => scope
-                            .entries
+                            .own()
                             .iter()
                             .filter(|e| e.alias == *o)
                             .flat_map(|e| e.offset..e.offset + e.columns.len())
@@ -544,8 +593,7 @@ impl Planner<'_> {
         let distinct = matches!(s.distinct, Some(ast::Distinct::Distinct));
         let order_cols: Option<Vec<(usize, bool)>> = if aggregated || distinct {
             None
-        } else {
-            let first = &scope.entries[0];
+        } else if let Some(first) = scope.own().first() {
             order
                 .iter()
                 .map(|(e, desc)| match e {
@@ -557,9 +605,11 @@ impl Planner<'_> {
                     _ => None,
                 })
                 .collect()
+        } else {
+            None
         };
         // Conjunct placement.
-        let entries = scope.entries.clone();
+        let entries = scope.own().to_vec();
         let level_of = |e: &BoundExpr| {
             max_column(e).map_or(0, |m| {
                 entries
@@ -569,9 +619,14 @@ impl Planner<'_> {
             })
         };
         let mut post = Vec::new();
+        let left_joined: Vec<bool> = pending.iter().map(|p| p.left_join).collect();
+        for p in pending.iter_mut().filter(|p| !p.left_join) {
+            where_parts.append(&mut p.on);
+        }
+        propagate_in_scope(&scope, &left_joined, &mut where_parts);
         for c in where_parts {
             let l = level_of(&c);
-            if pending[l].left_join {
+            if pending.get(l).is_none_or(|p| p.left_join) {
                 post.push(c);
             } else {
                 pending[l].on.push(c);
@@ -581,7 +636,7 @@ impl Planner<'_> {
             scope
                 .locate(i)
                 .map(|(s, c)| {
-                    let e = &entries[s];
+                    let e = &scope.entries[s];
                     if e.db.is_empty() {
                         format!("{}.{}", e.alias, c.name)
                     } else {
@@ -658,6 +713,14 @@ impl Planner<'_> {
             offset,
             lock,
             select_id,
+            outer_width: scope.own_offset(),
+            outer_refs: {
+                let mut r = scope.outer_used.borrow().clone();
+                r.sort_unstable();
+                r.dedup();
+                r
+            },
+            subqueries,
         };
         compute_needed(&mut query);
         plan_moves(&mut query);

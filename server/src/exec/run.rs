@@ -5,7 +5,7 @@
 //! table once every source has a row), then aggregation, DISTINCT, sort and LIMIT. With no
 //! sort, grouping or DISTINCT the loop stops as soon as LIMIT rows are out.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::cmp::Ordering;
 use std::ops::Bound;
 
@@ -20,9 +20,9 @@ use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::access::{covering, Access, AccessType};
 use crate::exec::aggregate::Acc;
 use crate::exec::query::{Query, Source, SourceKind};
-use crate::sql::env::StmtEnv;
+use crate::sql::env::{StmtEnv, SubqueryRunner};
 use crate::sql::eval::{compare, eval, to_i64, truth, EvalEnv};
-use crate::sql::expr::BoundExpr;
+use crate::sql::expr::{BoundExpr, SubqueryRef};
 use crate::sql::output::{column_for, fit_datetime_decimals, ResultSet};
 use crate::trx::{LockingScan, ScanLockMode, ScanOptions};
 use crate::value::Value;
@@ -65,6 +65,9 @@ pub struct Exec<'a> {
     /// The consistent-read view and the reader's transaction id (None: read the latest
     /// versions, READ UNCOMMITTED), fetched at the first consistent read.
     view: OnceCell<Option<(ReadView, u64)>>,
+    /// Values of the uncorrelated scalar subqueries run so far, by plan address: MySQL
+    /// evaluates such a subquery once per statement.
+    scalars: RefCell<HashMap<usize, Value>>,
 }
 
 /// Most records a consistent (non-locking) scan reads per latch hold: each refill reads twice
@@ -125,6 +128,7 @@ impl<'a> Exec<'a> {
             counters: Counters::default(),
             lock: None,
             view: OnceCell::new(),
+            scalars: RefCell::new(HashMap::new()),
         }
     }
 
@@ -151,6 +155,7 @@ impl<'a> Exec<'a> {
             params: self.params,
             row,
             now: self.now,
+            subqueries: Some(self),
         }
     }
 
@@ -288,6 +293,12 @@ impl<'a> Exec<'a> {
 
     /// Runs a query; returns its result rows (one value per select item).
     pub fn query(&self, q: &Query) -> SqlResult<Vec<Vec<Value>>> {
+        self.query_in(q, &[])
+    }
+
+    /// Runs a query nested in another whose current row is `outer` (a correlated subquery
+    /// reads the first `q.outer_width` columns of its row from there).
+    pub fn query_in(&self, q: &Query, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
         let limit = match &q.limit {
             Some(l) => to_i64(&self.eval(l, &[])?).unwrap_or(0).max(0) as u64,
             None => u64::MAX,
@@ -327,6 +338,8 @@ impl<'a> Exec<'a> {
         let mut accs: Vec<Vec<Acc>> = Vec::new();
         let mut keybuf = Vec::new();
         let mut row = vec![Value::Null; q.width];
+        let n = q.outer_width.min(outer.len());
+        row[..n].clone_from_slice(&outer[..n]);
         if limit > 0 || q.agg.is_some() {
             let mut sink = |row: &mut [Value]| -> SqlResult<bool> {
                 if !self.holds(q.post_filter.as_ref(), row)? {
@@ -625,6 +638,36 @@ impl<'a> Exec<'a> {
     }
 }
 
+impl SubqueryRunner for Exec<'_> {
+    fn scalar(&self, sq: &SubqueryRef, row: &[Value]) -> SqlResult<Value> {
+        let Some(q) = sq.plan.downcast_ref::<Query>() else {
+            return Err(SqlError::unsupported("this subquery"));
+        };
+        let at = std::ptr::from_ref(q) as usize;
+        let cached = sq.outer.is_empty();
+        if cached {
+            if let Some(v) = self.scalars.borrow().get(&at) {
+                return Ok(v.clone());
+            }
+        }
+        let mut rows = self.query_in(q, row)?;
+        if rows.len() > 1 {
+            return Err(SqlError::new(
+                ErrorCode::SubqueryNo1Row,
+                "Subquery returns more than 1 row",
+            ));
+        }
+        let v = rows
+            .pop()
+            .and_then(|mut r| (!r.is_empty()).then(|| r.swap_remove(0)))
+            .unwrap_or(Value::Null);
+        if cached {
+            self.scalars.borrow_mut().insert(at, v.clone());
+        }
+        Ok(v)
+    }
+}
+
 impl Exec<'_> {
     /// [`Exec::read_base`] for locking reads: IS/IX on the table, then a [`LockingScan`] per
     /// range; READ COMMITTED releases rows the conditions reject, and a semi-consistent row
@@ -767,8 +810,13 @@ fn bound_key(b: &Bound<Vec<u8>>) -> &[u8] {
     }
 }
 
-/// The value coerced to the key column's type, if that loses nothing.
+/// The value coerced to the key column's type, if that loses nothing. A text key takes only
+/// strings: a number compared with a text column compares as numbers ('05' = 5), which the
+/// text's index order does not follow.
 fn exact_key(col: KeyColumn, v: Value) -> Option<Value> {
+    if col.ty.is_text() && !matches!(v, Value::Bytes(_)) {
+        return None;
+    }
     let coerced = col.ty.coerce(v.clone(), "key").ok()?;
     (compare(&coerced, &v) == Some(Ordering::Equal)).then_some(coerced)
 }

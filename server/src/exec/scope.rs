@@ -2,7 +2,7 @@
 //! virtual table) owns a contiguous slice of the combined row, and a column reference
 //! resolves to its index there. The clause being bound is kept for MySQL's 1054 message.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 use protocol::ColumnDefinition;
@@ -10,7 +10,7 @@ use protocol::ColumnDefinition;
 use crate::engine::ColumnType;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::errors::unknown_column;
-use crate::sql::expr::{BoundExpr, Resolver};
+use crate::sql::expr::{BoundExpr, Resolver, SubqueryRef};
 use crate::value::Value;
 use crate::vars::Registry;
 
@@ -60,6 +60,13 @@ pub struct Scope<'r> {
     /// The order `SELECT *` lists the columns in (every source's columns in FROM order
     /// unless joins with USING or NATURAL reordered them).
     pub star: Option<Vec<usize>>,
+    /// How many leading entries are the sources of enclosing SELECTs (a correlated
+    /// subquery's row starts with theirs); names resolve in this SELECT's own sources first.
+    pub outer_entries: usize,
+    /// Columns of enclosing SELECTs that names resolved to.
+    pub outer_used: RefCell<Vec<usize>>,
+    /// The scalar subqueries planned for this SELECT, by the address of their AST.
+    pub scalars: HashMap<usize, SubqueryRef>,
 }
 
 impl<'r> Scope<'r> {
@@ -73,12 +80,34 @@ impl<'r> Scope<'r> {
             extra_offset: None,
             merged: Vec::new(),
             star: None,
+            outer_entries: 0,
+            outer_used: RefCell::new(Vec::new()),
+            scalars: HashMap::new(),
         }
+    }
+
+    /// A scope whose row starts with the sources of enclosing SELECTs (`outer`).
+    pub fn nested(registry: &'r Registry, outer: Vec<ScopeEntry>) -> Scope<'r> {
+        let mut s = Scope::new(registry);
+        s.outer_entries = outer.len();
+        s.entries = outer;
+        s
+    }
+
+    /// This SELECT's own sources (after those of enclosing SELECTs).
+    pub fn own(&self) -> &[ScopeEntry] {
+        &self.entries[self.outer_entries..]
+    }
+
+    /// The first combined-row column of this SELECT's own sources.
+    pub fn own_offset(&self) -> usize {
+        self.own().first().map_or(self.width(), |e| e.offset)
     }
 
     /// Adds a source at the end of the combined row; returns its offset.
     pub fn push(&mut self, alias: &str, db: &str, columns: Vec<SourceColumn>) -> SqlResult<usize> {
-        if self.entries.iter().any(|e| e.alias == alias) {
+        // An enclosing SELECT's source of the same name is hidden, not a clash.
+        if self.own().iter().any(|e| e.alias == alias) {
             return Err(SqlError::new(
                 ErrorCode::NonUniqTable,
                 format!("Not unique table/alias: '{alias}'"),
@@ -113,7 +142,7 @@ impl<'r> Scope<'r> {
     pub fn star_order(&self) -> Vec<usize> {
         self.star
             .clone()
-            .unwrap_or_else(|| (0..self.width()).collect())
+            .unwrap_or_else(|| (self.own_offset()..self.width()).collect())
     }
 
     /// Sets the clause named by unknown-column errors.
@@ -137,8 +166,53 @@ impl Resolver for Scope<'_> {
             }
             return Err(unknown_column(name, self.clause.get()));
         }
+        if let Some(i) = self.find(self.own(), qualifier, name)? {
+            return Ok(i);
+        }
+        if let Some(i) = self.find(&self.entries[..self.outer_entries], qualifier, name)? {
+            self.outer_used.borrow_mut().push(i);
+            return Ok(i);
+        }
+        let full = match qualifier {
+            Some(q) => format!("{q}.{name}"),
+            None => name.to_string(),
+        };
+        Err(unknown_column(&full, self.clause.get()))
+    }
+
+    fn scalar_subquery(&self, q: &sqlparser::ast::Query) -> SqlResult<BoundExpr> {
+        self.scalars
+            .get(&crate::exec::subquery::key(q))
+            .map(|r| BoundExpr::Subquery(r.clone()))
+            .ok_or_else(|| SqlError::unsupported("subqueries here"))
+    }
+
+    fn registry(&self) -> &Registry {
+        self.registry
+    }
+
+    fn column_type(&self, index: usize) -> Option<ColumnType> {
+        self.locate(index).and_then(|(_, c)| c.ty)
+    }
+
+    fn in_subquery(&self, q: &sqlparser::ast::Query) -> SqlResult<Vec<Value>> {
+        self.subqueries
+            .get(&crate::exec::subquery::key(q))
+            .cloned()
+            .ok_or_else(|| SqlError::unsupported("IN with a subquery here"))
+    }
+}
+
+impl Scope<'_> {
+    /// The column `[qualifier.]name` among `entries` (None: not there; 1052 when two match).
+    fn find(
+        &self,
+        entries: &[ScopeEntry],
+        qualifier: Option<&str>,
+        name: &str,
+    ) -> SqlResult<Option<usize>> {
         let mut found = None;
-        for e in &self.entries {
+        for e in entries {
             if qualifier.is_some_and(|q| q != e.alias) {
                 continue;
             }
@@ -159,28 +233,7 @@ impl Resolver for Scope<'_> {
                 found = Some(e.offset + i);
             }
         }
-        found.ok_or_else(|| {
-            let full = match qualifier {
-                Some(q) => format!("{q}.{name}"),
-                None => name.to_string(),
-            };
-            unknown_column(&full, self.clause.get())
-        })
-    }
-
-    fn registry(&self) -> &Registry {
-        self.registry
-    }
-
-    fn column_type(&self, index: usize) -> Option<ColumnType> {
-        self.locate(index).and_then(|(_, c)| c.ty)
-    }
-
-    fn in_subquery(&self, q: &sqlparser::ast::Query) -> SqlResult<Vec<Value>> {
-        self.subqueries
-            .get(&crate::exec::subquery::key(q))
-            .cloned()
-            .ok_or_else(|| SqlError::unsupported("IN with a subquery here"))
+        Ok(found)
     }
 }
 
@@ -225,7 +278,10 @@ pub fn visit_columns(e: &BoundExpr, f: &mut dyn FnMut(usize)) {
                 visit_columns(o, f);
             }
         }
-        BoundExpr::Call(_, args) => args.iter().for_each(|x| visit_columns(x, f)),
+        BoundExpr::Call(_, args) | BoundExpr::Row(args) => {
+            args.iter().for_each(|x| visit_columns(x, f))
+        }
+        BoundExpr::Subquery(q) => q.outer.iter().for_each(|&i| f(i)),
     }
 }
 

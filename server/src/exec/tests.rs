@@ -231,10 +231,20 @@ fn the_planner_uses_the_index_a_predicate_names() {
         a("SELECT * FROM p WHERE u = 7"),
         idx("u_u", AccessType::Const)
     );
-    // Text keys are not searched (the index order is binary, the comparison is not).
+    // Text keys hold collation weights: a string equality searches them, a number (compared
+    // as a number, '05' = 5) does not.
     assert_eq!(
-        a("SELECT * FROM t WHERE v = 'b'"),
-        idx("PRIMARY", AccessType::All)
+        a("SELECT * FROM t WHERE v = 'B'"),
+        idx("v_u", AccessType::Const)
+    );
+    assert_eq!(
+        a("SELECT * FROM t WHERE v = 5"),
+        idx("PRIMARY", AccessType::All),
+        "a number compares with text as a number"
+    );
+    assert_eq!(
+        a("SELECT * FROM t WHERE v > 'a' AND v < 'c'"),
+        idx("v_u", AccessType::Range)
     );
     // A unique full-key equality wins over a non-unique one.
     assert_eq!(

@@ -6,7 +6,7 @@ use crate::connections::KILL_NONE;
 use crate::context::Context;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::sql::eval::EvalEnv;
-use crate::sql::expr::VarScopeRef;
+use crate::sql::expr::{SubqueryRef, VarScopeRef};
 use crate::sql::functions::Func;
 use crate::value::Value;
 use crate::vars::{Scope, VarId, VarValue};
@@ -22,6 +22,20 @@ pub struct StmtEnv<'a> {
     pub row: &'a [Value],
     /// When the statement started (µs since the epoch).
     pub now: i64,
+    /// Runs scalar subqueries (None: the statement has none it can run).
+    pub subqueries: Option<&'a dyn SubqueryRunner>,
+}
+
+/// Runs the scalar subqueries of a statement's expressions.
+pub trait SubqueryRunner {
+    /// The subquery's value over the enclosing statement's current `row`.
+    fn scalar(&self, q: &SubqueryRef, row: &[Value]) -> SqlResult<Value>;
+}
+
+impl std::fmt::Debug for dyn SubqueryRunner + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SubqueryRunner")
+    }
 }
 
 impl<'a> StmtEnv<'a> {
@@ -32,6 +46,7 @@ impl<'a> StmtEnv<'a> {
             params,
             row: &[],
             now: crate::time::now_micros(),
+            subqueries: None,
         }
     }
 }
@@ -65,6 +80,13 @@ pub fn read_var(st: &Context, id: VarId, scope: VarScopeRef) -> SqlResult<Value>
 }
 
 impl EvalEnv for StmtEnv<'_> {
+    fn scalar_subquery(&self, q: &SubqueryRef) -> SqlResult<Value> {
+        match self.subqueries {
+            Some(runner) => runner.scalar(q, self.row),
+            None => Err(SqlError::unsupported("subqueries here")),
+        }
+    }
+
     fn param(&self, i: usize) -> SqlResult<Value> {
         Ok(self.params.get(i).cloned().unwrap_or(Value::Null))
     }

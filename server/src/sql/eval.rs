@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use crate::engine::time_value::{parse_time, time_number};
 use crate::error::{ErrorCode, SqlError, SqlResult};
-use crate::sql::expr::{BinOp, BoundExpr, CastType, VarScopeRef};
+use crate::sql::expr::{BinOp, BoundExpr, CastType, SubqueryRef, VarScopeRef};
 use crate::sql::functions::{call, Func};
 use crate::value::{Decimal, Value, I256};
 use crate::vars::VarId;
@@ -37,6 +37,10 @@ pub trait EvalEnv {
     fn warn(&self, code: ErrorCode, message: String);
     /// Whether `sql_mode` has `ERROR_FOR_DIVISION_BY_ZERO` (a division by zero warns).
     fn division_by_zero_warns(&self) -> bool;
+    /// The value of a scalar subquery over the current row (NULL when it returns no row).
+    fn scalar_subquery(&self, _q: &SubqueryRef) -> SqlResult<Value> {
+        Err(SqlError::unsupported("subqueries here"))
+    }
 }
 
 /// Decimal scale added by `/` (MySQL's `div_precision_increment` default).
@@ -261,6 +265,42 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         }
         _ => to_f64(a)?.partial_cmp(&to_f64(b)?),
     }
+}
+
+/// `(a, b) IN ((x, y), ...)`: true when a row of the list equals the operand in every
+/// value, NULL when none does but one might (a NULL comparison and no inequality), else
+/// false.
+fn row_in_list(x: &BoundExpr, list: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Option<bool>> {
+    let BoundExpr::Row(xs) = x else {
+        return Err(crate::sql::expr::operand_columns(1));
+    };
+    let values = xs
+        .iter()
+        .map(|e| eval(e, env))
+        .collect::<SqlResult<Vec<_>>>()?;
+    let mut saw_null = false;
+    for item in list {
+        let BoundExpr::Row(ys) = item else {
+            return Err(crate::sql::expr::operand_columns(values.len()));
+        };
+        let mut row = Some(true);
+        for (v, y) in values.iter().zip(ys) {
+            match compare(v, &eval(y, env)?) {
+                Some(Ordering::Equal) => {}
+                None => row = None,
+                Some(_) => {
+                    row = Some(false);
+                    break;
+                }
+            }
+        }
+        match row {
+            Some(true) => return Ok(Some(true)),
+            None => saw_null = true,
+            Some(false) => {}
+        }
+    }
+    Ok(if saw_null { None } else { Some(false) })
 }
 
 /// Case-insensitive (ASCII) byte comparison, ignoring trailing spaces (PAD SPACE).
@@ -686,6 +726,11 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
                 _ => None,
             };
             bool_val(r.map(|b| b != *negated))
+        }
+        BoundExpr::Row(_) => return Err(crate::sql::expr::operand_columns(1)),
+        BoundExpr::Subquery(q) => env.scalar_subquery(q)?,
+        BoundExpr::InList(x, list, negated) if matches!(**x, BoundExpr::Row(_)) => {
+            bool_val(row_in_list(x, list, env)?.map(|found| found != *negated))
         }
         BoundExpr::InList(x, list, negated) => {
             let v = eval(x, env)?;

@@ -112,6 +112,11 @@ pub enum BoundExpr {
     Cast(Box<BoundExpr>, CastType),
     /// A function call.
     Call(Func, Vec<BoundExpr>),
+    /// A scalar subquery `(SELECT ...)`, planned by the statement's planner.
+    Subquery(SubqueryRef),
+    /// A row constructor `(a, b, ...)`: only the left side and the items of `IN` take one
+    /// (`(a, b) = (1, 2)` binds as `a = 1 AND b = 2`).
+    Row(Vec<BoundExpr>),
 }
 
 impl BoundExpr {
@@ -122,6 +127,31 @@ impl BoundExpr {
             self,
             BoundExpr::Cast(_, CastType::Date) | BoundExpr::Call(Func::CurDate, _)
         )
+    }
+}
+
+/// A planned scalar subquery as an expression holds it: the plan (of the executor's type,
+/// which this layer does not know) and the columns of the enclosing statement's row it reads
+/// (empty when it is uncorrelated).
+#[derive(Clone)]
+pub struct SubqueryRef {
+    /// The plan.
+    pub plan: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    /// Outer row columns the subquery reads, ascending.
+    pub outer: Vec<usize>,
+}
+
+impl PartialEq for SubqueryRef {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.plan, &other.plan)
+    }
+}
+
+impl std::fmt::Debug for SubqueryRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubqueryRef")
+            .field("outer", &self.outer)
+            .finish_non_exhaustive()
     }
 }
 
@@ -156,6 +186,10 @@ pub trait Resolver {
     /// statement was planned (only statements over tables run subqueries).
     fn in_subquery(&self, _q: &ast::Query) -> SqlResult<Vec<Value>> {
         Err(SqlError::unsupported("IN with a subquery"))
+    }
+    /// The planned scalar subquery `(SELECT ...)` (only SELECTs over tables plan them).
+    fn scalar_subquery(&self, _q: &ast::Query) -> SqlResult<BoundExpr> {
+        Err(SqlError::unsupported("subqueries here"))
     }
     /// The type of the table column at row index `index`, when it is one.
     fn column_type(&self, _index: usize) -> Option<ColumnType> {
@@ -332,6 +366,12 @@ impl<'r, R: Resolver> Binder<'r, R> {
                     extract
                 }
             }
+            Expr::BinaryOp { left, op, right }
+                if matches!(**left, Expr::Tuple(_)) || matches!(**right, Expr::Tuple(_)) =>
+            {
+                self.row_comparison(left, op, right)?
+            }
+            Expr::Tuple(_) => return Err(operand_columns(1)),
             Expr::BinaryOp { left, op, right } => {
                 let op = match op {
                     BinaryOperator::Plus => BinOp::Add,
@@ -378,10 +418,17 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 ..
             } => match target {
                 ast::InTarget::List(list) => {
-                    let e = b(self, expr)?;
+                    let e = Box::new(self.bind_operand(expr)?);
+                    let width = row_width(&e);
                     let list = list
                         .iter()
-                        .map(|x| self.bind(x))
+                        .map(|x| {
+                            let item = self.bind_operand(x)?;
+                            if row_width(&item) != width {
+                                return Err(operand_columns(width));
+                            }
+                            Ok(item)
+                        })
                         .collect::<SqlResult<Vec<_>>>()?;
                     BoundExpr::InList(e, list, *negated)
                 }
@@ -492,10 +539,61 @@ impl<'r, R: Resolver> Binder<'r, R> {
             Expr::Floor { expr, .. } => BoundExpr::Call(Func::Floor, vec![self.bind(expr)?]),
             Expr::Function(f) => self.function(f)?,
             Expr::Interval(_) => return Err(SqlError::unsupported("INTERVAL expressions")),
-            Expr::Subquery(_) | Expr::Exists { .. } => {
-                return Err(SqlError::unsupported("subqueries"))
-            }
+            Expr::Subquery(q) => self.resolver.scalar_subquery(q)?,
+            Expr::Exists { .. } => return Err(SqlError::unsupported("EXISTS subqueries")),
             other => return Err(SqlError::unsupported(&format!("expression {other}"))),
+        })
+    }
+
+    /// An operand that may be a row constructor (the two sides of `IN`).
+    fn bind_operand(&mut self, e: &Expr) -> SqlResult<BoundExpr> {
+        match e {
+            Expr::Tuple(items) => Ok(BoundExpr::Row(
+                items
+                    .iter()
+                    .map(|x| self.bind(x))
+                    .collect::<SqlResult<Vec<_>>>()?,
+            )),
+            Expr::Nested(inner) if matches!(**inner, Expr::Tuple(_)) => self.bind_operand(inner),
+            other => self.bind(other),
+        }
+    }
+
+    /// `(a, b) = (x, y)` as `a = x AND b = y` (`<>` as its negation); other comparisons of
+    /// rows are not supported.
+    fn row_comparison(
+        &mut self,
+        left: &Expr,
+        op: &BinaryOperator,
+        right: &Expr,
+    ) -> SqlResult<BoundExpr> {
+        let (l, r) = (self.bind_operand(left)?, self.bind_operand(right)?);
+        let (BoundExpr::Row(ls), BoundExpr::Row(rs)) = (&l, &r) else {
+            return Err(operand_columns(row_width(&l)));
+        };
+        if ls.len() != rs.len() {
+            return Err(operand_columns(ls.len()));
+        }
+        let negated = match op {
+            BinaryOperator::Eq => false,
+            BinaryOperator::NotEq => true,
+            other => {
+                return Err(SqlError::unsupported(&format!(
+                    "row comparison with {other}"
+                )))
+            }
+        };
+        let pairs = ls
+            .iter()
+            .zip(rs)
+            .map(|(a, b)| BoundExpr::Binary(BinOp::Eq, Box::new(a.clone()), Box::new(b.clone())));
+        let all = pairs
+            .reduce(|acc, p| BoundExpr::Binary(BinOp::And, Box::new(acc), Box::new(p)))
+            .ok_or_else(|| operand_columns(1))?;
+        Ok(if negated {
+            BoundExpr::Not(Box::new(all))
+        } else {
+            all
         })
     }
 
@@ -657,6 +755,22 @@ impl<'r, R: Resolver> Binder<'r, R> {
         };
         BoundExpr::Call(func, vec![arg, BoundExpr::Literal(Value::Int(n))])
     }
+}
+
+/// The number of values an operand holds (1 unless it is a row constructor).
+fn row_width(e: &BoundExpr) -> usize {
+    match e {
+        BoundExpr::Row(items) => items.len(),
+        _ => 1,
+    }
+}
+
+/// 1241: an operand with the wrong number of values.
+pub(crate) fn operand_columns(n: usize) -> SqlError {
+    SqlError::new(
+        ErrorCode::OperandColumns,
+        format!("Operand should contain {n} column(s)"),
+    )
 }
 
 fn cast_type(t: &ast::DataType) -> SqlResult<CastType> {

@@ -45,6 +45,24 @@ impl Resolver for NoTables<'_> {
     }
 }
 
+/// Whether a SELECT without tables holds a subquery (the table planner runs those).
+fn has_subquery(q: &ast::Query) -> bool {
+    let mut found = false;
+    let _ = ast::visit_expressions(q, |e| {
+        found |= matches!(
+            e,
+            ast::Expr::Subquery(_)
+                | ast::Expr::Exists { .. }
+                | ast::Expr::In {
+                    target: ast::InTarget::Subquery(_),
+                    ..
+                }
+        );
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    found
+}
+
 /// Plans a query.
 pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> {
     let SetExpr::Select(s) = q.body.as_ref() else {
@@ -54,12 +72,14 @@ pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> 
         t.joins.is_empty()
             && matches!(&t.relation, TableFactor::Table { name, .. } if name.to_string().eq_ignore_ascii_case("dual"))
     });
-    if !dual {
-        return crate::stmt::plan::table_statement(
-            st,
-            &ast::Statement::Query(Box::new(q.clone())),
-            sql,
-        );
+    if !dual || has_subquery(q) {
+        let mut q = q.clone();
+        if let SetExpr::Select(s) = q.body.as_mut() {
+            if dual {
+                s.from.clear(); // FROM DUAL names no table
+            }
+        }
+        return crate::stmt::plan::table_statement(st, &ast::Statement::Query(Box::new(q)), sql);
     }
     let resolver = NoTables {
         registry: &st.core.vars,
