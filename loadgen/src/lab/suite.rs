@@ -52,6 +52,10 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     builtin!("comparisons", "compare-sysbench.toml"),
     builtin!("comparisons", "ring-io.toml"),
     builtin!("lock-conformance", "lock-conformance.toml"),
+    builtin!("policies", "policies-rail-starvation.toml"),
+    builtin!("policies", "policies-rail-starvation-railed.toml"),
+    builtin!("policies", "policies-read-only.toml"),
+    builtin!("policies", "policies-t1.toml"),
 ];
 
 /// The suite names.
