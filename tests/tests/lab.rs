@@ -380,3 +380,53 @@ at_least = 1
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tpbed-load experiment show NAME --scale SCALE`.
+fn show(name: &str, scale: &str) -> Output {
+    Command::new(binary("tpbed-load"))
+        .args(["experiment", "show", name, "--scale", scale])
+        .output()
+        .expect("run tpbed-load experiment show")
+}
+
+#[test]
+fn the_policies_suite_loads_and_the_open_transaction_rail_prevents_starvation() {
+    let experiments = [
+        "policies-rail-starvation",
+        "policies-rail-starvation-railed",
+        "policies-read-only",
+        "policies-t1",
+    ];
+    // every file of the suite parses at both scales; the matrices set the policy per column
+    for name in experiments {
+        for scale in ["small", "paper"] {
+            let o = show(name, scale);
+            let (stdout, stderr) = text(&o);
+            assert!(o.status.success(), "{name} at {scale}: {stdout}\n{stderr}");
+            assert!(
+                stdout.starts_with(&format!("{name} (policies ")),
+                "{stdout}"
+            );
+        }
+    }
+    let (shown, _) = text(&show("policies-read-only", "small"));
+    assert!(
+        shown.contains("config mysql:") && shown.contains("tpbed_thread_pool_policy=fifo"),
+        "{shown}"
+    );
+    // the starvation scenario, rails on and off: the rail is what makes the COMMIT run
+    let out = out_dir("policies");
+    let o = lab(&[experiments[0], experiments[1], "--format", "text"], &out);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(verdict(&stdout, experiments[1]), "reproduces", "{stdout}");
+    assert_eq!(verdict(&stdout, experiments[0]), "reproduces", "{stdout}");
+    let index = std::fs::read_to_string(out.join("index.md")).expect("index.md");
+    assert!(
+        index.contains("--tpbed_thread_pool_rails= (start-up)")
+            && index
+                .contains("tpbed_thread_pool_rails=OFF (tpbed's own variable, not a MySQL setting"),
+        "{index}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
