@@ -133,6 +133,8 @@ fn list() -> Result<String, String> {
     Ok(o)
 }
 
+/// `experiment show`: an experiment's finding, scales and settings, its steps, matrix or
+/// cases, what it can measure and its verdict rules.
 fn show(l: &run::Loaded) -> String {
     let e = &l.exp;
     let mut o = format!("{} ({})\n\n", e.name, l.origin);
@@ -171,136 +173,147 @@ fn show(l: &run::Loaded) -> String {
         ));
     }
     if let Some(sc) = &e.scenario {
-        o.push_str(&format!("\nsessions: {}\n", sc.sessions.join(", ")));
-        if let Some(each) = &sc.each {
-            o.push_str(&format!(
-                "steps run once per {} in {:?}\n",
-                each.name, each.values
-            ));
-        }
-        for st in &sc.step {
-            let s = st.get_ref();
-            let who = s.session.as_deref().unwrap_or("-");
-            let line = match s.action() {
-                Ok(spec::Action::Sql(q)) => format!("{who}: {q}"),
-                Ok(spec::Action::Send(q)) => format!("{who}: send {q}"),
-                Ok(spec::Action::Reap) => format!("{who}: reap"),
-                Ok(spec::Action::Sleep(ms)) => format!("sleep {ms} ms"),
-                Ok(spec::Action::Measure { name, counter }) => {
-                    format!(
-                        "measure {name} = {counter}{}",
-                        s.session
-                            .as_ref()
-                            .map(|s| format!(" of {s}"))
-                            .unwrap_or_default()
-                    )
-                }
-                Ok(spec::Action::Create(t)) => format!("create {t} (tests/fixtures/queue.sql)"),
-                Ok(spec::Action::Fill { table, jobs }) => {
-                    format!("fill {table} with {jobs} ready jobs")
-                }
-                Err(e) => e,
-            };
-            let mut extra = Vec::new();
-            if let Some(c) = s.expect_error {
-                extra.push(format!("expect error {c}"));
-            }
-            if let Some(t) = &s.time {
-                extra.push(format!("time -> {t}"));
-            }
-            if let Some(r) = &s.rows {
-                extra.push(format!("rows -> {r}"));
-            }
-            if let Some(r) = s.repeat {
-                extra.push(format!("x{r}, median"));
-            }
-            o.push_str(&format!(
-                "  {line}{}\n",
-                if extra.is_empty() {
-                    String::new()
-                } else {
-                    format!("   [{}]", extra.join(", "))
-                }
-            ));
-        }
-    }
-    if let Some(mx) = &e.matrix {
-        o.push_str(&format!(
-            "\nworkload: {} {}\n{} in {:?}, {} s per cell, {} pass(es)\n",
-            mx.workload,
-            mx.options
-                .iter()
-                .map(|(k, v)| format!("--{k}={}", spec::value_text(v)))
-                .collect::<Vec<_>>()
-                .join(" "),
-            mx.vary,
-            mx.values,
-            mx.time_s,
-            mx.passes.unwrap_or(1)
-        ));
-        for c in &mx.config {
-            o.push_str(&format!(
-                "  config {}: {}{}{} {}\n",
-                c.name,
-                c.workload
-                    .as_ref()
-                    .map(|w| format!("workload {w} "))
-                    .unwrap_or_default(),
-                if c.by_sysbench() {
-                    "client sysbench "
-                } else {
-                    ""
-                },
-                c.options
-                    .iter()
-                    .map(|(k, v)| format!("--{k}={}", spec::value_text(v)))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                c.settings
-                    .iter()
-                    .map(|(k, v)| format!("{k}={}", spec::value_text(v)))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
-        }
-    }
-    if let Some(cf) = &e.conformance {
-        let cases = cf.cases();
-        o.push_str(&format!(
-            "\n{} cases, innodb_lock_wait_timeout = {} s; the first ones:\n",
-            cases.len(),
-            cf.lock_wait_timeout
-        ));
-        for c in cases.iter().take(5) {
-            o.push_str(&format!("  {}\n", c.name()));
-        }
-    }
-    if e.scenario.is_some() {
+        show_scenario(sc, &mut o);
         o.push_str("\ncounters a measure step may read:\n");
         for (c, what) in counters::COUNTERS {
             o.push_str(&format!("  {c:<16} {what}\n"));
         }
     }
     if let Some(mx) = &e.matrix {
-        o.push_str("\nmetrics of each cell (CONFIGURATION.METRIC@VALUE):\n");
-        let mut workloads: Vec<&str> = mx.config.iter().map(|c| c.workload(mx)).collect();
-        workloads.push(&mx.workload);
-        workloads.sort_unstable();
-        workloads.dedup();
-        let mut shown = std::collections::BTreeSet::new();
-        for w in workloads {
-            for (m, what) in matrix::metric_keys(w) {
-                if shown.insert(m.clone()) {
-                    o.push_str(&format!("  {m:<20} {what}\n"));
-                }
-            }
-        }
+        show_matrix(mx, &mut o);
+    }
+    if let Some(cf) = &e.conformance {
+        show_conformance(cf, &mut o);
     }
     o.push_str("\nverdict (all rules must hold):\n");
     for r in &e.verdict {
         o.push_str(&format!("  {}\n", r.get_ref().describe()));
     }
     o
+}
+
+/// The scenario part of `experiment show`: sessions and each step with its checks.
+fn show_scenario(sc: &spec::Scenario, o: &mut String) {
+    o.push_str(&format!("\nsessions: {}\n", sc.sessions.join(", ")));
+    if let Some(each) = &sc.each {
+        o.push_str(&format!(
+            "steps run once per {} in {:?}\n",
+            each.name, each.values
+        ));
+    }
+    for st in &sc.step {
+        let s = st.get_ref();
+        let who = s.session.as_deref().unwrap_or("-");
+        let line = match s.action() {
+            Ok(spec::Action::Sql(q)) => format!("{who}: {q}"),
+            Ok(spec::Action::Send(q)) => format!("{who}: send {q}"),
+            Ok(spec::Action::Reap) => format!("{who}: reap"),
+            Ok(spec::Action::Sleep(ms)) => format!("sleep {ms} ms"),
+            Ok(spec::Action::Measure { name, counter }) => {
+                format!(
+                    "measure {name} = {counter}{}",
+                    s.session
+                        .as_ref()
+                        .map(|s| format!(" of {s}"))
+                        .unwrap_or_default()
+                )
+            }
+            Ok(spec::Action::Create(t)) => format!("create {t} (tests/fixtures/queue.sql)"),
+            Ok(spec::Action::Fill { table, jobs }) => {
+                format!("fill {table} with {jobs} ready jobs")
+            }
+            Err(e) => e,
+        };
+        let mut extra = Vec::new();
+        if let Some(c) = s.expect_error {
+            extra.push(format!("expect error {c}"));
+        }
+        if let Some(t) = &s.time {
+            extra.push(format!("time -> {t}"));
+        }
+        if let Some(r) = &s.rows {
+            extra.push(format!("rows -> {r}"));
+        }
+        if let Some(r) = s.repeat {
+            extra.push(format!("x{r}, median"));
+        }
+        o.push_str(&format!(
+            "  {line}{}\n",
+            if extra.is_empty() {
+                String::new()
+            } else {
+                format!("   [{}]", extra.join(", "))
+            }
+        ));
+    }
+}
+
+/// The matrix part of `experiment show`: workload, configurations and each cell's metrics.
+fn show_matrix(mx: &spec::Matrix, o: &mut String) {
+    o.push_str(&format!(
+        "\nworkload: {} {}\n{} in {:?}, {} s per cell, {} pass(es)\n",
+        mx.workload,
+        mx.options
+            .iter()
+            .map(|(k, v)| format!("--{k}={}", spec::value_text(v)))
+            .collect::<Vec<_>>()
+            .join(" "),
+        mx.vary,
+        mx.values,
+        mx.time_s,
+        mx.passes.unwrap_or(1)
+    ));
+    for c in &mx.config {
+        o.push_str(&format!(
+            "  config {}: {}{}{} {}\n",
+            c.name,
+            c.workload
+                .as_ref()
+                .map(|w| format!("workload {w} "))
+                .unwrap_or_default(),
+            if c.by_sysbench() {
+                "client sysbench "
+            } else {
+                ""
+            },
+            c.options
+                .iter()
+                .map(|(k, v)| format!("--{k}={}", spec::value_text(v)))
+                .collect::<Vec<_>>()
+                .join(" "),
+            c.settings
+                .iter()
+                .map(|(k, v)| format!("{k}={}", spec::value_text(v)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+    o.push_str("\nmetrics of each cell (CONFIGURATION.METRIC@VALUE):\n");
+    let mut workloads: Vec<&str> = mx.config.iter().map(|c| c.workload(mx)).collect();
+    workloads.push(&mx.workload);
+    workloads.sort_unstable();
+    workloads.dedup();
+    let mut shown = std::collections::BTreeSet::new();
+    for w in workloads {
+        for (m, what) in matrix::metric_keys(w) {
+            if shown.insert(m.clone()) {
+                o.push_str(&format!("  {m:<20} {what}\n"));
+            }
+        }
+    }
+}
+
+/// The conformance part of `experiment show`: how many cases and the first ones.
+fn show_conformance(cf: &conformance::Spec, o: &mut String) {
+    let cases = cf.cases();
+    o.push_str(&format!(
+        "\n{} cases, innodb_lock_wait_timeout = {} s; the first ones:\n",
+        cases.len(),
+        cf.lock_wait_timeout
+    ));
+    for c in cases.iter().take(5) {
+        o.push_str(&format!("  {}\n", c.name()));
+    }
 }
 
 fn run_cmd(a: &LabRunArgs, wires: &Arc<WireFactory>) -> Result<(), String> {
