@@ -403,56 +403,7 @@ impl Rule {
 
     fn eval(&self, m: &Measurements) -> Result<(String, Verdict), Verdict> {
         match self {
-            Rule::Ratio { a, b, min, max } => {
-                let (va, vb) = (values(m, a)?, values(m, b)?);
-                let (ma, mb) = (median(va), median(vb));
-                let r = if mb == 0.0 {
-                    if ma == 0.0 {
-                        return Ok((
-                            "0 / 0".into(),
-                            Verdict::Differs(format!("{a} and {b} are both 0")),
-                        ));
-                    }
-                    f64::INFINITY
-                } else {
-                    ma / mb
-                };
-                let noise = spread(va).max(spread(vb));
-                let lo = min.unwrap_or(f64::NEG_INFINITY);
-                let hi = max.unwrap_or(f64::INFINITY);
-                let inside = lo <= r && r <= hi;
-                let claims_difference = !(lo <= 1.0 && 1.0 <= hi);
-                let noisy = within_spread(r, noise);
-                let text = format!(
-                    "{} / {} = {} (pass spread {:.1}%)",
-                    fmt_num(ma),
-                    fmt_num(mb),
-                    fmt_num(r),
-                    noise * 100.0
-                );
-                let why = format!(
-                    "ratio {} against {} with pass spread {:.1}%",
-                    fmt_num(r),
-                    bounds_text(*min, *max),
-                    noise * 100.0
-                );
-                let v = if claims_difference {
-                    if noisy {
-                        Verdict::WithinNoise(why)
-                    } else if inside {
-                        Verdict::Reproduces
-                    } else {
-                        Verdict::Differs(why)
-                    }
-                } else if inside {
-                    Verdict::Reproduces
-                } else if noisy {
-                    Verdict::WithinNoise(why)
-                } else {
-                    Verdict::Differs(why)
-                };
-                Ok((text, v))
-            }
+            Rule::Ratio { a, b, min, max } => ratio(m, a, b, min, max),
             Rule::Fit {
                 series: name,
                 factor,
@@ -460,127 +411,216 @@ impl Rule {
                 min_slope,
                 max_slope,
                 min_r2,
-            } => {
-                let (pts, _) = series(m, name)?;
-                if pts.len() < 3 {
-                    return Err(Verdict::CannotRun(format!(
-                        "a fit needs 3 points, {name} has {}",
-                        pts.len()
-                    )));
-                }
-                let (slope, icpt, r2) = fit(&pts);
-                let s = slope * factor;
-                let text = format!(
-                    "slope {} {unit} (intercept {}), r² {:.3}, {} points",
-                    fmt_num(s),
-                    fmt_num(icpt),
-                    r2,
-                    pts.len()
-                );
-                let lo = min_slope.unwrap_or(f64::NEG_INFINITY);
-                let hi = max_slope.unwrap_or(f64::INFINITY);
-                let v = if r2 < *min_r2 {
-                    Verdict::Differs(format!("not linear: r² {r2:.3} < {min_r2}"))
-                } else if s < lo || s > hi {
-                    Verdict::Differs(format!(
-                        "slope {} {unit} not {}",
-                        fmt_num(s),
-                        bounds_text(*min_slope, *max_slope)
-                    ))
-                } else {
-                    Verdict::Reproduces
-                };
-                Ok((text, v))
-            }
+            } => fit_rule(m, name, factor, unit, min_slope, max_slope, min_r2),
             Rule::Trend {
                 series: name,
                 direction,
                 min_change,
                 tolerance,
-            } => {
-                let (pts, noise) = series(m, name)?;
-                let ys: Vec<f64> = pts.iter().map(|p| p.1).collect();
-                let (first, last) = (ys[0], ys[ys.len() - 1]);
-                let up = *direction == Direction::Up;
-                let change = if up { last / first } else { first / last };
-                let against = ys
-                    .windows(2)
-                    .map(|w| {
-                        if up {
-                            (w[0] - w[1]) / w[0].abs().max(1e-12)
-                        } else {
-                            (w[1] - w[0]) / w[0].abs().max(1e-12)
-                        }
-                    })
-                    .fold(0.0_f64, f64::max);
-                let text = format!(
-                    "{} (x{} overall, worst step against {:.1}%, pass spread {:.1}%)",
-                    pts.iter()
-                        .map(|(x, y)| format!("{}: {}", fmt_num(*x), fmt_num(*y)))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    fmt_num(change),
-                    against * 100.0,
-                    noise * 100.0
-                );
-                let v = if within_spread(change, noise) {
-                    Verdict::WithinNoise(format!(
-                        "overall change x{} within pass spread {:.1}%",
-                        fmt_num(change),
-                        noise * 100.0
-                    ))
-                } else if change < *min_change {
-                    Verdict::Differs(format!(
-                        "overall change x{} < x{}",
-                        fmt_num(change),
-                        fmt_num(*min_change)
-                    ))
-                } else if against > *tolerance {
-                    Verdict::Differs(format!(
-                        "not monotonic: a step goes {:.1}% the other way",
-                        against * 100.0
-                    ))
-                } else {
-                    Verdict::Reproduces
-                };
-                Ok((text, v))
-            }
+            } => trend(m, name, direction, min_change, tolerance),
             Rule::Count {
                 value,
                 equals,
                 at_most,
                 at_least,
-            } => {
-                let vs = values(m, value)?;
-                let v = median(vs);
-                let ok = equals.is_none_or(|e| (v - e).abs() < 1e-9)
-                    && at_most.is_none_or(|h| v <= h)
-                    && at_least.is_none_or(|l| v >= l);
-                let text = if vs.len() > 1 {
-                    format!(
-                        "{value} = {} (passes: {})",
-                        fmt_num(v),
-                        vs.iter()
-                            .map(|x| fmt_num(*x))
-                            .collect::<Vec<_>>()
-                            .join(" / ")
-                    )
-                } else {
-                    format!("{value} = {}", fmt_num(v))
-                };
-                let verdict = if ok {
-                    Verdict::Reproduces
-                } else {
-                    Verdict::Differs(format!(
-                        "{value} = {} not {}",
-                        fmt_num(v),
-                        self.describe().trim_start_matches(value.as_str()).trim()
-                    ))
-                };
-                Ok((text, verdict))
-            }
+            } => count(m, self, value, equals, at_most, at_least),
         }
     }
+}
+
+/// Judges a ratio rule: the ratio of two measured values' medians against its bounds and
+/// the pass spread.
+fn ratio(
+    m: &Measurements,
+    a: &str,
+    b: &str,
+    min: &Option<f64>,
+    max: &Option<f64>,
+) -> Result<(String, Verdict), Verdict> {
+    let (va, vb) = (values(m, a)?, values(m, b)?);
+    let (ma, mb) = (median(va), median(vb));
+    let r = if mb == 0.0 {
+        if ma == 0.0 {
+            return Ok((
+                "0 / 0".into(),
+                Verdict::Differs(format!("{a} and {b} are both 0")),
+            ));
+        }
+        f64::INFINITY
+    } else {
+        ma / mb
+    };
+    let noise = spread(va).max(spread(vb));
+    let lo = min.unwrap_or(f64::NEG_INFINITY);
+    let hi = max.unwrap_or(f64::INFINITY);
+    let inside = lo <= r && r <= hi;
+    let claims_difference = !(lo <= 1.0 && 1.0 <= hi);
+    let noisy = within_spread(r, noise);
+    let text = format!(
+        "{} / {} = {} (pass spread {:.1}%)",
+        fmt_num(ma),
+        fmt_num(mb),
+        fmt_num(r),
+        noise * 100.0
+    );
+    let why = format!(
+        "ratio {} against {} with pass spread {:.1}%",
+        fmt_num(r),
+        bounds_text(*min, *max),
+        noise * 100.0
+    );
+    let v = if claims_difference {
+        if noisy {
+            Verdict::WithinNoise(why)
+        } else if inside {
+            Verdict::Reproduces
+        } else {
+            Verdict::Differs(why)
+        }
+    } else if inside {
+        Verdict::Reproduces
+    } else if noisy {
+        Verdict::WithinNoise(why)
+    } else {
+        Verdict::Differs(why)
+    };
+    Ok((text, v))
+}
+
+/// Judges a fit rule: a series' least-squares slope and r² against their bounds.
+fn fit_rule(
+    m: &Measurements,
+    name: &str,
+    factor: &f64,
+    unit: &str,
+    min_slope: &Option<f64>,
+    max_slope: &Option<f64>,
+    min_r2: &f64,
+) -> Result<(String, Verdict), Verdict> {
+    let (pts, _) = series(m, name)?;
+    if pts.len() < 3 {
+        return Err(Verdict::CannotRun(format!(
+            "a fit needs 3 points, {name} has {}",
+            pts.len()
+        )));
+    }
+    let (slope, icpt, r2) = fit(&pts);
+    let s = slope * factor;
+    let text = format!(
+        "slope {} {unit} (intercept {}), r² {:.3}, {} points",
+        fmt_num(s),
+        fmt_num(icpt),
+        r2,
+        pts.len()
+    );
+    let lo = min_slope.unwrap_or(f64::NEG_INFINITY);
+    let hi = max_slope.unwrap_or(f64::INFINITY);
+    let v = if r2 < *min_r2 {
+        Verdict::Differs(format!("not linear: r² {r2:.3} < {min_r2}"))
+    } else if s < lo || s > hi {
+        Verdict::Differs(format!(
+            "slope {} {unit} not {}",
+            fmt_num(s),
+            bounds_text(*min_slope, *max_slope)
+        ))
+    } else {
+        Verdict::Reproduces
+    };
+    Ok((text, v))
+}
+
+/// Judges a trend rule: a series' overall change and its steps against the expected direction.
+fn trend(
+    m: &Measurements,
+    name: &str,
+    direction: &Direction,
+    min_change: &f64,
+    tolerance: &f64,
+) -> Result<(String, Verdict), Verdict> {
+    let (pts, noise) = series(m, name)?;
+    let ys: Vec<f64> = pts.iter().map(|p| p.1).collect();
+    let (first, last) = (ys[0], ys[ys.len() - 1]);
+    let up = *direction == Direction::Up;
+    let change = if up { last / first } else { first / last };
+    let against = ys
+        .windows(2)
+        .map(|w| {
+            if up {
+                (w[0] - w[1]) / w[0].abs().max(1e-12)
+            } else {
+                (w[1] - w[0]) / w[0].abs().max(1e-12)
+            }
+        })
+        .fold(0.0_f64, f64::max);
+    let text = format!(
+        "{} (x{} overall, worst step against {:.1}%, pass spread {:.1}%)",
+        pts.iter()
+            .map(|(x, y)| format!("{}: {}", fmt_num(*x), fmt_num(*y)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        fmt_num(change),
+        against * 100.0,
+        noise * 100.0
+    );
+    let v = if within_spread(change, noise) {
+        Verdict::WithinNoise(format!(
+            "overall change x{} within pass spread {:.1}%",
+            fmt_num(change),
+            noise * 100.0
+        ))
+    } else if change < *min_change {
+        Verdict::Differs(format!(
+            "overall change x{} < x{}",
+            fmt_num(change),
+            fmt_num(*min_change)
+        ))
+    } else if against > *tolerance {
+        Verdict::Differs(format!(
+            "not monotonic: a step goes {:.1}% the other way",
+            against * 100.0
+        ))
+    } else {
+        Verdict::Reproduces
+    };
+    Ok((text, v))
+}
+
+/// Judges a count rule: a measured value's median against exact or bounding counts.
+fn count(
+    m: &Measurements,
+    rule: &Rule,
+    value: &str,
+    equals: &Option<f64>,
+    at_most: &Option<f64>,
+    at_least: &Option<f64>,
+) -> Result<(String, Verdict), Verdict> {
+    let vs = values(m, value)?;
+    let v = median(vs);
+    let ok = equals.is_none_or(|e| (v - e).abs() < 1e-9)
+        && at_most.is_none_or(|h| v <= h)
+        && at_least.is_none_or(|l| v >= l);
+    let text = if vs.len() > 1 {
+        format!(
+            "{value} = {} (passes: {})",
+            fmt_num(v),
+            vs.iter()
+                .map(|x| fmt_num(*x))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        )
+    } else {
+        format!("{value} = {}", fmt_num(v))
+    };
+    let verdict = if ok {
+        Verdict::Reproduces
+    } else {
+        Verdict::Differs(format!(
+            "{value} = {} not {}",
+            fmt_num(v),
+            rule.describe().trim_start_matches(value).trim()
+        ))
+    };
+    Ok((text, verdict))
 }
 
 #[cfg(test)]
