@@ -155,6 +155,33 @@ fn slug(s: &str) -> String {
 pub(crate) fn write(dir: &Path, r: &RunResult) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut md = String::new();
+    write_summary(&mut md, r);
+    for e in &r.experiments {
+        let _ = writeln!(md, "\n## {}\n", e.name);
+        let _ = writeln!(md, "<a id=\"{}\"></a>\n", slug(&e.name));
+        let _ = writeln!(md, "{} — {}\n", cell(&e.study), e.finding);
+        let _ = writeln!(md, "Study's figure: {}\n", e.study_figure);
+        let _ = writeln!(md, "Source: `{}`. Rules (all must hold):\n", e.origin);
+        for rule in &e.rules {
+            let _ = writeln!(md, "- {rule}");
+        }
+        for t in &e.targets {
+            write_target(&mut md, e, t);
+        }
+        plot_metrics(dir, &mut md, e)?;
+        plot_fits(dir, &mut md, e)?;
+    }
+    let index = dir.join("index.md");
+    std::fs::write(&index, md).map_err(|e| format!("{}: {e}", index.display()))?;
+    let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
+    let jp = dir.join("results.json");
+    std::fs::write(&jp, json + "\n").map_err(|e| format!("{}: {e}", jp.display()))?;
+    Ok(index)
+}
+
+/// The report's head: the command, the machine, the targets and every experiment's verdict
+/// on each target.
+fn write_summary(md: &mut String, r: &RunResult) {
     let m = &r.machine;
     let _ = writeln!(md, "# tpbed-load experiment run\n");
     let _ = writeln!(md, "`{}`\n", r.command);
@@ -201,191 +228,185 @@ pub(crate) fn write(dir: &Path, r: &RunResult) -> Result<PathBuf, String> {
         }
         let _ = writeln!(md);
     }
-    for e in &r.experiments {
-        let _ = writeln!(md, "\n## {}\n", e.name);
-        let _ = writeln!(md, "<a id=\"{}\"></a>\n", slug(&e.name));
-        let _ = writeln!(md, "{} — {}\n", cell(&e.study), e.finding);
-        let _ = writeln!(md, "Study's figure: {}\n", e.study_figure);
-        let _ = writeln!(md, "Source: `{}`. Rules (all must hold):\n", e.origin);
-        for rule in &e.rules {
-            let _ = writeln!(md, "- {rule}");
+}
+
+/// One experiment's section for one target: the server, its settings and variables, the
+/// verdict with each rule's outcome, and the measurements.
+fn write_target(md: &mut String, e: &ExpResult, t: &TargetRun) {
+    let _ = writeln!(md, "\n### {} on {}\n", e.name, t.target);
+    let _ = writeln!(
+        md,
+        "Server: {} ({}), CPUs {}, {:.0} s. Settings changed by the lab: {}.\n",
+        if t.version.is_empty() {
+            "-"
+        } else {
+            &t.version
+        },
+        t.flavour.map_or("-".into(), |f| format!("{f:?}")),
+        if t.server_cpus.is_empty() {
+            "-"
+        } else {
+            &t.server_cpus
+        },
+        t.seconds,
+        if t.changed.is_empty() {
+            "none".into()
+        } else {
+            t.changed.join(", ")
         }
-        for t in &e.targets {
-            let _ = writeln!(md, "\n### {} on {}\n", e.name, t.target);
-            let _ = writeln!(
-                md,
-                "Server: {} ({}), CPUs {}, {:.0} s. Settings changed by the lab: {}.\n",
-                if t.version.is_empty() {
-                    "-"
-                } else {
-                    &t.version
-                },
-                t.flavour.map_or("-".into(), |f| format!("{f:?}")),
-                if t.server_cpus.is_empty() {
-                    "-"
-                } else {
-                    &t.server_cpus
-                },
-                t.seconds,
-                if t.changed.is_empty() {
-                    "none".into()
-                } else {
-                    t.changed.join(", ")
-                }
-            );
-            if !t.variables.is_empty() {
-                let _ = writeln!(
-                    md,
-                    "Variables: {}\n",
-                    t.variables
-                        .iter()
-                        .map(|(k, v)| format!("`{k}={v}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            let nd = &t.non_default;
-            if !nd.known {
-                let _ = writeln!(
-                    md,
-                    "Variables that differ from the defaults: {}.\n",
-                    nd.source
-                );
-            } else if nd.differs.is_empty() {
-                let _ = writeln!(
-                    md,
-                    "No variable differs from the defaults ({}).\n",
-                    nd.source
-                );
-            } else {
-                let _ = writeln!(
-                    md,
-                    "Variables that differ from the defaults (from {}): {}\n",
-                    nd.source,
-                    nd.differs
-                        .iter()
-                        .map(|d| format!("`{d}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            let _ = writeln!(md, "**Verdict: {}**\n", cell(&t.verdict.to_string()));
-            let _ = writeln!(md, "| rule | measured | verdict |\n|---|---|---|");
-            for o in &t.outcomes {
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} |",
-                    cell(&o.rule),
-                    cell(&o.measured),
-                    cell(&o.verdict.to_string())
-                );
-            }
-            if !t.extra_md.is_empty() {
-                let _ = writeln!(md, "\n{}", t.extra_md);
-            }
-            if !t.table.is_empty() {
-                let _ = writeln!(md, "\nMedians over passes:\n\n{}", t.table);
-            } else if !t.measurements.is_empty() {
-                let _ = writeln!(
-                    md,
-                    "\nMeasurements (every pass):\n\n| name | passes |\n|---|---|"
-                );
-                for (k, v) in &t.measurements {
-                    let text = match v {
-                        Measured::Values(vs) => vs
-                            .iter()
-                            .map(|x| format!("{x:.4}"))
-                            .collect::<Vec<_>>()
-                            .join(" / "),
-                        Measured::Missing(w) => format!("missing: {w}"),
-                    };
-                    let _ = writeln!(md, "| {k} | {} |", cell(&text));
-                }
-            }
-            for n in &t.notes {
-                let _ = writeln!(md, "- {}", cell(n));
-            }
+    );
+    if !t.variables.is_empty() {
+        let _ = writeln!(
+            md,
+            "Variables: {}\n",
+            t.variables
+                .iter()
+                .map(|(k, v)| format!("`{k}={v}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let nd = &t.non_default;
+    if !nd.known {
+        let _ = writeln!(
+            md,
+            "Variables that differ from the defaults: {}.\n",
+            nd.source
+        );
+    } else if nd.differs.is_empty() {
+        let _ = writeln!(
+            md,
+            "No variable differs from the defaults ({}).\n",
+            nd.source
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "Variables that differ from the defaults (from {}): {}\n",
+            nd.source,
+            nd.differs
+                .iter()
+                .map(|d| format!("`{d}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let _ = writeln!(md, "**Verdict: {}**\n", cell(&t.verdict.to_string()));
+    let _ = writeln!(md, "| rule | measured | verdict |\n|---|---|---|");
+    for o in &t.outcomes {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} |",
+            cell(&o.rule),
+            cell(&o.measured),
+            cell(&o.verdict.to_string())
+        );
+    }
+    if !t.extra_md.is_empty() {
+        let _ = writeln!(md, "\n{}", t.extra_md);
+    }
+    if !t.table.is_empty() {
+        let _ = writeln!(md, "\nMedians over passes:\n\n{}", t.table);
+    } else if !t.measurements.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nMeasurements (every pass):\n\n| name | passes |\n|---|---|"
+        );
+        for (k, v) in &t.measurements {
+            let text = match v {
+                Measured::Values(vs) => vs
+                    .iter()
+                    .map(|x| format!("{x:.4}"))
+                    .collect::<Vec<_>>()
+                    .join(" / "),
+                Measured::Missing(w) => format!("missing: {w}"),
+            };
+            let _ = writeln!(md, "| {k} | {} |", cell(&text));
         }
-        // one plot per metric with every target's configurations
-        let mut metrics: Vec<&String> = e
+    }
+    for n in &t.notes {
+        let _ = writeln!(md, "- {}", cell(n));
+    }
+}
+
+/// One plot per metric, with every target's configurations as series.
+fn plot_metrics(dir: &Path, md: &mut String, e: &ExpResult) -> Result<(), String> {
+    let mut metrics: Vec<&String> = e
+        .targets
+        .iter()
+        .flat_map(|t| t.plots.iter().map(|p| &p.0))
+        .collect();
+    metrics.sort();
+    metrics.dedup();
+    for metric in metrics {
+        let series: Vec<Series> = e
             .targets
             .iter()
-            .flat_map(|t| t.plots.iter().map(|p| &p.0))
+            .flat_map(|t| {
+                t.plots
+                    .iter()
+                    .filter(|p| &p.0 == metric)
+                    .flat_map(|p| p.1.iter())
+                    .map(|s| Series {
+                        label: format!("{} {}", t.target, s.label),
+                        points: s.points.clone(),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .filter(|s| !s.points.is_empty())
             .collect();
-        metrics.sort();
-        metrics.dedup();
-        for metric in metrics {
-            let series: Vec<Series> = e
-                .targets
-                .iter()
-                .flat_map(|t| {
-                    t.plots
-                        .iter()
-                        .filter(|p| &p.0 == metric)
-                        .flat_map(|p| p.1.iter())
-                        .map(|s| Series {
-                            label: format!("{} {}", t.target, s.label),
-                            points: s.points.clone(),
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .filter(|s| !s.points.is_empty())
-                .collect();
-            if series.is_empty() {
-                continue;
-            }
-            let file = format!("{}-{}.svg", slug(&e.name), slug(metric));
+        if series.is_empty() {
+            continue;
+        }
+        let file = format!("{}-{}.svg", slug(&e.name), slug(metric));
+        line_chart(
+            &dir.join(&file),
+            &Chart {
+                title: &format!("{}: {metric}", e.name),
+                x_label: "",
+                y_label: metric,
+                log_x: false,
+                log_y: false,
+            },
+            &series,
+        )?;
+        let _ = writeln!(md, "\n![{metric}]({file})");
+    }
+    Ok(())
+}
+
+/// Each series a fit or trend rule read, drawn with its linear fit.
+fn plot_fits(dir: &Path, md: &mut String, e: &ExpResult) -> Result<(), String> {
+    for t in &e.targets {
+        let series: Vec<(String, Vec<(f64, f64)>)> = fit_series(t);
+        for (name, pts) in series {
+            let file = format!("{}-{}-{}.svg", slug(&e.name), slug(&t.target), slug(&name));
+            let (slope, icpt, _) = crate::lab::verdict::fit(&pts);
+            let line: Vec<(f64, f64)> = pts.iter().map(|(x, _)| (*x, icpt + slope * x)).collect();
             line_chart(
                 &dir.join(&file),
                 &Chart {
-                    title: &format!("{}: {metric}", e.name),
-                    x_label: "",
-                    y_label: metric,
+                    title: &format!("{} on {}: {name} with its linear fit", e.name, t.target),
+                    x_label: &name,
+                    y_label: "median of the passes",
                     log_x: false,
                     log_y: false,
                 },
-                &series,
-            )?;
-            let _ = writeln!(md, "\n![{metric}]({file})");
-        }
-        // a fit's series drawn with its points
-        for t in &e.targets {
-            let series: Vec<(String, Vec<(f64, f64)>)> = fit_series(t);
-            for (name, pts) in series {
-                let file = format!("{}-{}-{}.svg", slug(&e.name), slug(&t.target), slug(&name));
-                let (slope, icpt, _) = crate::lab::verdict::fit(&pts);
-                let line: Vec<(f64, f64)> =
-                    pts.iter().map(|(x, _)| (*x, icpt + slope * x)).collect();
-                line_chart(
-                    &dir.join(&file),
-                    &Chart {
-                        title: &format!("{} on {}: {name} with its linear fit", e.name, t.target),
-                        x_label: &name,
-                        y_label: "median of the passes",
-                        log_x: false,
-                        log_y: false,
+                &[
+                    Series {
+                        label: "measured (median)".into(),
+                        points: pts,
                     },
-                    &[
-                        Series {
-                            label: "measured (median)".into(),
-                            points: pts,
-                        },
-                        Series {
-                            label: "fit".into(),
-                            points: line,
-                        },
-                    ],
-                )?;
-                let _ = writeln!(md, "\n![{name} on {}]({file})", t.target);
-            }
+                    Series {
+                        label: "fit".into(),
+                        points: line,
+                    },
+                ],
+            )?;
+            let _ = writeln!(md, "\n![{name} on {}]({file})", t.target);
         }
     }
-    let index = dir.join("index.md");
-    std::fs::write(&index, md).map_err(|e| format!("{}: {e}", index.display()))?;
-    let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
-    let jp = dir.join("results.json");
-    std::fs::write(&jp, json + "\n").map_err(|e| format!("{}: {e}", jp.display()))?;
-    Ok(index)
+    Ok(())
 }
 
 /// Series a fit or trend rule read, with their median points.
