@@ -180,20 +180,81 @@ fn max_proc(a: Option<ProcSample>, b: Option<ProcSample>) -> Option<ProcSample> 
     }
 }
 
+/// The side connection that samples the server's status counters, when gauges are asked for.
+fn gauge_connection(load: &Load) -> Option<Blocking> {
+    if !load.gauges {
+        return None;
+    }
+    match Blocking::connect(load.engine.addr, &load.engine.login, &load.wires) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("tpbed-load: no server gauges: {e}");
+            None
+        }
+    }
+}
+
+/// sysbench's opening lines, printed before the run starts.
+fn print_banner(load: &Load, rate_mode: bool) {
+    println!(
+        "tpbed-load {} (sysbench-compatible report; workload {})",
+        env!("CARGO_PKG_VERSION"),
+        load.workload
+    );
+    println!();
+    println!("Running the test with following options:");
+    println!("Number of threads: {}", load.engine.connections);
+    if rate_mode {
+        println!("Target transaction rate: {}/sec", load.engine.rate);
+    }
+    if load.report_interval > 0 {
+        println!(
+            "Report intermediate results every {} second(s)",
+            load.report_interval
+        );
+    }
+    println!(
+        "Client event-loop threads (tpbed-load): {}",
+        load.engine
+            .client_threads
+            .min(load.engine.connections.max(1))
+    );
+    println!();
+    println!("Initializing worker threads...");
+    println!();
+    let _ = std::io::stdout().flush();
+}
+
+/// One interval's server gauges: the shown status counters, the deltas of row-lock waits and
+/// questions since the previous interval, and the server process's threads and RSS.
+fn interval_gauges(
+    st: &BTreeMap<String, f64>,
+    prev_status: &BTreeMap<String, f64>,
+    proc: Option<ProcSample>,
+) -> Vec<(String, f64)> {
+    let mut gauges: Vec<(String, f64)> = SHOWN
+        .iter()
+        .filter_map(|k| st.get(*k).map(|v| (k.to_string(), *v)))
+        .collect();
+    for k in ["Innodb_row_lock_waits", "Questions"] {
+        if let (Some(a), Some(b)) = (st.get(k), prev_status.get(k)) {
+            gauges.push((format!("{k}_delta"), a - b));
+        }
+    }
+    if let Some(p) = proc {
+        gauges.push(("server_os_threads".into(), p.threads as f64));
+        gauges.push((
+            "server_rss_mb".into(),
+            (p.rss_kb as f64 / 1024.0 * 10.0).round() / 10.0,
+        ));
+    }
+    gauges
+}
+
 /// Runs `load` and returns its report (a fatal error is inside the report).
 pub(crate) fn run(load: Load) -> Report {
     let machine = Machine::collect();
-    let mut side = if load.gauges {
-        match Blocking::connect(load.engine.addr, &load.engine.login, &load.wires) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                eprintln!("tpbed-load: no server gauges: {e}");
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let mut side = gauge_connection(&load);
     let mut server = ServerInfo {
         pid: load.server_pid,
         cpus: load
@@ -211,33 +272,7 @@ pub(crate) fn run(load: Load) -> Report {
     let rate_mode = load.engine.rate > 0.0;
     let live = load.live && load.format == Format::Text;
     if live {
-        println!(
-            "tpbed-load {} (sysbench-compatible report; workload {})",
-            env!("CARGO_PKG_VERSION"),
-            load.workload
-        );
-        println!();
-        println!("Running the test with following options:");
-        println!("Number of threads: {}", load.engine.connections);
-        if rate_mode {
-            println!("Target transaction rate: {}/sec", load.engine.rate);
-        }
-        if load.report_interval > 0 {
-            println!(
-                "Report intermediate results every {} second(s)",
-                load.report_interval
-            );
-        }
-        println!(
-            "Client event-loop threads (tpbed-load): {}",
-            load.engine
-                .client_threads
-                .min(load.engine.connections.max(1))
-        );
-        println!();
-        println!("Initializing worker threads...");
-        println!();
-        let _ = std::io::stdout().flush();
+        print_banner(&load, rate_mode);
     }
     let engine = Engine::start(
         load.engine.clone(),
@@ -292,22 +327,7 @@ pub(crate) fn run(load: Load) -> Report {
             let st = status(&mut side);
             let proc = load.server_pid.and_then(proc_sample);
             server.proc_max = max_proc(server.proc_max, proc);
-            let mut gauges: Vec<(String, f64)> = SHOWN
-                .iter()
-                .filter_map(|k| st.get(*k).map(|v| (k.to_string(), *v)))
-                .collect();
-            for k in ["Innodb_row_lock_waits", "Questions"] {
-                if let (Some(a), Some(b)) = (st.get(k), prev_status.get(k)) {
-                    gauges.push((format!("{k}_delta"), a - b));
-                }
-            }
-            if let Some(p) = proc {
-                gauges.push(("server_os_threads".into(), p.threads as f64));
-                gauges.push((
-                    "server_rss_mb".into(),
-                    (p.rss_kb as f64 / 1024.0 * 10.0).round() / 10.0,
-                ));
-            }
+            let gauges = interval_gauges(&st, &prev_status, proc);
             if !st.is_empty() {
                 prev_status = st;
             }
