@@ -15,7 +15,7 @@ use crate::kernel_counts::KernelCounts;
 use crate::lab::knobs::for_flavour;
 use crate::lab::spec::{value_text, Config, Matrix};
 use crate::lab::sysbench_client;
-use crate::lab::target::{check_flags, plan_settings, sql_value, Live};
+use crate::lab::target::{check_flags, plan_settings, sql_value, Live, SettingsPlan};
 use crate::lab::verdict::{median, missing, record, CellMetrics, Measured, Measurements};
 use crate::options::SysbenchArgs;
 use crate::plot::Series;
@@ -279,12 +279,7 @@ pub(crate) fn run(
             // put back what the previous configuration set globally, so this one is planned
             // against the server's own values (not the last configuration's)
             if !originals.is_empty() {
-                if let Ok(mut c) = live.connect() {
-                    for (k, orig) in &originals {
-                        let _ = c.query(&format!("SET GLOBAL {k} = {}", sql_value(orig)));
-                    }
-                    c.quit();
-                }
+                restore_globals(live, &originals);
             }
             let planned =
                 for_flavour(&settings, live.flavour).and_then(|(settings, translated)| {
@@ -328,21 +323,8 @@ pub(crate) fn run(
                 ));
             }
             if pass == 1 {
-                let mut ch: Vec<String> = plan
-                    .dynamic
-                    .iter()
-                    .map(|(k, v)| format!("SET GLOBAL {k}={v}"))
-                    .collect();
-                ch.extend(live.flags.iter().map(|(k, v)| format!("--{k}={v}")));
-                out.changed.push(format!(
-                    "{}: {}",
-                    cfg.name,
-                    if ch.is_empty() {
-                        "defaults".into()
-                    } else {
-                        ch.join(", ")
-                    }
-                ));
+                out.changed
+                    .push(format!("{}: {}", cfg.name, settings_changed(&plan, live)));
             }
             if let Ok(mut c) = live.connect() {
                 for (k, v) in &plan.dynamic {
@@ -389,13 +371,41 @@ pub(crate) fn run(
             }
         }
     }
+    restore_globals(live, &originals);
+    out.table = table(mx, &configs, &out.m);
+    out.plots = plots(mx, &configs, &out.m);
+    out
+}
+
+/// What a configuration changes on the target: its SET GLOBALs and the start-up flags the
+/// target runs with, or `defaults`.
+fn settings_changed(plan: &SettingsPlan, live: &Live) -> String {
+    let mut ch: Vec<String> = plan
+        .dynamic
+        .iter()
+        .map(|(k, v)| format!("SET GLOBAL {k}={v}"))
+        .collect();
+    ch.extend(live.flags.iter().map(|(k, v)| format!("--{k}={v}")));
+    if ch.is_empty() {
+        "defaults".into()
+    } else {
+        ch.join(", ")
+    }
+}
+
+/// Sets each global variable back to the value it had before the matrix changed it.
+fn restore_globals(live: &mut Live, originals: &BTreeMap<String, String>) {
     if let Ok(mut c) = live.connect() {
-        for (k, orig) in &originals {
+        for (k, orig) in originals {
             let _ = c.query(&format!("SET GLOBAL {k} = {}", sql_value(orig)));
         }
         c.quit();
     }
-    out.table = table(mx, &configs, &out.m);
+}
+
+/// The plotted metrics: for each, one series per configuration over the varied values.
+fn plots(mx: &Matrix, configs: &[Config], m: &Measurements) -> Vec<(String, Vec<Series>)> {
+    let mut out = Vec::new();
     if let Some(p) = &mx.plot {
         for y in &p.y {
             let series = configs
@@ -405,7 +415,7 @@ pub(crate) fn run(
                     points: mx
                         .values
                         .iter()
-                        .filter_map(|v| match out.m.get(&format!("{}.{y}@{v}", c.name)) {
+                        .filter_map(|v| match m.get(&format!("{}.{y}@{v}", c.name)) {
                             Some(Measured::Values(vs)) if !vs.is_empty() => {
                                 Some((*v as f64, median(vs)))
                             }
@@ -414,7 +424,7 @@ pub(crate) fn run(
                         .collect(),
                 })
                 .collect();
-            out.plots.push((y.clone(), series));
+            out.push((y.clone(), series));
         }
     }
     out
