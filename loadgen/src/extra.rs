@@ -167,18 +167,7 @@ fn mix_load(
             t0: Instant::now(),
         })
     });
-    let load = Load {
-        workload: name,
-        engine,
-        scripts,
-        wires: wires.clone(),
-        report_interval: run_args.report_interval,
-        percentile: run_args.percentile,
-        format: run_args.format,
-        live: true,
-        server_pid: run_args.server_pid,
-        gauges: !run_args.no_gauges,
-    };
+    let load = Load::new(name, engine, scripts, wires.clone(), run_args, true);
     Ok((load, stats))
 }
 

@@ -710,18 +710,7 @@ pub(crate) fn queue_run(
         }
     });
     let name = format!("queue {} {:?} batch={}", table, a.claim, a.batch).to_lowercase();
-    let load = Load {
-        workload: name,
-        engine,
-        scripts,
-        wires: wires.clone(),
-        report_interval: a.run.report_interval,
-        percentile: a.run.percentile,
-        format: a.run.format,
-        live: print,
-        server_pid: a.run.server_pid,
-        gauges: !a.run.no_gauges,
-    };
+    let load = Load::new(name, engine, scripts, wires.clone(), &a.run, print);
     let mut report = run(load);
     let remaining = admin
         .rows(&format!("SELECT COUNT(*) FROM {table}"))?

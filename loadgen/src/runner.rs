@@ -77,6 +77,32 @@ pub(crate) struct Load {
     pub(crate) gauges: bool,
 }
 
+impl Load {
+    /// A load with the report and sampling options of `run` (`--report-interval`,
+    /// `--percentile`, `--format`, `--server-pid`, gauges unless `--no-gauges`).
+    pub(crate) fn new(
+        workload: String,
+        engine: EngineConfig,
+        scripts: Arc<ScriptFactory>,
+        wires: Arc<WireFactory>,
+        run: &RunArgs,
+        live: bool,
+    ) -> Load {
+        Load {
+            workload,
+            engine,
+            scripts,
+            wires,
+            report_interval: run.report_interval,
+            percentile: run.percentile,
+            format: run.format,
+            live,
+            server_pid: run.server_pid,
+            gauges: !run.no_gauges,
+        }
+    }
+}
+
 impl std::fmt::Debug for Load {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Load")

@@ -119,18 +119,14 @@ pub(crate) fn run_cmd(
     let scripts = Arc::new(move |i: usize| {
         Box::new(OltpScript::new(cfg.clone(), i, seed)) as Box<dyn Script>
     });
-    let load = Load {
-        workload: a.workload.name().into(),
+    let load = Load::new(
+        a.workload.name().into(),
         engine,
         scripts,
-        wires: wires.clone(),
-        report_interval: a.run.report_interval,
-        percentile: a.run.percentile,
-        format: a.run.format,
+        wires.clone(),
+        &a.run,
         live,
-        server_pid: a.run.server_pid,
-        gauges: !a.run.no_gauges,
-    };
+    );
     let report = run(load);
     if live {
         emit(&report, a.run.format, a.run.out.as_deref())?;

@@ -351,18 +351,14 @@ pub(crate) fn run_tpcc(
             rec2.clone(),
         ))
     });
-    let load = Load {
-        workload: format!("tpcc ({} warehouse(s))", scale.warehouses),
+    let load = Load::new(
+        format!("tpcc ({} warehouse(s))", scale.warehouses),
         engine,
         scripts,
-        wires: wires.clone(),
-        report_interval: a.run.report_interval,
-        percentile: a.run.percentile,
-        format: a.run.format,
+        wires.clone(),
+        &a.run,
         live,
-        server_pid: a.run.server_pid,
-        gauges: !a.run.no_gauges,
-    };
+    );
     let mut report = run(load);
     let txns = rec
         .lock()
