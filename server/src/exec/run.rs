@@ -21,7 +21,7 @@ use crate::exec::access::{covering, Access, AccessType};
 use crate::exec::aggregate::Acc;
 use crate::exec::query::{Query, Source, SourceKind};
 use crate::sql::env::{StmtEnv, SubqueryRunner};
-use crate::sql::eval::{compare, eval, to_i64, truth, EvalEnv};
+use crate::sql::eval::{compare, eval, to_i64, truth};
 use crate::sql::expr::{BoundExpr, SubqueryRef};
 use crate::sql::output::{column_for, fit_datetime_decimals, ResultSet};
 use crate::trx::{LockingScan, ScanLockMode, ScanOptions};
@@ -182,7 +182,12 @@ impl<'a> Exec<'a> {
     /// Fails with 1317 when a KILL QUERY arrived while a row was being evaluated (say during a
     /// `SLEEP()` in a select item), as mysqld's row loop does.
     fn interrupted(&self) -> SqlResult<()> {
-        if self.env(&[]).killed() {
+        let killed = self
+            .st
+            .conn
+            .killed
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if killed != crate::connections::KILL_NONE {
             return Err(SqlError::new(
                 ErrorCode::QueryInterrupted,
                 "Query execution was interrupted",
