@@ -115,6 +115,10 @@ impl Server {
             "CREATE TABLE IF NOT EXISTS t (id BIGINT PRIMARY KEY AUTO_INCREMENT, i BIGINT, \
              u BIGINT UNSIGNED, d DECIMAL(20,6), f DOUBLE, s VARCHAR(64), dt DATETIME)",
         );
+        // A table of one row for the wide joins: a join within the 61-table limit over `t`,
+        // which the cases fill, would be a cross product no server finishes.
+        setup("CREATE TABLE IF NOT EXISTS one (id INT PRIMARY KEY)");
+        setup("INSERT IGNORE INTO one VALUES (1)");
         conn.into_inner()
     }
 }
@@ -409,7 +413,7 @@ fn expr(rng: &mut StdRng, depth: u32) -> String {
 }
 
 /// A statement nesting up to a few thousand levels in one of the recursive forms, or joining
-/// up to a few thousand tables.
+/// up to a few thousand copies of the one-row table.
 fn deep(rng: &mut StdRng) -> String {
     let max = if rng.random_bool(0.1) { 3000 } else { 700 };
     let n = rng.random_range(1..max);
@@ -419,11 +423,11 @@ fn deep(rng: &mut StdRng) -> String {
             vec!["1"; n].join(pick(rng, &["+", "*", " OR ", " AND "]))
         ),
         8 => format!(
-            "SELECT 1 FROM t{}",
-            " JOIN t".repeat(n + rng.random_range(0..2000))
+            "SELECT 1 FROM one{}",
+            " JOIN one".repeat(n + rng.random_range(0..2000))
         ),
         9 => {
-            let tables: Vec<String> = (0..n.max(1) * 2).map(|i| format!("t a{i}")).collect();
+            let tables: Vec<String> = (0..n.max(1) * 2).map(|i| format!("one a{i}")).collect();
             format!("SELECT 1 FROM {}", tables.join(", "))
         }
         1 => format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n)),
