@@ -105,5 +105,8 @@ fn joins_without_on_give_mariadbs_rows() {
         );
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
-    assert!(answered >= QUERIES.len() - 1, "{answered} queries gave rows");
+    assert!(
+        answered >= QUERIES.len() - 1,
+        "{answered} queries gave rows"
+    );
 }
