@@ -702,6 +702,12 @@ fn account_statements_column_reads_and_describing_follow_mysqls_tests() {
             "SELECT command denied to user 'wo'@'localhost' for column 'v' in table 't'"
         )
     );
+    assert_eq!(
+        code(wo.query_drop("INSERT INTO d1.t VALUES (1, 1) ON DUPLICATE KEY UPDATE v = v + 1")),
+        1143
+    );
+    wo.query_drop("INSERT INTO d1.t VALUES (1, 1) ON DUPLICATE KEY UPDATE v = 3")
+        .unwrap();
     // A grant on the table lets it be described; global privileges other than SELECT do not.
     wo.query_drop("DESCRIBE d1.t").unwrap();
     let mut gd = login(&srv, "gd");

@@ -60,6 +60,14 @@ const STATEMENTS: &[(&str, Kind)] = &[
     ("INSERT INTO d2.u SELECT id + 300 FROM d1.t", Mutates),
     (UPSERT, Mutates),
     (
+        "INSERT INTO d1.t VALUES (1, 1) ON DUPLICATE KEY UPDATE v = v + 1",
+        Mutates,
+    ),
+    (
+        "INSERT INTO d1.t VALUES (1, 1) ON DUPLICATE KEY UPDATE v = VALUES(v)",
+        Mutates,
+    ),
+    (
         "UPDATE d1.t JOIN d2.u ON d1.t.id = d2.u.id SET d1.t.v = 7",
         Mutates,
     ),

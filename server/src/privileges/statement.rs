@@ -6,7 +6,7 @@
 //! | statement | privilege |
 //! |---|---|
 //! | SELECT, and every table a statement only reads | SELECT |
-//! | INSERT | INSERT (REPLACE: and DELETE; ON DUPLICATE KEY UPDATE: and UPDATE) |
+//! | INSERT | INSERT (REPLACE: and DELETE; ON DUPLICATE KEY UPDATE: and UPDATE, SELECT on the columns its values read) |
 //! | UPDATE / DELETE | UPDATE / DELETE on the changed tables, SELECT on the columns WHERE and SET values read |
 //! | CREATE TABLE | CREATE (… SELECT: and INSERT; … LIKE t: SELECT on t) |
 //! | CREATE / DROP INDEX | INDEX |
@@ -215,10 +215,16 @@ pub fn needs(st: &Context, s: &Statement) -> Vec<Need> {
                 if i.replace_into {
                     privs = privs.union(PrivSet::DELETE);
                 }
-                if matches!(i.on, Some(ast::OnInsert::DuplicateKeyUpdate(_))) {
+                let mut upsert = None;
+                if let Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) = &i.on {
                     privs = privs.union(PrivSet::UPDATE);
+                    upsert = Some(assignments);
                 }
                 n.table(t, privs);
+                // The values ON DUPLICATE KEY UPDATE assigns read columns as UPDATE's do.
+                if let Some(assignments) = upsert {
+                    n.where_reads(t, assignments.iter().map(|a| &a.value));
+                }
             }
             if let Some(q) = &i.source {
                 n.reads(q);
