@@ -236,7 +236,9 @@ struct Side {
     admin: Conn,
     victim: u32,
     holder: u32,
+    /// The victim and holder connections, open for the whole test.
     _conns: Vec<Conn>,
+    /// How to reach the server (each account logs in with its own name).
     opts: mysql::OptsBuilder,
 }
 
