@@ -1,6 +1,7 @@
 //! A private MariaDB server for tests that compare tpbed with it: started on a free loopback
 //! port by `loadgen/scripts/mariadb.sh` in its own directory, stopped and removed on drop.
 
+use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -40,6 +41,34 @@ impl MariaDb {
             .expect("run mariadb.sh");
         assert!(st.success(), "mariadb.sh start failed");
         MariaDb { base, port }
+    }
+
+    /// Runs `sql` as MariaDB's `root` (through its Unix socket, where root authenticates by
+    /// operating-system user); panics if it fails.
+    pub fn root_sql(&self, sql: &str) {
+        let mut child = Command::new("mariadb")
+            .args(["--no-defaults", "-uroot"])
+            .arg(format!(
+                "--socket={}",
+                self.base.join("mysqld.sock").display()
+            ))
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("run the mariadb CLI");
+        child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(sql.as_bytes())
+            .expect("write to the mariadb CLI");
+        let out = child.wait_with_output().expect("wait for the mariadb CLI");
+        assert!(
+            out.status.success(),
+            "{sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 

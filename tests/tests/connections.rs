@@ -1,12 +1,15 @@
 //! Connection limits: 2,000 concurrent connections in thread-per-connection mode, and
 //! `max_connections` with the spare slot for CONNECTION_ADMIN, which a refused connection
-//! never holds; and every spelling of an account name that CREATE USER takes.
+//! never holds, and the 1040 sent in place of the greeting once that slot is taken too; and
+//! every spelling of an account name that CREATE USER takes.
 
+use std::io::Read;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use tpbed_tests::{
-    each_mode, global_status as status, raise_nofile_limit, raw_code, raw_error, TestServer,
+    cli_output, each_mode, global_status as status, has_program, raise_nofile_limit, raw_code,
+    raw_error, require_tool, TestServer,
 };
 
 #[test]
@@ -200,4 +203,62 @@ fn every_account_spelling_mysql_takes_names_the_same_account() {
     root.query_drop("GRANT SELECT ON *.* TO bare@'%'").unwrap();
     srv.raw_connect("bare", "pw")
         .expect("bare@'%' logs in with its password");
+}
+
+/// One packet from `s`: its sequence id and payload.
+fn read_packet(s: &mut std::net::TcpStream) -> (u8, Vec<u8>) {
+    let mut header = [0u8; 4];
+    s.read_exact(&mut header).expect("a packet header");
+    let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+    let mut payload = vec![0u8; len];
+    s.read_exact(&mut payload).expect("a packet payload");
+    (header[3], payload)
+}
+
+#[test]
+fn past_the_spare_slot_1040_replaces_the_greeting_without_an_sqlstate() {
+    let srv = TestServer::start(&["--max-connections=1"]);
+    let mut root = srv.connect();
+    // The spare slot: a connection that got its greeting and has not answered it.
+    let mut spare = std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    spare
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let (_, greeting) = read_packet(&mut spare);
+    assert_eq!(greeting[0], 10, "protocol version 10");
+    // The client has not yet said it speaks protocol 4.1: no `#` and SQLSTATE, as mysqld.
+    let mut refused = std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    refused
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let (seq, payload) = read_packet(&mut refused);
+    let mut want = vec![0xff, 0x10, 0x04];
+    want.extend_from_slice(b"Too many connections");
+    assert_eq!(
+        (seq, String::from_utf8_lossy(&payload)),
+        (0, String::from_utf8_lossy(&want))
+    );
+    let mut rest = Vec::new();
+    refused.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty(), "the server closes after the ERR: {rest:?}");
+    // Clients still show the number and the message.
+    match mysql::Conn::new(srv.opts("root", "")) {
+        Err(mysql::Error::MySqlError(e)) => {
+            assert_eq!((e.code, e.message.as_str()), (1040, "Too many connections"))
+        }
+        other => panic!("connecting past the spare slot: {other:?}"),
+    }
+    assert_eq!(raw_code(srv.raw_connect("root", "")), 1040);
+    if require_tool("the mariadb CLI", has_program("mariadb")) {
+        let out = cli_output("mariadb", srv.port, &["-uroot", "-e", "SELECT 1"], b"");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // The CLI reports it as an error before its TLS handshake, naming the server's.
+        assert!(
+            !out.status.success() && stderr.contains("1040 - Too many connections"),
+            "{stderr}"
+        );
+    }
+    drop(spare);
+    let one: i64 = root.query_first("SELECT 1").unwrap().unwrap();
+    assert_eq!(one, 1);
 }

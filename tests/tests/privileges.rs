@@ -127,10 +127,14 @@ fn an_account_without_grants_gets_mysqls_error_for_every_statement_kind() {
         ),
         (
             "SHOW GRANTS FOR root@localhost",
-            1142,
-            "SELECT command denied to user 'nog'@'localhost' for table 'user'",
+            1044,
+            "Access denied for user 'nog'@'%' to database 'mysql'",
         ),
-        ("SHOW CREATE USER root@localhost", 1142, "for table 'user'"),
+        (
+            "SHOW CREATE USER root@localhost",
+            1044,
+            "to database 'mysql'",
+        ),
         (
             "SET PASSWORD FOR sel@'%' = 'x'",
             1044,
@@ -645,4 +649,84 @@ fn renaming_a_table_needs_alter_and_drop_and_create_and_insert_on_the_new_name()
     r.query_drop(rename).unwrap();
     let n: Vec<i64> = root.query("SELECT id FROM d1.t2").unwrap();
     assert_eq!(n, [1]);
+}
+
+#[test]
+fn account_statements_column_reads_and_describing_follow_mysqls_tests() {
+    let (srv, mut root) = server();
+    for sql in [
+        "CREATE USER cu@'%' IDENTIFIED BY 'pw'",
+        "GRANT CREATE USER ON *.* TO cu@'%'",
+        "CREATE USER mi@'%' IDENTIFIED BY 'pw'",
+        "GRANT INSERT, UPDATE, DELETE ON mysql.* TO mi@'%'",
+        "CREATE USER wo@'%' IDENTIFIED BY 'pw'",
+        "GRANT INSERT, UPDATE, DELETE ON d1.t TO wo@'%'",
+        "CREATE USER pr@'%' IDENTIFIED BY 'pw'",
+        "GRANT PROCESS ON *.* TO pr@'%'",
+        "CREATE USER gd@'%' IDENTIFIED BY 'pw'",
+        "GRANT CREATE, ALTER ON *.* TO gd@'%'",
+        "CREATE USER lk@'%' IDENTIFIED BY 'pw'",
+        "GRANT SELECT, LOCK TABLES ON d1.* TO lk@'%'",
+    ] {
+        root.query_drop(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    // CREATE USER creates accounts but does not set another account's password: that takes
+    // UPDATE on the mysql schema.
+    let mut cu = login(&srv, "cu");
+    cu.query_drop("CREATE USER x1@'%'").unwrap();
+    assert_eq!(
+        mysql_error(cu.query_drop("SET PASSWORD FOR sel@'%' = 'pw'")).message,
+        "Access denied for user 'cu'@'%' to database 'mysql'"
+    );
+    // INSERT, UPDATE and DELETE on the mysql schema stand in for CREATE USER.
+    let mut mi = login(&srv, "mi");
+    for sql in [
+        "CREATE USER x2@'%'",
+        "RENAME USER x2@'%' TO x3@'%'",
+        "ALTER USER x3@'%' IDENTIFIED BY 'pw'",
+        "SET PASSWORD FOR x3@'%' = 'pw2'",
+        "DROP USER x3@'%'",
+    ] {
+        mi.query_drop(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    assert_eq!(code(mi.query_drop("SHOW GRANTS FOR sel@'%'")), 1044);
+    // The values SET assigns read columns as WHERE does.
+    let mut wo = login(&srv, "wo");
+    wo.query_drop("UPDATE d1.t SET v = 2").unwrap();
+    let e = mysql_error(wo.query_drop("UPDATE d1.t SET v = v + 1"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            1143,
+            "SELECT command denied to user 'wo'@'localhost' for column 'v' in table 't'"
+        )
+    );
+    assert_eq!(
+        code(wo.query_drop("INSERT INTO d1.t VALUES (1, 1) ON DUPLICATE KEY UPDATE v = v + 1")),
+        1143
+    );
+    wo.query_drop("INSERT INTO d1.t VALUES (1, 1) ON DUPLICATE KEY UPDATE v = 3")
+        .unwrap();
+    // A grant on the table lets it be described; global privileges other than SELECT do not.
+    wo.query_drop("DESCRIBE d1.t").unwrap();
+    let mut gd = login(&srv, "gd");
+    assert_eq!(code(gd.query_drop("SHOW COLUMNS FROM d1.t")), 1142);
+    assert_eq!(code(gd.query_drop("SHOW INDEX FROM d1.t")), 1142);
+    gd.query_drop("SHOW CREATE TABLE d1.t").unwrap();
+    // Any global privilege lists a database's tables (those the account may see), not USE.
+    let mut pr = login(&srv, "pr");
+    assert!(strings(&mut pr, "SHOW TABLES FROM d1").is_empty());
+    assert_eq!(code(pr.query_drop("USE d1")), 1044);
+    // LOCK TABLES takes database-qualified names; RENAME TABLE needs ALTER and DROP.
+    let mut lk = login(&srv, "lk");
+    lk.query_drop("LOCK TABLES d1.t READ, d2.u AS x WRITE")
+        .map(|()| panic!("d2.u is not lk's to lock"))
+        .unwrap_or_else(|e| assert_eq!(code::<()>(Err(e)), 1044));
+    lk.query_drop("LOCK TABLES d1.t READ").unwrap();
+    lk.query_drop("UNLOCK TABLES").unwrap();
+    assert_eq!(code(lk.query_drop("RENAME TABLE d1.t TO d1.t9")), 1142);
+    root.query_drop("RENAME TABLE d1.t TO d1.t9").unwrap();
+    let moved: Vec<i64> = root.query("SELECT id FROM d1.t9").unwrap();
+    assert_eq!(moved, [1]);
 }

@@ -131,6 +131,8 @@ fn arithmetic_and_function_edges_answer_like_mysql() {
             .unwrap()
             .unwrap();
         assert_eq!((zero, all, xor), (0, u64::MAX, u64::MAX), "{mode}");
+        // A product after it groups from the left: `3 * ~0` overflows before `* 0`.
+        assert_eq!(code(c.query_drop("SELECT 3 * ~0 * 0")), 1690, "{mode}");
         // A string past the double range casts to the largest double, with warning 1292.
         let big: f64 = c
             .query_first("SELECT CAST('1e400' AS DOUBLE)")

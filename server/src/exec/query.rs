@@ -189,6 +189,89 @@ fn ident_name(e: &Expr) -> Option<&str> {
     }
 }
 
+/// One table of a FROM list as the planner takes it: the table factor, whether it is LEFT
+/// joined, its own join condition, and the ON conditions of the nested joins it closes.
+type Factor<'q> = (&'q TableFactor, bool, JoinCondition<'q>, Vec<&'q Expr>);
+
+/// Whether a join is LEFT, and its condition; an error for the join kinds tpbed lacks.
+fn join_kind(j: &ast::Join) -> SqlResult<(bool, JoinCondition<'_>)> {
+    let (left, cons) = match &j.join_operator {
+        // Tables are always joined in the order written, which is what STRAIGHT_JOIN asks for.
+        ast::JoinOperator::Join(c)
+        | ast::JoinOperator::Inner(c)
+        | ast::JoinOperator::StraightJoin(c) => (false, Some(c)),
+        ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
+        ast::JoinOperator::CrossJoin(_) => (false, None),
+        other => {
+            return Err(SqlError::unsupported(
+                &format!("join {other:?}")
+                    .chars()
+                    .take(40)
+                    .collect::<String>(),
+            ))
+        }
+    };
+    Ok((
+        left,
+        cons.map_or(Ok(JoinCondition::None), JoinCondition::of)?,
+    ))
+}
+
+/// Appends a join's right side (or a FROM item's first table) to `factors`.
+///
+/// An inner join with a nested join on its right, as sqlparser reads `a JOIN b JOIN c [ON p]`
+/// (`a JOIN (b JOIN c [ON p])`, ON-less joins nesting to the right as in MySQL's grammar) or
+/// as written with brackets, joins the same rows as the nested tables listed in its place:
+/// an inner join is a filter over the product, so its ON is carried by the nested join's last
+/// table, where every table it can name has been joined. That holds when the nested joins
+/// are inner joins with ON or no condition; with no outer condition, LEFT joins inside keep
+/// their meaning too (`a × (b ⟕ c)` is `(a × b) ⟕ c`). Other nestings are unsupported.
+/// The nesting is at most as deep as the tables are many (MySQL's 61, checked before parse).
+fn push_factor<'q>(
+    factors: &mut Vec<Factor<'q>>,
+    relation: &'q TableFactor,
+    left: bool,
+    cond: JoinCondition<'q>,
+) -> SqlResult<()> {
+    if let TableFactor::NestedJoin {
+        table_with_joins: nested,
+        alias: None,
+    } = relation
+    {
+        let outer_on = match cond {
+            JoinCondition::None => Some(None),
+            JoinCondition::On(e) => Some(Some(e)),
+            _ => None,
+        };
+        let kinds = nested
+            .joins
+            .iter()
+            .map(join_kind)
+            .collect::<SqlResult<Vec<_>>>()?;
+        let flattens = !left
+            && outer_on.is_some()
+            && kinds.iter().all(|(inner_left, c)| {
+                matches!(c, JoinCondition::None | JoinCondition::On(_))
+                    && !(*inner_left && matches!(outer_on, Some(Some(_))))
+            });
+        if flattens {
+            push_factor(factors, &nested.relation, false, JoinCondition::None)?;
+            for (j, (inner_left, c)) in nested.joins.iter().zip(kinds) {
+                push_factor(factors, &j.relation, inner_left, c)?;
+            }
+            if let (Some(Some(on)), Some(last)) = (outer_on, factors.last_mut()) {
+                last.3.push(on);
+            }
+            return Ok(());
+        }
+        return Err(SqlError::unsupported(
+            "this nesting of joins (a nested join that is LEFT joined, or holds USING or NATURAL)",
+        ));
+    }
+    factors.push((relation, left, cond, Vec::new()));
+    Ok(())
+}
+
 struct PendingSource {
     alias: String,
     db: String,
@@ -220,31 +303,14 @@ impl Planner<'_> {
         let mut scope = Scope::nested(registry, outer);
         let mut pending: Vec<PendingSource> = Vec::new();
         // FROM: each item of the list a chain of joins.
-        let mut factors: Vec<(&TableFactor, bool, JoinCondition<'_>)> = Vec::new();
+        let mut factors: Vec<Factor<'_>> = Vec::new();
         let mut chain_starts = Vec::new();
         for twj in &s.from {
             chain_starts.push(factors.len());
-            factors.push((&twj.relation, false, JoinCondition::None));
+            push_factor(&mut factors, &twj.relation, false, JoinCondition::None)?;
             for j in &twj.joins {
-                let (left, cons) = match &j.join_operator {
-                    // Tables are always joined in the order written, which is what
-                    // STRAIGHT_JOIN asks for.
-                    ast::JoinOperator::Join(c)
-                    | ast::JoinOperator::Inner(c)
-                    | ast::JoinOperator::StraightJoin(c) => (false, Some(c)),
-                    ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
-                    ast::JoinOperator::CrossJoin(_) => (false, None),
-                    other => {
-                        return Err(SqlError::unsupported(
-                            &format!("join {other:?}")
-                                .chars()
-                                .take(40)
-                                .collect::<String>(),
-                        ))
-                    }
-                };
-                let cond = cons.map_or(Ok(JoinCondition::None), JoinCondition::of)?;
-                factors.push((&j.relation, left, cond));
+                let (left, cond) = join_kind(j)?;
+                push_factor(&mut factors, &j.relation, left, cond)?;
             }
         }
         // A SELECT without tables reaches here when it holds a subquery: it reads one row.
@@ -260,7 +326,8 @@ impl Planner<'_> {
         let mut on_exprs: Vec<Option<Expr>> = Vec::new();
         let mut star = Vec::new();
         let mut chain = Chain::default();
-        for (n, (f, left, cond)) in factors.into_iter().enumerate() {
+        let mut carried_on: Vec<Vec<&Expr>> = Vec::new();
+        for (n, (f, left, cond, carried)) in factors.into_iter().enumerate() {
             if n > 0 && chain_starts.contains(&n) {
                 star.extend(std::mem::take(&mut chain).into_order());
             }
@@ -345,6 +412,7 @@ impl Planner<'_> {
                 hints,
             });
             on_exprs.push(on);
+            carried_on.push(carried);
         }
         star.extend(chain.into_order());
         scope.star = Some(star);
@@ -462,7 +530,7 @@ impl Planner<'_> {
             Ok(x)
         };
         for (i, on) in on_exprs.iter().enumerate() {
-            if let Some(e) = on {
+            for e in on.iter().chain(carried_on[i].iter().copied()) {
                 scope.in_clause("on clause");
                 let x = bind_base(&scope, e, &mut self.params)?;
                 conjuncts(x, &mut pending[i].on);

@@ -86,6 +86,22 @@ pub fn can_see_table(st: &Context, db: &str, table: &str) -> bool {
     }
 }
 
+/// Whether the session may describe `db.table`'s columns and indexes (SHOW COLUMNS,
+/// DESCRIBE, SHOW INDEX): SELECT held globally or on the database, or any privilege granted
+/// on the table itself. MySQL's `check_grant` with "any combination will do" counts every
+/// table-level grant but, of the global and database privileges, only the SELECT asked for.
+pub fn can_describe_table(st: &Context, db: &str, table: &str) -> bool {
+    if matches!(schema(db), Schema::Information) || db_privileges(st, db).contains(PrivSet::SELECT)
+    {
+        return true;
+    }
+    st.core
+        .accounts
+        .with_grants(&st.user, &st.account_host, |g| {
+            g.is_some_and(|g| g.table(db, table).intersects(PrivSet::TABLE))
+        })
+}
+
 /// The client's host as MySQL's `host_or_ip` names it in 1142 and 1143: `localhost` for a
 /// loopback address (which MySQL resolves to it), else the address.
 pub fn client_host(st: &Context) -> &str {
@@ -162,6 +178,20 @@ pub fn require_db(st: &Context, need: PrivSet, db: &str) -> SqlResult<()> {
         return Err(db_denied(st, db));
     }
     Ok(())
+}
+
+/// The account statements' test (CREATE USER, DROP USER, RENAME USER, ALTER USER of
+/// another account, REVOKE ALL): the global CREATE USER privilege, or `on_mysql` (INSERT,
+/// DELETE or UPDATE, by the statement) held globally or on the `mysql` schema, as each of
+/// those statements' pages in MySQL's manual states; 1227 naming CREATE USER otherwise.
+pub fn require_account_admin(st: &Context, on_mysql: PrivSet) -> SqlResult<()> {
+    if st.privileges.global.contains(PrivSet::CREATE_USER)
+        || db_privileges(st, "mysql").contains(on_mysql)
+    {
+        Ok(())
+    } else {
+        Err(SqlError::need_privilege(PrivSet::CREATE_USER.first_name()))
+    }
 }
 
 /// Requires the global privilege `need` (1227 naming it).

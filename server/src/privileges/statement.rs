@@ -6,15 +6,16 @@
 //! | statement | privilege |
 //! |---|---|
 //! | SELECT, and every table a statement only reads | SELECT |
-//! | INSERT | INSERT (REPLACE: and DELETE; ON DUPLICATE KEY UPDATE: and UPDATE) |
-//! | UPDATE / DELETE | UPDATE / DELETE on the changed tables, SELECT on the columns WHERE reads |
+//! | INSERT | INSERT (REPLACE: and DELETE; ON DUPLICATE KEY UPDATE: and UPDATE, SELECT on the columns its values read) |
+//! | UPDATE / DELETE | UPDATE / DELETE on the changed tables, SELECT on the columns WHERE and SET values read |
 //! | CREATE TABLE | CREATE (… SELECT: and INSERT; … LIKE t: SELECT on t) |
 //! | CREATE / DROP INDEX | INDEX |
 //! | ALTER TABLE | ALTER (RENAME: and DROP; the new name CREATE and INSERT) |
 //! | DROP TABLE, TRUNCATE TABLE | DROP |
 //! | ANALYZE TABLE | SELECT and INSERT |
-//! | SHOW CREATE TABLE / SHOW COLUMNS, DESCRIBE | some privilege on the table |
-//! | SHOW TABLES | some privilege in the database (1044) |
+//! | SHOW CREATE TABLE | some privilege on the table |
+//! | SHOW COLUMNS, DESCRIBE, SHOW INDEX | SELECT on the database, or some grant on the table |
+//! | SHOW TABLES, SHOW TABLE STATUS | some privilege in the database, or a global one (1044) |
 
 use std::ops::ControlFlow;
 
@@ -57,8 +58,18 @@ pub enum Need {
         /// The column named in the error.
         column: String,
     },
+    /// SELECT held globally or on the database, or any privilege granted on the table
+    /// itself (1142 naming SELECT): what describing a table's columns or indexes asks.
+    DescribeTable {
+        /// Database.
+        db: String,
+        /// Table.
+        table: String,
+    },
     /// Some privilege in a database (1044).
     SeeDb(String),
+    /// Some privilege in a database or any global privilege (1044): listing its tables.
+    ListDb(String),
 }
 
 /// Relations a part of a statement names, without the names of its CTEs and `dual`.
@@ -124,23 +135,33 @@ impl Needs<'_> {
             self.out.push(Need::AnyOnTable { db, table, command });
         }
     }
+    fn describe(&mut self, n: &ObjectName) {
+        if let Some((db, table)) = resolve(self.st, n) {
+            self.out.push(Need::DescribeTable { db, table });
+        }
+    }
     fn reads<V: Visit>(&mut self, v: &V) {
         for n in relations(v) {
             self.table(&n, PrivSet::SELECT);
         }
     }
-    /// SELECT on the first column `selection` reads, for a table the statement changes.
-    fn where_reads(&mut self, target: &ObjectName, selection: Option<&Expr>) {
-        let Some(e) = selection else { return };
+    /// SELECT on the first column `reads` (WHERE, then the values SET assigns) names, for a
+    /// table the statement changes.
+    fn where_reads<'e>(&mut self, target: &ObjectName, reads: impl IntoIterator<Item = &'e Expr>) {
         let mut column = None;
-        let _ = ast::visit_expressions(e, |x| {
-            match x {
-                Expr::Identifier(i) => column = Some(i.value.clone()),
-                Expr::CompoundIdentifier(p) => column = p.last().map(|i| i.value.clone()),
-                _ => return ControlFlow::Continue(()),
+        for e in reads {
+            let _ = ast::visit_expressions(e, |x| {
+                match x {
+                    Expr::Identifier(i) => column = Some(i.value.clone()),
+                    Expr::CompoundIdentifier(p) => column = p.last().map(|i| i.value.clone()),
+                    _ => return ControlFlow::Continue(()),
+                }
+                ControlFlow::Break(())
+            });
+            if column.is_some() {
+                break;
             }
-            ControlFlow::Break(())
-        });
+        }
         if let (Some(column), Some((db, table))) = (column, resolve(self.st, target)) {
             self.out.push(Need::Column { db, table, column });
         }
@@ -160,10 +181,24 @@ fn factor_names(f: &TableFactor) -> Option<(String, &ObjectName)> {
     }
 }
 
+/// Every table factor of a FROM list, those inside nested joins (`a JOIN (b JOIN c)`, and
+/// `a JOIN b JOIN c` as sqlparser nests it) included, in the order written.
 fn factors(t: &[TableWithJoins]) -> Vec<&TableFactor> {
-    t.iter()
-        .flat_map(|t| std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)))
-        .collect()
+    let mut out = Vec::new();
+    let mut pending: Vec<&TableWithJoins> = t.iter().rev().collect();
+    while let Some(twj) = pending.pop() {
+        let mut inner = Vec::new();
+        for f in std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation)) {
+            match f {
+                TableFactor::NestedJoin {
+                    table_with_joins, ..
+                } => inner.push(&**table_with_joins),
+                other => out.push(other),
+            }
+        }
+        pending.extend(inner.into_iter().rev());
+    }
+    out
 }
 
 /// What `s` needs.
@@ -180,10 +215,16 @@ pub fn needs(st: &Context, s: &Statement) -> Vec<Need> {
                 if i.replace_into {
                     privs = privs.union(PrivSet::DELETE);
                 }
-                if matches!(i.on, Some(ast::OnInsert::DuplicateKeyUpdate(_))) {
+                let mut upsert = None;
+                if let Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) = &i.on {
                     privs = privs.union(PrivSet::UPDATE);
+                    upsert = Some(assignments);
                 }
                 n.table(t, privs);
+                // The values ON DUPLICATE KEY UPDATE assigns read columns as UPDATE's do.
+                if let Some(assignments) = upsert {
+                    n.where_reads(t, assignments.iter().map(|a| &a.value));
+                }
             }
             if let Some(q) = &i.source {
                 n.reads(q);
@@ -247,14 +288,14 @@ pub fn needs(st: &Context, s: &Statement) -> Vec<Need> {
             obj_type: ast::ShowCreateObject::Table,
             obj_name,
         } => n.any(obj_name, "SHOW"),
-        Statement::ExplainTable { table_name, .. } => n.any(table_name, "SELECT"),
+        Statement::ExplainTable { table_name, .. } => n.describe(table_name),
         Statement::ShowColumns { show_options, .. } => {
             if let Some(t) = show_options
                 .show_in
                 .as_ref()
                 .and_then(|i| i.parent_name.as_ref())
             {
-                n.any(t, "SELECT");
+                n.describe(t);
             }
         }
         Statement::ShowTables { show_options, .. } => {
@@ -265,7 +306,7 @@ pub fn needs(st: &Context, s: &Statement) -> Vec<Need> {
                 .map(crate::sql::names::last)
                 .or_else(|| st.db.clone());
             if let Some(db) = db {
-                n.out.push(Need::SeeDb(db));
+                n.out.push(Need::ListDb(db));
             }
         }
         Statement::Explain { statement, .. } => return needs(st, statement),
@@ -294,7 +335,8 @@ fn update(n: &mut Needs<'_>, u: &ast::Update) {
             Some((known_as, name)) => {
                 if single || qualifiers.contains(&known_as) {
                     n.table(name, PrivSet::UPDATE);
-                    n.where_reads(name, u.selection.as_ref());
+                    let values = u.assignments.iter().map(|a| &a.value);
+                    n.where_reads(name, u.selection.iter().chain(values));
                 } else {
                     n.table(name, PrivSet::SELECT);
                 }
@@ -376,6 +418,20 @@ pub fn check_need(st: &Context, need: &Need) -> SqlResult<()> {
                 Ok(())
             } else {
                 Err(access::column_denied(st, "SELECT", column, table))
+            }
+        }
+        Need::DescribeTable { db, table } => {
+            if access::can_describe_table(st, db, table) {
+                Ok(())
+            } else {
+                Err(access::table_denied(st, "SELECT", table))
+            }
+        }
+        Need::ListDb(db) => {
+            if access::can_see_db(st, db) || !st.privileges.global.is_empty() {
+                Ok(())
+            } else {
+                Err(access::db_denied(st, db))
             }
         }
         Need::SeeDb(db) => {

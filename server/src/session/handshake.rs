@@ -44,6 +44,21 @@ fn deny(s: &mut ClientSession, e: SqlError, why: &str) -> Outcome {
     Outcome::Close
 }
 
+/// [`deny`] in place of the greeting: the client has not yet said it speaks protocol 4.1, so
+/// the ERR carries no `#SQLSTATE` marker, as mysqld sends an error before the handshake.
+fn deny_before_greeting(s: &mut ClientSession, e: SqlError, why: &str) -> Outcome {
+    s.st.core.retired.add(Counter::AbortedConnects, 1);
+    log::write(
+        log::Level::Note,
+        s.st.conn.id,
+        &format!("Aborted connection ({}): {why}", s.st.conn.host),
+    );
+    let p = ErrPacket::new(e.code.code(), e.code.sql_state(), e.message);
+    write_packet_with(&mut s.out, &mut s.seq, |o| p.encode_before_greeting(o));
+    s.flush();
+    Outcome::Close
+}
+
 /// No thread could be started for this new connection: MySQL logs it and sends 1135 in place
 /// of the greeting.
 pub(crate) fn refuse_no_thread(s: &mut ClientSession, error: &std::io::Error) {
@@ -141,7 +156,7 @@ pub fn run(s: &mut ClientSession) -> Outcome {
         // Not even the spare CONNECTION_ADMIN slot was left at accept: refuse before the
         // greeting. The connection never held a slot.
         s.seq = 0;
-        return deny(
+        return deny_before_greeting(
             s,
             SqlError::new(ErrorCode::ConCount, "Too many connections"),
             "too many connections",

@@ -372,6 +372,12 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 self.row_comparison(left, op, right)?
             }
             Expr::Tuple(_) => return Err(operand_columns(1)),
+            Expr::BinaryOp { left, op, right } if bit_not_of_product(op, right).is_some() => {
+                let regrouped = bit_not_of_product(op, right)
+                    .map(|product| regroup_bit_not(left, op, product))
+                    .ok_or_else(|| SqlError::unsupported("~ in a product"))?;
+                self.bind(&regrouped)?
+            }
             Expr::BinaryOp { left, op, right } => {
                 let op = match op {
                     BinaryOperator::Plus => BinOp::Add,
@@ -755,6 +761,71 @@ impl<'r, R: Resolver> Binder<'r, R> {
         };
         BoundExpr::Call(func, vec![arg, BoundExpr::Literal(Value::Int(n))])
     }
+}
+
+/// Whether `op` is one of MySQL's multiplicative operators (`*`, `/`, `DIV`, `%`), which
+/// share one precedence and group left to right.
+fn is_multiplicative(op: &BinaryOperator) -> bool {
+    matches!(
+        op,
+        BinaryOperator::Multiply
+            | BinaryOperator::Divide
+            | BinaryOperator::MyIntegerDivide
+            | BinaryOperator::Modulo
+    )
+}
+
+/// For `left op right` with a multiplicative `op` and `right` written `~a o b ...`: the
+/// product sqlparser read as `~`'s operand (it stops `~`'s operand only at `+` or `-`).
+fn bit_not_of_product<'e>(op: &BinaryOperator, right: &'e Expr) -> Option<&'e Expr> {
+    match right {
+        Expr::UnaryOp {
+            op: UnaryOperator::BitwiseNot,
+            expr,
+        } if is_multiplicative(op) => match &**expr {
+            Expr::BinaryOp { op: inner, .. } if is_multiplicative(inner) => Some(expr),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `left op ~(a o1 b o2 c)` as MySQL reads `left op ~a o1 b o2 c`: `~` takes only `a`, and
+/// the operators, all of one precedence, group from the left: `((left op ~a) o1 b) o2 c`.
+/// So `3 * ~0 * 0` multiplies `3 * ~0` first and overflows, as in MySQL.
+fn regroup_bit_not(left: &Expr, op: &BinaryOperator, product: &Expr) -> Expr {
+    // The product's left spine, outermost operation first; iterative so a long chain does
+    // not recurse.
+    let mut spine = Vec::new();
+    let mut leaf = product;
+    while let Expr::BinaryOp {
+        left: inner_left,
+        op: inner_op,
+        right: inner_right,
+    } = leaf
+    {
+        if !is_multiplicative(inner_op) {
+            break;
+        }
+        spine.push((inner_op, inner_right));
+        leaf = inner_left;
+    }
+    let mut regrouped = Expr::BinaryOp {
+        left: Box::new(left.clone()),
+        op: op.clone(),
+        right: Box::new(Expr::UnaryOp {
+            op: UnaryOperator::BitwiseNot,
+            expr: Box::new(leaf.clone()),
+        }),
+    };
+    for (inner_op, inner_right) in spine.into_iter().rev() {
+        regrouped = Expr::BinaryOp {
+            left: Box::new(regrouped),
+            op: inner_op.clone(),
+            right: inner_right.clone(),
+        };
+    }
+    regrouped
 }
 
 /// The number of values an operand holds (1 unless it is a row constructor).

@@ -161,6 +161,26 @@ fn integer_overflow_is_1690() {
 }
 
 #[test]
+fn bit_not_inside_a_product_takes_one_operand_and_the_product_groups_from_the_left() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    // `3 * ~0` overflows before `* 0` is reached.
+    for expr in ["3 * ~0 * 0", "1 + 3 * ~0 * 0", "3 * ~1 % 5", "2 * ~0 DIV 2"] {
+        assert_eq!(code(eval_row(&st, expr, &[])), 1690, "{expr}");
+    }
+    // `(6 DIV ~0) * 2`, not `6 DIV (~0 * 2)`, which would overflow.
+    let integer = |expr: &str| match value(&st, expr) {
+        Value::Int(i) => i128::from(i),
+        Value::UInt(u) => i128::from(u),
+        other => panic!("{expr}: {other:?}"),
+    };
+    for expr in ["6 DIV ~0 * 2", "0 * ~0 * 3", "~0 * 0 * 3"] {
+        assert_eq!(integer(expr), 0, "{expr}");
+    }
+    assert_eq!(integer("a * ~0 DIV 2"), i128::from(u64::MAX / 2));
+}
+
+#[test]
 fn division_by_zero_is_null_with_warning_1365() {
     let core = testing::core();
     let st = testing::root(&core);

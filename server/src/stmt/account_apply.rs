@@ -5,10 +5,11 @@
 //!   else 1045 for `*.*` (naming the account's host, as MariaDB 10.11 words it), 1044 for
 //!   `db.*`, 1142 naming what is missing for a table.
 //! - RENAME USER, ALTER USER of another account, `REVOKE ALL PRIVILEGES, GRANT OPTION`:
-//!   CREATE USER (1227).
-//! - SET PASSWORD FOR another account: CREATE USER or UPDATE on `mysql` (1044 on `mysql`).
-//! - SHOW GRANTS FOR / SHOW CREATE USER of another account: SELECT on `mysql.user` (1142 on
-//!   `user`, as MySQL's `mysql_show_grants` words it).
+//!   CREATE USER, or UPDATE on the `mysql` schema (1227 naming CREATE USER).
+//! - SET PASSWORD FOR another account: UPDATE on the `mysql` schema (1044 on `mysql`; CREATE
+//!   USER is not enough, as MySQL's `check_change_password` tests).
+//! - SHOW GRANTS FOR / SHOW CREATE USER of another account: SELECT on the `mysql` schema
+//!   (1044 on `mysql`, MySQL's `check_access` on that schema).
 
 use crate::accounts::{AuthPlugin, GrantLevel, PrivSet, Privilege};
 use crate::context::Context;
@@ -49,7 +50,7 @@ pub fn execute(st: &mut Context, s: &AccountStmt) -> SqlResult<Output> {
         } => {
             st.count(Counter::ComRevoke);
             if *all_levels {
-                access::require_global(st, PrivSet::CREATE_USER)?;
+                access::require_account_admin(st, PrivSet::UPDATE)?;
                 for (u, h) in users {
                     if !st.core.accounts.clear_grants(u, h) {
                         return Err(SqlError::new(
@@ -70,7 +71,7 @@ pub fn execute(st: &mut Context, s: &AccountStmt) -> SqlResult<Output> {
         }
         AccountStmt::Rename(pairs) => {
             st.count(Counter::ComRenameUser);
-            access::require_global(st, PrivSet::CREATE_USER)?;
+            access::require_account_admin(st, PrivSet::UPDATE)?;
             for ((fu, fh), (tu, th)) in pairs {
                 st.core.accounts.rename((fu, fh), (tu, th))?;
             }
@@ -83,7 +84,7 @@ pub fn execute(st: &mut Context, s: &AccountStmt) -> SqlResult<Output> {
         AccountStmt::SetPassword { user, password } => {
             st.count(Counter::ComSetPassword);
             let (u, h) = target(st, user.as_ref());
-            if !is_self(st, &u, &h) && !st.privileges.global.contains(PrivSet::CREATE_USER) {
+            if !is_self(st, &u, &h) {
                 access::require_db(st, PrivSet::UPDATE, "mysql")?;
             }
             if !st.core.accounts.set_password(&u, &h, password, None) {
@@ -127,13 +128,14 @@ fn is_self(st: &Context, user: &str, host: &str) -> bool {
     user == st.user && host.eq_ignore_ascii_case(&st.account_host)
 }
 
-/// Another account's grants and definition are readable with SELECT on `mysql.user`; the
+/// Another account's grants and definition are readable with SELECT on the `mysql` schema
+/// (held globally or on the schema; a grant on `mysql.user` alone is not enough); the
 /// session's own always.
 fn may_read_accounts(st: &Context, user: &str, host: &str) -> SqlResult<()> {
     if is_self(st, user, host) {
         return Ok(());
     }
-    access::require_table(st, PrivSet::SELECT, "mysql", "user")
+    access::require_db(st, PrivSet::SELECT, "mysql")
 }
 
 fn show_grants_of(st: &Context, user: Option<&AccountName>) -> SqlResult<Output> {
@@ -161,7 +163,7 @@ fn alter_passwords(
     for (user, _, _) in users {
         let (u, h) = target(st, user.as_ref());
         if !is_self(st, &u, &h) {
-            access::require_global(st, PrivSet::CREATE_USER)?;
+            access::require_account_admin(st, PrivSet::UPDATE)?;
         }
     }
     for (user, password, plugin) in users {

@@ -1,7 +1,7 @@
 //! Account, database and connection administration: USE, CREATE/DROP DATABASE,
 //! CREATE/DROP USER, KILL.
 
-use crate::accounts::{AuthPlugin, Privilege};
+use crate::accounts::{AuthPlugin, PrivSet, Privilege};
 use crate::connections::{KILL_CONNECTION, KILL_QUERY};
 use crate::context::Context;
 use crate::core::SYSTEM_DATABASES;
@@ -150,14 +150,6 @@ pub fn drop_database(st: &mut Context, name: &str, if_exists: bool) -> SqlResult
     Ok(Output::ok())
 }
 
-fn need_create_user(st: &Context) -> SqlResult<()> {
-    if st.privileges.has(Privilege::CREATE_USER) {
-        Ok(())
-    } else {
-        Err(SqlError::need_privilege("CREATE USER"))
-    }
-}
-
 /// `CREATE USER`.
 pub fn create_users(
     st: &mut Context,
@@ -165,7 +157,7 @@ pub fn create_users(
     if_not_exists: bool,
 ) -> SqlResult<Output> {
     st.count(Counter::ComCreateUser);
-    need_create_user(st)?;
+    crate::privileges::access::require_account_admin(st, PrivSet::INSERT)?;
     for (u, h, p, plugin) in users {
         st.core.accounts.create(u, h, p, *plugin, if_not_exists)?;
     }
@@ -179,7 +171,7 @@ pub fn drop_users(
     if_exists: bool,
 ) -> SqlResult<Output> {
     st.count(Counter::ComDropUser);
-    need_create_user(st)?;
+    crate::privileges::access::require_account_admin(st, PrivSet::DELETE)?;
     for (u, h) in users {
         st.core.accounts.drop_user(u, h, if_exists)?;
     }

@@ -36,6 +36,13 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
     if let Some(p) = extra_parse::try_plan(st, sql)? {
         return Ok(vec![p]);
     }
+    if let Some(tables) = table_locks::parse(st, sql)? {
+        return Ok(vec![PreparedStmt {
+            plan: Plan::LockTables(tables),
+            params: 0,
+            columns: Vec::new(),
+        }]);
+    }
     if let Some(c) = checksum_table::parse(sql) {
         return Ok(vec![PreparedStmt {
             plan: Plan::ChecksumTable(c),
@@ -81,7 +88,31 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
     if stmts.is_empty() {
         return Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"));
     }
-    stmts.iter().map(|s| plan::plan(st, s, sql)).collect()
+    stmts
+        .iter()
+        .map(|s| match s {
+            sqlparser::ast::Statement::RenameTable(pairs) => rename_table(st, pairs, sql),
+            _ => plan::plan(st, s, sql),
+        })
+        .collect()
+}
+
+/// `RENAME TABLE a TO b` runs as `ALTER TABLE a RENAME TO b`, which needs what MySQL's RENAME
+/// TABLE needs (ALTER and DROP on the old name, CREATE and INSERT on the new one). Renaming
+/// several tables at once (atomic in MySQL) is not supported.
+fn rename_table(
+    st: &Context,
+    pairs: &[sqlparser::ast::RenameTable],
+    sql: &str,
+) -> SqlResult<PreparedStmt> {
+    let [pair] = pairs else {
+        return Err(SqlError::unsupported("RENAME TABLE of more than one table"));
+    };
+    let alter = format!("ALTER TABLE {} RENAME TO {}", pair.old_name, pair.new_name);
+    match parse(&alter)?.as_slice() {
+        [s] => plan::plan(st, s, sql),
+        _ => Err(SqlError::parse(sql)),
+    }
 }
 
 /// Runs a COM_QUERY: every statement in it (more than one only with multi-statements); stops

@@ -55,14 +55,13 @@ pub fn check(st: &Context, plan: &Plan) -> SqlResult<()> {
         }
         Plan::FlushStatus | Plan::NoOp("FLUSH") => access::require_global(st, PrivSet::RELOAD),
         Plan::Show(ShowPlan::InnodbStatus) => access::require_global(st, PrivSet::PROCESS),
-        Plan::Show(ShowPlan::TableStatus { db, .. }) => check_need(st, &Need::SeeDb(db.clone())),
+        Plan::Show(ShowPlan::TableStatus { db, .. }) => check_need(st, &Need::ListDb(db.clone())),
         Plan::Show(ShowPlan::Index { db, table }) => match db.as_ref().or(st.db.as_ref()) {
             Some(db) => check_need(
                 st,
-                &Need::AnyOnTable {
+                &Need::DescribeTable {
                     db: db.clone(),
                     table: table.clone(),
-                    command: "SELECT",
                 },
             ),
             None => Ok(()),

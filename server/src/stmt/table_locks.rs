@@ -1,16 +1,18 @@
-//! `LOCK TABLES t READ [LOCAL] | [LOW_PRIORITY] WRITE, ...` and `UNLOCK TABLES`. LOCK TABLES
+//! `LOCK TABLES [db.]t READ [LOCAL] | [LOW_PRIORITY] WRITE, ...` and `UNLOCK TABLES`. LOCK TABLES
 //! commits the open transaction, then opens one that holds a table lock in the lock system
 //! on each table (S for READ, X for WRITE: other sessions' writes, and for WRITE their
 //! locking reads, wait for it); the session's statements run inside it until UNLOCK TABLES
 //! commits it. While tables are locked, a table the statement did not lock is 1100.
 
 use sqlparser::ast::{LockTable, LockTableType};
+use sqlparser::tokenizer::Token;
 
 use crate::context::Context;
 use crate::engine::lock::TableLockMode;
 use crate::error::{lock_error, SqlResult};
 use crate::exec::errors::no_database;
 use crate::sql::output::Output;
+use crate::stmt::extra_parse::Toks;
 use crate::stmt::transaction;
 
 /// A table LOCK TABLES names.
@@ -22,6 +24,59 @@ pub struct TableToLock {
     pub table: String,
     /// WRITE (else READ).
     pub write: bool,
+}
+
+/// Parses `LOCK {TABLE|TABLES} [db.]tbl [[AS] alias] {READ [LOCAL] | [LOW_PRIORITY] WRITE}, ...`
+/// (sqlparser takes only unqualified names); `Ok(None)` for any other statement. An
+/// unqualified name is in the current database (1046 without one).
+pub fn parse(st: &Context, sql: &str) -> SqlResult<Option<Vec<TableToLock>>> {
+    let head: String = sql
+        .trim_start()
+        .chars()
+        .take(4)
+        .collect::<String>()
+        .to_ascii_uppercase();
+    if head != "LOCK" {
+        return Ok(None);
+    }
+    let Some(mut t) = Toks::new(sql) else {
+        return Ok(None);
+    };
+    if !(t.eat_seq(&["LOCK", "TABLES"]) || t.eat_seq(&["LOCK", "TABLE"])) {
+        return Ok(None);
+    }
+    let mut tables = Vec::new();
+    loop {
+        let first = t.name()?;
+        let (db, table) = if matches!(t.peek(), Some(Token::Period)) {
+            t.i += 1;
+            (first, t.name()?)
+        } else {
+            (st.db.clone().ok_or_else(no_database)?, first)
+        };
+        // An alias names the table only inside the locked session's statements, which look
+        // tables up by name.
+        if t.eat("AS") || !matches!(t.word().as_deref(), Some("READ" | "WRITE" | "LOW_PRIORITY")) {
+            t.name()?;
+        }
+        let write = if t.eat("READ") {
+            t.eat("LOCAL");
+            false
+        } else if t.eat("WRITE") || t.eat_seq(&["LOW_PRIORITY", "WRITE"]) {
+            true
+        } else {
+            return Err(t.err());
+        };
+        tables.push(TableToLock { db, table, write });
+        if matches!(t.peek(), Some(Token::Comma)) {
+            t.i += 1;
+            continue;
+        }
+        if !t.done() {
+            return Err(t.err());
+        }
+        return Ok(Some(tables));
+    }
 }
 
 /// Plans LOCK TABLES (1046 without a current database).
