@@ -149,6 +149,7 @@ impl PoolBuilder {
             steal: config.steal,
             policy: chosen,
             rails: config.rails,
+            service: Default::default(),
             ncpu,
             knobs: std::sync::Arc::new(PoolKnobs::new(&config)),
             clock: self.clock,

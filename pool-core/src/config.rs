@@ -78,8 +78,8 @@ pub enum PinMode {
 /// scheduling policy decides (`policy` module docs). Both are on by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rails {
-    /// `open_transaction`: a queued statement of an open transaction passes an admission
-    /// refusal.
+    /// `open_transaction`: a queued statement of an open transaction, or of a connection that
+    /// holds locks (`LOCK TABLES`), passes an admission refusal.
     pub open_transaction: bool,
     /// `admin`: the Admin group passes every credit refusal.
     pub admin: bool,
@@ -184,6 +184,12 @@ pub struct PoolConfig {
     pub policy: String,
     /// `tpbed_thread_pool_rails` (ours): the safety rails in force, all by default.
     pub rails: Rails,
+    /// MariaDB's `thread_pool_oversubscribe`, 1..=1000, default 3: how many threads beyond
+    /// one a group may run at once under the `mariadb` policy. Dynamic.
+    pub oversubscribe: u32,
+    /// `tpbed_thread_pool_time_slice` (ours) in ms, 1..=100000, default 10: the quantum after
+    /// which the `time-slice` policy asks a running statement to yield. Dynamic.
+    pub time_slice: u32,
 }
 
 /// Inclusive ranges of the variables, as MySQL declares them.
@@ -208,6 +214,10 @@ pub(crate) mod ranges {
     pub(crate) const CONNECTION_REPORT_INTERVAL: (u32, u32) = (60, 600);
     /// `thread_pool_longrun_trx_limit` (ms).
     pub(crate) const LONGRUN_TRX_LIMIT: (u32, u32) = (10, 86_400_000);
+    /// MariaDB's `thread_pool_oversubscribe`.
+    pub(crate) const OVERSUBSCRIBE: (u32, u32) = (1, 1000);
+    /// `tpbed_thread_pool_time_slice` (ms).
+    pub(crate) const TIME_SLICE: (u32, u32) = (1, 100_000);
 }
 
 impl PoolConfig {
@@ -233,6 +243,8 @@ impl PoolConfig {
             steal: false,
             policy: "mysql".to_string(),
             rails: Rails::ALL,
+            oversubscribe: 3,
+            time_slice: 10,
         }
     }
 
@@ -277,6 +289,16 @@ impl PoolConfig {
             "thread_pool_longrun_trx_limit",
             self.longrun_trx_limit,
             ranges::LONGRUN_TRX_LIMIT,
+        )?;
+        check(
+            "thread_pool_oversubscribe",
+            self.oversubscribe,
+            ranges::OVERSUBSCRIBE,
+        )?;
+        check(
+            "tpbed_thread_pool_time_slice",
+            self.time_slice,
+            ranges::TIME_SLICE,
         )?;
         let mut warnings = Vec::new();
         if self.dedicated_listeners && self.max_transactions_limit == 0 {
@@ -439,6 +461,8 @@ pub struct PoolKnobs {
     query_threads_per_group: AtomicU32,
     connection_report_interval: AtomicU32,
     longrun_trx_limit: AtomicU32,
+    oversubscribe: AtomicU32,
+    time_slice: AtomicU32,
     /// Serialises the two setters whose check reads both values.
     pair: std::sync::Mutex<()>,
 }
@@ -478,6 +502,8 @@ impl PoolKnobs {
             query_threads_per_group: AtomicU32::new(c.query_threads_per_group),
             connection_report_interval: AtomicU32::new(c.connection_report_interval),
             longrun_trx_limit: AtomicU32::new(c.longrun_trx_limit),
+            oversubscribe: AtomicU32::new(c.oversubscribe),
+            time_slice: AtomicU32::new(c.time_slice),
             pair: std::sync::Mutex::new(()),
         }
     }
@@ -519,6 +545,15 @@ impl PoolKnobs {
         longrun_trx_limit
     );
 
+    getter!(
+        /// MariaDB's `thread_pool_oversubscribe`.
+        oversubscribe
+    );
+    getter!(
+        /// `tpbed_thread_pool_time_slice` (ms).
+        time_slice
+    );
+
     /// The per-group transaction share of a normal group, ceil(limit / size), 0 = no limit.
     pub(crate) fn group_share(&self) -> u32 {
         group_share(self.max_transactions_limit(), self.size)
@@ -552,6 +587,15 @@ impl PoolKnobs {
         /// `SET GLOBAL thread_pool_longrun_trx_limit`.
         set_longrun_trx_limit, longrun_trx_limit, "thread_pool_longrun_trx_limit",
         ranges::LONGRUN_TRX_LIMIT
+    );
+
+    simple_setter!(
+        /// `SET GLOBAL thread_pool_oversubscribe` (MariaDB's).
+        set_oversubscribe, oversubscribe, "thread_pool_oversubscribe", ranges::OVERSUBSCRIBE
+    );
+    simple_setter!(
+        /// `SET GLOBAL tpbed_thread_pool_time_slice`.
+        set_time_slice, time_slice, "tpbed_thread_pool_time_slice", ranges::TIME_SLICE
     );
 
     /// `SET GLOBAL thread_pool_connection_report_interval` (0 or 60..=600).

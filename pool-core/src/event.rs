@@ -6,17 +6,18 @@
 
 use crate::group::{Attachment, ConnState};
 use crate::park::{self, WakeLevel};
+use crate::policy::{ConnFacts, StmtClass};
 use crate::poller::Token;
 use crate::session::{Outcome, Session};
 use crate::shared::{Guard, Shared};
 use crate::stats::ThreadState;
-use crate::sync::{lock, Arc, Condvar};
-use crate::wait::{self, WaitKind, WaitObserver};
+use crate::sync::{lock, wait, Arc, Condvar};
+use crate::wait::{self as wait_hook, WaitKind, WaitObserver};
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How a thread came to run an event.
@@ -54,13 +55,15 @@ pub(crate) fn process<'a, S: Session>(
         }
         return st;
     };
-    attach(sh, g, &mut st, me, now, how);
+    let conn = sh.conn_facts(g, &session);
+    attach(sh, g, &mut st, me, now, how, conn);
     drop(st);
     if let Some(cv) = wake {
         cv.notify_one();
     }
 
-    let (outcome, statements, exec_time) = run_connection(sh, g, me, g, token, &mut session);
+    let (outcome, statements, exec_time) =
+        run_connection(sh, g, me, g, token, &mut session, &conn.class);
 
     let end = sh.clock.now();
     let rearmed = rearm_early(sh, g, token, fd, outcome);
@@ -144,6 +147,7 @@ pub(crate) fn finish<'a, S: Session>(
     st
 }
 
+/// Records thread `me` of group `g` as attached at `now` to a connection with facts `conn`.
 pub(crate) fn attach<S>(
     sh: &Shared<S>,
     g: usize,
@@ -151,18 +155,15 @@ pub(crate) fn attach<S>(
     me: usize,
     now: Duration,
     how: Start,
+    conn: ConnFacts,
 ) {
     #[cfg(test)]
     let admitted_with_credit = sh.credit(g, st);
     st.active += 1;
     st.bound += 1;
     let t = st.thread(me);
-    t.attached = Some(Attachment {
-        attach_at: now,
-        marked_stalled: false,
-        wait: None,
-        wait_decremented: false,
-    });
+    t.attached = Some(Attachment::new(now, conn));
+    t.yield_flag.store(false, Ordering::Relaxed);
     t.state = if how == Start::Direct {
         ThreadState::ProcessingDirect
     } else {
@@ -264,16 +265,17 @@ pub(crate) fn run_connection<S: Session>(
     home: usize,
     token: Token,
     session: &mut S,
+    class: &StmtClass,
 ) -> (Outcome, u64, Duration) {
     let poller = &sh.groups[home].poller;
     if !poller.moves_bytes() {
-        return run_attached(sh, g, me, session, None);
+        return run_attached(sh, g, me, session, None, class);
     }
     if let Some(input) = poller.take_input(token) {
         session.receive(input);
     }
     let mut out = Vec::new();
-    let ran = run_attached(sh, g, me, session, Some(&mut out));
+    let ran = run_attached(sh, g, me, session, Some(&mut out), class);
     if ran.0 == Outcome::Continue {
         poller.queue_output(token, &mut out, session.write_timeout());
     }
@@ -282,17 +284,21 @@ pub(crate) fn run_connection<S: Session>(
 
 /// Runs the session while the thread stays attached: once, again while input is buffered,
 /// and (with a transaction limit, normal groups) for every statement of an open transaction.
-/// With `out` the session runs in its non-blocking form and appends its replies there.
+/// With `out` the session runs in its non-blocking form and appends its replies there. The
+/// first statement's run time (less the time it spent yielded) goes into the service-time
+/// estimate of `class`, the class it had when the thread attached.
 fn run_attached<S: Session>(
     sh: &Arc<Shared<S>>,
     g: usize,
     me: usize,
     session: &mut S,
     mut out: Option<&mut Vec<u8>>,
+    class: &StmtClass,
 ) -> (Outcome, u64, Duration) {
     let observer = thread_observer(sh, g, me);
     observer.depth.set(0);
-    wait::install(observer.clone());
+    observer.yielded_for.set(Duration::ZERO);
+    wait_hook::install(observer.clone());
     let admin = sh.groups[g].admin;
     if !admin {
         let delay = sh.knobs.transaction_delay();
@@ -314,7 +320,12 @@ fn run_attached<S: Session>(
         .unwrap_or(Outcome::Close);
         sh.running.fetch_sub(1, Ordering::Relaxed);
         statements += 1;
-        exec_time += sh.clock.now().saturating_sub(start);
+        let took = sh.clock.now().saturating_sub(start);
+        if statements == 1 {
+            sh.service
+                .record(class, took.saturating_sub(observer.yielded_for.get()));
+        }
+        exec_time += took;
         if o == Outcome::Close {
             break Outcome::Close;
         }
@@ -327,7 +338,7 @@ fn run_attached<S: Session>(
         }
         break Outcome::Continue;
     };
-    wait::uninstall();
+    wait_hook::uninstall();
     (outcome, statements, exec_time)
 }
 
@@ -355,11 +366,14 @@ fn thread_observer<S: Session>(sh: &Arc<Shared<S>>, g: usize, me: usize) -> Rc<O
         if let Some(o) = cached {
             return o;
         }
+        let yield_flag = lock(&sh.groups[g].state).thread(me).yield_flag.clone();
         let o = Rc::new(Observer {
             sh: sh.clone(),
             g,
             me,
             depth: Cell::new(0),
+            yield_flag,
+            yielded_for: Cell::new(Duration::ZERO),
         });
         *cell = Some(o.clone());
         o
@@ -382,6 +396,10 @@ struct Observer<S: Session> {
     me: usize,
     /// Nesting depth: only the outermost begin/end count.
     depth: Cell<u32>,
+    /// This thread's "please yield" flag (`ThreadInfo::yield_flag`).
+    yield_flag: std::sync::Arc<AtomicBool>,
+    /// Time the current attachment's first statement spent yielded.
+    yielded_for: Cell<Duration>,
 }
 
 impl<S: Session> Observer<S> {
@@ -442,6 +460,69 @@ impl<S: Session> Observer<S> {
     }
 }
 
+impl<S: Session> Observer<S> {
+    /// Cooperative yield at a safe point: the statement gives its credit up as a reported wait
+    /// does (handing the waiting role on and waking a thread), then its thread sleeps until
+    /// the group resumes it (`Shared::resume_yielded`, or the stall checker) or shuts down.
+    /// The statement keeps its locks and its place; the caller holds no latch.
+    fn yield_now(&self) {
+        let sh = &self.sh;
+        let mut st = lock(&sh.groups[self.g].state);
+        self.yield_flag.store(false, Ordering::Relaxed);
+        let me = self.me;
+        let now = sh.clock.now();
+        if self.depth.get() > 0 || st.shutdown {
+            return;
+        }
+        let t = st.thread(me);
+        let parker = t.parker.clone();
+        let Some(a) = t.attached.as_mut() else {
+            return;
+        };
+        if a.yielded_at.is_some() {
+            return;
+        }
+        a.yielded_at = Some(now);
+        let decrement = !a.marked_stalled && !a.wait_decremented;
+        a.wait_decremented = decrement;
+        if decrement {
+            st.active -= 1;
+        }
+        st.yielded += 1;
+        st.counters.tpbed_yields += 1;
+        let woke = if st.waiting == Some(me) {
+            st.waiting = None;
+            park::wake(sh, self.g, &mut st, WakeLevel::OrCreate)
+        } else {
+            park::wake(sh, self.g, &mut st, WakeLevel::IfCreated)
+        };
+        if !woke && st.queued() == 0 {
+            // Nobody could use the credit now: carry on at once.
+            st.resume(me);
+        }
+        loop {
+            if st.shutdown {
+                st.resume(me);
+            }
+            let yielded = st
+                .thread(me)
+                .attached
+                .as_ref()
+                .is_some_and(|a| a.yielded_at.is_some());
+            if !yielded {
+                break;
+            }
+            st = wait(&parker, st);
+        }
+        let back = sh.clock.now();
+        if let Some(a) = st.thread(me).attached.as_mut() {
+            a.run_since = back;
+        }
+        self.yielded_for
+            .set(self.yielded_for.get() + back.saturating_sub(now));
+    }
+}
+
 impl<S: Session> WaitObserver for Observer<S> {
     fn wait_begin(&self, kind: WaitKind) {
         self.begin(Reason::Kind(kind));
@@ -449,5 +530,15 @@ impl<S: Session> WaitObserver for Observer<S> {
 
     fn wait_end(&self, _kind: WaitKind) {
         self.end();
+    }
+
+    fn safe_point(&self) {
+        if self.yield_flag.load(Ordering::Relaxed) {
+            self.yield_now();
+        }
+    }
+
+    fn yield_requested(&self) -> bool {
+        self.yield_flag.load(Ordering::Relaxed)
     }
 }

@@ -9,7 +9,7 @@
 //! own line and the lines before it (`tests/layers.rs` reads every `crate::` path and checks
 //! this, and that the import cycles are exactly the ones named after the list):
 //!
-//! 1. `sync`, `session`, `wait`, `placement`, `clock`, `config`, `policy`, `stats`, `poller`, `handler`:
+//! 1. `sync`, `session`, `wait`, `placement`, `clock`, `config`, `policy`, `service`, `stats`, `poller`, `handler`:
 //!    the vocabulary — loom shim, contracts, time, settings, policies, snapshot types, pollers;
 //! 2. `group`: one group's state machine and its protocols (this file);
 //! 3. `shared`: the state every thread of a pool shares, and the role table's type;
@@ -89,13 +89,14 @@
 //!    their `run` returns (the interrupted socket reads EOF), and drop their session instead of
 //!    re-arming it. No thread is created once `shutdown` is set.
 
-use crate::policy::{GroupFacts, Queue};
+use crate::policy::{ConnFacts, GroupFacts, Queue};
 use crate::poller::{Poller, Token};
 use crate::stats::{GroupStatsRow, ThreadKind, ThreadState};
 use crate::sync::{Arc, Condvar, Mutex};
 use crate::wait::WaitKind;
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// Where a connection is in its pooled life.
@@ -200,8 +201,8 @@ pub(crate) struct Queued {
     pub(crate) at: Duration,
     /// Already offered to other groups (steal.rs).
     pub(crate) offered: bool,
-    /// The connection had a transaction open when its event was queued (it cannot change while
-    /// queued): the rails let it past an admission refusal.
+    /// The connection had a transaction open, or held locks, when its event was queued (it
+    /// cannot change while queued): the rails let it past an admission refusal.
     pub(crate) in_transaction: bool,
 }
 
@@ -211,8 +212,30 @@ pub(crate) struct Attachment {
     pub(crate) attach_at: Duration,
     pub(crate) marked_stalled: bool,
     pub(crate) wait: Option<WaitKind>,
-    /// A reported wait in progress took this thread out of `active`.
+    /// A reported wait (or a yield) in progress took this thread out of `active`.
     pub(crate) wait_decremented: bool,
+    /// The connection's facts when the thread attached (`ran_for` is filled in when asked).
+    pub(crate) conn: ConnFacts,
+    /// When the running statement started or last resumed after a yield.
+    pub(crate) run_since: Duration,
+    /// The statement gave its thread's credit up at a safe point at this time and waits to
+    /// resume (event.rs, cooperative yield).
+    pub(crate) yielded_at: Option<Duration>,
+}
+
+impl Attachment {
+    /// A fresh attachment at `now` of a connection with facts `conn`.
+    pub(crate) fn new(now: Duration, conn: ConnFacts) -> Attachment {
+        Attachment {
+            attach_at: now,
+            marked_stalled: false,
+            wait: None,
+            wait_decremented: false,
+            conn,
+            run_since: now,
+            yielded_at: None,
+        }
+    }
 }
 
 /// One thread of the group (a `tp_thread_state` row).
@@ -228,6 +251,9 @@ pub(crate) struct ThreadInfo {
     /// interrupts it); cleared under the mutex before the session can be dropped.
     pub(crate) handshake_fd: Option<RawFd>,
     pub(crate) attached: Option<Attachment>,
+    /// Set by the stall checker when the policy asks the running statement to yield; read by
+    /// the thread at its safe points without the mutex.
+    pub(crate) yield_flag: std::sync::Arc<AtomicBool>,
     pub(crate) event_count: u64,
     pub(crate) acc_event_time: Duration,
     pub(crate) exec_count: u64,
@@ -244,6 +270,7 @@ impl ThreadInfo {
             os_tid: 0,
             handshake_fd: None,
             attached: None,
+            yield_flag: std::sync::Arc::new(AtomicBool::new(false)),
             event_count: 0,
             acc_event_time: Duration::ZERO,
             exec_count: 0,
@@ -284,6 +311,8 @@ pub(crate) struct GroupState<S> {
     pub(crate) bound: usize,
     /// Attached threads marked stalled.
     pub(crate) stalled: usize,
+    /// Attached threads whose statement yielded and waits to resume.
+    pub(crate) yielded: usize,
     pub(crate) query_threads: usize,
     pub(crate) listener_threads: usize,
     pub(crate) ch_threads: usize,
@@ -313,6 +342,7 @@ impl<S> GroupState<S> {
             active: 0,
             bound: 0,
             stalled: 0,
+            yielded: 0,
             query_threads: 0,
             listener_threads: 0,
             ch_threads: 0,
@@ -398,17 +428,36 @@ impl<S> GroupState<S> {
         }
     }
 
-    /// Takes the head of `queue` (see [`head`](GroupState::head)).
-    pub(crate) fn pop(&mut self, queue: Queue) -> Option<Token> {
+    /// Takes the head of `queue` (see [`head`](GroupState::head)) at `now`, counting how
+    /// long it waited.
+    pub(crate) fn pop(&mut self, queue: Queue, now: Duration) -> Option<Token> {
         let token = self.head(queue)?;
-        self.unqueue_at(queue, 0);
+        let q = self.unqueue_at(queue, 0)?;
+        self.count_dequeue(queue, q.at, now);
         Some(token)
+    }
+
+    /// Adds one event of `queue`, queued at `at` and taken at `now`, to the queue-wait
+    /// counters.
+    fn count_dequeue(&mut self, queue: Queue, at: Duration, now: Duration) {
+        let waited = now.saturating_sub(at).as_micros() as u64;
+        let c = &mut self.counters;
+        match queue {
+            Queue::High => {
+                c.tpbed_dequeued_high += 1;
+                c.tpbed_queue_wait_high_us += waited;
+            }
+            Queue::Low => {
+                c.tpbed_dequeued_low += 1;
+                c.tpbed_queue_wait_low_us += waited;
+            }
+        }
     }
 
     /// Takes the oldest queued event of a connection with an open transaction (high queue
     /// first), dropping stale entries on the way; None when there is none (without a scan when
     /// none is queued).
-    pub(crate) fn take_in_transaction(&mut self) -> Option<Token> {
+    pub(crate) fn take_in_transaction(&mut self, now: Duration) -> Option<Token> {
         for queue in [Queue::High, Queue::Low] {
             let mut i = 0;
             while self.queued_in_transaction > 0 {
@@ -421,6 +470,7 @@ impl<S> GroupState<S> {
                 }
                 self.unqueue_at(queue, i);
                 if self.is_queued(q.token) {
+                    self.count_dequeue(queue, q.at, now);
                     return Some(q.token);
                 }
             }
@@ -444,10 +494,11 @@ impl<S> GroupState<S> {
         self.queued_in_transaction = 0;
     }
 
-    /// The facts a policy sees about this group; `admin` and the transaction `share` come
-    /// from the pool.
-    pub(crate) fn facts(&self, admin: bool, share: usize) -> GroupFacts {
+    /// The facts a policy sees about this group at `now`; `admin` and the transaction `share`
+    /// come from the pool.
+    pub(crate) fn facts(&self, admin: bool, share: usize, now: Duration) -> GroupFacts {
         GroupFacts {
+            now,
             admin,
             high_len: self.high.len(),
             low_len: self.low.len(),
@@ -460,6 +511,55 @@ impl<S> GroupState<S> {
             stalled: self.stalled,
             transaction_share: share,
             share_suspended: self.longrun.suspended_stamp.is_some(),
+        }
+    }
+
+    /// The queue time of the oldest event in either queue, None when both are empty.
+    pub(crate) fn oldest_queued_at(&self) -> Option<Duration> {
+        match (self.high.front(), self.low.front()) {
+            (Some(h), Some(l)) => Some(h.at.min(l.at)),
+            (h, l) => h.or(l).map(|q| q.at),
+        }
+    }
+
+    /// The thread whose statement yielded first and still waits to resume, with its yield
+    /// time.
+    pub(crate) fn oldest_yielded(&self) -> Option<(usize, Duration)> {
+        if self.yielded == 0 {
+            return None;
+        }
+        self.threads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                let at = t.as_ref()?.attached.as_ref()?.yielded_at?;
+                Some((i, at))
+            })
+            .min_by_key(|(_, at)| *at)
+    }
+
+    /// Lets the yielded statement of thread `t` resume: it counts as active again and its
+    /// thread is woken.
+    pub(crate) fn resume(&mut self, t: usize) {
+        let ti = self.thread(t);
+        let Some(a) = ti.attached.as_mut() else {
+            return;
+        };
+        if a.yielded_at.take().is_none() {
+            return;
+        }
+        let back = std::mem::take(&mut a.wait_decremented);
+        ti.parker.notify_one();
+        if back {
+            self.active += 1;
+        }
+        self.yielded -= 1;
+    }
+
+    /// Resumes every yielded statement (shutdown).
+    pub(crate) fn resume_all(&mut self) {
+        while let Some((t, _)) = self.oldest_yielded() {
+            self.resume(t);
         }
     }
 
@@ -529,7 +629,7 @@ mod tests {
             let mut cfg = crate::config::PoolConfig::mysql_defaults(2);
             cfg.prio_kickup_timer = timer;
             let knobs = crate::config::PoolKnobs::new(&cfg);
-            let due = Mysql.tick(&st.facts(false, 0), &knobs, now).kick_up;
+            let due = Mysql.tick(&st.facts(false, 0, now), &knobs, now).kick_up;
             let moved = due && st.promote_low_head();
             let head_due = ages.first().is_some_and(|a| *a > u64::from(timer));
             prop_assert_eq!(moved, head_due);

@@ -57,14 +57,35 @@ impl<S: Session> ThreadPool<S> {
             .collect()
     }
 
-    /// `performance_schema.tp_thread_group_stats`, the Admin group last.
+    /// `performance_schema.tp_thread_group_stats`, the Admin group last, with tpbed's gauges
+    /// (oldest event, threads by state) taken in the same snapshot.
     pub fn group_stats(&self) -> Vec<GroupStatsRow> {
+        let now = self.sh.clock.now();
         self.sh
             .groups
             .iter()
             .map(|g| {
-                let mut row = lock(&g.state).counters;
+                let st = lock(&g.state);
+                let mut row = st.counters;
                 row.tp_group_id = g.id as u32;
+                row.tpbed_oldest_event_age_ms = st
+                    .oldest_queued_at()
+                    .map(|at| now.saturating_sub(at).as_millis() as u64);
+                for a in st
+                    .threads
+                    .iter()
+                    .flatten()
+                    .filter_map(|t| t.attached.as_ref())
+                {
+                    if a.yielded_at.is_some() {
+                        row.tpbed_threads_yielded += 1;
+                    } else if a.wait.is_some() {
+                        row.tpbed_threads_waiting += 1;
+                    } else {
+                        row.tpbed_threads_running += 1;
+                    }
+                }
+                row.tpbed_threads_parked = (st.consumers.len() + st.reserves.len()) as u64;
                 row
             })
             .collect()

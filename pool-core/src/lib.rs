@@ -39,6 +39,7 @@ pub mod wait;
 
 mod clock;
 mod placement;
+mod service;
 mod session;
 mod sync;
 mod thread_per_conn;

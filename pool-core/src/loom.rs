@@ -20,6 +20,9 @@
 //! `LOOM_MAX_PREEMPTIONS` the models set the bound to 2 themselves.
 //! `loom_every_policy_runs_every_command` runs two small models per registered policy; with
 //! `mysql` and `fifo` all twelve took 141 s together while other builds shared the machine.
+//! `loom_yield_lets_the_next_statement_run_and_resumes` (cooperative yield: give the credit
+//! up at a safe point, the next statement runs on a new thread, resume) runs at one preemption:
+//! about a minute on a machine loaded by four other builds.
 //!
 //! What each model checks, in every explored interleaving:
 //! - no lost wake-up: the main thread blocks until every sent command has run, so a lost
@@ -120,6 +123,14 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     b.check(f);
 }
 
+/// [`model`] with at most `bound` preemptions whatever `LOOM_MAX_PREEMPTIONS` says: for a
+/// model whose three threads run long protocols, whose state space at bound 2 outgrows CI.
+fn model_bounded(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(bound);
+    b.check(f);
+}
+
 /// Two connections, one worker: both commands run whatever the interleaving of the
 /// listener's poll, queueing or direct execution and the re-arms, and a later command still
 /// finds a poller.
@@ -201,6 +212,33 @@ fn stall_tick_admits_the_next_statement(policy: &str) {
     assert_eq!(r.pool.group_stats()[0].stalled_queries_executed, 1);
     gate.open();
     r.finish(2);
+}
+
+/// `time-slice` with one run slot (`max_active_query_threads = 1`): a statement asked to yield
+/// at the tick gives its credit up at its safe point, the next statement runs on another
+/// thread, and the yielded one resumes and finishes; no wake-up is lost on the way. Bounded
+/// to one preemption: at two it ran past ten minutes on the loaded 2-core machine.
+#[test]
+fn loom_yield_lets_the_next_statement_run_and_resumes() {
+    model_bounded(1, || {
+        let r = rig(false, |c| {
+            c.policy = "time-slice".into();
+            c.max_active_query_threads = 1;
+            c.time_slice = 10;
+        });
+        let a = r.connect(1, false);
+        let b = r.connect(2, false);
+        let gate = Gate::new();
+        a.send(Cmd::GateThenSafePoint(gate.clone()));
+        r.tally.wait_runs(1);
+        b.send(Cmd::Plain);
+        r.clock.advance(Duration::from_millis(20));
+        r.pool.tick(Duration::from_millis(20));
+        gate.open();
+        r.tally.wait_runs(2);
+        assert_eq!(r.pool.group_stats()[0].tpbed_yields, 1);
+        r.finish(2);
+    });
 }
 
 /// With a transaction limit, a connection in a transaction stays bound while the Admin

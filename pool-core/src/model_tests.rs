@@ -718,3 +718,168 @@ fn an_open_transaction_passes_an_admission_refusal() {
         );
     });
 }
+
+/// Under `policy` with one run slot (`max_active_query_threads = 1`, which a stall does not
+/// widen) and a 10 ms time slice: A runs a long scan, B sends a point statement, and the stall
+/// checker passes at 20 ms. Returns whether B ran while A's scan was still going, and the
+/// group's yield count.
+fn point_statement_beside_a_scan(policy: &'static str) -> (bool, u64) {
+    POLICY.with(|c| c.set(policy));
+    let r = rig(|c| {
+        c.max_active_query_threads = 1;
+        c.time_slice = 10;
+    });
+    POLICY.with(|c| c.set("mysql"));
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let gate = Gate::new();
+    a.send(Cmd::Scan(gate.clone()));
+    eventually("A scans", || r.tally.runs() == 1);
+    b.send(Cmd::Plain);
+    r.tick_at(20);
+    let ran = ran_within(&r, 2, Duration::from_millis(500));
+    let yields = r.pool.group_stats()[0].tpbed_yields;
+    gate.open();
+    eventually("both ran", || r.tally.runs() == 2);
+    eventually("A detaches", || {
+        r.pool.group_states()[0].active_thread_count == 0
+    });
+    r.pool.shutdown();
+    assert_eq!(r.pool.stats().threads_alive, 0);
+    (ran, yields)
+}
+
+#[test]
+fn a_time_slice_lets_a_point_statement_past_a_long_scan() {
+    assert_eq!(point_statement_beside_a_scan("time-slice"), (true, 1));
+}
+
+#[test]
+fn without_a_time_slice_the_point_statement_waits_and_nothing_yields() {
+    assert_eq!(point_statement_beside_a_scan("mysql"), (false, 0));
+}
+
+/// Queues, while the only credit is held by a gated statement, one event of a connection
+/// that holds locks outside a transaction (`LOCK TABLES`) and then one of a plain connection;
+/// returns the (high, low) queue lengths under `policy`.
+fn lock_holder_queued(policy: &'static str) -> (u32, u32) {
+    POLICY.with(|c| c.set(policy));
+    let r = rig(|c| c.max_active_query_threads = 1);
+    POLICY.with(|c| c.set("mysql"));
+    let a = r.connect(1, false);
+    let mut holder = ModelSession::new(&r.net, 2, &r.tally);
+    holder.holds_locks = true;
+    let h = holder.client();
+    r.pool.add_connection(holder);
+    let c = r.connect(3, false);
+    let gate = Gate::new();
+    a.send(Cmd::Gate(gate.clone()));
+    eventually("A runs", || r.tally.runs() == 1);
+    h.send(Cmd::Plain);
+    r.tick_at(60);
+    let queued = |n| {
+        let st = &r.pool.group_states()[0];
+        st.queued_queries + st.queued_transactions == n
+    };
+    eventually("the holder queued", || queued(1));
+    c.send(Cmd::Plain);
+    eventually("C queued", || queued(2));
+    let st = r.pool.group_states()[0].clone();
+    gate.open();
+    eventually("all ran", || r.tally.runs() == 3);
+    let stats = r.pool.group_stats()[0];
+    assert_eq!(stats.tpbed_dequeued_high + stats.tpbed_dequeued_low, 2);
+    r.pool.shutdown();
+    (st.queued_queries, st.queued_transactions)
+}
+
+#[test]
+fn lock_aware_queues_a_lock_holder_high_where_mysql_queues_it_low() {
+    assert_eq!(lock_holder_queued("lock-aware"), (1, 1));
+    assert_eq!(lock_holder_queued("mysql"), (0, 2));
+}
+
+#[test]
+fn short_first_learns_a_class_is_long_and_queues_it_low() {
+    use crate::policy::{StmtClass, StmtKind};
+    POLICY.with(|c| c.set("short-first"));
+    let r = rig(|c| c.max_active_query_threads = 1);
+    POLICY.with(|c| c.set("mysql"));
+    let scan = StmtClass {
+        command: 3,
+        kind: StmtKind::Select,
+        digest: 42,
+    };
+    let mut long = ModelSession::new(&r.net, 1, &r.tally);
+    long.class = scan;
+    let l = long.client();
+    r.pool.add_connection(long);
+    let a = r.connect(2, false);
+    // The class's first statement runs 50 ms on the manual clock: its estimate is long.
+    let gate = Gate::new();
+    l.send(Cmd::Gate(gate.clone()));
+    eventually("the first scan runs", || r.tally.runs() == 1);
+    r.clock.advance(Duration::from_millis(50));
+    gate.open();
+    eventually("it detaches", || {
+        r.pool.group_states()[0].active_thread_count == 0
+    });
+    // A holds the only credit; the next scan of the class queues low.
+    let gate = Gate::new();
+    a.send(Cmd::Gate(gate.clone()));
+    eventually("A runs", || r.tally.runs() == 2);
+    l.send(Cmd::Plain);
+    r.tick_at(120);
+    eventually("the scan queued", || {
+        let st = &r.pool.group_states()[0];
+        st.queued_queries + st.queued_transactions == 1
+    });
+    let st = r.pool.group_states()[0].clone();
+    gate.open();
+    eventually("it runs", || r.tally.runs() == 3);
+    r.pool.shutdown();
+    assert_eq!((st.queued_queries, st.queued_transactions), (0, 1));
+}
+
+/// With `rails`, under a transaction limit of 1 filled by A and B, whether the statement of a
+/// connection that holds locks outside any transaction (`LOCK TABLES`) runs.
+fn lock_holder_past_a_full_limit(rails: Rails) -> bool {
+    let r = rig(|c| c.rails = rails);
+    let a = r.connect(1, false);
+    let b = r.connect(2, false);
+    let mut holder = ModelSession::new(&r.net, 3, &r.tally);
+    holder.holds_locks = true;
+    let h = holder.client();
+    r.pool.add_connection(holder);
+    r.pool.knobs().set_max_transactions_limit(1).unwrap();
+    a.send(Cmd::Begin);
+    eventually("A begins", || r.tally.runs() == 1);
+    b.send(Cmd::Begin);
+    r.tick_at(60);
+    eventually("B begins (bound = share + 1)", || r.tally.runs() == 2);
+    h.send(Cmd::Plain);
+    for ms in [120, 180, 240] {
+        r.tick_at(ms);
+    }
+    let ran = ran_within(&r, 3, Duration::from_secs(1));
+    a.send(Cmd::Commit);
+    b.send(Cmd::Commit);
+    eventually("everything runs", || r.tally.runs() == 5);
+    r.pool.shutdown();
+    ran
+}
+
+#[test]
+fn a_lock_holder_always_gets_a_thread() {
+    each_policy(|| {
+        assert!(lock_holder_past_a_full_limit(Rails::ALL));
+        let off = Rails {
+            open_transaction: false,
+            ..Rails::ALL
+        };
+        assert!(
+            !lock_holder_past_a_full_limit(off),
+            "with the rail off it waits"
+        );
+    });
+}

@@ -128,6 +128,7 @@ impl<S: Session> ConnectionHandler<S> for ThreadPool<S> {
         for group in &sh.groups {
             let mut st = lock(&group.state);
             st.shutdown = true;
+            st.resume_all();
             for t in st.conns.tokens() {
                 let Some(c) = st.conns.get_mut(t) else {
                     continue;

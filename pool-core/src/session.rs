@@ -1,5 +1,6 @@
 //! The contract between a connection handler and the server's per-connection session.
 
+use crate::policy::{SessionPriority, StmtClass};
 use std::os::fd::RawFd;
 use std::time::Duration;
 
@@ -65,6 +66,26 @@ pub trait Session: Send + 'static {
     fn is_tp_admin(&self) -> bool;
     /// `thread_pool_high_priority_connection` is set for this session.
     fn high_priority(&self) -> bool;
+    /// MariaDB's `thread_pool_priority` of this session (`auto` unless the server keeps it).
+    fn priority(&self) -> SessionPriority {
+        SessionPriority::Auto
+    }
+    /// The connection holds row or table locks (of its open transaction, or `LOCK TABLES`).
+    /// Asked under the group mutex: answer from a flag or a counter, never by a scan.
+    fn holds_locks(&self) -> bool {
+        false
+    }
+    /// Another transaction waits for a lock this connection's transaction holds (the lock
+    /// system keeps the count). Asked under the group mutex, like [`holds_locks`](Session::holds_locks).
+    fn blocks_others(&self) -> bool {
+        false
+    }
+    /// The class of the next command, read from input already received (or pending on the
+    /// socket) without consuming it; [`StmtClass::UNKNOWN`] when nothing is readable yet.
+    /// Only asked for a policy that wants it ([`crate::policy::Policy::wants_statement_class`]).
+    fn next_class(&self) -> StmtClass {
+        StmtClass::UNKNOWN
+    }
     /// Pipelined bytes of a further command are already buffered (no readiness will come).
     fn has_buffered_input(&self) -> bool;
     /// The socket, for the poller's readiness registration.

@@ -7,8 +7,9 @@ use crate::clock::Clock;
 use crate::config::{Algorithm, PoolKnobs, Rails};
 use crate::group::{Group, GroupState, Queued};
 use crate::placement::RoundRobin;
-use crate::policy::{ConnFacts, Credit, GroupFacts, Policy, Queue};
+use crate::policy::{ConnFacts, Credit, GroupFacts, Policy, Queue, StmtClass};
 use crate::poller::Token;
+use crate::service::ServiceTimes;
 use crate::session::Session;
 use crate::sync::{thread, Arc, Condvar, Mutex, MutexGuard};
 use std::fmt;
@@ -115,6 +116,8 @@ pub(crate) struct Shared<S> {
     pub(crate) policy: &'static dyn Policy,
     /// The safety rails in force (`tpbed_thread_pool_rails`).
     pub(crate) rails: Rails,
+    /// Service-time estimates per statement class, updated as statements finish.
+    pub(crate) service: ServiceTimes,
     pub(crate) ncpu: usize,
     pub(crate) knobs: std::sync::Arc<PoolKnobs>,
     pub(crate) clock: std::sync::Arc<dyn Clock>,
@@ -147,7 +150,7 @@ impl<S> Shared<S> {
 
     /// The facts the policy sees about group `g` in state `st`.
     pub(crate) fn facts(&self, g: usize, st: &GroupState<S>) -> GroupFacts {
-        st.facts(self.groups[g].admin, self.group_share(g))
+        st.facts(self.groups[g].admin, self.group_share(g), self.clock.now())
     }
 
     /// Whether group `g` in state `st` may start one more statement (the policy's credit).
@@ -169,10 +172,29 @@ impl<S> Shared<S> {
                 self.pop_picked(g, st, facts).map(|t| (t, true))
             }
             Credit::RefuseAdmission if self.rails.open_transaction => {
-                st.take_in_transaction().map(|t| (t, true))
+                st.take_in_transaction(facts.now).map(|t| (t, true))
             }
             _ => None,
         }
+    }
+
+    /// Resumes the statement of group `g` that yielded first, when the policy's credit allows
+    /// one more statement and no queued event arrived before it yielded (a yielded statement
+    /// goes back behind the events that were already waiting); true when it did.
+    pub(crate) fn resume_yielded(&self, g: usize, st: &mut GroupState<S>) -> bool {
+        let Some((t, at)) = st.oldest_yielded() else {
+            return false;
+        };
+        if st.oldest_queued_at().is_some_and(|q| q <= at) {
+            return false;
+        }
+        let facts = self.facts(g, st);
+        let credit = self.policy.credit(&facts, &self.knobs);
+        if credit.granted() || (facts.admin && self.rails.admin) {
+            st.resume(t);
+            return true;
+        }
+        false
     }
 
     /// Whether a queued event of group `g` could start now, by credit or by a rail.
@@ -194,7 +216,7 @@ impl<S> Shared<S> {
     fn pop_picked(&self, g: usize, st: &mut GroupState<S>, mut facts: GroupFacts) -> Option<Token> {
         for _ in 0..2 {
             let q = self.policy.pick(&facts)?;
-            if let Some(t) = st.pop(q) {
+            if let Some(t) = st.pop(q, facts.now) {
                 return Some(t);
             }
             facts = self.facts(g, st);
@@ -218,12 +240,24 @@ impl<S> Shared<S> {
 }
 
 impl<S: Session> Shared<S> {
-    /// The facts the policy sees about `session`, a connection of group `g`.
+    /// The facts the policy sees about `session`, a connection of group `g` (the statement
+    /// class and its estimate only for a policy that wants them).
     pub(crate) fn conn_facts(&self, g: usize, session: &S) -> ConnFacts {
+        let class = if self.policy.wants_statement_class() {
+            session.next_class()
+        } else {
+            StmtClass::UNKNOWN
+        };
         ConnFacts {
             in_transaction: session.in_transaction(),
             admin: self.groups[g].admin,
             high_priority: session.high_priority(),
+            priority: session.priority(),
+            holds_locks: session.holds_locks(),
+            blocks_others: session.blocks_others(),
+            class,
+            service_estimate: self.service.estimate(&class),
+            ran_for: Duration::ZERO,
         }
     }
 
@@ -242,7 +276,7 @@ impl<S: Session> Shared<S> {
             token,
             at,
             offered: false,
-            in_transaction: conn.in_transaction,
+            in_transaction: conn.in_transaction || conn.holds_locks,
         };
         (queue, q)
     }

@@ -206,6 +206,28 @@ pub struct GroupStatsRow {
     pub tpbed_stolen: u64,
     /// Ours: idle connections closed at `wait_timeout`.
     pub tpbed_expired: u64,
+    /// Ours: events taken from the high queue.
+    pub tpbed_dequeued_high: u64,
+    /// Ours: events taken from the low queue.
+    pub tpbed_dequeued_low: u64,
+    /// Ours: the time events taken from the high queue waited there, summed (µs).
+    pub tpbed_queue_wait_high_us: u64,
+    /// Ours: the time events taken from the low queue waited there, summed (µs).
+    pub tpbed_queue_wait_low_us: u64,
+    /// Ours: statements that gave their thread up at a safe point (cooperative yield).
+    pub tpbed_yields: u64,
+    /// Ours, a gauge: the age in ms of the oldest event in either queue, None when both are
+    /// empty.
+    pub tpbed_oldest_event_age_ms: Option<u64>,
+    /// Ours, a gauge: attached threads running a statement (not in a reported wait, not
+    /// yielded).
+    pub tpbed_threads_running: u64,
+    /// Ours, a gauge: attached threads inside a reported wait.
+    pub tpbed_threads_waiting: u64,
+    /// Ours, a gauge: attached threads whose statement yielded and waits to resume.
+    pub tpbed_threads_yielded: u64,
+    /// Ours, a gauge: query threads asleep as consumers or reserves.
+    pub tpbed_threads_parked: u64,
 }
 
 /// One row of `performance_schema.tp_thread_state`.

@@ -89,9 +89,11 @@ fn run_stolen<S: Session>(
 
     let now = sh.clock.now();
     let mut st = lock(&sh.groups[g].state);
-    event::attach(sh, g, &mut st, me, now, event::Start::Queued);
+    let conn = sh.conn_facts(h, &session);
+    event::attach(sh, g, &mut st, me, now, event::Start::Queued, conn);
     drop(st);
-    let (outcome, statements, exec_time) = event::run_connection(sh, g, me, h, token, &mut session);
+    let (outcome, statements, exec_time) =
+        event::run_connection(sh, g, me, h, token, &mut session, &conn.class);
     let end = sh.clock.now();
     let rearmed = event::rearm_early(sh, h, token, fd, outcome);
     let mut st = lock(&sh.groups[g].state);

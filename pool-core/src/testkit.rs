@@ -28,6 +28,12 @@ pub(crate) enum Cmd {
     Gate(Arc<Gate>),
     /// Blocks until the gate opens inside a reported wait of this kind.
     WaitGate(WaitKind, Arc<Gate>),
+    /// A long scan: calls the safe point in a loop until the gate opens (it may yield there).
+    #[cfg_attr(loom, allow(dead_code))]
+    Scan(Arc<Gate>),
+    /// Waits for the gate, then passes one look of the safe point (where it may yield).
+    #[cfg_attr(not(loom), allow(dead_code))]
+    GateThenSafePoint(Arc<Gate>),
     /// Closes the connection.
     #[cfg_attr(loom, allow(dead_code))]
     Quit,
@@ -51,6 +57,11 @@ impl Gate {
     pub(crate) fn open(&self) {
         *lock(&self.open) = true;
         self.cv.notify_all();
+    }
+
+    #[cfg(not(loom))]
+    fn is_open(&self) -> bool {
+        *lock(&self.open)
     }
 
     fn pass(&self) {
@@ -111,6 +122,10 @@ pub(crate) struct ModelSession {
     pub(crate) in_trx: bool,
     pub(crate) admin: bool,
     pub(crate) idle: Duration,
+    /// What the session reports as `Session::holds_locks`.
+    pub(crate) holds_locks: bool,
+    /// What the session reports as `Session::next_class`.
+    pub(crate) class: crate::policy::StmtClass,
 }
 
 impl ModelSession {
@@ -123,6 +138,8 @@ impl ModelSession {
             in_trx: false,
             admin: false,
             idle: Duration::from_secs(3600),
+            holds_locks: false,
+            class: crate::policy::StmtClass::UNKNOWN,
         }
     }
 
@@ -174,6 +191,23 @@ impl Session for ModelSession {
             Some(Cmd::Begin) => self.in_trx = true,
             Some(Cmd::Commit) => self.in_trx = false,
             Some(Cmd::Gate(g)) => g.pass(),
+            #[cfg(not(loom))]
+            Some(Cmd::Scan(g)) => {
+                while !g.is_open() {
+                    for _ in 0..wait::SAFE_POINT_EVERY {
+                        wait::safe_point();
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            }
+            #[cfg(loom)]
+            Some(Cmd::Scan(g)) => g.pass(),
+            Some(Cmd::GateThenSafePoint(g)) => {
+                g.pass();
+                for _ in 0..wait::SAFE_POINT_EVERY {
+                    wait::safe_point();
+                }
+            }
             Some(Cmd::Quit) => return Outcome::Close,
         }
         Outcome::Continue
@@ -205,6 +239,14 @@ impl Session for ModelSession {
 
     fn has_buffered_input(&self) -> bool {
         false
+    }
+
+    fn holds_locks(&self) -> bool {
+        self.holds_locks
+    }
+
+    fn next_class(&self) -> crate::policy::StmtClass {
+        self.class
     }
 
     fn raw_fd(&self) -> RawFd {

@@ -8,11 +8,13 @@
 use crate::config::Algorithm;
 use crate::group::ConnState;
 use crate::park::{self, WakeLevel};
+use crate::policy::ConnFacts;
 use crate::session::Session;
 use crate::shared::Shared;
 use crate::stats::ThreadState;
 use crate::steal;
 use crate::sync::{lock, wait_timeout, Arc};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Pause after a pass that did nothing (MySQL: 10 ms).
@@ -121,6 +123,17 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
     let action = sh.policy.tick(&sh.facts(g, &st), knobs, now);
     let kicked = action.kick_up && st.promote_low_head();
 
+    // Ours: cooperative yield. Ask the policy about every running statement; resume a
+    // yielded one when it may run, and in any case once it has waited a stall limit.
+    ask_to_yield(sh, g, &mut st, now);
+    let mut acted = sh.resume_yielded(g, &mut st);
+    if let Some((t, at)) = st.oldest_yielded() {
+        if now.saturating_sub(at) >= stall {
+            st.resume(t);
+            acted = true;
+        }
+    }
+
     // 5. Wake or create one thread when needed. A queued event counts only when it could start
     //    (MySQL's `is_query_ready_to_process`: an event is queued and credit is available; or a
     //    rail lets it start).
@@ -132,7 +145,7 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
         || (!sleepers && ready)
         || (algo1 && st.waiting.is_none() && !sh.dedicated && sh.credit(g, &st))
         || (share > 0 && ready);
-    let mut acted = kicked;
+    acted |= kicked;
     if need && park::wake(sh, g, &mut st, WakeLevel::OrCreate) {
         st.counters.wake_thread_stall_checker += 1;
         acted = true;
@@ -186,6 +199,32 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
         acted |= wake_thief(sh, g);
     }
     acted
+}
+
+/// Sets the yield flag of every running statement of group `g` (attached, not in a reported
+/// wait, not yielded already) that the policy says should yield at `now`.
+fn ask_to_yield<S: Session>(
+    sh: &Shared<S>,
+    g: usize,
+    st: &mut crate::shared::Guard<'_, S>,
+    now: Duration,
+) {
+    let facts = sh.facts(g, st);
+    for t in st.threads.iter().flatten() {
+        let Some(a) = t.attached.as_ref() else {
+            continue;
+        };
+        if a.wait_decremented || a.wait.is_some() || a.yielded_at.is_some() {
+            continue;
+        }
+        let conn = ConnFacts {
+            ran_for: now.saturating_sub(a.run_since),
+            ..a.conn
+        };
+        if sh.policy.should_yield(&conn, &facts, &sh.knobs) {
+            t.yield_flag.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Wakes an idle query thread in a normal group other than `g` that has credit and nothing

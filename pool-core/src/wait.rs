@@ -3,8 +3,14 @@
 //!
 //! A pool worker installs a [`WaitObserver`] for the thread while it runs a session; outside a
 //! pool worker [`begin`] is a no-op that costs one thread-local read.
+//!
+//! The same hook carries cooperative yield: long operations call [`safe_point`] where they
+//! hold no latch (between rows of a scan, between comparisons of a sort, between records of a
+//! commit); every [`SAFE_POINT_EVERY`] calls it asks the installed observer whether the
+//! scheduling policy wants the statement to give its thread up, and if so the statement
+//! sleeps there, keeping its locks, until the pool resumes it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// Kinds of waits MySQL's pool is told about (`thd_wait_begin` types that matter here).
@@ -26,7 +32,16 @@ pub trait WaitObserver {
     fn wait_begin(&self, kind: WaitKind);
     /// The thread is running again.
     fn wait_end(&self, kind: WaitKind);
+    /// The thread is at a safe point (it holds no latch): it may yield here.
+    fn safe_point(&self) {}
+    /// Whether the thread was asked to yield (it will at its next [`safe_point`]).
+    fn yield_requested(&self) -> bool {
+        false
+    }
 }
+
+/// How many [`safe_point`] calls pass between two looks at the observer.
+pub const SAFE_POINT_EVERY: u32 = 64;
 
 #[cfg(not(loom))]
 thread_local! {
@@ -38,6 +53,55 @@ thread_local! {
 #[cfg(loom)]
 loom::thread_local! {
     static OBSERVER: RefCell<Option<Rc<dyn WaitObserver>>> = RefCell::new(None);
+}
+
+#[cfg(not(loom))]
+thread_local! {
+    static COUNTDOWN: Cell<u32> = const { Cell::new(SAFE_POINT_EVERY) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    static COUNTDOWN: Cell<u32> = Cell::new(SAFE_POINT_EVERY);
+}
+
+/// Whether this call is the [`SAFE_POINT_EVERY`]th since the last look.
+fn look_due() -> bool {
+    COUNTDOWN.with(|c| {
+        let n = c.get();
+        if n > 1 {
+            c.set(n - 1);
+            false
+        } else {
+            c.set(SAFE_POINT_EVERY);
+            true
+        }
+    })
+}
+
+/// A cooperative safe point: the caller holds no latch and may sleep here with its locks.
+/// Costs a thread-local decrement; every [`SAFE_POINT_EVERY`] calls the installed observer
+/// decides (a pool worker yields when its policy asked it to).
+pub fn safe_point() {
+    if look_due() {
+        yield_now();
+    }
+}
+
+/// For a loop that holds a latch between steps (the SKIP LOCKED skip loop): every
+/// [`SAFE_POINT_EVERY`] calls, whether the thread was asked to yield. When true the caller
+/// saves its position, releases every latch and calls [`yield_now`].
+pub fn yield_requested() -> bool {
+    look_due() && OBSERVER.with(|o| o.borrow().as_ref().is_some_and(|obs| obs.yield_requested()))
+}
+
+/// A safe point without the countdown: yields now if the thread was asked to. The caller
+/// holds no latch.
+pub fn yield_now() {
+    let observer = OBSERVER.with(|o| o.borrow().clone());
+    if let Some(obs) = observer {
+        obs.safe_point();
+    }
 }
 
 /// Installs `observer` for this thread (a pool worker attaching to a session).

@@ -37,6 +37,21 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
             st = event::process(sh, g, me, st, token, how, consumer);
             continue;
         }
+        // A statement yielded in this group: before this thread blocks in a poll or sleeps,
+        // look for input that arrived meanwhile, then let the statement resume.
+        if st.oldest_yielded().is_some() {
+            if !sh.dedicated && st.waiting.is_none() {
+                st = listener::poll_nonblocking(sh, g, st, &mut events);
+                if let Some((token, by_rail)) = sh.take_event(g, &mut st) {
+                    let how = if by_rail { Start::Rail } else { Start::Queued };
+                    st = event::process(sh, g, me, st, token, how, None);
+                    continue;
+                }
+            }
+            if sh.resume_yielded(g, &mut st) {
+                continue;
+            }
+        }
         if !sh.dedicated && st.waiting.is_none() {
             st = listener::wait_for_events(sh, g, me, st, &mut events);
             continue;

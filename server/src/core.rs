@@ -47,6 +47,62 @@ pub trait PoolView {
     fn thread_states(&self) -> Vec<ThreadStateRow>;
 }
 
+/// tpbed's thread-pool totals for `SHOW GLOBAL STATUS` (`Tpbed_thread_pool_*`, not MySQL's):
+/// the per-group counters of `tp_thread_group_stats` summed over the groups, the oldest queued
+/// event's age as the largest of the groups'.
+fn pool_status_rows(groups: &[GroupStatsRow]) -> Vec<(String, String)> {
+    let sum = |f: fn(&GroupStatsRow) -> u64| groups.iter().map(f).sum::<u64>();
+    let oldest = groups
+        .iter()
+        .filter_map(|g| g.tpbed_oldest_event_age_ms)
+        .max()
+        .unwrap_or(0);
+    [
+        (
+            "Tpbed_thread_pool_queue_waits_high",
+            sum(|g| g.tpbed_dequeued_high),
+        ),
+        (
+            "Tpbed_thread_pool_queue_waits_low",
+            sum(|g| g.tpbed_dequeued_low),
+        ),
+        (
+            "Tpbed_thread_pool_queue_wait_high_us",
+            sum(|g| g.tpbed_queue_wait_high_us),
+        ),
+        (
+            "Tpbed_thread_pool_queue_wait_low_us",
+            sum(|g| g.tpbed_queue_wait_low_us),
+        ),
+        ("Tpbed_thread_pool_oldest_event_age_ms", oldest),
+        ("Tpbed_thread_pool_kickups", sum(|g| g.prio_kickups)),
+        (
+            "Tpbed_thread_pool_stalls",
+            sum(|g| g.stalled_queries_executed),
+        ),
+        ("Tpbed_thread_pool_yields", sum(|g| g.tpbed_yields)),
+        (
+            "Tpbed_thread_pool_threads_running",
+            sum(|g| g.tpbed_threads_running),
+        ),
+        (
+            "Tpbed_thread_pool_threads_waiting",
+            sum(|g| g.tpbed_threads_waiting),
+        ),
+        (
+            "Tpbed_thread_pool_threads_yielded",
+            sum(|g| g.tpbed_threads_yielded),
+        ),
+        (
+            "Tpbed_thread_pool_threads_parked",
+            sum(|g| g.tpbed_threads_parked),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
 /// Why the server shuts down.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
@@ -160,6 +216,8 @@ pub struct HotVars {
     pub sql_select_limit: VarId,
     /// `thread_pool_high_priority_connection` (only with the pool).
     pub tp_high_priority: Option<VarId>,
+    /// MariaDB's `thread_pool_priority` (only with the pool).
+    pub tp_priority: Option<VarId>,
     /// `innodb_lock_wait_timeout`.
     pub lock_wait_timeout: VarId,
     /// `transaction_isolation`.
@@ -311,6 +369,9 @@ impl Core {
             rows.push((k.to_string(), v.to_string()));
         }
         rows.extend(self.redo.status_rows());
+        if let Some(pool) = self.handler.get().and_then(|h| h.pool()) {
+            rows.extend(pool_status_rows(&pool.group_stats()));
+        }
         rows.sort_by_key(|r| r.0.to_ascii_lowercase());
         rows
     }

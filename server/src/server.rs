@@ -217,6 +217,7 @@ impl Server {
             sql_mode: id("sql_mode")?,
             sql_select_limit: id("sql_select_limit")?,
             tp_high_priority: vars.lookup("thread_pool_high_priority_connection"),
+            tp_priority: vars.lookup("thread_pool_priority"),
             lock_wait_timeout: id("innodb_lock_wait_timeout")?,
             transaction_isolation: id("transaction_isolation")?,
             transaction_read_only: id("transaction_read_only")?,

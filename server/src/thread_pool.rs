@@ -1,5 +1,7 @@
 //! The thread pool as the server configures it: MySQL's 13 `thread_pool_*` variables (which
-//! exist only while the pool is loaded, as with MySQL's plugin) plus tpbed's own
+//! exist only while the pool is loaded, as with MySQL's plugin), MariaDB's two that MySQL
+//! lacks (`thread_pool_oversubscribe`, `thread_pool_priority`, for the `mariadb` policy), plus
+//! tpbed's own
 //! `tpbed_thread_pool_*` settings, the pool built from them, and the on-set hooks of the dynamic ones.
 
 use std::sync::Arc;
@@ -99,6 +101,21 @@ pub fn definitions() -> Vec<VarDef> {
             int(0, 4096),
             i(d.max_unused_threads),
         ),
+        // MariaDB's, labelled as such in README: the `mariadb` policy reads them.
+        def(
+            "thread_pool_oversubscribe",
+            Global,
+            true,
+            int(1, 1000),
+            i(d.oversubscribe),
+        ),
+        def(
+            "thread_pool_priority",
+            Both,
+            true,
+            VarType::Enum(&["high", "low", "auto"]),
+            VarValue::Str("auto".into()),
+        ),
         def(
             "thread_pool_prio_kickup_timer",
             Global,
@@ -167,6 +184,13 @@ pub fn definitions() -> Vec<VarDef> {
             VarValue::Str(d.policy.clone()),
         ),
         def(
+            "tpbed_thread_pool_time_slice",
+            Global,
+            true,
+            int(1, 100_000),
+            i(d.time_slice),
+        ),
+        def(
             "tpbed_thread_pool_rails",
             Global,
             false,
@@ -220,6 +244,8 @@ pub fn config(vars: &Registry) -> PoolConfig {
             .to_string(),
         rails: Rails::parse(vars.global_by_name("tpbed_thread_pool_rails").as_str())
             .unwrap_or(Rails::ALL),
+        oversubscribe: u(vars, "thread_pool_oversubscribe"),
+        time_slice: u(vars, "tpbed_thread_pool_time_slice"),
     }
 }
 
@@ -299,10 +325,11 @@ fn refused(name: &str, v: &VarValue, e: &ConfigError) -> SqlError {
 
 /// Registers the on-set hooks of the pool's dynamic variables: each goes to its validated
 /// setter on the running pool, which may refuse the value (1231, with the pool's reason).
-/// `thread_pool_high_priority_connection` has none: sessions read their own copy.
+/// `thread_pool_high_priority_connection` and `thread_pool_priority` have none: sessions read
+/// their own copy.
 pub fn register_hooks(vars: &Registry, pool: &Arc<ThreadPool<ClientSession>>) -> SqlResult<()> {
     type Setter = fn(&PoolKnobs, u32) -> Result<(), ConfigError>;
-    let setters: [(&'static str, Setter); 9] = [
+    let setters: [(&'static str, Setter); 11] = [
         ("thread_pool_stall_limit", PoolKnobs::set_stall_limit),
         (
             "thread_pool_prio_kickup_timer",
@@ -336,6 +363,8 @@ pub fn register_hooks(vars: &Registry, pool: &Arc<ThreadPool<ClientSession>>) ->
             "thread_pool_longrun_trx_limit",
             PoolKnobs::set_longrun_trx_limit,
         ),
+        ("thread_pool_oversubscribe", PoolKnobs::set_oversubscribe),
+        ("tpbed_thread_pool_time_slice", PoolKnobs::set_time_slice),
     ];
     for (name, set) in setters {
         let knobs = pool.knobs();

@@ -1,4 +1,5 @@
-//! The thread-group pool as a DBA sees it: MySQL's 13 variables only while the pool is loaded,
+//! The thread-group pool as a DBA sees it: MySQL's 13 variables (and MariaDB's two the
+//! `mariadb` policy reads) only while the pool is loaded, cooperative yield under `time-slice`,
 //! the stall rule (a CPU-bound statement delays its group's next statement by the stall limit;
 //! a reported SLEEP does not), the transaction limit with the Admin group, on both pollers.
 
@@ -10,6 +11,8 @@ use mysql::prelude::*;
 use mysql::Conn;
 use tpbed_tests::{binary, code, Mode, TestServer};
 
+/// MySQL's 13 pool variables and, sorted among them, MariaDB's two that MySQL lacks
+/// (`thread_pool_oversubscribe`, `thread_pool_priority`), read by the `mariadb` policy.
 const MYSQL_POOL_VARIABLES: &[&str] = &[
     "thread_pool_algorithm",
     "thread_pool_connection_report_interval",
@@ -19,7 +22,9 @@ const MYSQL_POOL_VARIABLES: &[&str] = &[
     "thread_pool_max_active_query_threads",
     "thread_pool_max_transactions_limit",
     "thread_pool_max_unused_threads",
+    "thread_pool_oversubscribe",
     "thread_pool_prio_kickup_timer",
+    "thread_pool_priority",
     "thread_pool_query_threads_per_group",
     "thread_pool_size",
     "thread_pool_stall_limit",
@@ -60,6 +65,15 @@ fn pool_variables_exist_only_with_the_pool() {
     assert_eq!(get("thread_pool_prio_kickup_timer"), "1000");
     assert_eq!(get("thread_pool_max_unused_threads"), "32");
     assert_eq!(get("thread_pool_longrun_trx_limit"), "2000");
+    assert_eq!(get("thread_pool_oversubscribe"), "3", "MariaDB's default");
+    assert_eq!(get("thread_pool_priority"), "auto", "MariaDB's default");
+    c.query_drop("SET SESSION thread_pool_priority = 'high'")
+        .unwrap();
+    let p: String = c
+        .query_first("SELECT @@session.thread_pool_priority")
+        .unwrap()
+        .unwrap();
+    assert_eq!(p, "high");
     let th: String = c.query_first("SELECT @@thread_handling").unwrap().unwrap();
     assert_eq!(th, "pool-of-threads");
     assert_eq!(code(c.query_drop("SET GLOBAL thread_pool_size = 4")), 1238);
@@ -83,7 +97,7 @@ fn pool_variables_exist_only_with_the_pool() {
         "two groups and the Admin group last"
     );
     let ours: Vec<(String, String)> = c.query("SHOW VARIABLES LIKE 'tpbed_thread_pool%'").unwrap();
-    assert_eq!(ours.len(), 6, "ours are named tpbed_*: {ours:?}");
+    assert_eq!(ours.len(), 7, "ours are named tpbed_*: {ours:?}");
     assert!(
         ours.contains(&("tpbed_thread_pool_policy".into(), "mysql".into())),
         "the default policy is mysql: {ours:?}"
@@ -456,5 +470,95 @@ fn io_uring_serves_1100_connections_after_threads_retire() {
     assert!(
         started > 10,
         "the sleeps made the pool create (and retire) threads: {started}"
+    );
+}
+
+/// Under `policy`, with one group, one run slot (`thread_pool_max_active_query_threads=1`,
+/// which the stall rule does not widen) and a 5 ms time slice: a connection runs a nested-loop
+/// join of a table with itself (a long scan), and once it runs another sends a point select.
+/// Returns whether the point select finished well before the join did, the group's
+/// `TPBED_YIELDS` and `Tpbed_thread_pool_yields` in SHOW GLOBAL STATUS.
+fn point_select_beside_a_long_scan(policy: &str) -> (bool, u64, u64) {
+    let srv = TestServer::start(&[
+        "--thread-handling=pool-of-threads",
+        "--thread-pool-size=1",
+        "--thread-pool-max-transactions-limit=0",
+        "--thread-pool-query-threads-per-group=1",
+        "--thread-pool-max-active-query-threads=1",
+        "--tpbed-thread-pool-time-slice=5",
+        &format!("--tpbed-thread-pool-policy={policy}"),
+    ]);
+    let mut c = srv.connect();
+    c.query_drop("CREATE DATABASE d").unwrap();
+    c.query_drop("CREATE TABLE d.t (id INT PRIMARY KEY, c INT)")
+        .unwrap();
+    let values: Vec<String> = (1..=512).map(|i| format!("({i},{i})")).collect();
+    c.query_drop(format!("INSERT INTO d.t VALUES {}", values.join(",")))
+        .unwrap();
+    c.query_drop("CREATE USER 'watch'@'%' IDENTIFIED BY 'w'")
+        .unwrap();
+    c.query_drop("GRANT PROCESS, TP_CONNECTION_ADMIN ON *.* TO 'watch'@'%'")
+        .unwrap();
+    let mut watcher = Conn::new(srv.opts("watch", "w")).unwrap();
+    let mut scan = srv.connect();
+    let mut point = srv.connect();
+    point.query_drop("SELECT 1").unwrap();
+    let sql = "SELECT COUNT(*) FROM d.t a JOIN d.t b ON a.c + b.c < 0";
+    let running = format!(
+        "SELECT INFO FROM information_schema.PROCESSLIST WHERE ID = {} AND COMMAND = 'Query'",
+        scan.connection_id()
+    );
+    let t = std::thread::spawn(move || {
+        let n: u64 = scan.query_first(sql).unwrap().unwrap();
+        assert_eq!(n, 0);
+        Instant::now()
+    });
+    let sent = Instant::now();
+    loop {
+        let info: Option<Option<String>> = watcher.query_first(&running).unwrap();
+        if info.flatten().as_deref() == Some(sql) {
+            break;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(10),
+            "the scan never ran"
+        );
+    }
+    let id: u64 = point
+        .query_first("SELECT id FROM d.t WHERE id = 7")
+        .unwrap()
+        .unwrap();
+    assert_eq!(id, 7);
+    let point_done = Instant::now();
+    let scan_done = t.join().unwrap();
+    // The scan runs for seconds; 200 ms of slack absorbs the scan's client reading its reply.
+    let beside = point_done + Duration::from_millis(200) < scan_done;
+    let group: u64 = watcher
+        .query_first("SELECT TPBED_YIELDS FROM information_schema.TP_THREAD_GROUP_STATS WHERE TP_GROUP_ID = 0")
+        .unwrap()
+        .unwrap();
+    let status: (String, u64) = watcher
+        .query_first("SHOW GLOBAL STATUS LIKE 'Tpbed_thread_pool_yields'")
+        .unwrap()
+        .unwrap();
+    (beside, group, status.1)
+}
+
+/// Ours: cooperative yield. Under `time-slice` the long scan gives its thread up at its safe
+/// points after each quantum, so the point select runs while the scan goes on; under `mysql`
+/// the point select waits for the scan (its only run slot is taken) and nothing yields.
+#[test]
+fn a_time_slice_lets_a_point_select_past_a_long_scan() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (beside, yields, status) = point_select_beside_a_long_scan("time-slice");
+    assert!(beside, "the point select finished while the scan ran");
+    assert!(yields > 0, "the scan yielded: {yields}");
+    assert_eq!(status, yields, "one group: the status total is its count");
+    let (beside, yields, status) = point_select_beside_a_long_scan("mysql");
+    assert!(!beside, "under mysql the point select waited for the scan");
+    assert_eq!(
+        (yields, status),
+        (0, 0),
+        "mysql never asks a statement to yield"
     );
 }

@@ -30,7 +30,7 @@ impl Policy for Fifo {
         TickAction::default()
     }
 
-    fn should_yield(&self, _conn: &ConnFacts, _group: &GroupFacts) -> bool {
+    fn should_yield(&self, _conn: &ConnFacts, _group: &GroupFacts, _knobs: &PoolKnobs) -> bool {
         false
     }
 }
@@ -48,12 +48,13 @@ mod tests {
         for (in_transaction, high_priority) in [(false, false), (true, false), (false, true)] {
             let conn = ConnFacts {
                 in_transaction,
-                admin: false,
                 high_priority,
+                ..ConnFacts::default()
             };
             assert_eq!(Fifo.classify(&conn, &knobs), Queue::Low);
         }
         let g = GroupFacts {
+            now: Duration::ZERO,
             admin: false,
             high_len: 0,
             low_len: 2,

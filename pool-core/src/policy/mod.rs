@@ -12,7 +12,7 @@
 //! | which queue a free thread takes from | [`Policy::pick`] | per event taken |
 //! | may one more statement start (admission, run cap) | [`Policy::credit`] | before a thread takes an event or runs one directly, by the stall tick, by work stealing |
 //! | what the periodic tick does (kick-up) | [`Policy::tick`] | every stall-checker pass, per group |
-//! | should a running statement yield | [`Policy::should_yield`] | (no safe point asks it yet) |
+//! | should a running statement yield | [`Policy::should_yield`] | every stall-checker pass, per running statement; it yields at its next safe point ([`crate::wait::safe_point`]) |
 //!
 //! Every hook is called under the group mutex, once per decision, through one `dyn Policy`
 //! call; facts are built on the stack, so no decision allocates.
@@ -21,9 +21,10 @@
 //!
 //! Both are on unless `tpbed_thread_pool_rails` ([`crate::Rails`]) turns them off.
 //!
-//! - A connection with an open transaction is never held back by an admission refusal
-//!   ([`Credit::RefuseAdmission`]): its transaction was admitted when it began, so a free
-//!   thread takes the oldest queued event of an open transaction past the refusal.
+//! - A connection with an open transaction, or holding locks (`LOCK TABLES`), is never held
+//!   back by an admission refusal ([`Credit::RefuseAdmission`]): its transaction was admitted
+//!   when it began, and what it holds is released only by its next statements, so a free
+//!   thread takes the oldest queued event of such a connection past the refusal.
 //! - The Admin group (`TP_CONNECTION_ADMIN`) bypasses every refusal of [`Policy::credit`].
 //!
 //! A run-cap refusal ([`Credit::RefuseRunCap`]) still holds a normal group's transactions back,
@@ -40,12 +41,20 @@
 //! docs/policies.md walks through an example.
 
 mod fifo;
+mod lock_aware;
+mod mariadb;
 mod mysql;
 mod registry;
+mod short_first;
+mod time_slice;
 
 pub use fifo::Fifo;
+pub use lock_aware::LockAware;
+pub use mariadb::Mariadb;
 pub use mysql::Mysql;
 pub use registry::{by_name, names, Registration, REGISTRY};
+pub use short_first::ShortFirst;
+pub use time_slice::TimeSlice;
 
 use crate::config::PoolKnobs;
 use std::fmt;
@@ -61,8 +70,84 @@ pub enum Queue {
     Low,
 }
 
+/// The kind of statement a command carries: the command itself for the commands that are not
+/// statements, else the statement's first keyword.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StmtKind {
+    /// Not known (nothing readable yet, or a policy that did not ask).
+    #[default]
+    Unknown,
+    /// `SELECT` (and `WITH`, `TABLE`, `VALUES`).
+    Select,
+    /// `INSERT`.
+    Insert,
+    /// `UPDATE`.
+    Update,
+    /// `DELETE`.
+    Delete,
+    /// `REPLACE`.
+    Replace,
+    /// `BEGIN`, `START TRANSACTION`.
+    Begin,
+    /// `COMMIT`.
+    Commit,
+    /// `ROLLBACK`.
+    Rollback,
+    /// `SET`.
+    Set,
+    /// `SHOW`, `DESCRIBE`, `EXPLAIN`.
+    Show,
+    /// `CREATE`, `ALTER`, `DROP`, `TRUNCATE`, `RENAME`.
+    Ddl,
+    /// `LOCK TABLES`, `UNLOCK TABLES`, `FLUSH`.
+    Lock,
+    /// Any other statement.
+    Other,
+    /// A command that is not a statement (`COM_PING`, `COM_QUIT`, `COM_STMT_PREPARE`, ...).
+    Command,
+}
+
+/// The class of a connection's next statement: what a policy that sorts by statement sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct StmtClass {
+    /// The MySQL command byte (`COM_QUERY` = 3, `COM_STMT_EXECUTE` = 23, ...); 0 when unknown
+    /// (0 is `COM_SLEEP`, which a client never sends).
+    pub command: u8,
+    /// The statement's kind.
+    pub kind: StmtKind,
+    /// A digest of the statement's normalized text (literals removed), 0 when not known. The
+    /// same statement with other literals has the same digest.
+    pub digest: u64,
+}
+
+impl StmtClass {
+    /// Nothing known.
+    pub const UNKNOWN: StmtClass = StmtClass {
+        command: 0,
+        kind: StmtKind::Unknown,
+        digest: 0,
+    };
+
+    /// Whether anything is known.
+    pub fn known(&self) -> bool {
+        *self != StmtClass::UNKNOWN
+    }
+}
+
+/// MariaDB's per-session `thread_pool_priority`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionPriority {
+    /// `auto` (the default): high while a transaction is open, else low.
+    #[default]
+    Auto,
+    /// `high`.
+    High,
+    /// `low`.
+    Low,
+}
+
 /// What a policy knows about one connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ConnFacts {
     /// A transaction is open (MySQL's `thd_is_transaction_active`).
     pub in_transaction: bool,
@@ -70,11 +155,28 @@ pub struct ConnFacts {
     pub admin: bool,
     /// `thread_pool_high_priority_connection` is set for the session.
     pub high_priority: bool,
+    /// MariaDB's `thread_pool_priority` of the session.
+    pub priority: SessionPriority,
+    /// The connection holds row or table locks (`LOCK TABLES`, locks of its open transaction).
+    pub holds_locks: bool,
+    /// Another transaction waits for a lock this connection's transaction holds.
+    pub blocks_others: bool,
+    /// The class of its next statement; [`StmtClass::UNKNOWN`] unless the policy asks for it
+    /// ([`Policy::wants_statement_class`]).
+    pub class: StmtClass,
+    /// The pool's running estimate of the service time of statements of `class` (an
+    /// exponentially weighted average of their run times); None until one has run.
+    pub service_estimate: Option<Duration>,
+    /// How long the current statement has run since it started or last resumed (zero while
+    /// the event is queued).
+    pub ran_for: Duration,
 }
 
 /// What a policy knows about one group at a decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GroupFacts {
+    /// The pool clock at the decision.
+    pub now: Duration,
     /// The Admin group.
     pub admin: bool,
     /// Events in the high queue.
@@ -167,6 +269,15 @@ pub trait Policy: Send + Sync + fmt::Debug + 'static {
     /// What the stall checker does for this group at `now` (called once per pass).
     fn tick(&self, group: &GroupFacts, knobs: &PoolKnobs, now: Duration) -> TickAction;
 
-    /// Whether a running statement should give its thread up at its next safe point.
-    fn should_yield(&self, conn: &ConnFacts, group: &GroupFacts) -> bool;
+    /// Whether a running statement (`conn`, with `ran_for` set) should give its thread up at
+    /// its next safe point. Asked by the stall checker for every running statement of the
+    /// group, at every pass.
+    fn should_yield(&self, conn: &ConnFacts, group: &GroupFacts, knobs: &PoolKnobs) -> bool;
+
+    /// Whether [`classify`](Policy::classify) reads `conn.class` and `conn.service_estimate`:
+    /// finding a statement's class costs a look at the connection's pending input, so the pool
+    /// only does it for a policy that says so.
+    fn wants_statement_class(&self) -> bool {
+        false
+    }
 }

@@ -47,7 +47,7 @@ impl Policy for Mysql {
         }
     }
 
-    fn should_yield(&self, _conn: &ConnFacts, _group: &GroupFacts) -> bool {
+    fn should_yield(&self, _conn: &ConnFacts, _group: &GroupFacts, _knobs: &PoolKnobs) -> bool {
         false
     }
 }
@@ -201,6 +201,7 @@ mod tests {
             cfg.query_threads_per_group = c.query_threads_per_group as u32;
             let knobs = PoolKnobs::new(&cfg);
             let g = GroupFacts {
+                now: Duration::ZERO,
                 admin: false,
                 high_len: high,
                 low_len: low,
@@ -276,8 +277,8 @@ mod tests {
         let knobs = PoolKnobs::new(&cfg);
         let conn = |in_transaction, high_priority| ConnFacts {
             in_transaction,
-            admin: false,
             high_priority,
+            ..ConnFacts::default()
         };
         assert_eq!(Mysql.classify(&conn(false, false), &knobs), Queue::Low);
         assert_eq!(Mysql.classify(&conn(true, false), &knobs), Queue::High);

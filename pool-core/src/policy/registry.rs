@@ -1,15 +1,19 @@
 //! The registered policies: one line per policy, first the default. Invariant: names are
 //! unique, lowercase, and what `tpbed_thread_pool_policy` accepts.
 
-use super::{Fifo, Mysql, Policy};
+use super::{Fifo, LockAware, Mariadb, Mysql, Policy, ShortFirst, TimeSlice};
 
 /// A registered policy: the stateless object the pool consults.
 pub type Registration = &'static dyn Policy;
 
 /// Every policy the pool can run, the default (`mysql`) first.
 pub static REGISTRY: &[Registration] = &[
-    &Mysql, // MySQL's thread-pool plugin, decision for decision (the default)
-    &Fifo,  // one queue in arrival order, MySQL's credit rule
+    &Mysql,      // MySQL's thread-pool plugin, decision for decision (the default)
+    &Fifo,       // one queue in arrival order, MySQL's credit rule
+    &Mariadb,    // MariaDB 10.11's pool: session priority, oversubscribe, group stall rule
+    &ShortFirst, // DARC: short statement classes first, a run slot kept for them
+    &LockAware,  // statements of lock holders and of transactions others wait on first
+    &TimeSlice,  // mysql plus a cooperative yield after a quantum
 ];
 
 /// The registered names, in registry order.

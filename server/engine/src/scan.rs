@@ -293,6 +293,9 @@ impl<'t> TableScan<'t> {
 
     /// The next record in range, or None at the end.
     pub fn next_item(&mut self) -> Option<ScanItem> {
+        // No latch is held between rows: a cooperative safe point (the thread pool may ask
+        // a long scan to yield here).
+        pool_core::wait::safe_point();
         loop {
             if self.buffer.is_empty() {
                 self.refill();

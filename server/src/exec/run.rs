@@ -473,6 +473,8 @@ impl<'a> Exec<'a> {
                 })
                 .collect();
             order.sort_by(|&a, &b| {
+                // The rows are the statement's own: a cooperative safe point.
+                pool_core::wait::safe_point();
                 for (i, (_, desc)) in q.order.iter().enumerate() {
                     let o = match &folded[i] {
                         Some(f) => f.cmp(a, b),

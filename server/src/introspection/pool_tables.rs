@@ -115,7 +115,8 @@ impl VirtualTable for GroupState {
 }
 
 /// `performance_schema.tp_thread_group_stats`: cumulative counters per group, plus tpbed's
-/// own (named `TPBED_*`, not MySQL's).
+/// own (named `TPBED_*`, not MySQL's): its counters, the queue waits by queue, and the gauges
+/// of the scheduling policy's state (oldest queued event, threads by state).
 #[derive(Debug)]
 pub struct GroupStats;
 
@@ -153,6 +154,16 @@ impl VirtualTable for GroupStats {
             ("TPBED_DIRECT_EXECUTIONS", UInt),
             ("TPBED_STOLEN", UInt),
             ("TPBED_EXPIRED", UInt),
+            ("TPBED_QUEUE_WAITS_HIGH", UInt),
+            ("TPBED_QUEUE_WAITS_LOW", UInt),
+            ("TPBED_QUEUE_WAIT_HIGH_US", UInt),
+            ("TPBED_QUEUE_WAIT_LOW_US", UInt),
+            ("TPBED_OLDEST_EVENT_AGE_MS", UInt),
+            ("TPBED_YIELDS", UInt),
+            ("TPBED_THREADS_RUNNING", UInt),
+            ("TPBED_THREADS_WAITING", UInt),
+            ("TPBED_THREADS_YIELDED", UInt),
+            ("TPBED_THREADS_PARKED", UInt),
         ]
     }
     fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
@@ -190,9 +201,36 @@ impl VirtualTable for GroupStats {
                     u(g.tpbed_direct_executions),
                     u(g.tpbed_stolen),
                     u(g.tpbed_expired),
+                    u(g.tpbed_dequeued_high),
+                    u(g.tpbed_dequeued_low),
+                    u(g.tpbed_queue_wait_high_us),
+                    u(g.tpbed_queue_wait_low_us),
+                    opt_u(g.tpbed_oldest_event_age_ms),
+                    u(g.tpbed_yields),
+                    u(g.tpbed_threads_running),
+                    u(g.tpbed_threads_waiting),
+                    u(g.tpbed_threads_yielded),
+                    u(g.tpbed_threads_parked),
                 ]
             })
             .collect()
+    }
+}
+
+/// `information_schema.TP_THREAD_GROUP_STATS`: MySQL's deprecated information_schema copy of
+/// [`GroupStats`], same columns and rows (tpbed's `TPBED_*` included).
+#[derive(Debug)]
+pub struct GroupStatsInfoSchema;
+
+impl VirtualTable for GroupStatsInfoSchema {
+    fn name(&self) -> &'static str {
+        "TP_THREAD_GROUP_STATS"
+    }
+    fn columns(&self) -> &'static [(&'static str, VType)] {
+        GroupStats.columns()
+    }
+    fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
+        GroupStats.rows(server)
     }
 }
 

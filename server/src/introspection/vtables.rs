@@ -58,7 +58,7 @@ pub fn lookup(server: &dyn ServerView, db: &str, name: &str) -> Option<&'static 
 pub fn tables_of(server: &dyn ServerView, db: &str) -> Vec<&'static dyn VirtualTable> {
     use crate::introspection::innodb_tables as innodb;
     if db.eq_ignore_ascii_case("information_schema") {
-        vec![
+        let mut all: Vec<&'static dyn VirtualTable> = vec![
             &Tables,
             &Columns,
             &Statistics,
@@ -75,7 +75,12 @@ pub fn tables_of(server: &dyn ServerView, db: &str) -> Vec<&'static dyn VirtualT
             &crate::introspection::pfs_tables::Processlist,
             &crate::introspection::constraints::KeyColumnUsage,
             &crate::introspection::constraints::ReferentialConstraints,
-        ]
+        ];
+        // MySQL's plugin also shows its group statistics here (deprecated there).
+        if server.thread_handling() == ThreadHandling::Pool {
+            all.push(&crate::introspection::pool_tables::GroupStatsInfoSchema);
+        }
+        all
     } else if db.eq_ignore_ascii_case("performance_schema") {
         let mut all: Vec<&'static dyn VirtualTable> =
             crate::introspection::pfs_tables::PERFORMANCE_SCHEMA

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod handshake;
 pub mod io;
 pub mod panic;
+pub(crate) mod pool_facts;
 pub mod reply;
 pub mod state;
 pub mod statements;
@@ -16,6 +17,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use pool_core::policy::{SessionPriority, StmtClass};
 use pool_core::{Outcome, Received, Session};
 
 use crate::accounts::Privilege;
@@ -362,6 +364,47 @@ impl Session for ClientSession {
             .ids
             .tp_high_priority
             .is_some_and(|id| self.st.vars.get(id).as_bool())
+    }
+
+    fn priority(&self) -> SessionPriority {
+        let Some(id) = self.st.core.ids.tp_priority else {
+            return SessionPriority::Auto;
+        };
+        match self.st.vars.get(id).as_str() {
+            "high" => SessionPriority::High,
+            "low" => SessionPriority::Low,
+            _ => SessionPriority::Auto,
+        }
+    }
+
+    fn holds_locks(&self) -> bool {
+        self.st.locked_tables.is_some()
+            || self.st.trx.try_borrow().is_ok_and(|t| {
+                t.as_ref()
+                    .and_then(|t| t.lock_handle())
+                    .is_some_and(|l| l.holds_locks())
+            })
+    }
+
+    fn blocks_others(&self) -> bool {
+        self.st.trx.try_borrow().is_ok_and(|t| {
+            t.as_ref()
+                .and_then(|t| t.lock_handle())
+                .is_some_and(|l| l.blocks_others())
+        })
+    }
+
+    fn next_class(&self) -> StmtClass {
+        if self.io.has_buffered() || !self.received.is_empty() {
+            // Bytes already taken off the socket: the framer and the ring keep them.
+            return StmtClass::UNKNOWN;
+        }
+        pool_facts::peek_class(self.io.stream.as_raw_fd(), |id| {
+            let digest = self.st.statements.get(&id)?.digest.as_ref()?;
+            let hash = digest.digest().hash();
+            let key = u64::from_le_bytes(hash[..8].try_into().ok()?);
+            Some((pool_facts::kind_of(digest.text().as_bytes()), key.max(1)))
+        })
     }
 
     fn has_buffered_input(&self) -> bool {

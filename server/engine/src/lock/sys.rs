@@ -17,7 +17,7 @@ use super::introspect::{DeadlockReport, Stats};
 use super::modes::{AnyMode, RecLockMode, Strength, TableLockMode};
 use super::queue::wake_granted;
 use super::table::{lock, IndexId, LockEntry, LockTable, RecKey, TableId, Target, TargetRef};
-use super::trx::{Held, LockTrx, TrxId, TrxShared, WaitOutcome, WaitState};
+use super::trx::{Blocker, Held, LockTrx, TrxId, TrxShared, WaitOutcome, WaitState};
 use super::wait::LockWait;
 use super::LockError;
 
@@ -364,7 +364,8 @@ impl LockSys {
         if q.covered(me.id, mode) {
             return Ok((Acquired::Granted, false));
         }
-        let blocked = q.first_blocker(me.id, mode).is_some();
+        let blocker = q.first_blocker(me.id, mode).map(|l| Arc::clone(&l.trx));
+        let blocked = blocker.is_some();
         let insert_intention = matches!(mode, AnyMode::Rec(m) if m.is_insert_intention());
         if !blocked && insert_intention {
             shard.remove_if_empty(hash, t);
@@ -412,6 +413,7 @@ impl LockSys {
             target: target.clone(),
             started: Instant::now(),
             outcome: WaitOutcome::Waiting,
+            _blocker: blocker.map(Blocker::new),
         });
         drop(st);
         drop(shard);

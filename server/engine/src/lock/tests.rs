@@ -769,3 +769,36 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn holders_and_the_transactions_others_wait_on_are_flagged() {
+    let s = sys();
+    let a = s.begin_trx(1, 101, 11);
+    let b = s.begin_trx(2, 102, 12);
+    let k = key(10);
+    assert!(!a.holds_locks() && !a.blocks_others());
+    granted(s.lock_rec(&a, at(&k), RecLockMode::X, WaitPolicy::Wait));
+    assert!(a.holds_locks());
+    assert!(!a.blocks_others(), "nobody waits yet");
+    let Ok(Acquired::Wait(w)) = s.lock_rec(&b, at(&k), RecLockMode::X, WaitPolicy::Wait) else {
+        panic!("b waits for a");
+    };
+    assert!(a.blocks_others(), "b waits on a's lock");
+    assert!(!b.blocks_others());
+    // The wait ends (here: it times out at once): a is no longer waited on.
+    assert_eq!(
+        w.wait(std::time::Duration::ZERO),
+        Err(LockError::WaitTimeout)
+    );
+    assert!(!a.blocks_others());
+    let Ok(Acquired::Wait(w)) = s.lock_rec(&b, at(&k), RecLockMode::X, WaitPolicy::Wait) else {
+        panic!("b waits for a again");
+    };
+    assert!(a.blocks_others());
+    // A wait dropped without waiting is cancelled and counted off too.
+    drop(w);
+    assert!(!a.blocks_others());
+    s.release_all(&a);
+    assert!(!a.holds_locks());
+    s.release_all(&b);
+}

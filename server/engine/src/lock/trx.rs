@@ -32,6 +32,34 @@ pub(crate) struct WaitState {
     pub(crate) target: Target,
     pub(crate) started: Instant,
     pub(crate) outcome: WaitOutcome,
+    /// The transaction whose lock blocked the request when it was enqueued: its
+    /// `waited_on` count includes this wait until the wait ends (kept for its `Drop`).
+    pub(crate) _blocker: Option<Blocker>,
+}
+
+/// A blocking transaction as a waiter remembers it (printed by id: wait-for cycles would
+/// make a derived `Debug` recurse).
+pub(crate) struct Blocker(pub(crate) Arc<TrxShared>);
+
+impl Blocker {
+    /// Counts a new waiter on `trx`.
+    pub(crate) fn new(trx: Arc<TrxShared>) -> Blocker {
+        trx.waited_on.fetch_add(1, Relaxed);
+        Blocker(trx)
+    }
+}
+
+impl Drop for Blocker {
+    /// The wait ended (or its state was dropped): one waiter fewer.
+    fn drop(&mut self) {
+        self.0.waited_on.fetch_sub(1, Relaxed);
+    }
+}
+
+impl std::fmt::Debug for Blocker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Blocker({})", self.0.id)
+    }
 }
 
 /// A lock struct as its owner remembers it.
@@ -60,6 +88,9 @@ pub(crate) struct TrxState {
     /// Set by `release_all`: no lock may be added any more (implicit-lock conversion checks).
     pub(crate) released: bool,
     pub(crate) held: Vec<Held>,
+    /// `held.len()`, mirrored for readers that do not take the state mutex
+    /// ([`LockTrx::holds_locks`]); shared with `TrxShared::holding`.
+    holding: Arc<AtomicU32>,
     structs: HashMap<StructKey, u32>,
     pub(crate) rows_locked: u64,
     pub(crate) wait: Option<WaitState>,
@@ -72,6 +103,7 @@ impl TrxState {
             self.rows_locked += 1;
         }
         self.held.push(h);
+        self.holding.store(self.held.len() as u32, Relaxed);
     }
 
     /// Forgets lock `id` (searching from the newest, where RC unlocks find it).
@@ -88,6 +120,7 @@ impl TrxState {
             if matches!(h.target, Target::Rec(..)) {
                 self.rows_locked -= 1;
             }
+            self.holding.store(self.held.len() as u32, Relaxed);
         }
     }
 
@@ -96,6 +129,7 @@ impl TrxState {
         self.released = true;
         self.structs.clear();
         self.rows_locked = 0;
+        self.holding.store(0, Relaxed);
         std::mem::take(&mut self.held)
     }
 
@@ -126,6 +160,11 @@ pub(crate) struct TrxShared {
     /// Nanoseconds spent in lock waits (granted, timed out, interrupted or deadlocked) that
     /// the owner has not taken yet with [`LockTrx::take_lock_wait`].
     pub(crate) lock_wait_ns: AtomicU64,
+    /// Locks (granted or waiting) in `state.held`, kept by `TrxState` ([`LockTrx::holds_locks`]).
+    pub(crate) holding: Arc<AtomicU32>,
+    /// Waits of other transactions that this one's locks blocked when they were enqueued and
+    /// that have not ended ([`LockTrx::blocks_others`]).
+    pub(crate) waited_on: AtomicU32,
 }
 
 impl TrxShared {
@@ -171,11 +210,15 @@ pub struct LockTrx(pub(crate) Arc<TrxShared>);
 
 impl LockTrx {
     pub(crate) fn new(id: TrxId, thread_id: u64, connection_id: u64) -> LockTrx {
+        let holding = Arc::new(AtomicU32::new(0));
         LockTrx(Arc::new(TrxShared {
             id,
             thread_id,
             connection_id,
-            state: Mutex::new(TrxState::default()),
+            state: Mutex::new(TrxState {
+                holding: Arc::clone(&holding),
+                ..TrxState::default()
+            }),
             cond: Condvar::new(),
             interrupted: AtomicBool::new(false),
             undo_records: AtomicU64::new(0),
@@ -184,7 +227,23 @@ impl LockTrx {
             hint_gen: AtomicU32::new(0),
             deadlock: Mutex::new(None),
             lock_wait_ns: AtomicU64::new(0),
+            holding,
+            waited_on: AtomicU32::new(0),
         }))
+    }
+
+    /// The transaction holds (or waits for) a row or table lock: one relaxed load, for a
+    /// scheduler deciding under its own mutex.
+    pub fn holds_locks(&self) -> bool {
+        self.0.holding.load(Relaxed) > 0
+    }
+
+    /// Another transaction waits for a lock this one held when the wait began: one relaxed
+    /// load. The count is taken per wait from its first blocker and given back when the wait
+    /// ends, so after a READ COMMITTED release it may still count a wait that now waits on
+    /// someone else.
+    pub fn blocks_others(&self) -> bool {
+        self.0.waited_on.load(Relaxed) > 0
     }
 
     /// The transaction id.

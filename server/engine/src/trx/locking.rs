@@ -377,6 +377,8 @@ impl<'t> LockingScan<'t> {
 
     /// The next row, locked; None at the end of the range.
     pub fn fetch(&mut self) -> Result<Option<Fetched>, LockError> {
+        // Between rows the position is saved and no latch is held: a cooperative safe point.
+        pool_core::wait::safe_point();
         self.fresh.clear();
         if self.index == 0 {
             self.next_clustered()
@@ -510,6 +512,14 @@ impl<'t> LockingScan<'t> {
                     }
                     Got::Skipped => {
                         self.skipped += 1;
+                        if pool_core::wait::yield_requested() {
+                            // The skip loop holds the leaf latch: save past this record,
+                            // release it, yield, and carry on from the saved position.
+                            self.state = State::At(Saved::Clustered(cur.save()), false);
+                            drop(cur);
+                            pool_core::wait::yield_now();
+                            break;
+                        }
                         on = self.step(&mut cur);
                     }
                     Got::Wait(w) => {
@@ -572,6 +582,13 @@ impl<'t> LockingScan<'t> {
                 match self.lock_record(index, rec.key(), &rec.lock_hint, page, mode, policy)? {
                     Got::Skipped => {
                         self.skipped += 1;
+                        if pool_core::wait::yield_requested() {
+                            // As in the clustered skip loop: save, release, yield, resume.
+                            self.state = State::At(Saved::Secondary(cur.save()), false);
+                            drop(cur);
+                            pool_core::wait::yield_now();
+                            break;
+                        }
                         on = self.step(&mut cur);
                         continue;
                     }
