@@ -410,18 +410,25 @@ fn plots(mx: &Matrix, configs: &[Config], m: &Measurements) -> Vec<(String, Vec<
         for y in &p.y {
             let series = configs
                 .iter()
-                .map(|c| Series {
-                    label: c.name.clone(),
-                    points: mx
+                .map(|c| {
+                    let cells: Vec<(f64, &[f64])> = mx
                         .values
                         .iter()
                         .filter_map(|v| match m.get(&format!("{}.{y}@{v}", c.name)) {
                             Some(Measured::Values(vs)) if !vs.is_empty() => {
-                                Some((*v as f64, median(vs)))
+                                Some((*v as f64, vs.as_slice()))
                             }
                             _ => None,
                         })
-                        .collect(),
+                        .collect();
+                    Series {
+                        label: c.name.clone(),
+                        points: cells.iter().map(|(x, vs)| (*x, median(vs))).collect(),
+                        passes: cells
+                            .iter()
+                            .flat_map(|(x, vs)| vs.iter().map(move |v| (*x, *v)))
+                            .collect(),
+                    }
                 })
                 .collect();
             out.push((y.clone(), series));
@@ -575,7 +582,7 @@ pub(crate) fn table(mx: &Matrix, configs: &[Config], m: &Measurements) -> String
 mod tests {
     use super::*;
     use crate::lab::spec::tests::parse;
-    use crate::lab::spec::Scale;
+    use crate::lab::spec::{Plot, Scale};
     use crate::metrics::WorkloadMetrics;
 
     const M: &str = r#"
@@ -763,5 +770,14 @@ at_least = 1
             t.contains("| 1 | 20.00 |") && t.contains("| 4 | n/a |"),
             "{t}"
         );
+        // a plot's line goes through the median, and each pass is a point of its own
+        let mut mx = mx;
+        mx.plot = Some(Plot {
+            y: vec!["qps".into()],
+        });
+        let p = plots(&mx, &mx.config, &m);
+        assert_eq!(p[0].0, "qps");
+        assert_eq!(p[0].1[0].points, vec![(1.0, 20.0)]);
+        assert_eq!(p[0].1[0].passes, vec![(1.0, 10.0), (1.0, 30.0)]);
     }
 }

@@ -424,6 +424,135 @@ fn check(e: &Experiment) -> Result<(), Located> {
     for r in &e.verdict {
         r.get_ref().check().map_err(|m| (Some(r.span()), m))?;
     }
+    check_names(e)
+}
+
+/// What an experiment measures, for checking the names its rules read: exact names, prefixes
+/// of grouped counters (`NAME.GROUP`) and series (`NAME@X`).
+struct Measurable {
+    exact: std::collections::BTreeSet<String>,
+    grouped: Vec<String>,
+    /// What it records, in words (for the error).
+    words: String,
+}
+
+impl Measurable {
+    /// Every name a scenario records: its `measure`, `time` and `rows` names, with each
+    /// `each` value substituted.
+    fn of_scenario(s: &Scenario) -> Measurable {
+        let values: Vec<Option<i64>> = match &s.each {
+            Some(e) => e.values.iter().map(|v| Some(*v)).collect(),
+            None => vec![None],
+        };
+        let mut m = Measurable {
+            exact: Default::default(),
+            grouped: Vec::new(),
+            words: String::new(),
+        };
+        for st in &s.step {
+            let step = st.get_ref();
+            for v in values.iter().filter(|v| step.runs_at(**v)) {
+                let subst = |n: &str| match (v, &s.each) {
+                    (Some(v), Some(e)) => n.replace(&format!("{{{}}}", e.name), &v.to_string()),
+                    _ => n.to_string(),
+                };
+                for n in [&step.time, &step.rows].into_iter().flatten() {
+                    m.exact.insert(subst(n));
+                }
+                if let Some(n) = &step.measure {
+                    m.exact.insert(subst(n));
+                    m.grouped.push(format!("{}.", subst(n)));
+                }
+            }
+        }
+        m.words = m.exact.iter().cloned().collect::<Vec<_>>().join(", ");
+        m
+    }
+
+    /// Every `CONFIGURATION.METRIC@VALUE` a matrix records.
+    fn of_matrix(mx: &Matrix) -> Measurable {
+        let base = [Config {
+            name: "base".into(),
+            options: BTreeMap::new(),
+            settings: BTreeMap::new(),
+            workload: None,
+            client: None,
+        }];
+        let configs = if mx.config.is_empty() {
+            &base[..]
+        } else {
+            &mx.config[..]
+        };
+        let mut exact = std::collections::BTreeSet::new();
+        let mut metrics = std::collections::BTreeSet::new();
+        for c in configs {
+            for (metric, _) in crate::lab::matrix::metric_keys(c.workload(mx)) {
+                for v in &mx.values {
+                    exact.insert(format!("{}.{metric}@{v}", c.name));
+                }
+                metrics.insert(metric);
+            }
+        }
+        let list = |v: Vec<String>| v.join(", ");
+        let words = format!(
+            "configurations {}; metrics {}; values {}",
+            list(configs.iter().map(|c| c.name.clone()).collect()),
+            list(metrics.into_iter().collect()),
+            list(mx.values.iter().map(u64::to_string).collect())
+        );
+        Measurable {
+            exact,
+            grouped: Vec::new(),
+            words,
+        }
+    }
+
+    /// Whether a rule may read `name` (`series`: as a series `NAME@X`).
+    fn has(&self, name: &str, series: bool) -> bool {
+        if series {
+            let prefix = format!("{name}@");
+            self.exact.iter().any(|n| n.starts_with(&prefix))
+        } else {
+            self.exact.contains(name) || self.grouped.iter().any(|g| name.starts_with(g))
+        }
+    }
+}
+
+/// Every name a verdict rule reads is one the experiment measures: a misspelt name is an
+/// error at the rule's line, not a target that *cannot run* it.
+fn check_names(e: &Experiment) -> Result<(), Located> {
+    let known = match (&e.scenario, &e.matrix) {
+        (Some(s), _) => Measurable::of_scenario(s),
+        (_, Some(mx)) => Measurable::of_matrix(mx),
+        _ => Measurable {
+            exact: crate::lab::conformance::MEASUREMENTS
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+            grouped: Vec::new(),
+            words: crate::lab::conformance::MEASUREMENTS.join(", "),
+        },
+    };
+    for r in &e.verdict {
+        let rule = r.get_ref();
+        let series = matches!(rule, Rule::Fit { .. } | Rule::Trend { .. });
+        if let Some(bad) = rule.names().into_iter().find(|n| !known.has(n, series)) {
+            let what = if series { "series" } else { "measurement" };
+            let hint = match (&e.matrix, series) {
+                (Some(_), false) => " (a matrix's are CONFIGURATION.METRIC@VALUE)",
+                (Some(_), true) => " (a matrix's series are CONFIGURATION.METRIC)",
+                (None, _) => "",
+            };
+            return Err((
+                Some(r.span()),
+                format!(
+                    "the {what} `{bad}` in this `{}` rule is not one this experiment records{hint}; it records: {}",
+                    rule.kind(),
+                    known.words
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -668,6 +797,27 @@ at_least = 1
     }
 
     #[test]
+    fn a_misspelt_name_in_a_rule_is_an_error_at_its_line() {
+        let bad = GOOD.replace("value = \"locks\"", "value = \"lokcs\"");
+        let e = err(&bad);
+        let line = bad.lines().position(|l| l == "[[verdict]]").unwrap() + 1;
+        assert!(
+            e.starts_with(&format!("x.toml:{line}:"))
+                && e.contains("`lokcs`")
+                && e.contains("`count` rule")
+                && e.contains("locks, wait_ms"),
+            "{e}"
+        );
+        // a grouped counter's group is not known before the run: accepted
+        parse(
+            &GOOD.replace("value = \"locks\"", "value = \"locks.X,REC_NOT_GAP\""),
+            Scale::Small,
+            "x.toml",
+        )
+        .unwrap();
+    }
+
+    #[test]
     fn a_matrix_parses_and_bad_ones_are_rejected() {
         let m = r#"
 name = "m"
@@ -695,6 +845,18 @@ min = 1.2
         let mx = e.matrix.unwrap();
         assert_eq!(mx.config.len(), 2);
         assert_eq!(mx.values, vec![1, 2]);
+        // a metric, a configuration or a value the matrix does not have
+        for (from, to) in [
+            ("a = \"skip.jobs_per_s@2\"", "a = \"skip.jobs_per_sec@2\""),
+            ("a = \"skip.jobs_per_s@2\"", "a = \"skipp.jobs_per_s@2\""),
+            ("b = \"wait.jobs_per_s@2\"", "b = \"wait.jobs_per_s@3\""),
+        ] {
+            let e = err(&m.replace(from, to));
+            assert!(
+                e.starts_with("x.toml:17:") && e.contains("CONFIGURATION.METRIC@VALUE"),
+                "{e}"
+            );
+        }
         let e = err(&m.replace("time_s = 1", "time_s = \"x\""));
         assert!(e.starts_with("x.toml:8:") && e.contains("u64"), "{e}");
         assert!(err(&m.replace("name = \"wait\"", "name = \"skip\"")).contains("must differ"));
@@ -707,6 +869,7 @@ min = 1.2
         assert!(e.contains("is not `tpbed-load` or `sysbench`"), "{e}");
         let sb = m
             .replace("workload = \"queue\"", "workload = \"oltp_read_only\"")
+            .replace("jobs_per_s@2", "qps@2")
             .replace(
                 "name = \"wait\"",
                 "name = \"wait\"\nclient = \"sysbench\"\nworkload = \"oltp_point_select\"",
