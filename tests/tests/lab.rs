@@ -334,8 +334,9 @@ at_least = 1
     .unwrap();
     let cmd = mdb.target_cmd();
     let out = dir.join("out");
+    // T3's own verdict on MariaDB is not what this checks: --no-fail
     let o = lab_on(
-        &["t3", "t4", modes.to_str().unwrap()],
+        &["t3", "t4", modes.to_str().unwrap(), "--no-fail"],
         &["--target-cmd", &cmd],
         &out,
     );
