@@ -452,6 +452,8 @@ fn the_policies_suite_loads_and_the_open_transaction_rail_prevents_starvation() 
         "policies-rail-starvation-railed",
         "policies-read-only",
         "policies-t1",
+        "policies-grant-order",
+        "policies-bimodal",
     ];
     // every file of the suite parses at both scales; the matrices set the policy per column
     for name in experiments {
@@ -468,6 +470,19 @@ fn the_policies_suite_loads_and_the_open_transaction_rail_prevents_starvation() 
     let (shown, _) = text(&show("policies-read-only", "small"));
     assert!(
         shown.contains("config mysql:") && shown.contains("tpbed_thread_pool_policy=fifo"),
+        "{shown}"
+    );
+    // the bimodal load's policies come from its list; the grant order sets each algorithm
+    let (shown, _) = text(&show("policies-bimodal", "small"));
+    assert!(
+        shown.contains(
+            "config fifo:  thread_handling=pool-of-threads tpbed_thread_pool_policy=fifo"
+        ),
+        "{shown}"
+    );
+    let (shown, _) = text(&show("policies-grant-order", "small"));
+    assert!(
+        shown.contains("innodb_lock_schedule_algorithm=vats"),
         "{shown}"
     );
     // the starvation scenario, rails on and off: the rail is what makes the COMMIT run

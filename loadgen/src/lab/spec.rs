@@ -247,7 +247,7 @@ impl Step {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Matrix {
-    /// `queue`, `tpcc` or a sysbench script name (`oltp_read_only`, ...).
+    /// `queue`, `tpcc`, `mixed` or a sysbench script name (`oltp_read_only`, ...).
     pub(crate) workload: String,
     /// The workload's options as `tpbed-load queue|tpcc run|run` takes them (without dashes).
     #[serde(default)]
@@ -264,6 +264,8 @@ pub(crate) struct Matrix {
     /// The server configurations compared (default: one named `base`).
     #[serde(default)]
     pub(crate) config: Vec<Config>,
+    /// More configurations from a list of names (after `config`'s).
+    pub(crate) config_each: Option<ConfigEach>,
     /// Columns of the table (metric names).
     #[serde(default)]
     pub(crate) columns: Vec<String>,
@@ -305,6 +307,49 @@ impl Config {
     /// Whether the sysbench binary runs its cells.
     pub(crate) fn by_sysbench(&self) -> bool {
         self.client.as_deref() == Some("sysbench")
+    }
+}
+
+/// `[matrix.config_each]`: one configuration per name, each with these settings and options,
+/// `{config}` in their values replaced by the name (`names = ["mysql", "fifo"]`, `settings =
+/// { tpbed_thread_pool_policy = "{config}" }`): a list of policies is one line to extend.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConfigEach {
+    /// The configurations' names, in order.
+    pub(crate) names: Vec<String>,
+    /// Workload options of each.
+    #[serde(default)]
+    pub(crate) options: BTreeMap<String, toml::Value>,
+    /// Server variables of each.
+    #[serde(default)]
+    pub(crate) settings: BTreeMap<String, toml::Value>,
+}
+
+impl ConfigEach {
+    /// The configurations it stands for.
+    fn configs(&self) -> Vec<Config> {
+        let named = |m: &BTreeMap<String, toml::Value>, name: &str| {
+            m.iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        toml::Value::String(s) => toml::Value::String(s.replace("{config}", name)),
+                        other => other.clone(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect()
+        };
+        self.names
+            .iter()
+            .map(|n| Config {
+                name: n.clone(),
+                options: named(&self.options, n),
+                settings: named(&self.settings, n),
+                workload: None,
+                client: None,
+            })
+            .collect()
     }
 }
 
@@ -378,7 +423,13 @@ pub(crate) fn parse_text(
         .map(|t| t.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         .unwrap_or_default();
     let text = substitute(text, &vars);
-    let exp: Experiment = toml::from_str(&text).map_err(|e| at(&text, e.span(), e.message()))?;
+    let mut exp: Experiment =
+        toml::from_str(&text).map_err(|e| at(&text, e.span(), e.message()))?;
+    if let Some(mx) = exp.matrix.as_mut() {
+        if let Some(each) = mx.config_each.take() {
+            mx.config.extend(each.configs());
+        }
+    }
     check(&exp).map_err(|(span, msg)| at(&text, span, &msg))?;
     Ok((exp, text))
 }
@@ -674,7 +725,7 @@ fn check_matrix(m: &Matrix) -> Result<(), Located> {
     for c in &m.config {
         match c.client.as_deref() {
             None | Some("tpbed-load") => {}
-            Some("sysbench") if matches!(c.workload(m), "queue" | "tpcc") => {
+            Some("sysbench") if matches!(c.workload(m), "queue" | "tpcc" | "mixed") => {
                 return Err((
                     None,
                     format!(
@@ -857,6 +908,30 @@ min = 1.2
                 "{e}"
             );
         }
+        // configurations from a list of names
+        let each = m.replace(
+            "[[matrix.config]]\nname = \"skip\"",
+            "[matrix.config_each]\nnames = [\"p1\", \"p2\"]\nsettings = { policy = \"{config}\", n = 3 }\n[[matrix.config]]\nname = \"skip\"",
+        );
+        let e = parse(
+            &each.replace("b = \"wait.", "b = \"p2."),
+            Scale::Small,
+            "m.toml",
+        )
+        .unwrap();
+        let names: Vec<&str> = e
+            .matrix
+            .as_ref()
+            .unwrap()
+            .config
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["skip", "wait", "p1", "p2"]);
+        let p2 = &e.matrix.as_ref().unwrap().config[3];
+        assert_eq!(value_text(&p2.settings["policy"]), "p2");
+        assert_eq!(value_text(&p2.settings["n"]), "3");
+        assert!(err(&each.replace("\"p2\"]", "\"skip\"]")).contains("must differ"));
         let e = err(&m.replace("time_s = 1", "time_s = \"x\""));
         assert!(e.starts_with("x.toml:8:") && e.contains("u64"), "{e}");
         assert!(err(&m.replace("name = \"wait\"", "name = \"skip\"")).contains("must differ"));
