@@ -291,7 +291,8 @@ pub(crate) fn mixed_run(
     };
     let name = format!("mixed ({:.1}% long: {long_sql})", a.long_fraction * 100.0);
     let threads = a.run.threads.max(1);
-    let (load, stats) = mix_load(name, &a.conn, &a.run, cfg, 0, threads, wires)?;
+    let (mut load, stats) = mix_load(name, &a.conn, &a.run, cfg, 0, threads, wires)?;
+    load.live = print;
     let mut report = run(load);
     let s = stats.lock().expect("mix stats");
     report.metrics.notes = vec![
