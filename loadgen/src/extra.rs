@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 
 use crate::conn::{Param, Reply, WireFactory};
 use crate::dist::{Dist, DistParams, RandType};
+use crate::metrics::Value;
 use crate::options::{ConnArgs, IgnoreList, RunArgs};
 use crate::report::Report;
 use crate::runner::{emit, engine_config, run, Load};
@@ -182,8 +183,98 @@ fn lat_line(h: &Histogram<u64>) -> String {
     )
 }
 
+/// The metrics a `mixed` run adds, by key, with what each is.
+pub(crate) fn metric_keys() -> Vec<(String, String)> {
+    [
+        (
+            "short_per_s",
+            "mixed: short statements (point selects) completed per second",
+        ),
+        (
+            "short_p50_ms",
+            "mixed: median latency of the short statements",
+        ),
+        (
+            "short_p99_ms",
+            "mixed: 99th percentile latency of the short statements",
+        ),
+        (
+            "short_max_ms",
+            "mixed: maximum latency of the short statements",
+        ),
+        ("long_per_s", "mixed: long statements completed per second"),
+        (
+            "long_p99_ms",
+            "mixed: 99th percentile latency of the long statements",
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// The short and long statements' values of a `mixed` run of `secs` seconds.
+fn mix_values(s: &MixStats, secs: f64) -> Vec<Value> {
+    let (short, long) = (LatMs::of(&s.short, 99.0), LatMs::of(&s.long, 99.0));
+    let lat = |h: &Histogram<u64>, v: f64| {
+        if h.is_empty() {
+            Err("no statement of this kind completed".to_string())
+        } else {
+            Ok(v)
+        }
+    };
+    let secs = secs.max(1e-9);
+    vec![
+        Value {
+            key: "short_per_s",
+            label: "short statements/s",
+            value: Ok(s.short.len() as f64 / secs),
+            decimals: 1,
+        },
+        Value {
+            key: "short_p50_ms",
+            label: "short statements' median ms",
+            value: lat(&s.short, short.p50),
+            decimals: 2,
+        },
+        Value {
+            key: "short_p99_ms",
+            label: "short statements' p99 ms",
+            value: lat(&s.short, short.p99),
+            decimals: 2,
+        },
+        Value {
+            key: "short_max_ms",
+            label: "short statements' max ms",
+            value: lat(&s.short, short.max),
+            decimals: 2,
+        },
+        Value {
+            key: "long_per_s",
+            label: "long statements/s",
+            value: Ok(s.long.len() as f64 / secs),
+            decimals: 1,
+        },
+        Value {
+            key: "long_p99_ms",
+            label: "long statements' p99 ms",
+            value: lat(&s.long, long.p99),
+            decimals: 2,
+        },
+    ]
+}
+
 /// `tpbed-load mixed`.
 pub(crate) fn mixed_cmd(a: &MixedArgs, wires: &Arc<WireFactory>) -> Result<Report, String> {
+    mixed_run(a, wires, true)
+}
+
+/// A `mixed` run; `print`: write the report as `--format` says.
+pub(crate) fn mixed_run(
+    a: &MixedArgs,
+    wires: &Arc<WireFactory>,
+    print: bool,
+) -> Result<Report, String> {
     if !(0.0..=1.0).contains(&a.long_fraction) {
         return Err("--long-fraction must be within 0..1".into());
     }
@@ -200,15 +291,19 @@ pub(crate) fn mixed_cmd(a: &MixedArgs, wires: &Arc<WireFactory>) -> Result<Repor
     };
     let name = format!("mixed ({:.1}% long: {long_sql})", a.long_fraction * 100.0);
     let threads = a.run.threads.max(1);
-    let (load, stats) = mix_load(name, &a.conn, &a.run, cfg, 0, threads, wires)?;
+    let (mut load, stats) = mix_load(name, &a.conn, &a.run, cfg, 0, threads, wires)?;
+    load.live = print;
     let mut report = run(load);
     let s = stats.lock().expect("mix stats");
     report.metrics.notes = vec![
         ("short statements".into(), lat_line(&s.short)),
         ("long statements".into(), lat_line(&s.long)),
     ];
+    report.metrics.values = mix_values(&s, report.secs);
     drop(s);
-    emit(&report, a.run.format, a.run.out.as_deref())?;
+    if print {
+        emit(&report, a.run.format, a.run.out.as_deref())?;
+    }
     Ok(report)
 }
 
@@ -247,4 +342,35 @@ pub(crate) fn idle_cmd(a: &IdleArgs, wires: &Arc<WireFactory>) -> Result<Report,
     drop(s);
     emit(&report, a.run.format, a.run.out.as_deref())?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mixed_run_reports_its_short_statements_apart_from_its_long_ones() {
+        let mut s = MixStats {
+            short: new_hist(),
+            long: new_hist(),
+        };
+        for ms in 1..=100u64 {
+            record(&mut s.short, ms * 1_000_000);
+        }
+        let v = mix_values(&s, 2.0);
+        let get = |k: &str| v.iter().find(|x| x.key == k).unwrap().value.clone();
+        assert_eq!(get("short_per_s"), Ok(50.0));
+        let p50 = get("short_p50_ms").unwrap();
+        assert!((49.5..=51.0).contains(&p50), "{p50}");
+        let p99 = get("short_p99_ms").unwrap();
+        assert!((98.0..=100.5).contains(&p99), "{p99}");
+        assert!((get("short_max_ms").unwrap() - 100.0).abs() < 0.5);
+        assert_eq!(get("long_per_s"), Ok(0.0));
+        assert!(get("long_p99_ms").is_err());
+        let keys: Vec<String> = metric_keys().into_iter().map(|k| k.0).collect();
+        assert_eq!(
+            keys,
+            v.iter().map(|x| x.key.to_string()).collect::<Vec<_>>()
+        );
+    }
 }

@@ -10,8 +10,11 @@ use plotters::prelude::*;
 pub(crate) struct Series {
     /// Legend label.
     pub(crate) label: String,
-    /// Points (x, y), in x order.
+    /// Points (x, y), in x order, joined by the line.
     pub(crate) points: Vec<(f64, f64)>,
+    /// Single measurements (x, y) drawn as hollow dots in the line's colour, not joined
+    /// (e.g. every pass beside the line through their medians).
+    pub(crate) passes: Vec<(f64, f64)>,
 }
 
 /// How to draw a chart.
@@ -43,7 +46,7 @@ const COLORS: [RGBColor; 8] = [
 fn bounds(series: &[Series], log: bool, pick: impl Fn(&(f64, f64)) -> f64) -> (f64, f64) {
     let vals: Vec<f64> = series
         .iter()
-        .flat_map(|s| s.points.iter().map(&pick))
+        .flat_map(|s| s.points.iter().chain(&s.passes).map(&pick))
         .filter(|v| v.is_finite())
         .collect();
     let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
@@ -115,6 +118,19 @@ pub(crate) fn line_chart(path: &Path, chart: &Chart<'_>, series: &[Series]) -> R
                     &|c, s, st| EmptyElement::at(c) + Circle::new((0, 0), s, st),
                 ))
                 .map_err(|e| err(&e))?;
+                let passes: Vec<(f64, f64)> = s
+                    .passes
+                    .iter()
+                    .copied()
+                    .filter(|p| p.1.is_finite() && (!chart.log_y || p.1 > 0.0))
+                    .collect();
+                ctx.draw_series(PointSeries::of_element(
+                    passes,
+                    4,
+                    color.stroke_width(1),
+                    &|c, s, st| EmptyElement::at(c) + Circle::new((0, 0), s, st),
+                ))
+                .map_err(|e| err(&e))?;
             }
             ctx.configure_series_labels()
                 .background_style(WHITE.mix(0.8))
@@ -153,10 +169,12 @@ mod tests {
             Series {
                 label: "a".into(),
                 points: vec![(8.0, 100.0), (64.0, 300.0), (1024.0, 200.0)],
+                passes: vec![(8.0, 90.0), (8.0, 110.0)],
             },
             Series {
                 label: "b".into(),
                 points: vec![(8.0, 1.0), (64.0, 30.0), (1024.0, 900.0)],
+                passes: Vec::new(),
             },
         ];
         let c = Chart {
@@ -173,6 +191,9 @@ mod tests {
             "{}",
             &svg[..200.min(svg.len())]
         );
+        // six medians and two single passes, each a dot; the x axis is named
+        assert_eq!(svg.matches("<circle").count(), 8, "{svg}");
+        assert!(svg.contains("\nconnections\n</text>"), "{svg}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

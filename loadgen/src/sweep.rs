@@ -444,6 +444,7 @@ pub(crate) fn write_outputs(plan: &Plan, cells: &[Cell]) -> Result<PathBuf, Stri
                     .filter(|(n, _, _)| *n == s.name)
                     .map(|(_, t, c)| (*t as f64, f(&c.report)))
                     .collect(),
+                passes: Vec::new(),
             })
             .collect()
     };
@@ -490,6 +491,7 @@ pub(crate) fn write_outputs(plan: &Plan, cells: &[Cell]) -> Result<PathBuf, Stri
                 .iter()
                 .map(|s| (s.t, s.c.queries() as f64 / s.secs.max(1e-9)))
                 .collect(),
+            passes: Vec::new(),
         })
         .collect();
     line_chart(

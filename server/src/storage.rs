@@ -97,11 +97,12 @@ pub fn definitions() -> Vec<VarDef> {
             VarType::Bool,
             VarValue::Bool(lock.deadlock_detect),
         ),
-        // Ours in MySQL 8.0 (MariaDB <= 10.5 had it): CATS is what 8.0.20+ always does.
+        // Ours in MySQL 8.0 (MariaDB 10.2-10.5 had it, with fcfs and vats): CATS is what
+        // 8.0.20+ always does.
         VarDef::new(
             "innodb_lock_schedule_algorithm",
             Global,
-            VarType::Enum(&["fcfs", "cats"]),
+            VarType::Enum(&ScheduleAlgorithm::NAMES),
             VarValue::Str(lock.schedule.as_str().into()),
         ),
         VarDef::new(
@@ -451,6 +452,24 @@ mod tests {
         assert_eq!(server.vars.global_by_name("log_bin_basename").as_str(), "");
         drop(server);
         let _ = std::fs::remove_dir_all(base);
+    }
+
+    #[test]
+    fn lock_schedule_algorithm_takes_vats_at_start_up_and_with_set_global() {
+        use crate::engine::lock::ScheduleAlgorithm;
+        let args = vec!["--innodb-lock-schedule-algorithm=VATS".to_string()];
+        let server =
+            crate::server::Server::from_config(&crate::config::parse_args(&args).unwrap()).unwrap();
+        assert_eq!(server.trx.locks.schedule(), ScheduleAlgorithm::Vats);
+        let id = server
+            .vars
+            .lookup("innodb_lock_schedule_algorithm")
+            .unwrap();
+        assert_eq!(server.vars.global(id), VarValue::Str("vats".into()));
+        server.set_global(id, VarValue::Str("fcfs".into())).unwrap();
+        assert_eq!(server.trx.locks.schedule(), ScheduleAlgorithm::Fcfs);
+        server.set_global(id, VarValue::Str("vats".into())).unwrap();
+        assert_eq!(server.trx.locks.schedule(), ScheduleAlgorithm::Vats);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tpbed_tests::{binary, has_program, require_tool};
+use tpbed_tests::{binary, has_program, require_tool, TestServer};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -137,7 +137,8 @@ fn a_rule_the_server_does_not_meet_differs_and_a_bad_file_names_its_line() {
     let body =
         std::fs::read_to_string(repo().join("loadgen/experiments/examples/row-lock-wait.toml"))
             .unwrap();
-    // the same scenario, judged by a rule that says the second writer does not wait
+    // the same scenario, judged by a rule that says the second writer does not wait, on a
+    // server the lab did not start
     let strict = dir.join("strict.toml");
     std::fs::write(
         &strict,
@@ -147,10 +148,41 @@ fn a_rule_the_server_does_not_meet_differs_and_a_bad_file_names_its_line() {
         ),
     )
     .unwrap();
-    let o = lab(&[strict.to_str().unwrap()], &dir.join("out"));
+    let server = TestServer::start(&[]);
+    let endpoint = format!("mine=127.0.0.1:{}", server.port);
+    let out = dir.join("out with a space");
+    let o = lab_on(&[strict.to_str().unwrap()], &["--target", &endpoint], &out);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert_eq!(verdict(&stdout, "row-lock-wait"), "differs", "{stdout}");
+    assert!(
+        stdout.lines().last().is_some_and(
+            |l| l.contains("1 verdict(s) differ: row-lock-wait on mine: exit status 1")
+        ),
+        "{stdout}"
+    );
+    // the command line in the report reads back as it was typed
+    let index = std::fs::read_to_string(out.join("index.md")).expect("index.md");
+    assert!(
+        index.contains(&format!("--out '{}'", out.display())),
+        "{index}"
+    );
+    // the lab's database is gone from the server it did not start
+    assert_eq!(
+        server.scalar(
+            "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'tpbed_lab'"
+        ),
+        "0"
+    );
+    let o = lab_on(
+        &[strict.to_str().unwrap(), "--no-fail"],
+        &["--target", &endpoint],
+        &dir.join("out2"),
+    );
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stdout}\n{stderr}");
-    assert_eq!(verdict(&stdout, "row-lock-wait"), "differs", "{stdout}");
+    assert!(stdout.contains("(--no-fail: exit status 0)"), "{stdout}");
+    drop(server);
     // a step with two actions, on line 14 of the file
     let bad = dir.join("bad.toml");
     let lines: Vec<&str> = body.lines().collect();
@@ -158,23 +190,46 @@ fn a_rule_the_server_does_not_meet_differs_and_a_bad_file_names_its_line() {
     let mut broken = lines.clone();
     broken.insert(at + 1, "sleep_ms = 5");
     std::fs::write(&bad, broken.join("\n")).unwrap();
-    let o = lab(&[bad.to_str().unwrap()], &dir.join("out2"));
+    let line = error_line(&bad, &dir);
+    assert!(
+        (at - 1..=at + 2).contains(&line.0),
+        "line {}, step at {}: {}",
+        line.0,
+        at + 1,
+        line.1
+    );
+    assert!(line.1.contains("only one of"), "{}", line.1);
+    // a misspelt name in a rule: an error at the rule, not a target that cannot run it
+    let typo = dir.join("typo.toml");
+    std::fs::write(
+        &typo,
+        body.replace("value = \"second_ms\"", "value = \"secnd_ms\""),
+    )
+    .unwrap();
+    let rule_at = body
+        .lines()
+        .position(|l| l == "value = \"second_ms\"")
+        .unwrap()
+        + 1;
+    let line = error_line(&typo, &dir);
+    assert!((rule_at - 2..=rule_at).contains(&line.0), "{}", line.1);
+    assert!(line.1.contains("`secnd_ms`"), "{}", line.1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs a file the lab must refuse: the line its error names, and the error.
+fn error_line(file: &Path, dir: &Path) -> (usize, String) {
+    let o = lab(&[file.to_str().unwrap()], &dir.join("refused"));
     let (stdout, stderr) = text(&o);
     assert!(!o.status.success(), "{stdout}");
-    let name = bad.display().to_string();
+    let name = file.display().to_string();
     let line: usize = stderr
         .split(&format!("{name}:"))
         .nth(1)
         .and_then(|r| r.split(':').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no line number in: {stderr}"));
-    assert!(
-        (at - 1..=at + 2).contains(&line),
-        "line {line}, step at {}: {stderr}",
-        at + 1
-    );
-    assert!(stderr.contains("only one of"), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
+    (line, stderr)
 }
 
 /// A fresh MariaDB data folder; the server itself is started by the lab.
@@ -279,8 +334,9 @@ at_least = 1
     .unwrap();
     let cmd = mdb.target_cmd();
     let out = dir.join("out");
+    // T3's own verdict on MariaDB is not what this checks: --no-fail
     let o = lab_on(
-        &["t3", "t4", modes.to_str().unwrap()],
+        &["t3", "t4", modes.to_str().unwrap(), "--no-fail"],
         &["--target-cmd", &cmd],
         &out,
     );
@@ -396,6 +452,8 @@ fn the_policies_suite_loads_and_the_open_transaction_rail_prevents_starvation() 
         "policies-rail-starvation-railed",
         "policies-read-only",
         "policies-t1",
+        "policies-grant-order",
+        "policies-bimodal",
     ];
     // every file of the suite parses at both scales; the matrices set the policy per column
     for name in experiments {
@@ -412,6 +470,19 @@ fn the_policies_suite_loads_and_the_open_transaction_rail_prevents_starvation() 
     let (shown, _) = text(&show("policies-read-only", "small"));
     assert!(
         shown.contains("config mysql:") && shown.contains("tpbed_thread_pool_policy=fifo"),
+        "{shown}"
+    );
+    // the bimodal load's policies come from its list; the grant order sets each algorithm
+    let (shown, _) = text(&show("policies-bimodal", "small"));
+    assert!(
+        shown.contains(
+            "config fifo:  thread_handling=pool-of-threads tpbed_thread_pool_policy=fifo"
+        ),
+        "{shown}"
+    );
+    let (shown, _) = text(&show("policies-grant-order", "small"));
+    assert!(
+        shown.contains("innodb_lock_schedule_algorithm=vats"),
         "{shown}"
     );
     // the starvation scenario, rails on and off: the rail is what makes the COMMIT run

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::conn::WireFactory;
+use crate::extra::MixedArgs;
 use crate::kernel_counts::KernelCounts;
 use crate::lab::knobs::for_flavour;
 use crate::lab::spec::{value_text, Config, Matrix};
@@ -92,6 +93,7 @@ pub(crate) fn metric_keys(workload: &str) -> Vec<(String, String)> {
     match workload {
         "queue" => keys.extend(crate::queue::metric_keys()),
         "tpcc" => keys.extend(crate::tpcc::metric_keys()),
+        "mixed" => keys.extend(crate::extra::metric_keys()),
         _ => {}
     }
     keys
@@ -225,6 +227,8 @@ pub(crate) fn cell_args(mx: &Matrix, cfg: &Config, value: u64) -> Vec<String> {
     } else if workload == "tpcc" {
         args.push("tpcc".into());
         args.push("run".into());
+    } else if workload == "mixed" {
+        args.push("mixed".into());
     } else {
         args.push("run".into());
         args.push(format!("--workload={workload}"));
@@ -410,18 +414,25 @@ fn plots(mx: &Matrix, configs: &[Config], m: &Measurements) -> Vec<(String, Vec<
         for y in &p.y {
             let series = configs
                 .iter()
-                .map(|c| Series {
-                    label: c.name.clone(),
-                    points: mx
+                .map(|c| {
+                    let cells: Vec<(f64, &[f64])> = mx
                         .values
                         .iter()
                         .filter_map(|v| match m.get(&format!("{}.{y}@{v}", c.name)) {
                             Some(Measured::Values(vs)) if !vs.is_empty() => {
-                                Some((*v as f64, median(vs)))
+                                Some((*v as f64, vs.as_slice()))
                             }
                             _ => None,
                         })
-                        .collect(),
+                        .collect();
+                    Series {
+                        label: c.name.clone(),
+                        points: cells.iter().map(|(x, vs)| (*x, median(vs))).collect(),
+                        passes: cells
+                            .iter()
+                            .flat_map(|(x, vs)| vs.iter().map(move |v| (*x, *v)))
+                            .collect(),
+                    }
                 })
                 .collect();
             out.push((y.clone(), series));
@@ -440,6 +451,8 @@ enum Cell {
     Queue(QueueArgs),
     /// TPC-C.
     Tpcc(TpccArgs),
+    /// Point selects among long statements.
+    Mixed(MixedArgs),
 }
 
 /// A cell's metrics and, when the run ended early, why.
@@ -495,6 +508,39 @@ fn run_cell(
             let r = crate::tpcc::run_tpcc(&a, wires, false)?;
             std::thread::sleep(std::time::Duration::from_millis(300));
             Ok((metrics(&r, "tpcc"), r.fatal.clone()))
+        }
+        Cell::Mixed(mut a) => {
+            a.conn.host = host;
+            a.conn.port = port;
+            a.conn.user = live.login.user.clone();
+            a.conn.password = live.login.password.clone();
+            a.conn.db = live.login.db.clone();
+            a.run.report_interval = 1;
+            a.run.server_pid = live.pid();
+            if !*prepared {
+                // the short statements' tables, as `tpbed-load prepare` makes them
+                let sb = [
+                    "tpbed-load".to_string(),
+                    "run".into(),
+                    "--workload=oltp_point_select".into(),
+                    format!("--tables={}", a.tables),
+                    format!("--table-size={}", a.table_size),
+                    "--threads=4".into(),
+                ];
+                let Ok(Cell::Run(mut p)) = Cell::try_parse_from(sb) else {
+                    return Err("prepare: the point selects' tables".into());
+                };
+                p.normalize();
+                p.conn = a.conn.clone();
+                crate::sysbench::cleanup_with(&p, wires, false)
+                    .and_then(|()| crate::sysbench::prepare_with(&p, wires, false))
+                    .map_err(|e| format!("prepare: {e}"))?;
+                *prepared = true;
+            }
+            a.run.time = mx.time_s;
+            let r = crate::extra::mixed_run(&a, wires, false)?;
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            Ok((metrics(&r, "mixed"), r.fatal.clone()))
         }
         Cell::Run(mut a) => {
             a.normalize();
@@ -575,7 +621,7 @@ pub(crate) fn table(mx: &Matrix, configs: &[Config], m: &Measurements) -> String
 mod tests {
     use super::*;
     use crate::lab::spec::tests::parse;
-    use crate::lab::spec::Scale;
+    use crate::lab::spec::{Plot, Scale};
     use crate::metrics::WorkloadMetrics;
 
     const M: &str = r#"
@@ -594,6 +640,45 @@ rule = "count"
 value = "skip.jobs_per_s@4"
 at_least = 1
 "#;
+
+    #[test]
+    fn a_mixed_cell_runs_tpbed_load_mixed_and_reads_its_short_and_long_statements() {
+        let text = M
+            .replace("workload = \"queue\"", "workload = \"mixed\"")
+            .replace(
+                "options = { batch = 10, isolation = \"rc\", \"initial-jobs\" = 500 }",
+                "options = { \"long-fraction\" = 0.05, \"long-sql\" = \"SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 1 AND 500\" }",
+            )
+            .replace("vary = \"workers\"", "vary = \"threads\"")
+            .replace("options = { claim = \"skip-locked\" }", "settings = { tpbed_thread_pool_policy = \"fifo\" }")
+            .replace("skip.jobs_per_s@4", "skip.short_p99_ms@4");
+        let e = parse(&text, Scale::Small, "m.toml").unwrap();
+        let mx = e.matrix.unwrap();
+        let args = cell_args(&mx, &mx.config[0], 4);
+        assert_eq!(args[1], "mixed");
+        assert!(args.contains(
+            &"--long-sql=SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 1 AND 500".to_string()
+        ));
+        match Cell::try_parse_from(&args) {
+            Ok(Cell::Mixed(a)) => {
+                assert_eq!(a.run.threads, 4);
+                assert!((a.long_fraction - 0.05).abs() < 1e-9);
+            }
+            other => panic!("{args:?}: {other:?}"),
+        }
+        let keys: Vec<String> = metric_keys("mixed").into_iter().map(|k| k.0).collect();
+        for k in ["short_p99_ms", "short_per_s", "long_p99_ms", "qps"] {
+            assert!(keys.contains(&k.to_string()), "{k}");
+        }
+        // the sysbench binary has no mixed workload
+        let e = crate::lab::spec::tests::parse(
+            &text.replace("name = \"skip\"", "name = \"skip\"\nclient = \"sysbench\""),
+            Scale::Small,
+            "m.toml",
+        )
+        .unwrap_err();
+        assert!(e.contains("not `mixed`"), "{e}");
+    }
 
     #[test]
     fn cells_become_command_lines_the_cli_accepts() {
@@ -763,5 +848,14 @@ at_least = 1
             t.contains("| 1 | 20.00 |") && t.contains("| 4 | n/a |"),
             "{t}"
         );
+        // a plot's line goes through the median, and each pass is a point of its own
+        let mut mx = mx;
+        mx.plot = Some(Plot {
+            y: vec!["qps".into()],
+        });
+        let p = plots(&mx, &mx.config, &m);
+        assert_eq!(p[0].0, "qps");
+        assert_eq!(p[0].1[0].points, vec![(1.0, 20.0)]);
+        assert_eq!(p[0].1[0].passes, vec![(1.0, 10.0), (1.0, 30.0)]);
     }
 }

@@ -94,6 +94,9 @@ pub(crate) struct LabRunArgs {
     /// What to print at the end.
     #[arg(long, value_enum, default_value_t = LabFormat::Text)]
     pub(crate) format: LabFormat,
+    /// Exit 0 even when a verdict is *differs* (by default the run then exits 1).
+    #[arg(long)]
+    pub(crate) no_fail: bool,
 }
 
 /// `tpbed-load experiment`.
@@ -347,18 +350,42 @@ fn run_cmd(a: &LabRunArgs, wires: &Arc<WireFactory>) -> Result<(), String> {
         results.push(er);
     }
     bar.finish_and_clear();
+    let users: Vec<String> = {
+        let mut u: Vec<String> = exps
+            .iter()
+            .filter_map(|l| l.exp.scenario.as_ref())
+            .flat_map(|sc| sc.users.values().cloned())
+            .collect();
+        u.sort();
+        u.dedup();
+        u
+    };
+    let login = crate::conn::Login {
+        user: a.user.clone(),
+        password: a.password.clone(),
+        db: String::new(),
+    };
+    let cleaned: Vec<String> = targets
+        .iter()
+        .map(|t| match target::clean_up(t, &login, &users, wires) {
+            Ok(done) if done.is_empty() => String::new(),
+            Ok(done) => format!(" (at the end the lab {done})"),
+            Err(e) => format!(" (the lab could not drop its database at the end: {e})"),
+        })
+        .collect();
     let rr = RunResult {
-        command: std::env::args().collect::<Vec<_>>().join(" "),
+        command: shell_line(std::env::args_os()),
         scale: a.scale.name().into(),
         machine: MachineFacts::collect(),
         targets: targets
             .iter()
-            .map(|t| {
+            .zip(&cleaned)
+            .map(|(t, cleaned)| {
                 (
                     t.name.clone(),
                     match &t.how {
                         How::Tpbed(p) => format!("tpbed-server {} started by the lab", p.display()),
-                        How::Endpoint(a) => format!("running server at {a}"),
+                        How::Endpoint(a) => format!("running server at {a}{cleaned}"),
                         How::Command(c) => format!("started by the lab: `{c}`"),
                     },
                 )
@@ -374,15 +401,85 @@ fn run_cmd(a: &LabRunArgs, wires: &Arc<WireFactory>) -> Result<(), String> {
             serde_json::to_string_pretty(&rr).map_err(|e| e.to_string())?
         ),
     }
-    let line = format!(
+    let differs = differing(&rr);
+    let mut line = format!(
         "tpbed-load experiment: report {} (results.json beside it); results in {}",
         index.display(),
         a.out.display()
     );
+    if !differs.is_empty() {
+        line.push_str(&format!(
+            "; {} verdict(s) differ: {}{}",
+            differs.len(),
+            differs.join(", "),
+            if a.no_fail {
+                " (--no-fail: exit status 0)"
+            } else {
+                ": exit status 1 (--no-fail for 0)"
+            }
+        ));
+    }
     if a.format == LabFormat::Json {
         eprintln!("{line}");
     } else {
         println!("{line}");
     }
+    if !differs.is_empty() && !a.no_fail {
+        std::process::exit(1);
+    }
     Ok(())
+}
+
+/// `EXPERIMENT on TARGET` for each verdict that is *differs*.
+fn differing(rr: &RunResult) -> Vec<String> {
+    rr.experiments
+        .iter()
+        .flat_map(|e| {
+            e.targets
+                .iter()
+                .filter(|t| matches!(t.verdict, verdict::Verdict::Differs(_)))
+                .map(move |t| format!("{} on {}", e.name, t.target))
+        })
+        .collect()
+}
+
+/// A command line as a POSIX shell reads it back: each argument that holds anything but
+/// `A-Za-z0-9_@%+=:,./-` in single quotes (a quote inside as `'\''`), an empty one as `''`.
+pub(crate) fn shell_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> String {
+    args.into_iter()
+        .map(|a| {
+            let a = a.to_string_lossy().into_owned();
+            let plain = !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+            if plain {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_line_keeps_its_quoting() {
+        let args = [
+            "tpbed-load",
+            "--target-cmd",
+            "mariadb=mariadbd --port={port}",
+            "",
+            "it's",
+            "--scale=small",
+        ];
+        let line = shell_line(args.iter().map(std::ffi::OsString::from));
+        assert_eq!(
+            line,
+            "tpbed-load --target-cmd 'mariadb=mariadbd --port={port}' '' 'it'\\''s' --scale=small"
+        );
+    }
 }

@@ -29,6 +29,9 @@ pub(crate) struct ExpResult {
     pub(crate) rules: Vec<String>,
     /// Per target.
     pub(crate) targets: Vec<TargetRun>,
+    /// The x axis of the plots: the option a matrix varies, or a scenario's `each` name.
+    #[serde(skip)]
+    pub(crate) x_label: String,
 }
 
 impl ExpResult {
@@ -47,7 +50,20 @@ impl ExpResult {
                 .map(|r| r.get_ref().describe())
                 .collect(),
             targets: Vec::new(),
+            x_label: match (&l.exp.matrix, &l.exp.scenario) {
+                (Some(m), _) => axis_label(&m.vary),
+                (_, Some(sc)) => sc.each.as_ref().map(|e| e.name.clone()).unwrap_or_default(),
+                _ => String::new(),
+            },
         }
+    }
+}
+
+/// The x axis label of a matrix varying `vary`.
+fn axis_label(vary: &str) -> String {
+    match vary {
+        "threads" => "connections (threads)".into(),
+        other => other.into(),
     }
 }
 
@@ -184,7 +200,7 @@ pub(crate) fn write(dir: &Path, r: &RunResult) -> Result<PathBuf, String> {
 fn write_summary(md: &mut String, r: &RunResult) {
     let m = &r.machine;
     let _ = writeln!(md, "# tpbed-load experiment run\n");
-    let _ = writeln!(md, "`{}`\n", r.command);
+    let _ = writeln!(md, "```sh\n{}\n```\n", r.command);
     let _ = writeln!(
         md,
         "Scale `{}`. Machine: {} CPUs ({}), kernel {}; tpbed-load may run on CPUs {}; git revision {}. \
@@ -350,6 +366,7 @@ fn plot_metrics(dir: &Path, md: &mut String, e: &ExpResult) -> Result<(), String
                     .map(|s| Series {
                         label: format!("{} {}", t.target, s.label),
                         points: s.points.clone(),
+                        passes: s.passes.clone(),
                     })
                     .collect::<Vec<_>>()
             })
@@ -362,8 +379,8 @@ fn plot_metrics(dir: &Path, md: &mut String, e: &ExpResult) -> Result<(), String
         line_chart(
             &dir.join(&file),
             &Chart {
-                title: &format!("{}: {metric}", e.name),
-                x_label: "",
+                title: &format!("{}: {metric} (line: median; dots: each pass)", e.name),
+                x_label: &e.x_label,
                 y_label: metric,
                 log_x: false,
                 log_y: false,
@@ -378,8 +395,7 @@ fn plot_metrics(dir: &Path, md: &mut String, e: &ExpResult) -> Result<(), String
 /// Each series a fit or trend rule read, drawn with its linear fit.
 fn plot_fits(dir: &Path, md: &mut String, e: &ExpResult) -> Result<(), String> {
     for t in &e.targets {
-        let series: Vec<(String, Vec<(f64, f64)>)> = fit_series(t);
-        for (name, pts) in series {
+        for (name, pts, passes) in fit_series(t) {
             let file = format!("{}-{}-{}.svg", slug(&e.name), slug(&t.target), slug(&name));
             let (slope, icpt, _) = crate::lab::verdict::fit(&pts);
             let line: Vec<(f64, f64)> = pts.iter().map(|(x, _)| (*x, icpt + slope * x)).collect();
@@ -387,19 +403,25 @@ fn plot_fits(dir: &Path, md: &mut String, e: &ExpResult) -> Result<(), String> {
                 &dir.join(&file),
                 &Chart {
                     title: &format!("{} on {}: {name} with its linear fit", e.name, t.target),
-                    x_label: &name,
+                    x_label: if e.x_label.is_empty() {
+                        &name
+                    } else {
+                        &e.x_label
+                    },
                     y_label: "median of the passes",
                     log_x: false,
                     log_y: false,
                 },
                 &[
                     Series {
-                        label: "measured (median)".into(),
+                        label: "measured (line: median; dots: each pass)".into(),
                         points: pts,
+                        passes,
                     },
                     Series {
                         label: "fit".into(),
                         points: line,
+                        passes: Vec::new(),
                     },
                 ],
             )?;
@@ -409,8 +431,11 @@ fn plot_fits(dir: &Path, md: &mut String, e: &ExpResult) -> Result<(), String> {
     Ok(())
 }
 
-/// Series a fit or trend rule read, with their median points.
-fn fit_series(t: &TargetRun) -> Vec<(String, Vec<(f64, f64)>)> {
+/// Points (x, y) of a chart.
+type Points = Vec<(f64, f64)>;
+
+/// Series a fit or trend rule read, with their median points and every pass's.
+fn fit_series(t: &TargetRun) -> Vec<(String, Points, Points)> {
     let mut names: Vec<String> = t
         .measurements
         .keys()
@@ -426,8 +451,26 @@ fn fit_series(t: &TargetRun) -> Vec<(String, Vec<(f64, f64)>)> {
         .filter_map(|n| {
             crate::lab::verdict::series(&t.measurements, &n)
                 .ok()
-                .map(|(p, _)| (n, p))
+                .map(|(p, _)| {
+                    let passes = passes_of(&t.measurements, &n);
+                    (n, p, passes)
+                })
         })
-        .filter(|(_, p)| p.len() >= 3)
+        .filter(|(_, p, _)| p.len() >= 3)
+        .collect()
+}
+
+/// Every pass of the series `NAME@X`, as (x, value).
+fn passes_of(m: &crate::lab::verdict::Measurements, name: &str) -> Vec<(f64, f64)> {
+    let prefix = format!("{name}@");
+    m.iter()
+        .filter_map(|(k, v)| {
+            let x = k.strip_prefix(&prefix)?.parse::<f64>().ok()?;
+            match v {
+                Measured::Values(vs) => Some(vs.iter().map(move |v| (x, *v))),
+                Measured::Missing(_) => None,
+            }
+        })
+        .flatten()
         .collect()
 }

@@ -247,7 +247,7 @@ impl Step {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Matrix {
-    /// `queue`, `tpcc` or a sysbench script name (`oltp_read_only`, ...).
+    /// `queue`, `tpcc`, `mixed` or a sysbench script name (`oltp_read_only`, ...).
     pub(crate) workload: String,
     /// The workload's options as `tpbed-load queue|tpcc run|run` takes them (without dashes).
     #[serde(default)]
@@ -264,6 +264,8 @@ pub(crate) struct Matrix {
     /// The server configurations compared (default: one named `base`).
     #[serde(default)]
     pub(crate) config: Vec<Config>,
+    /// More configurations from a list of names (after `config`'s).
+    pub(crate) config_each: Option<ConfigEach>,
     /// Columns of the table (metric names).
     #[serde(default)]
     pub(crate) columns: Vec<String>,
@@ -305,6 +307,49 @@ impl Config {
     /// Whether the sysbench binary runs its cells.
     pub(crate) fn by_sysbench(&self) -> bool {
         self.client.as_deref() == Some("sysbench")
+    }
+}
+
+/// `[matrix.config_each]`: one configuration per name, each with these settings and options,
+/// `{config}` in their values replaced by the name (`names = ["mysql", "fifo"]`, `settings =
+/// { tpbed_thread_pool_policy = "{config}" }`): a list of policies is one line to extend.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConfigEach {
+    /// The configurations' names, in order.
+    pub(crate) names: Vec<String>,
+    /// Workload options of each.
+    #[serde(default)]
+    pub(crate) options: BTreeMap<String, toml::Value>,
+    /// Server variables of each.
+    #[serde(default)]
+    pub(crate) settings: BTreeMap<String, toml::Value>,
+}
+
+impl ConfigEach {
+    /// The configurations it stands for.
+    fn configs(&self) -> Vec<Config> {
+        let named = |m: &BTreeMap<String, toml::Value>, name: &str| {
+            m.iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        toml::Value::String(s) => toml::Value::String(s.replace("{config}", name)),
+                        other => other.clone(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect()
+        };
+        self.names
+            .iter()
+            .map(|n| Config {
+                name: n.clone(),
+                options: named(&self.options, n),
+                settings: named(&self.settings, n),
+                workload: None,
+                client: None,
+            })
+            .collect()
     }
 }
 
@@ -378,7 +423,13 @@ pub(crate) fn parse_text(
         .map(|t| t.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         .unwrap_or_default();
     let text = substitute(text, &vars);
-    let exp: Experiment = toml::from_str(&text).map_err(|e| at(&text, e.span(), e.message()))?;
+    let mut exp: Experiment =
+        toml::from_str(&text).map_err(|e| at(&text, e.span(), e.message()))?;
+    if let Some(mx) = exp.matrix.as_mut() {
+        if let Some(each) = mx.config_each.take() {
+            mx.config.extend(each.configs());
+        }
+    }
     check(&exp).map_err(|(span, msg)| at(&text, span, &msg))?;
     Ok((exp, text))
 }
@@ -423,6 +474,135 @@ fn check(e: &Experiment) -> Result<(), Located> {
     }
     for r in &e.verdict {
         r.get_ref().check().map_err(|m| (Some(r.span()), m))?;
+    }
+    check_names(e)
+}
+
+/// What an experiment measures, for checking the names its rules read: exact names, prefixes
+/// of grouped counters (`NAME.GROUP`) and series (`NAME@X`).
+struct Measurable {
+    exact: std::collections::BTreeSet<String>,
+    grouped: Vec<String>,
+    /// What it records, in words (for the error).
+    words: String,
+}
+
+impl Measurable {
+    /// Every name a scenario records: its `measure`, `time` and `rows` names, with each
+    /// `each` value substituted.
+    fn of_scenario(s: &Scenario) -> Measurable {
+        let values: Vec<Option<i64>> = match &s.each {
+            Some(e) => e.values.iter().map(|v| Some(*v)).collect(),
+            None => vec![None],
+        };
+        let mut m = Measurable {
+            exact: Default::default(),
+            grouped: Vec::new(),
+            words: String::new(),
+        };
+        for st in &s.step {
+            let step = st.get_ref();
+            for v in values.iter().filter(|v| step.runs_at(**v)) {
+                let subst = |n: &str| match (v, &s.each) {
+                    (Some(v), Some(e)) => n.replace(&format!("{{{}}}", e.name), &v.to_string()),
+                    _ => n.to_string(),
+                };
+                for n in [&step.time, &step.rows].into_iter().flatten() {
+                    m.exact.insert(subst(n));
+                }
+                if let Some(n) = &step.measure {
+                    m.exact.insert(subst(n));
+                    m.grouped.push(format!("{}.", subst(n)));
+                }
+            }
+        }
+        m.words = m.exact.iter().cloned().collect::<Vec<_>>().join(", ");
+        m
+    }
+
+    /// Every `CONFIGURATION.METRIC@VALUE` a matrix records.
+    fn of_matrix(mx: &Matrix) -> Measurable {
+        let base = [Config {
+            name: "base".into(),
+            options: BTreeMap::new(),
+            settings: BTreeMap::new(),
+            workload: None,
+            client: None,
+        }];
+        let configs = if mx.config.is_empty() {
+            &base[..]
+        } else {
+            &mx.config[..]
+        };
+        let mut exact = std::collections::BTreeSet::new();
+        let mut metrics = std::collections::BTreeSet::new();
+        for c in configs {
+            for (metric, _) in crate::lab::matrix::metric_keys(c.workload(mx)) {
+                for v in &mx.values {
+                    exact.insert(format!("{}.{metric}@{v}", c.name));
+                }
+                metrics.insert(metric);
+            }
+        }
+        let list = |v: Vec<String>| v.join(", ");
+        let words = format!(
+            "configurations {}; metrics {}; values {}",
+            list(configs.iter().map(|c| c.name.clone()).collect()),
+            list(metrics.into_iter().collect()),
+            list(mx.values.iter().map(u64::to_string).collect())
+        );
+        Measurable {
+            exact,
+            grouped: Vec::new(),
+            words,
+        }
+    }
+
+    /// Whether a rule may read `name` (`series`: as a series `NAME@X`).
+    fn has(&self, name: &str, series: bool) -> bool {
+        if series {
+            let prefix = format!("{name}@");
+            self.exact.iter().any(|n| n.starts_with(&prefix))
+        } else {
+            self.exact.contains(name) || self.grouped.iter().any(|g| name.starts_with(g))
+        }
+    }
+}
+
+/// Every name a verdict rule reads is one the experiment measures: a misspelt name is an
+/// error at the rule's line, not a target that *cannot run* it.
+fn check_names(e: &Experiment) -> Result<(), Located> {
+    let known = match (&e.scenario, &e.matrix) {
+        (Some(s), _) => Measurable::of_scenario(s),
+        (_, Some(mx)) => Measurable::of_matrix(mx),
+        _ => Measurable {
+            exact: crate::lab::conformance::MEASUREMENTS
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+            grouped: Vec::new(),
+            words: crate::lab::conformance::MEASUREMENTS.join(", "),
+        },
+    };
+    for r in &e.verdict {
+        let rule = r.get_ref();
+        let series = matches!(rule, Rule::Fit { .. } | Rule::Trend { .. });
+        if let Some(bad) = rule.names().into_iter().find(|n| !known.has(n, series)) {
+            let what = if series { "series" } else { "measurement" };
+            let hint = match (&e.matrix, series) {
+                (Some(_), false) => " (a matrix's are CONFIGURATION.METRIC@VALUE)",
+                (Some(_), true) => " (a matrix's series are CONFIGURATION.METRIC)",
+                (None, _) => "",
+            };
+            return Err((
+                Some(r.span()),
+                format!(
+                    "the {what} `{bad}` in this `{}` rule is not one this experiment records{hint}; it records: {}",
+                    rule.kind(),
+                    known.words
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -545,7 +725,7 @@ fn check_matrix(m: &Matrix) -> Result<(), Located> {
     for c in &m.config {
         match c.client.as_deref() {
             None | Some("tpbed-load") => {}
-            Some("sysbench") if matches!(c.workload(m), "queue" | "tpcc") => {
+            Some("sysbench") if matches!(c.workload(m), "queue" | "tpcc" | "mixed") => {
                 return Err((
                     None,
                     format!(
@@ -668,6 +848,27 @@ at_least = 1
     }
 
     #[test]
+    fn a_misspelt_name_in_a_rule_is_an_error_at_its_line() {
+        let bad = GOOD.replace("value = \"locks\"", "value = \"lokcs\"");
+        let e = err(&bad);
+        let line = bad.lines().position(|l| l == "[[verdict]]").unwrap() + 1;
+        assert!(
+            e.starts_with(&format!("x.toml:{line}:"))
+                && e.contains("`lokcs`")
+                && e.contains("`count` rule")
+                && e.contains("locks, wait_ms"),
+            "{e}"
+        );
+        // a grouped counter's group is not known before the run: accepted
+        parse(
+            &GOOD.replace("value = \"locks\"", "value = \"locks.X,REC_NOT_GAP\""),
+            Scale::Small,
+            "x.toml",
+        )
+        .unwrap();
+    }
+
+    #[test]
     fn a_matrix_parses_and_bad_ones_are_rejected() {
         let m = r#"
 name = "m"
@@ -695,6 +896,42 @@ min = 1.2
         let mx = e.matrix.unwrap();
         assert_eq!(mx.config.len(), 2);
         assert_eq!(mx.values, vec![1, 2]);
+        // a metric, a configuration or a value the matrix does not have
+        for (from, to) in [
+            ("a = \"skip.jobs_per_s@2\"", "a = \"skip.jobs_per_sec@2\""),
+            ("a = \"skip.jobs_per_s@2\"", "a = \"skipp.jobs_per_s@2\""),
+            ("b = \"wait.jobs_per_s@2\"", "b = \"wait.jobs_per_s@3\""),
+        ] {
+            let e = err(&m.replace(from, to));
+            assert!(
+                e.starts_with("x.toml:17:") && e.contains("CONFIGURATION.METRIC@VALUE"),
+                "{e}"
+            );
+        }
+        // configurations from a list of names
+        let each = m.replace(
+            "[[matrix.config]]\nname = \"skip\"",
+            "[matrix.config_each]\nnames = [\"p1\", \"p2\"]\nsettings = { policy = \"{config}\", n = 3 }\n[[matrix.config]]\nname = \"skip\"",
+        );
+        let e = parse(
+            &each.replace("b = \"wait.", "b = \"p2."),
+            Scale::Small,
+            "m.toml",
+        )
+        .unwrap();
+        let names: Vec<&str> = e
+            .matrix
+            .as_ref()
+            .unwrap()
+            .config
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["skip", "wait", "p1", "p2"]);
+        let p2 = &e.matrix.as_ref().unwrap().config[3];
+        assert_eq!(value_text(&p2.settings["policy"]), "p2");
+        assert_eq!(value_text(&p2.settings["n"]), "3");
+        assert!(err(&each.replace("\"p2\"]", "\"skip\"]")).contains("must differ"));
         let e = err(&m.replace("time_s = 1", "time_s = \"x\""));
         assert!(e.starts_with("x.toml:8:") && e.contains("u64"), "{e}");
         assert!(err(&m.replace("name = \"wait\"", "name = \"skip\"")).contains("must differ"));
@@ -707,6 +944,7 @@ min = 1.2
         assert!(e.contains("is not `tpbed-load` or `sysbench`"), "{e}");
         let sb = m
             .replace("workload = \"queue\"", "workload = \"oltp_read_only\"")
+            .replace("jobs_per_s@2", "qps@2")
             .replace(
                 "name = \"wait\"",
                 "name = \"wait\"\nclient = \"sysbench\"\nworkload = \"oltp_point_select\"",

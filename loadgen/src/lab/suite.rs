@@ -56,6 +56,8 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     builtin!("policies", "policies-rail-starvation-railed.toml"),
     builtin!("policies", "policies-read-only.toml"),
     builtin!("policies", "policies-t1.toml"),
+    builtin!("policies", "policies-grant-order.toml"),
+    builtin!("policies", "policies-bimodal.toml"),
 ];
 
 /// The suite names.

@@ -322,6 +322,33 @@ impl Live {
     }
 }
 
+/// On a running server the lab did not start, drops what the lab created there: [`LAB_DB`]
+/// and the scenario users in `users`. Returns what it did, for the report.
+pub(crate) fn clean_up(
+    spec: &TargetSpec,
+    login: &Login,
+    users: &[String],
+    wires: &Arc<WireFactory>,
+) -> Result<String, String> {
+    let How::Endpoint(addr) = &spec.how else {
+        return Ok(String::new());
+    };
+    let login = Login {
+        db: String::new(),
+        ..login.clone()
+    };
+    let mut c =
+        Blocking::connect(*addr, &login, wires).map_err(|e| format!("{}: {e}", spec.name))?;
+    let mut done = vec![format!("dropped the lab's database {LAB_DB}")];
+    c.exec(&format!("DROP DATABASE IF EXISTS {LAB_DB}"))?;
+    for u in users {
+        c.exec(&format!("DROP USER IF EXISTS '{u}'@'%'"))?;
+        done.push(format!("user '{u}'@'%'"));
+    }
+    c.quit();
+    Ok(done.join(", "))
+}
+
 /// A setting's value as SQL (numbers bare, words quoted).
 pub(crate) fn sql_value(v: &str) -> String {
     if v.parse::<f64>().is_ok() || matches!(v.to_uppercase().as_str(), "ON" | "OFF" | "DEFAULT") {

@@ -346,6 +346,16 @@ impl Rule {
         }
     }
 
+    /// The rule's name as written (`rule = "ratio"`).
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Rule::Ratio { .. } => "ratio",
+            Rule::Fit { .. } => "fit",
+            Rule::Trend { .. } => "trend",
+            Rule::Count { .. } => "count",
+        }
+    }
+
     /// The rule in words.
     pub(crate) fn describe(&self) -> String {
         match self {

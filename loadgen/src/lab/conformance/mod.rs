@@ -83,6 +83,14 @@ pub(crate) struct TargetCases {
     pub(crate) results: Vec<run::CaseResult>,
 }
 
+/// The measurements a conformance experiment's rules may read.
+pub(crate) const MEASUREMENTS: &[&str] = &[
+    "cases",
+    "agreeing",
+    "known_differences",
+    "unexplained_differences",
+];
+
 /// Runs every case on `live`.
 pub(crate) fn run_target(
     spec: &Spec,

@@ -1,7 +1,7 @@
 //! InnoDB-style lock manager: table locks (IS/IX/S/X/AUTO_INC) and record locks (S/X,
 //! next-key, GAP, REC_NOT_GAP, INSERT_INTENTION) on (index, key) plus a supremum per index,
 //! implicit-lock conversion, gap-lock inheritance, per-record wait queues with a pluggable
-//! grant policy (CATS or FCFS), a background deadlock/weight thread, and introspection.
+//! grant policy (CATS, FCFS or VATS), a background deadlock/weight thread, and introspection.
 //!
 //! # How the SQL layer calls it (the latch/lock protocol, also in `docs/locking.md`)
 //!
@@ -48,7 +48,7 @@ mod tests;
 #[cfg(test)]
 mod threads_tests;
 
-pub use grant::{Candidate, Cats, Fcfs, GrantPolicy, ScheduleAlgorithm};
+pub use grant::{Candidate, Cats, Fcfs, GrantPolicy, ScheduleAlgorithm, Vats};
 pub use hint::{HintOwners, LockHint};
 pub use inherit::Inherit;
 pub use introspect::{

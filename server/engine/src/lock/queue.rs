@@ -118,6 +118,7 @@ impl Queue {
                     .trx
                     .schedule_weight
                     .load(std::sync::atomic::Ordering::Relaxed),
+                started: l.trx.started,
             })
             .collect();
         if cands.is_empty() {

@@ -109,10 +109,7 @@ pub(crate) struct Inner {
 
 impl Inner {
     pub(crate) fn schedule(&self) -> ScheduleAlgorithm {
-        match self.schedule.load(Relaxed) {
-            0 => ScheduleAlgorithm::Fcfs,
-            _ => ScheduleAlgorithm::Cats,
-        }
+        ScheduleAlgorithm::from_index(self.schedule.load(Relaxed))
     }
 
     /// The grant policy of a target: the configured one for records, FCFS for tables.
@@ -208,10 +205,7 @@ impl LockSys {
                 .collect(),
             waiters: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
-            schedule: AtomicU8::new(match config.schedule {
-                ScheduleAlgorithm::Fcfs => 0,
-                ScheduleAlgorithm::Cats => 1,
-            }),
+            schedule: AtomicU8::new(config.schedule.index()),
             deadlock_detect: AtomicBool::new(config.deadlock_detect),
             stats: Stats::default(),
             bg: Mutex::new(BgFlags::default()),
@@ -236,11 +230,7 @@ impl LockSys {
 
     /// `SET GLOBAL innodb_lock_schedule_algorithm`.
     pub fn set_schedule(&self, alg: ScheduleAlgorithm) {
-        let v = match alg {
-            ScheduleAlgorithm::Fcfs => 0,
-            ScheduleAlgorithm::Cats => 1,
-        };
-        self.inner.schedule.store(v, Relaxed);
+        self.inner.schedule.store(alg.index(), Relaxed);
     }
 
     /// `@@innodb_lock_schedule_algorithm`.
@@ -263,7 +253,19 @@ impl LockSys {
     /// requesters can convert its implicit locks). `thread_id` is the
     /// `performance_schema` THREAD_ID, `connection_id` the processlist id.
     pub fn begin_trx(&self, id: TrxId, thread_id: u64, connection_id: u64) -> LockTrx {
-        let t = LockTrx::new(id, thread_id, connection_id);
+        self.begin_trx_started(id, thread_id, connection_id, Instant::now())
+    }
+
+    /// [`LockSys::begin_trx`] for a transaction that started at `started` (its BEGIN, before
+    /// its first lock or write): VATS grants the transaction that started first.
+    pub fn begin_trx_started(
+        &self,
+        id: TrxId,
+        thread_id: u64,
+        connection_id: u64,
+        started: Instant,
+    ) -> LockTrx {
+        let t = LockTrx::new(id, thread_id, connection_id, started);
         lock(self.inner.registry(id)).insert(id, Arc::clone(&t.0));
         t
     }

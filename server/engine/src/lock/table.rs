@@ -370,7 +370,7 @@ mod tests {
     fn locks_keep_arrival_order() {
         use crate::lock::modes::{AnyMode, TableLockMode};
         use crate::lock::trx::LockTrx;
-        let trx = LockTrx::new(1, 1, 1);
+        let trx = LockTrx::new(1, 1, 1, std::time::Instant::now());
         let entry = |id| LockEntry {
             id,
             trx_id: trx.0.id,

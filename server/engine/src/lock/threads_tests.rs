@@ -1,7 +1,7 @@
 //! Multi-threaded tests: transactions on threads waiting for each other — deadlocks get
 //! exactly one victim, timeouts fire on time, NOWAIT/SKIP LOCKED never block, a waiter is
-//! granted when its blocker releases, KILL QUERY ends a wait, FCFS and CATS grant in their
-//! orders.
+//! granted when its blocker releases, KILL QUERY ends a wait, FCFS, CATS and VATS grant in
+//! their orders.
 
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -273,6 +273,42 @@ fn fcfs_grants_in_arrival_order() {
 #[test]
 fn cats_grants_the_heaviest_first() {
     assert_eq!(first_granted(ScheduleAlgorithm::Cats), 3);
+}
+
+/// H holds key 1; A waits for it, then E, whose transaction began a second before any other.
+/// Returns who got key 1 first.
+fn first_granted_with_an_elder(schedule: ScheduleAlgorithm) -> TrxId {
+    let s = sys(schedule, true);
+    let elder = Instant::now() - Duration::from_secs(1);
+    let [h, a] = [1u64, 2].map(|i| s.begin_trx(i, 100 + i, i));
+    let e = s.begin_trx_started(3, 103, 3, elder);
+    assert!(matches!(lock_x(&s, &h, 1), Ok(Acquired::Granted)));
+    let (tx, rx) = mpsc::channel::<TrxId>();
+    let spawn = |t: &LockTrx| {
+        let (s, t, tx) = (Arc::clone(&s), t.clone(), tx.clone());
+        thread::spawn(move || {
+            lock_wait(&s, &t, 1, Duration::from_secs(20)).expect("granted");
+            tx.send(t.id()).expect("send");
+            thread::sleep(Duration::from_millis(20));
+            s.release_all(&t);
+        })
+    };
+    let mut hs = vec![spawn(&a)];
+    eventually(|| s.stats().row_lock_current_waits == 1);
+    hs.push(spawn(&e));
+    eventually(|| s.stats().row_lock_current_waits == 2);
+    s.release_all(&h);
+    let first = rx.recv_timeout(Duration::from_secs(10)).expect("a grant");
+    for t in hs {
+        t.join().expect("thread");
+    }
+    first
+}
+
+#[test]
+fn vats_grants_the_eldest_transaction_first() {
+    assert_eq!(first_granted_with_an_elder(ScheduleAlgorithm::Vats), 3);
+    assert_eq!(first_granted_with_an_elder(ScheduleAlgorithm::Fcfs), 2);
 }
 
 /// A deadlock whose cycle runs through a waiter queued behind another waiter: T2 holds S on

@@ -151,6 +151,8 @@ pub(crate) struct TrxShared {
     pub(crate) read_committed: AtomicBool,
     /// CATS weight computed by the background thread while the transaction waits (0: none).
     pub(crate) schedule_weight: AtomicU64,
+    /// When the transaction started (VATS orders waiters by it).
+    pub(crate) started: Instant,
     /// The generation of this transaction's lock hints (see `hint.rs`): grows before any of
     /// its record locks is released; `GEN_CLOSED` from `release_all` on.
     pub(crate) hint_gen: AtomicU32,
@@ -209,7 +211,7 @@ impl TrxShared {
 pub struct LockTrx(pub(crate) Arc<TrxShared>);
 
 impl LockTrx {
-    pub(crate) fn new(id: TrxId, thread_id: u64, connection_id: u64) -> LockTrx {
+    pub(crate) fn new(id: TrxId, thread_id: u64, connection_id: u64, started: Instant) -> LockTrx {
         let holding = Arc::new(AtomicU32::new(0));
         LockTrx(Arc::new(TrxShared {
             id,
@@ -224,6 +226,7 @@ impl LockTrx {
             undo_records: AtomicU64::new(0),
             read_committed: AtomicBool::new(false),
             schedule_weight: AtomicU64::new(0),
+            started,
             hint_gen: AtomicU32::new(0),
             deadlock: Mutex::new(None),
             lock_wait_ns: AtomicU64::new(0),

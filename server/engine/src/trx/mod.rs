@@ -372,7 +372,9 @@ impl TrxSys {
         }
         let mut a = self.active();
         let id = self.counter.fetch_add(1, Relaxed);
-        let lock = self.locks.begin_trx(id, trx.thread_id, trx.connection_id);
+        let lock = self
+            .locks
+            .begin_trx_started(id, trx.thread_id, trx.connection_id, trx.started);
         lock.set_read_committed(!trx.isolation.gap_locks());
         let info = Arc::new(TrxInfo {
             id,
