@@ -61,7 +61,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
 }
 
 /// Bytes the process holds through [`CountingAlloc`] now (0 where it is not installed).
-pub fn in_use() -> usize {
+pub(crate) fn in_use() -> usize {
     IN_USE.load(Relaxed)
 }
 

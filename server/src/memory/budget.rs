@@ -9,9 +9,9 @@
 //! fragmentation) and for the small allocations no check guards.
 //!
 //! What is checked against it: a write's row bytes before the store grows (1114, "The table
-//! '%s' is full"), and a value of [`CHECKED_VALUE`] bytes or more before a statement builds
+//! '%s' is full"), and a value of `CHECKED_VALUE` bytes or more before a statement builds
 //! or copies it (1037). A statement's values may pass the limit by an eighth
-//! ([`VALUE_SLACK_DIVISOR`]), and smaller values are not checked, so once writes have filled
+//! (`VALUE_SLACK_DIVISOR`), and smaller values are not checked, so once writes have filled
 //! the store to the limit, reads, deletes and updates of a few rows still go on.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -22,7 +22,7 @@ use crate::memory::alloc::in_use;
 /// Values shorter than this are built without a budget check (1 MiB: a value this small
 /// cannot take a server near its limit, and checking every short string would cost a shared
 /// atomic load each).
-pub const CHECKED_VALUE: usize = 1 << 20;
+pub(crate) const CHECKED_VALUE: usize = 1 << 20;
 
 /// A statement's values may take the server past its limit by `1 / VALUE_SLACK_DIVISOR` of
 /// it, room that writes cannot fill.
@@ -95,7 +95,7 @@ impl MemoryBudget {
 
     /// Room for a value of `bytes` a statement is about to build or copy: 1037 when it would
     /// take the server past its limit and the slack values have. Values under
-    /// [`CHECKED_VALUE`] always pass.
+    /// `CHECKED_VALUE` always pass.
     pub fn reserve_value(&self, bytes: usize) -> SqlResult<()> {
         let slack = Some(VALUE_SLACK_DIVISOR);
         if bytes < CHECKED_VALUE || self.fits(in_use() as u64, bytes, slack) {
@@ -118,7 +118,7 @@ impl MemoryBudget {
 }
 
 /// MySQL's 1037 for an allocation of `bytes` that was refused.
-pub fn out_of_memory(bytes: usize) -> SqlError {
+pub(crate) fn out_of_memory(bytes: usize) -> SqlError {
     SqlError::new(
         ErrorCode::OutOfMemory,
         format!("Out of memory; restart server and try again (needed {bytes} bytes)"),
@@ -126,7 +126,7 @@ pub fn out_of_memory(bytes: usize) -> SqlError {
 }
 
 /// The heap this process may reach under its address-space limit: what it holds now plus
-/// [`ADDRESS_SPACE_SHARE_DIVISOR`]'s share of the address space not yet mapped. None when
+/// `ADDRESS_SPACE_SHARE_DIVISOR`'s share of the address space not yet mapped. None when
 /// `RLIMIT_AS` is unlimited (or cannot be read).
 fn address_space_ceiling() -> Option<u64> {
     let mut lim = libc::rlimit {

@@ -8,8 +8,9 @@ mod budget;
 
 use std::sync::Arc;
 
-pub use alloc::{in_use, CountingAlloc};
-pub use budget::{out_of_memory, MemoryBudget, CHECKED_VALUE};
+pub use alloc::CountingAlloc;
+pub use budget::MemoryBudget;
+pub(crate) use budget::{out_of_memory, CHECKED_VALUE};
 
 use crate::error::SqlResult;
 use crate::vars::registry::{Scope, VarDef, VarType};
@@ -17,7 +18,7 @@ use crate::vars::{Registry, VarValue};
 
 /// `tpbed_max_memory`: the heap bytes the server may hold (0: no limit beyond the one the
 /// address-space limit implies); a write past it gets 1114, a large value 1037.
-pub fn definitions() -> Vec<VarDef> {
+pub(crate) fn definitions() -> Vec<VarDef> {
     vec![VarDef::new(
         "tpbed_max_memory",
         Scope::Global,
@@ -32,7 +33,7 @@ pub fn definitions() -> Vec<VarDef> {
 /// The server's budget: its address-space ceiling read from the process now, its limit from
 /// `tpbed_max_memory` as set at start-up, and an on-set hook that carries `SET GLOBAL
 /// tpbed_max_memory` to it.
-pub fn start(vars: &Registry) -> SqlResult<Arc<MemoryBudget>> {
+pub(crate) fn start(vars: &Registry) -> SqlResult<Arc<MemoryBudget>> {
     let budget = Arc::new(MemoryBudget::from_process());
     let bytes = vars.global_by_name("tpbed_max_memory").as_int();
     budget.set_max_memory(u64::try_from(bytes).unwrap_or(0));
@@ -46,21 +47,21 @@ pub fn start(vars: &Registry) -> SqlResult<Arc<MemoryBudget>> {
 
 /// An empty buffer with room for `len` bytes, or 1037 when the allocator refuses it (the
 /// budget is checked by the caller, which knows the statement's budget).
-pub fn try_buffer(len: usize) -> SqlResult<Vec<u8>> {
+pub(crate) fn try_buffer(len: usize) -> SqlResult<Vec<u8>> {
     let mut out = Vec::new();
     out.try_reserve_exact(len).map_err(|_| out_of_memory(len))?;
     Ok(out)
 }
 
 /// A copy of `bytes` made fallibly: 1037 when the allocator refuses it.
-pub fn try_copy(bytes: &[u8]) -> SqlResult<Vec<u8>> {
+pub(crate) fn try_copy(bytes: &[u8]) -> SqlResult<Vec<u8>> {
     let mut out = try_buffer(bytes.len())?;
     out.extend_from_slice(bytes);
     Ok(out)
 }
 
 /// Appends `bytes` to `out`, growing it to exactly the length needed, fallibly (1037).
-pub fn try_extend(out: &mut Vec<u8>, bytes: &[u8]) -> SqlResult<()> {
+pub(crate) fn try_extend(out: &mut Vec<u8>, bytes: &[u8]) -> SqlResult<()> {
     out.try_reserve_exact(bytes.len())
         .map_err(|_| out_of_memory(out.len().saturating_add(bytes.len())))?;
     out.extend_from_slice(bytes);
@@ -70,7 +71,7 @@ pub fn try_extend(out: &mut Vec<u8>, bytes: &[u8]) -> SqlResult<()> {
 /// The bytes a write of `row` adds to the store, as the budget counts them: its encoded
 /// size (string bytes plus a length prefix; 16 for any other value), twice over, since a row
 /// is encoded into a buffer and then copied into its shared allocation.
-pub fn row_bytes(row: &[crate::value::Value]) -> usize {
+pub(crate) fn row_bytes(row: &[crate::value::Value]) -> usize {
     let encoded = row
         .iter()
         .map(|v| match v {

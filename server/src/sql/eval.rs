@@ -35,7 +35,7 @@ pub trait EvalEnv {
     fn max_allowed_packet(&self) -> usize;
     /// Room for a value of `bytes` a function is about to build or copy: 1037 when the
     /// server's memory budget cannot hold it (values under
-    /// [`CHECKED_VALUE`](crate::memory::CHECKED_VALUE) always pass).
+    /// `memory::CHECKED_VALUE` always pass).
     fn reserve(&self, _bytes: usize) -> SqlResult<()> {
         Ok(())
     }
@@ -612,7 +612,7 @@ fn bits(op: BinOp, a: &Value, b: &Value) -> Value {
 }
 
 /// A copy of a stored value (a column's, a user variable's) for the expression that reads
-/// it: a string of [`CHECKED_VALUE`](crate::memory::CHECKED_VALUE) bytes or more is checked
+/// it: a string of `memory::CHECKED_VALUE` bytes or more is checked
 /// against the memory budget and copied fallibly, so a statement that reads a large value
 /// many times fails with 1037 instead of ending the process.
 fn copy_value(v: &Value, env: &dyn EvalEnv) -> SqlResult<Value> {
