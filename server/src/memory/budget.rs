@@ -68,6 +68,11 @@ impl MemoryBudget {
         self.max_memory.store(bytes, Relaxed);
     }
 
+    /// `tpbed_max_memory` as the budget holds it (0: no limit).
+    pub fn max_memory(&self) -> u64 {
+        self.max_memory.load(Relaxed)
+    }
+
     /// The limit in force: the smaller of `tpbed_max_memory` and the address-space
     /// ceiling; None when neither applies.
     pub fn limit(&self) -> Option<u64> {
