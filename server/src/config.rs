@@ -108,6 +108,7 @@ pub fn variable_definitions() -> Vec<VarDef> {
     defs.extend(crate::thread_pool::definitions());
     defs.extend(crate::digest::definitions());
     defs.extend(crate::querylog::definitions());
+    defs.extend(crate::memory::definitions());
     defs
 }
 

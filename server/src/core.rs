@@ -187,6 +187,8 @@ pub struct Core {
     pub querylogs: Arc<crate::querylog::QueryLogs>,
     /// Set by SIGTERM, SIGINT or the `SHUTDOWN` statement; `main` waits for it.
     pub shutdown: ShutdownRequest,
+    /// The memory limit writes (1114) and large values (1037) are checked against.
+    pub memory: Arc<crate::memory::MemoryBudget>,
 }
 
 /// Registry ids of variables read on every connection or command.

@@ -14,7 +14,8 @@
 //!   errors, including those of engine and lock errors), [`startup`] (start-up errors),
 //!   [`time`] (calendar arithmetic), [`log`] (the error log).
 //! - variables: [`vars`] (the registry behind SHOW VARIABLES/STATUS, SET and `@@x`, with the
-//!   on-set hooks subsystems register); [`accounts`].
+//!   on-set hooks subsystems register); [`accounts`]; [`memory`] (the counting allocator and
+//!   the memory budget writes and large values are checked against).
 //! - engine and transactions: the `tpbed-engine` crate ([`engine`], [`trx`]), which the
 //!   compiler keeps from using anything here; [`catalog`] (the catalog with its DDL version);
 //!   [`storage`] and [`datadir`] configure the engine from the variables.
@@ -60,6 +61,7 @@ pub mod exec;
 pub mod introspection;
 pub mod listener;
 pub mod log;
+pub mod memory;
 pub mod privileges;
 pub mod querylog;
 pub mod server;

@@ -13,6 +13,11 @@ use tpbed_server::core::Reason;
 use tpbed_server::server::Server;
 use tpbed_server::{config, listener, log, shutdown};
 
+/// The system allocator, counting the bytes the process holds, so the memory budget can
+/// refuse a statement before an allocation fails and ends the process.
+#[global_allocator]
+static ALLOCATOR: tpbed_server::memory::CountingAlloc = tpbed_server::memory::CountingAlloc;
+
 /// SIGTERM and SIGINT, less any the process was started with ignored.
 fn exit_signals() -> libc::sigset_t {
     // SAFETY: sigemptyset/sigaddset fill a zeroed set we own; sigaction with a null new action

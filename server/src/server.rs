@@ -260,6 +260,8 @@ impl Server {
         let binlog = crate::storage::open_binlog(&vars, &datadir)?.map(Arc::new);
         crate::storage::register_hooks(&vars, &trx, &redo, binlog.as_ref())
             .map_err(|e| StartupError::MissingVariable(e.message))?;
+        let memory =
+            crate::memory::start(&vars).map_err(|e| StartupError::MissingVariable(e.message))?;
         let digests = crate::digest::store_from(&vars);
         let querylogs = crate::querylog::QueryLogs::start(&vars, datadir.path())?;
         Ok(Core {
@@ -286,6 +288,7 @@ impl Server {
             digests,
             querylogs,
             shutdown: ShutdownRequest::default(),
+            memory,
         })
     }
 }

@@ -63,6 +63,7 @@ fn subsystem_value(server: &Server, name: &str) -> Option<VarValue> {
         "innodb_flush_log_at_trx_commit" => int(redo.flush_at_commit() as u64),
         "innodb_flush_log_at_timeout" => int(redo.flush_timeout_s()),
         "tpbed_log_fsync_us" => int(redo.fsync_us()),
+        "tpbed_max_memory" => int(server.memory.max_memory()),
         "sync_binlog" => server.binlog.as_ref().map(|b| match b.flush_at_commit() {
             FlushAtCommit::Sync => VarValue::Int(b.sync_every_groups() as i64),
             _ => VarValue::Int(0),
@@ -197,16 +198,18 @@ fn walk(server: Arc<Server>, want_hooked: usize) {
 
 #[test]
 fn set_global_reaches_every_subsystem_one_thread_per_connection() {
-    // Purge (3), locks (2), redo (3), the binary log (1), the thread cache (1).
-    walk(Server::from_config(&Config::default()).expect("server"), 10);
+    // Purge (3), locks (2), redo (3), the binary log (1), the thread cache (1), the memory
+    // budget (1).
+    walk(Server::from_config(&Config::default()).expect("server"), 11);
 }
 
 #[test]
 fn set_global_reaches_every_subsystem_pool() {
     let args = vec!["--thread-handling=pool-of-threads".to_string()];
-    // Purge (3), locks (2), redo (3), the binary log (1), the pool's dynamic knobs (9).
+    // Purge (3), locks (2), redo (3), the binary log (1), the pool's dynamic knobs (9), the
+    // memory budget (1).
     walk(
         Server::from_config(&parse_args(&args).expect("options")).expect("server"),
-        18,
+        19,
     );
 }

@@ -83,9 +83,39 @@ impl TestServer {
     /// Starts the server with extra options (`--port=0` and `--bind-address=127.0.0.1` are
     /// added) and waits until it logs that it is ready.
     pub fn start(args: &[&str]) -> TestServer {
-        let mut child = Command::new(binary("tpbed-server"))
-            .args(["--port=0", "--bind-address=127.0.0.1"])
-            .args(args)
+        let mut cmd = Command::new(binary("tpbed-server"));
+        cmd.args(["--port=0", "--bind-address=127.0.0.1"])
+            .args(args);
+        TestServer::spawn(cmd)
+    }
+
+    /// Starts the server as [`TestServer::start`] does, under an address-space limit of
+    /// `bytes` (`RLIMIT_AS`, as `prlimit --as=bytes` sets it) from its first instruction.
+    pub fn start_with_address_space(args: &[&str], bytes: u64) -> TestServer {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(binary("tpbed-server"));
+        cmd.args(["--port=0", "--bind-address=127.0.0.1"])
+            .args(args);
+        let limit = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: bytes,
+        };
+        // SAFETY: setrlimit is async-signal-safe and only reads `limit`, a copy the closure
+        // owns; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        TestServer::spawn(cmd)
+    }
+
+    /// Spawns `cmd` (the server with its options) and waits until it logs that it is ready.
+    fn spawn(mut cmd: Command) -> TestServer {
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

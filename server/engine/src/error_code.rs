@@ -152,6 +152,9 @@ pub enum ErrorCode {
     Unknown = 1105,
     /// ER_OUTOFMEMORY: an allocation a statement needed failed.
     OutOfMemory = 1037,
+    /// ER_RECORD_FILE_FULL: a write would take the server past its memory limit
+    /// (`tpbed_max_memory`, or what the address-space limit leaves).
+    RecordFileFull = 1114,
     /// ER_WARN_ALLOWED_PACKET_OVERFLOWED: a function's result would exceed
     /// `max_allowed_packet` (a warning; the result is NULL).
     WarnAllowedPacketOverflowed = 1301,
@@ -394,6 +397,7 @@ impl ErrorCode {
             VariableIsReadonly => "%s variable '%s' is read-only. Use SET %s to assign the value",
             ClientInteractionTimeout => "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior.",
             Unknown => "Unknown error",
+            RecordFileFull => "The table '%s' is full",
             OutOfMemory => "Out of memory; restart server and try again (needed %d bytes)",
             WarnAllowedPacketOverflowed => "Result of %s() was larger than max_allowed_packet (%ld) - truncated",
             IllegalValueForType => "Illegal %s '%-.192s' value found during parsing",

@@ -254,8 +254,11 @@ impl Planner<'_> {
     }
 }
 
-/// The rows a target matches, in ORDER BY order and cut at LIMIT: (clustered key, row).
-fn matching(ex: &Exec<'_>, t: &Target) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+/// The rows a target matches, in ORDER BY order and cut at LIMIT: (clustered key, row), the
+/// row left empty unless `keep_rows`. The rows held are checked against the memory budget
+/// as they are collected (1037), so an UPDATE of more large rows than memory holds fails
+/// instead of ending the process; a DELETE that needs only the keys holds no rows.
+fn matching(ex: &Exec<'_>, t: &Target, keep_rows: bool) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
     let limit = match &t.limit {
         Some(l) => to_i64(&ex.eval(l, &[])?).unwrap_or(0).max(0) as usize,
         None => usize::MAX,
@@ -270,12 +273,22 @@ fn matching(ex: &Exec<'_>, t: &Target) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> 
         t.source.full_filter.as_ref()
     };
     let mut out = Vec::new();
+    let hold = keep_rows || t.sort;
+    // Row bytes collected since the budget was last asked for room.
+    let mut unchecked = 0usize;
     if limit > 0 {
         let mut each = |row: &mut Vec<Value>, pk: &[u8]| -> SqlResult<Flow> {
             if !ex.holds(filter, row)? {
                 return Ok(Flow::Rejected);
             }
-            out.push((pk.to_vec(), row.clone()));
+            if hold {
+                unchecked = unchecked.saturating_add(crate::memory::row_bytes(row) / 2);
+                if unchecked >= crate::memory::CHECKED_VALUE {
+                    ex.st.core.memory.reserve_value(unchecked)?;
+                    unchecked = 0;
+                }
+            }
+            out.push((pk.to_vec(), if hold { row.clone() } else { Vec::new() }));
             Ok(if t.sort || out.len() < limit {
                 Flow::Next
             } else {
@@ -308,7 +321,7 @@ fn matching(ex: &Exec<'_>, t: &Target) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> 
         out = keyed
             .into_iter()
             .take(limit)
-            .map(|(_, pk, row)| (pk, row))
+            .map(|(_, pk, row)| (pk, if keep_rows { row } else { Vec::new() }))
             .collect();
     }
     Ok(out)
@@ -370,7 +383,7 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
     st.count(Counter::ComUpdate);
     let mut ex = Exec::new(st, params);
     ex.lock = Some(UPDATE_LOCK);
-    let rows = matching(&ex, &u.target)?;
+    let rows = matching(&ex, &u.target, true)?;
     let sys = &st.core.trx;
     let table = u.target.table();
     let timeout = st.lock_wait_timeout();
@@ -413,6 +426,15 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
                     .check_parent(st, &old[..ncols], Some(&new[..ncols]))
             });
         if let Err(e) = related {
+            ex.flush();
+            return Err(e);
+        }
+        // The new version is a new row in the store until purge frees the old one.
+        if let Err(e) = st
+            .core
+            .memory
+            .reserve_row(crate::memory::row_bytes(&new), table.name())
+        {
             ex.flush();
             return Err(e);
         }
@@ -461,13 +483,16 @@ pub fn delete(st: &mut Context, d: &Delete, params: &[Value]) -> SqlResult<Outpu
     st.count(Counter::ComDelete);
     let mut ex = Exec::new(st, params);
     ex.lock = Some(DELETE_LOCK);
-    let rows = matching(&ex, &d.target)?;
+    let parent = d.foreign_keys.is_parent();
+    let rows = matching(&ex, &d.target, parent)?;
     ex.flush();
     let table = d.target.table();
     let ncols = table.def().columns().len();
     let mut deleted = 0;
     for (pk, old) in &rows {
-        d.foreign_keys.check_parent(st, &old[..ncols], None)?;
+        if parent {
+            d.foreign_keys.check_parent(st, &old[..ncols], None)?;
+        }
         let mut t = st.trx.borrow_mut();
         let trx = t.as_mut().expect("a table statement runs in a transaction");
         if crate::trx::delete_row(&st.core.trx, trx, table, pk) {

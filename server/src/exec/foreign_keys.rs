@@ -227,6 +227,12 @@ impl ForeignKeys {
         Ok(())
     }
 
+    /// Whether the table is the parent of an enforced key (a delete then needs the rows it
+    /// deletes, to find their children).
+    pub fn is_parent(&self) -> bool {
+        !self.as_parent.is_empty()
+    }
+
     /// Before parent row `old` is deleted (`new` None) or changed to `new`: the child rows
     /// that reference its key are refused (1451), deleted or changed as each key says.
     pub fn check_parent(

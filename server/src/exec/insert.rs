@@ -297,6 +297,9 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             return Err(e);
         }
         i.foreign_keys.check_child(st, &full)?;
+        st.core
+            .memory
+            .reserve_row(crate::memory::row_bytes(&full), t.name())?;
         let mut attempt = full.clone();
         loop {
             let res = {
@@ -354,6 +357,9 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                     }
                     i.checks.verify(&ex, &new)?;
                     i.foreign_keys.check_child(st, &new)?;
+                    st.core
+                        .memory
+                        .reserve_row(crate::memory::row_bytes(&new), t.name())?;
                     i.foreign_keys
                         .check_parent(st, &env_row[..new.len()], Some(&new))?;
                     dups += 1;

@@ -119,6 +119,12 @@ impl ClientSession {
                 self.st.last_insert_id = *last_insert_id;
             }
         }
+        if let crate::sql::Output::Rows(rs) = o {
+            if let Err(e) = self.reserve_reply(rs) {
+                self.write_err(&e);
+                return;
+            }
+        }
         let warnings = self.st.warnings.len().min(u16::MAX as usize) as u16;
         let mut status = self.st.status_flags();
         if more {
@@ -133,6 +139,33 @@ impl ClientSession {
             status,
             warnings,
         );
+    }
+
+    /// Room for a result set's packets before they are encoded: the reply buffer holds every
+    /// row and a text row is assembled in a buffer of its own first, so a result with large
+    /// values needs their bytes plus its largest row's. 1037 (and no rows) when the memory
+    /// budget or the allocator refuses it.
+    fn reserve_reply(&mut self, rs: &crate::sql::ResultSet) -> crate::error::SqlResult<()> {
+        let row_bytes = |row: &[crate::value::Value]| {
+            row.iter()
+                .map(|v| match v {
+                    crate::value::Value::Bytes(b) => b.len().saturating_add(9),
+                    _ => 32,
+                })
+                .fold(0usize, usize::saturating_add)
+        };
+        let (total, largest) = rs.rows.iter().fold((0usize, 0usize), |(t, l), r| {
+            let n = row_bytes(r);
+            (t.saturating_add(n), l.max(n))
+        });
+        if total < crate::memory::CHECKED_VALUE {
+            return Ok(());
+        }
+        let need = total.saturating_add(largest);
+        self.st.core.memory.reserve_value(need)?;
+        self.out
+            .try_reserve(total)
+            .map_err(|_| crate::memory::out_of_memory(need))
     }
 
     /// Writes an ERR packet with the current sequence id.

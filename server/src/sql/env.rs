@@ -95,8 +95,12 @@ impl EvalEnv for StmtEnv<'_> {
         read_var(self.st, id, scope)
     }
 
-    fn user_var(&self, name: &str) -> Value {
-        self.st.user_vars.get(name).cloned().unwrap_or(Value::Null)
+    fn user_var(&self, name: &str) -> Option<&Value> {
+        self.st.user_vars.get(name)
+    }
+
+    fn reserve(&self, bytes: usize) -> SqlResult<()> {
+        self.st.core.memory.reserve_value(bytes)
     }
 
     fn row(&self) -> &[Value] {

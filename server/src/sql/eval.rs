@@ -17,8 +17,8 @@ pub trait EvalEnv {
     fn param(&self, i: usize) -> SqlResult<Value>;
     /// A system variable's value.
     fn sysvar(&self, id: VarId, scope: VarScopeRef) -> SqlResult<Value>;
-    /// A user variable `@name` (NULL when unset).
-    fn user_var(&self, name: &str) -> Value;
+    /// A user variable `@name` (None when unset).
+    fn user_var(&self, name: &str) -> Option<&Value>;
     /// The current row (column references index into it).
     fn row(&self) -> &[Value];
     /// Session facts for functions such as CONNECTION_ID() and DATABASE().
@@ -33,6 +33,12 @@ pub trait EvalEnv {
     fn killed(&self) -> bool;
     /// The session's `max_allowed_packet`: no value a function builds may be longer.
     fn max_allowed_packet(&self) -> usize;
+    /// Room for a value of `bytes` a function is about to build or copy: 1037 when the
+    /// server's memory budget cannot hold it (values under
+    /// `memory::CHECKED_VALUE` always pass).
+    fn reserve(&self, _bytes: usize) -> SqlResult<()> {
+        Ok(())
+    }
     /// Adds a warning to the statement's diagnostics (SHOW WARNINGS).
     fn warn(&self, code: ErrorCode, message: String);
     /// Whether `sql_mode` has `ERROR_FOR_DIVISION_BY_ZERO` (a division by zero warns).
@@ -605,6 +611,20 @@ fn bits(op: BinOp, a: &Value, b: &Value) -> Value {
     })
 }
 
+/// A copy of a stored value (a column's, a user variable's) for the expression that reads
+/// it: a string of `memory::CHECKED_VALUE` bytes or more is checked
+/// against the memory budget and copied fallibly, so a statement that reads a large value
+/// many times fails with 1037 instead of ending the process.
+fn copy_value(v: &Value, env: &dyn EvalEnv) -> SqlResult<Value> {
+    match v {
+        Value::Bytes(b) if b.len() >= crate::memory::CHECKED_VALUE => {
+            env.reserve(b.len())?;
+            Ok(Value::Bytes(crate::memory::try_copy(b)?))
+        }
+        other => Ok(other.clone()),
+    }
+}
+
 /// Evaluates `e` in `env`.
 pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
     crate::sql::stack::check()?;
@@ -612,8 +632,14 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
         BoundExpr::Literal(v) => v.clone(),
         BoundExpr::Param(i) => env.param(*i)?,
         BoundExpr::SysVar(id, scope) => env.sysvar(*id, *scope)?,
-        BoundExpr::UserVar(name) => env.user_var(name),
-        BoundExpr::Column(i) => env.row().get(*i).cloned().unwrap_or(Value::Null),
+        BoundExpr::UserVar(name) => match env.user_var(name) {
+            Some(v) => copy_value(v, env)?,
+            None => Value::Null,
+        },
+        BoundExpr::Column(i) => match env.row().get(*i) {
+            Some(v) => copy_value(v, env)?,
+            None => Value::Null,
+        },
         BoundExpr::Binary(op, l, r) => match op {
             BinOp::And => {
                 let a = truth(&eval(l, env)?);

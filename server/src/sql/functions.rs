@@ -309,14 +309,134 @@ fn result_buffer(len: usize, name: &str, env: &dyn EvalEnv) -> SqlResult<Option<
         );
         return Ok(None);
     }
-    let mut out = Vec::new();
-    out.try_reserve_exact(len).map_err(|_| {
-        SqlError::new(
-            ErrorCode::OutOfMemory,
-            format!("Out of memory; restart server and try again (needed {len} bytes)"),
-        )
-    })?;
-    Ok(Some(out))
+    env.reserve(len)?;
+    crate::memory::try_buffer(len).map(Some)
+}
+
+/// Bytes a function writes into a result between two checks for KILL QUERY (1 MiB: about a
+/// millisecond of copying, so a kill ends even a gigabyte result within a few milliseconds).
+const KILL_CHECK_BYTES: usize = 1 << 20;
+
+/// 1317 when the statement has been killed: checked by functions that build large values.
+fn check_killed(env: &dyn EvalEnv) -> SqlResult<()> {
+    if env.killed() {
+        return Err(SqlError::new(
+            ErrorCode::QueryInterrupted,
+            "Query execution was interrupted",
+        ));
+    }
+    Ok(())
+}
+
+/// `HEX()` of a string: NULL with 1301 past `max_allowed_packet`; built in slices between
+/// which KILL QUERY is checked.
+fn hex_of_bytes(b: &[u8], env: &dyn EvalEnv) -> SqlResult<Value> {
+    let Some(mut out) = result_buffer(b.len().saturating_mul(2), "hex", env)? else {
+        return Ok(Value::Null);
+    };
+    for chunk in b.chunks(KILL_CHECK_BYTES / 2) {
+        check_killed(env)?;
+        tf::hex_upper_into(&mut out, chunk);
+    }
+    Ok(Value::Bytes(out))
+}
+
+/// The bytes to check against the memory budget when a result growing in place reaches
+/// `len` by adding `added`: the growth, but at least a checked value's worth once the result
+/// is large, so many small arguments are checked too.
+fn growth(len: usize, added: usize) -> usize {
+    if len >= crate::memory::CHECKED_VALUE {
+        added.max(crate::memory::CHECKED_VALUE)
+    } else {
+        added
+    }
+}
+
+/// `CONCAT(...)`: NULL when an argument is NULL; NULL with 1301 as soon as the arguments
+/// read so far pass `max_allowed_packet` (the rest are not evaluated). The result grows in
+/// one buffer as each argument arrives, so at most one argument's copy is held beside it.
+fn concat(args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> {
+    let max = env.max_allowed_packet();
+    let mut out: Option<Vec<u8>> = None;
+    for i in 0..args.len() {
+        check_killed(env)?;
+        let Some(b) = text_arg(args, i, env)? else {
+            return Ok(Value::Null);
+        };
+        let len = out.as_ref().map_or(0, Vec::len).saturating_add(b.len());
+        if len > max {
+            return result_buffer(len, "concat", env).map(|_| Value::Null);
+        }
+        match &mut out {
+            None => out = Some(b),
+            Some(o) => {
+                env.reserve(growth(len, b.len()))?;
+                crate::memory::try_extend(o, &b)?;
+            }
+        }
+    }
+    Ok(Value::Bytes(out.unwrap_or_default()))
+}
+
+/// `CONCAT_WS(sep, ...)`: NULL when the separator is NULL; NULL arguments are skipped; NULL
+/// with 1301 as soon as the result would pass `max_allowed_packet`.
+fn concat_ws(args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> {
+    let Some(sep) = text_arg(args, 0, env)? else {
+        return Ok(Value::Null);
+    };
+    let max = env.max_allowed_packet();
+    let mut out: Option<Vec<u8>> = None;
+    for i in 1..args.len() {
+        check_killed(env)?;
+        let Some(b) = text_arg(args, i, env)? else {
+            continue;
+        };
+        let len = match &out {
+            None => b.len(),
+            Some(o) => o.len().saturating_add(sep.len()).saturating_add(b.len()),
+        };
+        if len > max {
+            return result_buffer(len, "concat_ws", env).map(|_| Value::Null);
+        }
+        match &mut out {
+            None => out = Some(b),
+            Some(o) => {
+                env.reserve(growth(len, sep.len().saturating_add(b.len())))?;
+                crate::memory::try_extend(o, &sep)?;
+                crate::memory::try_extend(o, &b)?;
+            }
+        }
+    }
+    Ok(Value::Bytes(out.unwrap_or_default()))
+}
+
+/// `REPEAT(s, n)`: NULL with 1301 past `max_allowed_packet`. The result is written by
+/// copying what is already written (so a million one-byte copies are twenty large ones),
+/// at most [`KILL_CHECK_BYTES`] (or one `s`) at a time, with KILL QUERY checked between.
+fn repeat(s: &[u8], n: i64, env: &dyn EvalEnv) -> SqlResult<Value> {
+    let n = usize::try_from(n).unwrap_or(0);
+    let total = s.len().saturating_mul(n);
+    let Some(mut out) = result_buffer(total, "repeat", env)? else {
+        return Ok(Value::Null);
+    };
+    if total == 0 {
+        return Ok(Value::Bytes(out));
+    }
+    out.extend_from_slice(s);
+    // Invariant: out.len() is a whole number of copies of `s`, so copying any prefix of it
+    // to its end continues the pattern; every step but the last copies whole copies.
+    while out.len() < total {
+        check_killed(env)?;
+        let left = total - out.len();
+        let step = out.len().min(left).min(KILL_CHECK_BYTES.max(s.len()));
+        let step = if step == left {
+            step
+        } else {
+            step - step % s.len()
+        };
+        out.extend_from_within(..step);
+    }
+    Ok(Value::Bytes(out))
 }
 
 fn text_arg(args: &[BoundExpr], i: usize, env: &dyn EvalEnv) -> SqlResult<Option<Vec<u8>>> {
@@ -337,10 +457,7 @@ fn text_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Va
     if f == Hex {
         return Ok(match first {
             Value::Null => Value::Null,
-            Value::Bytes(b) => match result_buffer(b.len().saturating_mul(2), "hex", env)? {
-                Some(_) => Value::str(&tf::hex_upper(&b)),
-                None => Value::Null,
-            },
+            Value::Bytes(b) => hex_of_bytes(&b, env)?,
             Value::UInt(u) => Value::str(&format!("{u:X}")),
             other => match to_f64(&other) {
                 Some(x) => Value::str(&format!("{:X}", x.round() as i64 as u64)),
@@ -519,56 +636,8 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
             }
             (other, _) => other,
         },
-        Concat => {
-            // The running length is checked as each argument arrives, so the arguments held
-            // at once never pass max_allowed_packet by more than one argument.
-            let mut parts = Vec::with_capacity(args.len());
-            let mut len = 0usize;
-            for i in 0..args.len() {
-                match text_arg(args, i, env)? {
-                    Some(b) => {
-                        len = len.saturating_add(b.len());
-                        parts.push(b);
-                    }
-                    None => return Ok(Value::Null),
-                }
-                if len > env.max_allowed_packet() {
-                    break;
-                }
-            }
-            match result_buffer(len, "concat", env)? {
-                Some(mut out) => {
-                    parts.iter().for_each(|p| out.extend_from_slice(p));
-                    Value::Bytes(out)
-                }
-                None => Value::Null,
-            }
-        }
-        ConcatWs => {
-            let Some(sep) = text_arg(args, 0, env)? else {
-                return Ok(Value::Null);
-            };
-            let mut parts = Vec::new();
-            for i in 1..args.len() {
-                if let Some(b) = text_arg(args, i, env)? {
-                    parts.push(b);
-                }
-            }
-            let len = parts.iter().fold(0usize, |n, p| n.saturating_add(p.len()));
-            let seps = sep.len().saturating_mul(parts.len().saturating_sub(1));
-            match result_buffer(len.saturating_add(seps), "concat_ws", env)? {
-                Some(mut out) => {
-                    for (i, p) in parts.iter().enumerate() {
-                        if i > 0 {
-                            out.extend_from_slice(&sep);
-                        }
-                        out.extend_from_slice(p);
-                    }
-                    Value::Bytes(out)
-                }
-                None => Value::Null,
-            }
-        }
+        Concat => concat(args, env)?,
+        ConcatWs => concat_ws(args, env)?,
         Length => text_arg(args, 0, env)?.map_or(Value::Null, |b| Value::Int(b.len() as i64)),
         CharLength => text_arg(args, 0, env)?.map_or(Value::Null, |b| {
             Value::Int(i64::try_from(tf::char_length(&b)).unwrap_or(i64::MAX))
@@ -589,21 +658,21 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
             };
             Value::Bytes(tf::substring(&s, pos, len, f == BinarySubstring))
         }
-        Upper => text_arg(args, 0, env)?.map_or(Value::Null, |b| Value::Bytes(tf::upper(&b))),
-        Lower => text_arg(args, 0, env)?.map_or(Value::Null, |b| Value::Bytes(tf::lower(&b))),
-        Repeat => {
-            let (Some(s), Some(n)) = (text_arg(args, 0, env)?, to_i64(&arg(1)?)) else {
-                return Ok(Value::Null);
-            };
-            let n = usize::try_from(n).unwrap_or(0);
-            match result_buffer(s.len().saturating_mul(n), "repeat", env)? {
-                Some(mut out) => {
-                    (0..n).for_each(|_| out.extend_from_slice(&s));
-                    Value::Bytes(out)
-                }
-                None => Value::Null,
+        Upper | Lower => match text_arg(args, 0, env)? {
+            Some(b) => {
+                env.reserve(b.len())?;
+                Value::Bytes(if f == Upper {
+                    tf::upper(&b)
+                } else {
+                    tf::lower(&b)
+                })
             }
-        }
+            None => Value::Null,
+        },
+        Repeat => match (text_arg(args, 0, env)?, to_i64(&arg(1)?)) {
+            (Some(s), Some(n)) => repeat(&s, n, env)?,
+            _ => Value::Null,
+        },
         Abs => match arg(0)? {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| {
                 SqlError::new(

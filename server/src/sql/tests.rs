@@ -275,3 +275,48 @@ fn labels_cover_keyword_calls_and_interval_units() {
     assert_eq!(got[0].as_deref(), Some("SUBSTRING(c,1,20)"));
     assert_eq!(got[2].as_deref(), Some("d - INTERVAL 1 DAY"));
 }
+
+#[test]
+fn large_results_are_built_exactly_and_refused_past_the_memory_limit() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    // REPEAT copies what it has already written, in steps of at most 1 MiB: the pattern
+    // holds across the steps and the last, partial one.
+    let Value::Bytes(r) = value(&st, "REPEAT('abc', 1000003)") else {
+        panic!("REPEAT gives a string");
+    };
+    assert!(r == b"abc".repeat(1_000_003), "REPEAT('abc', 1000003)");
+    let Value::Bytes(h) = value(&st, "HEX(REPEAT('z', 700000))") else {
+        panic!("HEX gives a string");
+    };
+    assert!(h == b"7A".repeat(700_000), "HEX in slices");
+    let Value::Bytes(c) = value(&st, "CONCAT(REPEAT('a', 1500000), 'b', REPEAT('c', 3))") else {
+        panic!("CONCAT gives a string");
+    };
+    assert!(
+        c == [&b"a".repeat(1_500_000)[..], b"bccc"].concat(),
+        "CONCAT"
+    );
+    assert_eq!(
+        value(&st, "CONCAT_WS('-', 'a', NULL, 'b')"),
+        Value::Bytes(b"a-b".to_vec())
+    );
+    // With a limit of one byte (and no counting allocator in unit tests: nothing in use),
+    // values of 1 MiB or more are refused with 1037, smaller ones are built.
+    core.memory.set_max_memory(1);
+    for expr in [
+        "REPEAT('a', 2000000)",
+        "CONCAT(REPEAT('a', 1000000), REPEAT('b', 1000000))",
+        "CONCAT_WS(',', REPEAT('a', 1000000), REPEAT('b', 1000000))",
+        "HEX(REPEAT('a', 1000000))",
+    ] {
+        let e = eval_row(&st, expr, &[]).expect_err(expr);
+        assert_eq!(e.code, ErrorCode::OutOfMemory, "{expr}");
+    }
+    assert_eq!(value(&st, "LENGTH(REPEAT('a', 1000))"), Value::Int(1000));
+    core.memory.set_max_memory(0);
+    assert_eq!(
+        value(&st, "LENGTH(REPEAT('a', 2000000))"),
+        Value::Int(2_000_000)
+    );
+}

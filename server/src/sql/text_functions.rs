@@ -126,7 +126,19 @@ pub fn substring_index(s: &[u8], delim: &[u8], count: i64) -> Vec<u8> {
 
 /// Upper-case hexadecimal of bytes (`HEX('abc')` = `616263`).
 pub fn hex_upper(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02X}")).collect()
+    let mut out = Vec::with_capacity(bytes.len().saturating_mul(2));
+    hex_upper_into(&mut out, bytes);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Appends the upper-case hexadecimal of `bytes` to `out` (two ASCII digits a byte).
+pub fn hex_upper_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    out.extend(
+        bytes
+            .iter()
+            .flat_map(|&b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]]),
+    );
 }
 
 fn hex_lower(bytes: &[u8]) -> String {

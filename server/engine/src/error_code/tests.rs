@@ -22,6 +22,9 @@ fn sqlstates_match_mysql() {
     assert_eq!(ErrorCode::ClientInteractionTimeout.code(), 4031);
     assert_eq!(ErrorCode::TooBigDisplaywidth.sql_state(), "42000");
     assert_eq!(ErrorCode::InvalidFieldSize.sql_state(), "HY000");
+    assert_eq!(ErrorCode::OutOfMemory.sql_state(), "HY001");
+    assert_eq!(ErrorCode::RecordFileFull.sql_state(), "HY000");
+    assert_eq!(ErrorCode::RecordFileFull.code(), 1114);
     for c in [
         ErrorCode::TableAccessDenied,
         ErrorCode::ColumnAccessDenied,

@@ -1,0 +1,140 @@
+//! The server binary's global allocator: the system allocator plus a count of the bytes it
+//! holds, kept so cheaply that it costs no throughput: each thread adds its allocations and
+//! frees to a tally of its own and adds the tally to the shared count (one relaxed atomic
+//! add) once it reaches [`FLUSH_AT`] either way, and when the thread ends.
+//!
+//! Invariant: [`in_use`] is the sum of the sizes of the live allocations made through
+//! [`CountingAlloc`] (each allocation's requested size, not malloc's rounded chunk), give or
+//! take less than [`FLUSH_AT`] per running thread. An allocation of `FLUSH_AT` or more is in
+//! the count before it is returned. In a process that did not install the allocator (unit
+//! tests, other binaries) the count stays 0.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
+
+/// Bytes a thread's tally may reach (allocated or freed) before it is added to the shared
+/// count: 64 KiB, so a thread adds to the shared count at most once per 64 KiB it moves and
+/// the count is off by less than that per thread.
+pub(crate) const FLUSH_AT: usize = 64 << 10;
+
+/// Bytes currently allocated through [`CountingAlloc`], less the threads' unadded tallies.
+static IN_USE: AtomicIsize = AtomicIsize::new(0);
+
+/// A thread's bytes allocated less bytes freed not yet added to [`IN_USE`]; added when the
+/// thread ends.
+struct Tally(Cell<isize>);
+
+impl Drop for Tally {
+    fn drop(&mut self) {
+        IN_USE.fetch_add(self.0.replace(0), Relaxed);
+    }
+}
+
+thread_local! {
+    static TALLY: Tally = const { Tally(Cell::new(0)) };
+}
+
+/// Counts `delta` bytes (negative: freed) for the calling thread.
+fn note(delta: isize) {
+    let tallied = TALLY.try_with(|t| {
+        let v = t.0.get().wrapping_add(delta);
+        if v.unsigned_abs() >= FLUSH_AT {
+            t.0.set(0);
+            IN_USE.fetch_add(v, Relaxed);
+        } else {
+            t.0.set(v);
+        }
+    });
+    // The thread's tally is gone (its destructor ran): count straight into the shared one.
+    if tallied.is_err() {
+        IN_USE.fetch_add(delta, Relaxed);
+    }
+}
+
+/// The system allocator, counting what it hands out. `tpbed-server` installs it with
+/// `#[global_allocator]`; the count feeds the memory budget and nothing else, so every
+/// update is `Relaxed`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CountingAlloc;
+
+// SAFETY: every call is forwarded to `System` with the caller's arguments; the count is only
+// updated after the system allocator succeeded, never touches the memory, and allocates
+// nothing through this allocator (a thread-local destructor is registered with the C
+// library, whose own malloc it uses).
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract for `alloc` is passed on unchanged.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            note(layout.size() as isize);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as for `alloc`.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            note(layout.size() as isize);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator (so from `System`) with `layout`.
+        unsafe { System.dealloc(ptr, layout) };
+        note(-(layout.size() as isize));
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as for `dealloc`, with the caller's `new_size` contract.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            note((new_size as isize).wrapping_sub(layout.size() as isize));
+        }
+        p
+    }
+}
+
+/// Bytes the process holds through [`CountingAlloc`] now, within [`FLUSH_AT`] per running
+/// thread (0 where it is not installed).
+pub(crate) fn in_use() -> usize {
+    usize::try_from(IN_USE.load(Relaxed)).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One test, so no other test of this process moves the count meanwhile.
+    #[test]
+    fn counts_through_thread_tallies_flushed_at_the_threshold_and_at_thread_end() {
+        let a = CountingAlloc;
+        let before = in_use();
+        let small = Layout::from_size_align(1000, 8).unwrap();
+        let large = Layout::from_size_align(FLUSH_AT + 1000, 8).unwrap();
+        // SAFETY: non-zero layouts; each pointer is freed with the layout it last had.
+        unsafe {
+            let p = a.alloc(small);
+            assert!(!p.is_null());
+            // Under the flush size the bytes stay in this thread's tally.
+            assert_eq!(in_use(), before);
+            let p = a.realloc(p, small, large.size());
+            assert!(!p.is_null());
+            assert_eq!(in_use(), before + FLUSH_AT + 1000);
+            a.dealloc(p, large);
+            assert_eq!(in_use(), before);
+        }
+        // An ended thread's tally is added: its live allocation is counted.
+        let p = std::thread::spawn(move || {
+            // SAFETY: a non-zero layout; freed below, from this test's thread.
+            unsafe { CountingAlloc.alloc(small) as usize }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(in_use(), before + 1000);
+        // SAFETY: `p` was allocated above with `small`.
+        unsafe { a.dealloc(p as *mut u8, small) };
+    }
+}
