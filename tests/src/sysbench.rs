@@ -21,6 +21,12 @@ pub fn sysbench(port: u16, user: &str, password: &str, script: &str, args: &[Str
         .args(args)
         .output()
         .expect("run sysbench");
+    checked_output(&out, &format!("sysbench {script} {args:?} on port {port}"))
+}
+
+/// A finished sysbench's stdout and stderr as one text; panics, naming `what` and with the
+/// text, when it exited with an error or printed a fatal error or a failed statement.
+pub fn checked_output(out: &std::process::Output, what: &str) -> String {
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -35,7 +41,7 @@ pub fn sysbench(port: u16, user: &str, password: &str, script: &str, args: &[Str
         .collect();
     assert!(
         out.status.success() && fatal.is_empty(),
-        "sysbench {script} {args:?} on port {port} failed:\n{text}"
+        "{what} failed ({fatal:?}):\n{text}"
     );
     text
 }

@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use mysql::prelude::*;
+use tpbed_tests::sysbench::checked_output;
 use tpbed_tests::{has_program, require_tool, TestServer};
 
 /// The consistency checks `tpcc_check.lua` runs, by the numbers it prints.
@@ -44,22 +45,7 @@ fn tpcc(port: u16, command: &str, args: &[&str]) -> String {
         .arg(command)
         .output()
         .expect("run sysbench");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let fatal: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            let l = l.to_ascii_lowercase();
-            l.contains("fatal") || l.contains("failed") || l.starts_with("error")
-        })
-        .collect();
-    assert!(
-        out.status.success() && fatal.is_empty(),
-        "sysbench-tpcc {command} failed ({fatal:?}):\n{text}"
-    );
+    let text = checked_output(&out, &format!("sysbench-tpcc {command}"));
     eprintln!(
         "sysbench-tpcc {command}: {:.1} s",
         started.elapsed().as_secs_f64()

@@ -458,6 +458,15 @@ enum Cell {
 /// A cell's metrics and, when the run ended early, why.
 type CellOut = (CellMetrics, Option<String>);
 
+/// Points a cell's connection options at the live server, as the lab's login.
+fn point_at(conn: &mut crate::options::ConnArgs, live: &Live) {
+    conn.host = live.addr.ip().to_string();
+    conn.port = live.addr.port();
+    conn.user = live.login.user.clone();
+    conn.password = live.login.password.clone();
+    conn.db = live.login.db.clone();
+}
+
 fn run_cell(
     args: &[String],
     cfg: &Config,
@@ -473,15 +482,9 @@ fn run_cell(
             e.to_string().lines().next().unwrap_or_default()
         )
     })?;
-    let host = live.addr.ip().to_string();
-    let port = live.addr.port();
     match cell {
         Cell::Queue(mut a) => {
-            a.conn.host = host;
-            a.conn.port = port;
-            a.conn.user = live.login.user.clone();
-            a.conn.password = live.login.password.clone();
-            a.conn.db = live.login.db.clone();
+            point_at(&mut a.conn, live);
             a.run.time = mx.time_s;
             a.run.report_interval = 1;
             a.run.server_pid = live.pid();
@@ -489,11 +492,7 @@ fn run_cell(
             Ok((metrics(&r, "queue"), r.fatal.clone()))
         }
         Cell::Tpcc(mut a) => {
-            a.conn.host = host;
-            a.conn.port = port;
-            a.conn.user = live.login.user.clone();
-            a.conn.password = live.login.password.clone();
-            a.conn.db = live.login.db.clone();
+            point_at(&mut a.conn, live);
             a.run.report_interval = 1;
             a.run.server_pid = live.pid();
             if !*prepared {
@@ -510,11 +509,7 @@ fn run_cell(
             Ok((metrics(&r, "tpcc"), r.fatal.clone()))
         }
         Cell::Mixed(mut a) => {
-            a.conn.host = host;
-            a.conn.port = port;
-            a.conn.user = live.login.user.clone();
-            a.conn.password = live.login.password.clone();
-            a.conn.db = live.login.db.clone();
+            point_at(&mut a.conn, live);
             a.run.report_interval = 1;
             a.run.server_pid = live.pid();
             if !*prepared {
@@ -545,11 +540,7 @@ fn run_cell(
         Cell::Run(mut a) => {
             a.normalize();
             let workload = a.workload.name();
-            a.conn.host = host;
-            a.conn.port = port;
-            a.conn.user = live.login.user.clone();
-            a.conn.password = live.login.password.clone();
-            a.conn.db = live.login.db.clone();
+            point_at(&mut a.conn, live);
             a.run.report_interval = 1;
             a.run.server_pid = live.pid();
             if !*prepared {

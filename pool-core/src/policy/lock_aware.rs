@@ -26,11 +26,7 @@ impl Policy for LockAware {
     }
 
     fn pick(&self, group: &GroupFacts) -> Option<Queue> {
-        if group.high_len > 0 {
-            Some(Queue::High)
-        } else {
-            (group.low_len > 0).then_some(Queue::Low)
-        }
+        mysql::Mysql.pick(group)
     }
 
     fn credit(&self, group: &GroupFacts, knobs: &PoolKnobs) -> Credit {

@@ -37,11 +37,7 @@ impl Policy for Mariadb {
     }
 
     fn pick(&self, group: &GroupFacts) -> Option<Queue> {
-        if group.high_len > 0 {
-            Some(Queue::High)
-        } else {
-            (group.low_len > 0).then_some(Queue::Low)
-        }
+        mysql::Mysql.pick(group)
     }
 
     fn credit(&self, group: &GroupFacts, knobs: &PoolKnobs) -> Credit {
@@ -97,18 +93,11 @@ mod tests {
     fn group(active: usize) -> GroupFacts {
         GroupFacts {
             now: Duration::from_secs(10),
-            admin: false,
-            high_len: 0,
             low_len: 1,
-            high_since: None,
             low_since: Some(Duration::from_secs(10)),
             active,
             bound: active,
-            waiting: 0,
-            parked: 0,
-            stalled: 0,
-            transaction_share: 0,
-            share_suspended: false,
+            ..GroupFacts::default()
         }
     }
 

@@ -172,8 +172,9 @@ pub struct ConnFacts {
     pub ran_for: Duration,
 }
 
-/// What a policy knows about one group at a decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a policy knows about one group at a decision (`Default`: an empty, idle group at
+/// time zero).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GroupFacts {
     /// The pool clock at the decision.
     pub now: Duration,

@@ -31,11 +31,7 @@ impl Policy for ShortFirst {
     }
 
     fn pick(&self, group: &GroupFacts) -> Option<Queue> {
-        if group.high_len > 0 {
-            Some(Queue::High)
-        } else {
-            (group.low_len > 0).then_some(Queue::Low)
-        }
+        mysql::Mysql.pick(group)
     }
 
     fn credit(&self, group: &GroupFacts, knobs: &PoolKnobs) -> Credit {
@@ -100,19 +96,11 @@ mod tests {
 
     fn group(active: usize, high_len: usize, low_len: usize) -> GroupFacts {
         GroupFacts {
-            now: Duration::ZERO,
-            admin: false,
             high_len,
             low_len,
-            high_since: None,
-            low_since: None,
             active,
             bound: active,
-            waiting: 0,
-            parked: 0,
-            stalled: 0,
-            transaction_share: 0,
-            share_suspended: false,
+            ..GroupFacts::default()
         }
     }
 
