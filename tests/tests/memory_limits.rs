@@ -98,22 +98,7 @@ fn an_address_space_limit_fails_statements_not_the_server() {
             .unwrap();
 
         // 8 MB rows until the store reaches the budget: 1114, not an abort.
-        let mut inserted = 0u32;
-        let full = loop {
-            assert!(inserted < 1000, "{mode}: 8 GB of rows fitted in 3 GiB");
-            match c.exec_drop(
-                "INSERT INTO d.t VALUES (?, REPEAT('x', 8000000))",
-                (inserted + 1,),
-            ) {
-                Ok(()) => inserted += 1,
-                Err(e) => break server_error::<()>(Err(e)),
-            }
-        };
-        assert_eq!(
-            (full.code, full.state.as_str(), full.message.as_str()),
-            (1114, "HY000", "The table 't' is full"),
-            "{mode}"
-        );
+        let inserted = insert_until_full(&mut c, 8_000_000, 1000, mode);
         assert!(
             inserted >= 20,
             "{mode}: only {inserted} rows of 8 MB fitted"
@@ -133,6 +118,31 @@ fn an_address_space_limit_fails_statements_not_the_server() {
         let one: i64 = next.query_first("SELECT 1").unwrap().unwrap();
         assert_eq!(one, 1, "{mode}: a new connection is served");
     }
+}
+
+/// Inserts rows of `bytes` bytes into `d.t` (ids from 1) until one gets an error, which must
+/// be 1114 "The table 't' is full" before `most` rows; returns the rows inserted.
+fn insert_until_full(c: &mut mysql::Conn, bytes: usize, most: u32, mode: &str) -> u32 {
+    let mut inserted = 0u32;
+    let full = loop {
+        assert!(
+            inserted < most,
+            "{mode}: {most} rows of {bytes} bytes fitted under the limit"
+        );
+        match c.exec_drop(
+            "INSERT INTO d.t VALUES (?, REPEAT('x', ?))",
+            (inserted + 1, bytes),
+        ) {
+            Ok(()) => inserted += 1,
+            Err(e) => break server_error::<()>(Err(e)),
+        }
+    };
+    assert_eq!(
+        (full.code, full.state.as_str(), full.message.as_str()),
+        (1114, "HY000", "The table 't' is full"),
+        "{mode}"
+    );
+    inserted
 }
 
 /// The committed rows of `t` whose value is still `x` repeated.
@@ -168,25 +178,7 @@ fn tpbed_max_memory_fails_writes_past_it_with_1114() {
         );
 
         // 1 MB rows until the limit: 1114, with every row written before it committed.
-        let mut inserted = 0u32;
-        let full = loop {
-            assert!(
-                inserted < 300,
-                "{mode}: 300 MB of rows under a 256 MiB limit"
-            );
-            match c.exec_drop(
-                "INSERT INTO d.t VALUES (?, REPEAT('x', 1000000))",
-                (inserted + 1,),
-            ) {
-                Ok(()) => inserted += 1,
-                Err(e) => break server_error::<()>(Err(e)),
-            }
-        };
-        assert_eq!(
-            (full.code, full.state.as_str(), full.message.as_str()),
-            (1114, "HY000", "The table 't' is full"),
-            "{mode}"
-        );
+        let inserted = insert_until_full(&mut c, 1_000_000, 300, mode);
         assert!(inserted >= 10, "{mode}: only {inserted} rows fitted");
         assert_eq!(rows_of_x(&mut c), i64::from(inserted), "{mode}");
 
