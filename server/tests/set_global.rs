@@ -92,6 +92,8 @@ fn subsystem_value(server: &Server, name: &str) -> Option<VarValue> {
             pool(pool_core::PoolKnobs::connection_report_interval)
         }
         "thread_pool_longrun_trx_limit" => pool(pool_core::PoolKnobs::longrun_trx_limit),
+        "thread_pool_oversubscribe" => pool(pool_core::PoolKnobs::oversubscribe),
+        "tpbed_thread_pool_time_slice" => pool(pool_core::PoolKnobs::time_slice),
         _ => None,
     }
 }
