@@ -74,38 +74,7 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
 
     // 2. Long-running transactions (only with a transaction limit).
     let share = sh.group_share(g);
-    if share == 0 {
-        st.longrun.suspended_stamp = None;
-    } else {
-        let longrun = Duration::from_millis(u64::from(knobs.longrun_trx_limit()));
-        if now.saturating_sub(st.longrun.last_check) >= longrun / 2 {
-            st.longrun.last_check = now;
-            let old = st
-                .threads
-                .iter()
-                .flatten()
-                .filter_map(|t| t.attached.as_ref())
-                .filter(|a| now.saturating_sub(a.attach_at) > longrun)
-                .count();
-            match st.longrun.suspended_stamp {
-                None if old >= share => {
-                    st.longrun.suspended_stamp = Some(now);
-                    sh.log_info(&format!(
-                        "thread pool: group {g}: {old} long-running transactions hold every \
-                         slot; transaction limit suspended"
-                    ));
-                }
-                Some(_) if old > share / 2 => st.longrun.suspended_stamp = Some(now),
-                Some(stamp) if now.saturating_sub(stamp) > longrun_grace(longrun) => {
-                    st.longrun.suspended_stamp = None;
-                    sh.log_info(&format!(
-                        "thread pool: group {g}: transaction limit re-applied"
-                    ));
-                }
-                _ => {}
-            }
-        }
-    }
+    check_long_running(sh, g, &mut st, share, now);
 
     // 3. A waiting thread that executes directly and stalled gives the role up.
     let mut role_taken = false;
@@ -159,6 +128,75 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
     };
 
     // 6. Idle connections past wait_timeout.
+    let expired = take_expired(group, &mut st, now);
+    drop(st);
+    if !expired.is_empty() {
+        sh.log_info(&format!(
+            "thread pool: group {g}: closing {} connection(s) idle past wait_timeout",
+            expired.len()
+        ));
+    }
+    for mut s in expired {
+        s.expire();
+        drop(s);
+    }
+    if offered > 0 {
+        acted |= wake_thief(sh, g);
+    }
+    acted
+}
+
+/// The stall checker's long-running rule: with a transaction limit (`share` > 0), suspend the
+/// limit while long-running transactions hold every slot, and re-apply it after a grace time.
+fn check_long_running<S: Session>(
+    sh: &Shared<S>,
+    g: usize,
+    st: &mut crate::shared::Guard<'_, S>,
+    share: usize,
+    now: Duration,
+) {
+    let knobs = &sh.knobs;
+    if share == 0 {
+        st.longrun.suspended_stamp = None;
+    } else {
+        let longrun = Duration::from_millis(u64::from(knobs.longrun_trx_limit()));
+        if now.saturating_sub(st.longrun.last_check) >= longrun / 2 {
+            st.longrun.last_check = now;
+            let old = st
+                .threads
+                .iter()
+                .flatten()
+                .filter_map(|t| t.attached.as_ref())
+                .filter(|a| now.saturating_sub(a.attach_at) > longrun)
+                .count();
+            match st.longrun.suspended_stamp {
+                None if old >= share => {
+                    st.longrun.suspended_stamp = Some(now);
+                    sh.log_info(&format!(
+                        "thread pool: group {g}: {old} long-running transactions hold every \
+                         slot; transaction limit suspended"
+                    ));
+                }
+                Some(_) if old > share / 2 => st.longrun.suspended_stamp = Some(now),
+                Some(stamp) if now.saturating_sub(stamp) > longrun_grace(longrun) => {
+                    st.longrun.suspended_stamp = None;
+                    sh.log_info(&format!(
+                        "thread pool: group {g}: transaction limit re-applied"
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Removes the group's armed connections idle past `wait_timeout` and returns their sessions,
+/// for the caller to close once the group mutex is released.
+fn take_expired<S: Session>(
+    group: &crate::group::Group<S>,
+    st: &mut crate::shared::Guard<'_, S>,
+    now: Duration,
+) -> Vec<S> {
     let mut expired = Vec::new();
     if st.earliest_expire.is_some_and(|e| e <= now) {
         let mut earliest = None;
@@ -184,21 +222,7 @@ fn tick_group<S: Session>(sh: &Arc<Shared<S>>, g: usize, now: Duration) -> bool 
         st.counters.connections_closed += expired.len() as u64;
         st.counters.tpbed_expired += expired.len() as u64;
     }
-    drop(st);
-    if !expired.is_empty() {
-        sh.log_info(&format!(
-            "thread pool: group {g}: closing {} connection(s) idle past wait_timeout",
-            expired.len()
-        ));
-    }
-    for mut s in expired {
-        s.expire();
-        drop(s);
-    }
-    if offered > 0 {
-        acted |= wake_thief(sh, g);
-    }
-    acted
+    expired
 }
 
 /// Sets the yield flag of every running statement of group `g` (attached, not in a reported
