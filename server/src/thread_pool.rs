@@ -145,7 +145,18 @@ pub fn definitions() -> Vec<VarDef> {
             int(0, 300_000),
             i(d.transaction_delay),
         ),
-        // Ours, labelled as non-MySQL settings in every report.
+    ]
+    .into_iter()
+    .chain(tpbed_definitions(&d))
+    .collect()
+}
+
+/// The pool's own variables (`tpbed_thread_pool_*`), labelled as non-MySQL settings in every
+/// report.
+fn tpbed_definitions(d: &PoolConfig) -> Vec<VarDef> {
+    use Scope::*;
+    let i = |v: u32| VarValue::Int(i64::from(v));
+    vec![
         def(
             "tpbed_thread_pool_poller",
             Global,
