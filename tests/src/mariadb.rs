@@ -43,6 +43,20 @@ impl MariaDb {
         MariaDb { base, port }
     }
 
+    /// A connection over TCP as `sbtest`/`sbtest` to database `sbtest`.
+    pub fn connect(&self) -> mysql::Conn {
+        mysql::Conn::new(
+            mysql::OptsBuilder::new()
+                .ip_or_hostname(Some("127.0.0.1"))
+                .tcp_port(self.port)
+                .prefer_socket(false)
+                .user(Some("sbtest"))
+                .pass(Some("sbtest"))
+                .db_name(Some("sbtest")),
+        )
+        .expect("connect to MariaDB")
+    }
+
     /// Runs `sql` as MariaDB's `root` (through its Unix socket, where root authenticates by
     /// operating-system user); panics if it fails.
     pub fn root_sql(&self, sql: &str) {

@@ -326,15 +326,7 @@ fn string_functions_give_mariadbs_bytes_for_binary_and_text() {
         return;
     }
     let mdb = MariaDb::start("strfn", "64M", 50);
-    let mut theirs = mysql::Conn::new(
-        mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(mdb.port)
-            .user(Some("sbtest"))
-            .pass(Some("sbtest"))
-            .db_name(Some("sbtest")),
-    )
-    .expect("connect to MariaDB");
+    let mut theirs = mdb.connect();
     let srv = Mode::PerConnection.start(&[]);
     let mut ours = srv.connect();
     ours.query_drop("CREATE DATABASE sbtest").unwrap();

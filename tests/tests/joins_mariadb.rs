@@ -61,16 +61,7 @@ fn joins_without_on_give_mariadbs_rows() {
         return;
     }
     let mdb = MariaDb::start("joins", "64M", 50);
-    let mut theirs = Conn::new(
-        mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(mdb.port)
-            .prefer_socket(false)
-            .user(Some("sbtest"))
-            .pass(Some("sbtest"))
-            .db_name(Some("sbtest")),
-    )
-    .expect("connect to MariaDB");
+    let mut theirs = mdb.connect();
     let srv = Mode::PerConnection.start(&[]);
     let mut ours = srv.connect();
     ours.query_drop("CREATE DATABASE sbtest").unwrap();
