@@ -431,6 +431,50 @@ pub(crate) fn table(plan: &Plan, cells: &[Cell]) -> String {
     o
 }
 
+/// report.md's "Servers" section: each server with its CPUs and the variables that tell the
+/// runs apart, read from its median cell.
+fn servers_section(plan: &Plan, med: &[(String, usize, &Cell)]) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "## Servers\n");
+    for s in &plan.servers {
+        let vars = med
+            .iter()
+            .find(|(n, _, _)| *n == s.name)
+            .map(|(_, _, c)| {
+                let keep = [
+                    "version",
+                    "thread_handling",
+                    "thread_pool_size",
+                    "max_connections",
+                    "max_prepared_stmt_count",
+                ];
+                c.report
+                    .server
+                    .variables
+                    .iter()
+                    .filter(|(k, _)| keep.contains(&k.as_str()) || k.starts_with("tpbed_"))
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        let cpus = med
+            .iter()
+            .find(|(n, _, _)| *n == s.name)
+            .map(|(_, _, c)| c.report.server.cpus.clone())
+            .unwrap_or_default();
+        let _ = writeln!(
+            md,
+            "- **{}**: {}; server CPUs: {}; {}",
+            s.name,
+            server_label(s),
+            if cpus.is_empty() { "-" } else { &cpus },
+            vars
+        );
+    }
+    md
+}
+
 /// Writes report.md and the SVG plots into the plan's folder; returns the report's path.
 pub(crate) fn write_outputs(plan: &Plan, cells: &[Cell]) -> Result<PathBuf, String> {
     let med = medians(plan, cells);
@@ -534,43 +578,7 @@ pub(crate) fn write_outputs(plan: &Plan, cells: &[Cell]) -> Result<PathBuf, Stri
         md,
         "- client and server share the machine; nothing else is controlled\n"
     );
-    let _ = writeln!(md, "## Servers\n");
-    for s in &plan.servers {
-        let vars = med
-            .iter()
-            .find(|(n, _, _)| *n == s.name)
-            .map(|(_, _, c)| {
-                let keep = [
-                    "version",
-                    "thread_handling",
-                    "thread_pool_size",
-                    "max_connections",
-                    "max_prepared_stmt_count",
-                ];
-                c.report
-                    .server
-                    .variables
-                    .iter()
-                    .filter(|(k, _)| keep.contains(&k.as_str()) || k.starts_with("tpbed_"))
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .unwrap_or_default();
-        let cpus = med
-            .iter()
-            .find(|(n, _, _)| *n == s.name)
-            .map(|(_, _, c)| c.report.server.cpus.clone())
-            .unwrap_or_default();
-        let _ = writeln!(
-            md,
-            "- **{}**: {}; server CPUs: {}; {}",
-            s.name,
-            server_label(s),
-            if cpus.is_empty() { "-" } else { &cpus },
-            vars
-        );
-    }
+    md.push_str(&servers_section(plan, &med));
     let _ = writeln!(md, "\n## Results\n");
     md.push_str(&table(plan, cells));
     let _ = writeln!(
