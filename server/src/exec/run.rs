@@ -447,53 +447,7 @@ impl<'a> Exec<'a> {
             out.truncate(limit.min(out.len() as u64) as usize);
             return Ok(out);
         }
-        let mut order: Vec<usize> = (0..out.len()).collect();
-        if q.distinct {
-            let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(order.len());
-            let mut k = Vec::new();
-            order.retain(|&i| {
-                k.clear();
-                out[i].iter().for_each(|v| group_key(v, &mut k));
-                // One exact-size copy per distinct row; duplicates allocate nothing.
-                !seen.contains(k.as_slice()) && seen.insert(k.clone())
-            });
-        }
-        if sorting {
-            let value = |r: usize, i: usize| match q.order_items[i] {
-                Some(it) => &out[r][it],
-                None => &keys[r][i],
-            };
-            let folded: Vec<Option<FoldedKey>> = (0..q.order.len())
-                .map(|i| {
-                    (order.len() >= FOLD_SORT_ROWS)
-                        .then(|| {
-                            FoldedKey::build(out.len(), order.iter().map(|&r| (r, value(r, i))))
-                        })
-                        .flatten()
-                })
-                .collect();
-            order.sort_by(|&a, &b| {
-                // The rows are the statement's own: a cooperative safe point.
-                pool_core::wait::safe_point();
-                for (i, (_, desc)) in q.order.iter().enumerate() {
-                    let o = match &folded[i] {
-                        Some(f) => f.cmp(a, b),
-                        None => order_cmp(value(a, i), value(b, i)),
-                    };
-                    if o != Ordering::Equal {
-                        return if *desc { o.reverse() } else { o };
-                    }
-                }
-                Ordering::Equal
-            });
-        }
-        let skip = offset.min(order.len() as u64) as usize;
-        let take = limit.min((order.len() - skip) as u64) as usize;
-        let mut slots: Vec<Option<Vec<Value>>> = out.into_iter().map(Some).collect();
-        Ok(order[skip..skip + take]
-            .iter()
-            .filter_map(|&i| slots[i].take())
-            .collect())
+        Ok(finish(q, out, &keys, sorting, offset, limit))
     }
 
     fn level(
@@ -980,6 +934,63 @@ pub fn result_set(q: &Query, rows: Vec<Vec<Value>>) -> ResultSet {
         })
         .collect();
     ResultSet::new(defs, rows)
+}
+
+/// A query's last stage over its result rows: DISTINCT, ORDER BY (by select items or by the
+/// per-row `keys`), then OFFSET and LIMIT.
+fn finish(
+    q: &Query,
+    out: Vec<Vec<Value>>,
+    keys: &[Vec<Value>],
+    sorting: bool,
+    offset: u64,
+    limit: u64,
+) -> Vec<Vec<Value>> {
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    if q.distinct {
+        let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(order.len());
+        let mut k = Vec::new();
+        order.retain(|&i| {
+            k.clear();
+            out[i].iter().for_each(|v| group_key(v, &mut k));
+            // One exact-size copy per distinct row; duplicates allocate nothing.
+            !seen.contains(k.as_slice()) && seen.insert(k.clone())
+        });
+    }
+    if sorting {
+        let value = |r: usize, i: usize| match q.order_items[i] {
+            Some(it) => &out[r][it],
+            None => &keys[r][i],
+        };
+        let folded: Vec<Option<FoldedKey>> = (0..q.order.len())
+            .map(|i| {
+                (order.len() >= FOLD_SORT_ROWS)
+                    .then(|| FoldedKey::build(out.len(), order.iter().map(|&r| (r, value(r, i)))))
+                    .flatten()
+            })
+            .collect();
+        order.sort_by(|&a, &b| {
+            // The rows are the statement's own: a cooperative safe point.
+            pool_core::wait::safe_point();
+            for (i, (_, desc)) in q.order.iter().enumerate() {
+                let o = match &folded[i] {
+                    Some(f) => f.cmp(a, b),
+                    None => order_cmp(value(a, i), value(b, i)),
+                };
+                if o != Ordering::Equal {
+                    return if *desc { o.reverse() } else { o };
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    let skip = offset.min(order.len() as u64) as usize;
+    let take = limit.min((order.len() - skip) as u64) as usize;
+    let mut slots: Vec<Option<Vec<Value>>> = out.into_iter().map(Some).collect();
+    order[skip..skip + take]
+        .iter()
+        .filter_map(|&i| slots[i].take())
+        .collect()
 }
 
 #[cfg(test)]
