@@ -68,8 +68,13 @@ fn tpbed_only(name: &str, value: &str, flavour: Flavour) -> Result<String, Strin
             return Ok(format!("{name}={value} not set: the server runs {what}"));
         }
     }
+    let server = match flavour {
+        Flavour::MariaDb => "MariaDB",
+        Flavour::MySql => "MySQL",
+        Flavour::Tpbed => "tpbed",
+    };
     Err(format!(
-        "{name}={value} is tpbed's own setting; {flavour:?} has no counterpart"
+        "{name}={value} is tpbed's own setting; {server} has no counterpart"
     ))
 }
 
@@ -180,7 +185,7 @@ mod tests {
             ("mariadb", Flavour::MySql),
         ] {
             let e = for_flavour(&pool(policy), flavour).unwrap_err();
-            assert!(e.contains("tpbed's own setting"), "{e}");
+            assert!(e.contains("tpbed's own setting; M"), "{e}");
         }
         let rails = s(&[("tpbed_thread_pool_rails", "")]);
         assert!(for_flavour(&rails, Flavour::MariaDb).is_err());
