@@ -47,8 +47,17 @@ pub(crate) fn table(
     }
     let _ = writeln!(o, "\n{sep}");
     o.push_str("| **verdict** |");
-    for v in verdicts(configs, rules, outcomes) {
-        let word = v.as_ref().map_or("(baseline)", Verdict::word);
+    for (c, v) in configs.iter().zip(verdicts(configs, rules, outcomes)) {
+        // a baseline the target could not run at all says so, not `(baseline)`
+        let none = !rows.is_empty()
+            && rows
+                .iter()
+                .all(|r| matches!(m.get(&format!("{c}.{r}")), Some(Measured::Missing(_))));
+        let word = match &v {
+            Some(v) => v.word(),
+            None if none => "cannot run here",
+            None => "(baseline)",
+        };
         let _ = write!(o, " **{word}** |");
     }
     o.push('\n');
@@ -130,5 +139,10 @@ mod tests {
         );
         assert!(t.contains("| tp_stalls@8 | n/a | 3.00 | 0.000 |"), "{t}");
         assert!(t.contains("- no pool here: `per-conn.tp_stalls@8`"), "{t}");
+        // a baseline with nothing measured could not run
+        let mut gone = Measurements::new();
+        missing(&mut gone, "per-conn.max_ms@8", "tpbed's own setting");
+        let t = table(&configs[..1], &["max_ms@8".into()], &gone, &[], &[]);
+        assert!(t.contains("| **verdict** | **cannot run here** |"), "{t}");
     }
 }
