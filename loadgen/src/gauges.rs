@@ -25,6 +25,11 @@ pub(crate) const LEVELS: &[&str] = &[
     "Innodb_history_list_length",
     "Memory_used",
     "Prepared_stmt_count",
+    "Tpbed_thread_pool_oldest_event_age_ms",
+    "Tpbed_thread_pool_threads_running",
+    "Tpbed_thread_pool_threads_waiting",
+    "Tpbed_thread_pool_threads_yielded",
+    "Tpbed_thread_pool_threads_parked",
 ];
 
 /// The status values shown on each interval line.

@@ -262,6 +262,12 @@ fn interval_gauges(
         .iter()
         .filter_map(|k| st.get(*k).map(|v| (k.to_string(), *v)))
         .collect();
+    // tpbed's pool levels, when the server has its pool (the lab's matrices keep their largest)
+    for (k, _) in crate::lab::matrix::POOL_LEVELS {
+        if let Some(v) = st.get(*k) {
+            gauges.push((k.to_string(), *v));
+        }
+    }
     for k in ["Innodb_row_lock_waits", "Questions"] {
         if let (Some(a), Some(b)) = (st.get(k), prev_status.get(k)) {
             gauges.push((format!("{k}_delta"), a - b));

@@ -494,9 +494,20 @@ fn the_policies_suite_loads_and_the_open_transaction_rail_prevents_starvation() 
     assert_eq!(verdict(&stdout, experiments[0]), "reproduces", "{stdout}");
     let index = std::fs::read_to_string(out.join("index.md")).expect("index.md");
     assert!(
-        index.contains("--tpbed_thread_pool_rails= (start-up)")
-            && index
-                .contains("tpbed_thread_pool_rails=OFF (tpbed's own variable, not a MySQL setting"),
+        index.contains("mysql: --tpbed_thread_pool_rails= (start-up)")
+            && index.contains(
+                "tpbed_thread_pool_rails empty (tpbed's own start-up variable, not a MySQL setting"
+            ),
+        "{index}"
+    );
+    // the scenarios run once per policy: each policy is a column with its own verdict
+    let columns = "| | mysql | fifo | mariadb | lock-aware | short-first | time-slice |";
+    let verdicts = format!("| **verdict** |{}", " **reproduces** |".repeat(6));
+    assert_eq!(index.matches(columns).count(), 2, "{index}");
+    assert_eq!(index.matches(verdicts.as_str()).count(), 2, "{index}");
+    assert!(
+        index.contains("| waiter_error | 1205 | 1205 | 1205 | 1205 | 1205 | 1205 |")
+            && index.contains("| waiter_error | 0.000 | 0.000 | 0.000 | 0.000 | 0.000 | 0.000 |"),
         "{index}"
     );
     let _ = std::fs::remove_dir_all(&out);

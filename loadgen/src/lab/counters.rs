@@ -45,7 +45,32 @@ pub(crate) const COUNTERS: &[(&str, &str)] = &[
     ("threads_running", "SHOW GLOBAL STATUS Threads_running"),
     ("os_threads", "OS threads of the server process (/proc; servers the lab started)"),
     ("rss_mb", "resident memory of the server process in MiB (/proc; servers the lab started)"),
+    ("tp_oldest_event_age_ms", "age of the oldest event queued in tpbed's pool now (Tpbed_thread_pool_oldest_event_age_ms; tpbed's own)"),
+    ("tp_threads_waiting", "tpbed's pool threads in a reported wait now (Tpbed_thread_pool_threads_waiting)"),
+    ("tp_threads_running", "tpbed's pool threads running a statement now (Tpbed_thread_pool_threads_running)"),
+    ("tp_stalls", "statements tpbed's stall checker has marked stalled (Tpbed_thread_pool_stalls)"),
 ];
+
+/// tpbed's own pool counters a `measure` may name, and their status variables.
+const POOL: &[(&str, &str)] = &[
+    (
+        "tp_oldest_event_age_ms",
+        "Tpbed_thread_pool_oldest_event_age_ms",
+    ),
+    ("tp_threads_waiting", "Tpbed_thread_pool_threads_waiting"),
+    ("tp_threads_running", "Tpbed_thread_pool_threads_running"),
+    ("tp_stalls", "Tpbed_thread_pool_stalls"),
+];
+
+impl Source {
+    /// Whether it is a server-wide value (read on any connection), not one session's.
+    pub(crate) fn is_global(self) -> bool {
+        matches!(
+            self,
+            Source::Status(_) | Source::Metric(_) | Source::ProcThreads | Source::ProcRssMb
+        )
+    }
+}
 
 /// Where `counter` is read on `flavour`; `local` says whether the lab knows the server's PID.
 pub(crate) fn source(counter: &str, flavour: Flavour, local: bool) -> Result<Source, String> {
@@ -78,6 +103,18 @@ pub(crate) fn source(counter: &str, flavour: Flavour, local: bool) -> Result<Sou
         "os_threads" if local => Source::ProcThreads,
         "rss_mb" if local => Source::ProcRssMb,
         "os_threads" | "rss_mb" => return no_pid(),
+        pool if POOL.iter().any(|(c, _)| *c == pool) => match flavour {
+            Flavour::Tpbed => Source::Status(
+                POOL.iter()
+                    .find(|(c, _)| *c == pool)
+                    .map_or("", |(_, v)| v),
+            ),
+            Flavour::MariaDb | Flavour::MySql => {
+                return Err(format!(
+                    "{pool} is a counter of tpbed's own pool; {flavour:?} has none"
+                ))
+            }
+        },
         other => {
             return Err(format!(
                 "unknown counter {other:?} (known: {})",
@@ -234,5 +271,13 @@ mod tests {
         for (c, _) in COUNTERS {
             assert!(source(c, Tpbed, true).is_ok(), "{c}");
         }
+        // tpbed's pool counters: its status variables, and missing with why elsewhere
+        assert_eq!(
+            source("tp_threads_waiting", Tpbed, false),
+            Ok(Source::Status("Tpbed_thread_pool_threads_waiting"))
+        );
+        let e = source("tp_oldest_event_age_ms", MariaDb, true).unwrap_err();
+        assert!(e.contains("tpbed's own pool"), "{e}");
+        assert!(Source::Status("x").is_global() && !Source::TrxOpen.is_global());
     }
 }

@@ -1,7 +1,9 @@
 //! Server settings in each flavour's own terms: experiments name MySQL's variables and units
 //! (tpbed uses MySQL's), and a MariaDB target gets its counterpart where one exists. A setting
 //! with no counterpart goes to the server unchanged, so the server itself accepts it, ignores
-//! it (a `loose-` one), or refuses it at start-up with its own reason.
+//! it (a `loose-` one), or refuses it at start-up with its own reason; tpbed's own settings
+//! (`tpbed_*`, not `loose-`) make a configuration *cannot run here* on another server, except a
+//! scheduling policy that reproduces that server's own pool.
 
 use std::collections::BTreeMap;
 
@@ -40,6 +42,42 @@ const MARIADB: &[Counterpart] = &[
     },
 ];
 
+/// `tpbed_thread_pool_policy` values that are another flavour's own pool, decision for
+/// decision: on that flavour the setting is dropped (its pool-of-threads is the reference).
+const OWN_POOL: &[(Flavour, &str, &str)] = &[
+    (
+        Flavour::MariaDb,
+        "mariadb",
+        "MariaDB's own pool-of-threads, which tpbed's mariadb policy reproduces",
+    ),
+    (
+        Flavour::MySql,
+        "mysql",
+        "MySQL's own thread-pool plugin, which tpbed's mysql policy reproduces",
+    ),
+];
+
+/// A tpbed-only setting (`tpbed_*`) on another flavour: `Ok(note)` when it stands for that
+/// server's own behaviour (so it is not set), `Err(why)` when the server has nothing like it.
+fn tpbed_only(name: &str, value: &str, flavour: Flavour) -> Result<String, String> {
+    if name == "tpbed_thread_pool_policy" {
+        if let Some((_, _, what)) = OWN_POOL
+            .iter()
+            .find(|(f, p, _)| *f == flavour && p.eq_ignore_ascii_case(value.trim()))
+        {
+            return Ok(format!("{name}={value} not set: the server runs {what}"));
+        }
+    }
+    let server = match flavour {
+        Flavour::MariaDb => "MariaDB",
+        Flavour::MySql => "MySQL",
+        Flavour::Tpbed => "tpbed",
+    };
+    Err(format!(
+        "{name}={value} is tpbed's own setting; {server} has no counterpart"
+    ))
+}
+
 /// `settings` as `flavour` names them, with a line for each one translated.
 pub(crate) fn for_flavour(
     settings: &BTreeMap<String, String>,
@@ -53,6 +91,10 @@ pub(crate) fn for_flavour(
     let mut notes = Vec::new();
     for (k, v) in settings {
         let (name, loose) = bare(k);
+        if flavour != Flavour::Tpbed && !loose && name.starts_with("tpbed_") {
+            notes.push(tpbed_only(name, v, flavour)?);
+            continue;
+        }
         let Some(c) = table.iter().find(|c| c.mysql == name) else {
             out.insert(k.clone(), v.clone());
             continue;
@@ -117,5 +159,42 @@ mod tests {
         assert_eq!(m["loose-tx_isolation"], "READ-COMMITTED");
         let bad = s(&[("thread_pool_stall_limit", "six")]);
         assert!(for_flavour(&bad, Flavour::MariaDb).is_err());
+    }
+
+    #[test]
+    fn tpbed_settings_elsewhere_are_the_servers_own_pool_or_cannot_run() {
+        let pool = |policy: &str| {
+            s(&[
+                ("thread_handling", "pool-of-threads"),
+                ("tpbed_thread_pool_policy", policy),
+            ])
+        };
+        // the policy that reproduces MariaDB's pool is MariaDB's pool: dropped, with a note
+        let (m, notes) = for_flavour(&pool("mariadb"), Flavour::MariaDb).unwrap();
+        assert_eq!(m, s(&[("thread_handling", "pool-of-threads")]));
+        assert!(
+            notes[0].contains("MariaDB's own pool-of-threads"),
+            "{notes:?}"
+        );
+        let (m, _) = for_flavour(&pool("mysql"), Flavour::MySql).unwrap();
+        assert!(!m.contains_key("tpbed_thread_pool_policy"));
+        // any other policy, and any other tpbed setting, has no counterpart there
+        for (policy, flavour) in [
+            ("fifo", Flavour::MariaDb),
+            ("mysql", Flavour::MariaDb),
+            ("mariadb", Flavour::MySql),
+        ] {
+            let e = for_flavour(&pool(policy), flavour).unwrap_err();
+            assert!(e.contains("tpbed's own setting; M"), "{e}");
+        }
+        let rails = s(&[("tpbed_thread_pool_rails", "")]);
+        assert!(for_flavour(&rails, Flavour::MariaDb).is_err());
+        // a loose one goes to the server, which ignores it; tpbed takes all of them
+        let loose = s(&[("loose-tpbed_thread_pool_io", "ring")]);
+        assert_eq!(for_flavour(&loose, Flavour::MariaDb).unwrap().0, loose);
+        assert_eq!(
+            for_flavour(&pool("fifo"), Flavour::Tpbed).unwrap().0,
+            pool("fifo")
+        );
     }
 }

@@ -82,6 +82,55 @@ pub(crate) const METRICS: &[(&str, &str)] = &[
         "server_ctx_switches_per_query",
         "the server's context switches per statement (perf; servers the lab started)",
     ),
+    (
+        "tp_queue_waits_high",
+        "events taken from the pool's high-priority queues over the run (Tpbed_thread_pool_queue_waits_high; tpbed's pool only)",
+    ),
+    (
+        "tp_queue_waits_low",
+        "events taken from the pool's low-priority queues over the run (Tpbed_thread_pool_queue_waits_low)",
+    ),
+    (
+        "tp_queue_wait_high_avg_us",
+        "mean time an event taken from a high queue waited there (Tpbed_thread_pool_queue_wait_high_us / queue_waits_high)",
+    ),
+    (
+        "tp_queue_wait_low_avg_us",
+        "mean time an event taken from a low queue waited there (Tpbed_thread_pool_queue_wait_low_us / queue_waits_low)",
+    ),
+    (
+        "tp_oldest_event_age_ms_max",
+        "largest age of the oldest queued event sampled each second (Tpbed_thread_pool_oldest_event_age_ms)",
+    ),
+    (
+        "tp_kickups",
+        "low-queue events kicked up to the high queue over the run (Tpbed_thread_pool_kickups)",
+    ),
+    (
+        "tp_stalls",
+        "statements the stall checker marked stalled over the run (Tpbed_thread_pool_stalls)",
+    ),
+    (
+        "tp_yields",
+        "cooperative yields over the run (Tpbed_thread_pool_yields)",
+    ),
+    (
+        "tp_threads_waiting_max",
+        "largest count of pool threads in a reported wait, sampled each second (Tpbed_thread_pool_threads_waiting)",
+    ),
+];
+
+/// The pool's status variables sampled each interval besides the counters' before/after
+/// (levels, not counters), and the metric each one's largest sample becomes.
+pub(crate) const POOL_LEVELS: &[(&str, &str)] = &[
+    (
+        "Tpbed_thread_pool_oldest_event_age_ms",
+        "tp_oldest_event_age_ms_max",
+    ),
+    (
+        "Tpbed_thread_pool_threads_waiting",
+        "tp_threads_waiting_max",
+    ),
 ];
 
 /// The metrics a cell of `workload` records: every cell's, then the workload's own.
@@ -97,6 +146,69 @@ pub(crate) fn metric_keys(workload: &str) -> Vec<(String, String)> {
         _ => {}
     }
     keys
+}
+
+/// Why a pool counter is missing: tpbed's pool counters exist only while its pool runs.
+fn no_pool(name: &str) -> String {
+    format!(
+        "the server has no status variable {name} (tpbed's own pool counter: only tpbed-server with thread_handling=pool-of-threads has it)"
+    )
+}
+
+/// The pool's counters over the run: deltas, queue-wait means, and the largest samples of
+/// its levels; each missing with why on a server without tpbed's pool.
+fn pool_metrics(r: &Report) -> CellMetrics {
+    let d = |name: &str| delta(r, name).map_err(|_| no_pool(name));
+    let avg = |sum: &str, n: &str, queue: &str| {
+        let (s, n) = (d(sum)?, d(n)?);
+        if n > 0.0 {
+            Ok(s / n)
+        } else {
+            Err(format!("no event was taken from a {queue} queue"))
+        }
+    };
+    let mut out: CellMetrics = vec![
+        (
+            "tp_queue_waits_high".into(),
+            d("Tpbed_thread_pool_queue_waits_high"),
+        ),
+        (
+            "tp_queue_waits_low".into(),
+            d("Tpbed_thread_pool_queue_waits_low"),
+        ),
+        (
+            "tp_queue_wait_high_avg_us".into(),
+            avg(
+                "Tpbed_thread_pool_queue_wait_high_us",
+                "Tpbed_thread_pool_queue_waits_high",
+                "high",
+            ),
+        ),
+        (
+            "tp_queue_wait_low_avg_us".into(),
+            avg(
+                "Tpbed_thread_pool_queue_wait_low_us",
+                "Tpbed_thread_pool_queue_waits_low",
+                "low",
+            ),
+        ),
+        ("tp_kickups".into(), d("Tpbed_thread_pool_kickups")),
+        ("tp_stalls".into(), d("Tpbed_thread_pool_stalls")),
+        ("tp_yields".into(), d("Tpbed_thread_pool_yields")),
+    ];
+    for (var, key) in POOL_LEVELS {
+        let max = r
+            .intervals
+            .iter()
+            .flat_map(|s| s.gauges.iter())
+            .filter(|(k, _)| k == var)
+            .map(|(_, v)| *v)
+            .chain(r.server.status_after.get(*var).copied())
+            .reduce(f64::max)
+            .ok_or_else(|| no_pool(var));
+        out.push((key.to_string(), max));
+    }
+    out
 }
 
 fn delta(r: &Report, name: &str) -> Result<f64, String> {
@@ -197,6 +309,7 @@ pub(crate) fn metrics(r: &Report, workload: &str) -> CellMetrics {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+    out.extend(pool_metrics(r));
     out.extend(m.own(r.secs));
     for (key, _) in metric_keys(workload) {
         if !out.iter().any(|(k, _)| *k == key) {
@@ -564,7 +677,8 @@ fn run_cell(
     }
 }
 
-fn fmt_cell(m: &Measurements, key: &str) -> String {
+/// A cell of a table: the median over passes, `n/a` when the target cannot give it.
+pub(crate) fn fmt_cell(m: &Measurements, key: &str) -> String {
     match m.get(key) {
         Some(Measured::Values(v)) if !v.is_empty() => {
             let x = median(v);
@@ -669,6 +783,92 @@ at_least = 1
         )
         .unwrap_err();
         assert!(e.contains("not `mixed`"), "{e}");
+    }
+
+    #[test]
+    fn pool_counters_are_deltas_means_and_largest_samples_or_missing_without_the_pool() {
+        let mut r = crate::report::tests::sample_report();
+        let ms: BTreeMap<String, Result<f64, String>> =
+            metrics(&r, "oltp_read_only").into_iter().collect();
+        // no pool (MariaDB, or tpbed with one thread per connection): missing with why, not 0
+        for k in [
+            "tp_stalls",
+            "tp_queue_wait_high_avg_us",
+            "tp_oldest_event_age_ms_max",
+        ] {
+            assert!(
+                ms[k]
+                    .as_ref()
+                    .is_err_and(|e| e.contains("tpbed's own pool counter")),
+                "{k}: {:?}",
+                ms[k]
+            );
+        }
+        let set = |m: &mut BTreeMap<String, f64>, pairs: &[(&str, f64)]| {
+            for (k, v) in pairs {
+                m.insert(format!("Tpbed_thread_pool_{k}"), *v);
+            }
+        };
+        set(
+            &mut r.server.status_before,
+            &[
+                ("queue_waits_high", 100.0),
+                ("queue_waits_low", 10.0),
+                ("queue_wait_high_us", 5_000.0),
+                ("queue_wait_low_us", 70.0),
+                ("kickups", 1.0),
+                ("stalls", 2.0),
+                ("yields", 0.0),
+                ("oldest_event_age_ms", 9.0),
+                ("threads_waiting", 0.0),
+            ],
+        );
+        set(
+            &mut r.server.status_after,
+            &[
+                ("queue_waits_high", 300.0),
+                ("queue_waits_low", 10.0),
+                ("queue_wait_high_us", 25_000.0),
+                ("queue_wait_low_us", 70.0),
+                ("kickups", 4.0),
+                ("stalls", 7.0),
+                ("yields", 0.0),
+                ("oldest_event_age_ms", 3.0),
+                ("threads_waiting", 1.0),
+            ],
+        );
+        let mut s = crate::stats::IntervalSample {
+            t: 1.0,
+            secs: 1.0,
+            threads: 1,
+            c: Default::default(),
+            lat: Default::default(),
+            queue: 0,
+            concurrency: 0,
+            gauges: vec![
+                ("Tpbed_thread_pool_oldest_event_age_ms".into(), 250.0),
+                ("Tpbed_thread_pool_threads_waiting".into(), 2.0),
+            ],
+        };
+        r.intervals.push(s.clone());
+        s.gauges[0].1 = 40.0;
+        r.intervals.push(s);
+        let ms: BTreeMap<String, Result<f64, String>> =
+            metrics(&r, "oltp_read_only").into_iter().collect();
+        assert_eq!(ms["tp_queue_waits_high"], Ok(200.0));
+        assert_eq!(ms["tp_queue_waits_low"], Ok(0.0));
+        assert_eq!(ms["tp_queue_wait_high_avg_us"], Ok(100.0));
+        assert!(ms["tp_queue_wait_low_avg_us"]
+            .as_ref()
+            .is_err_and(|e| e.contains("no event was taken from a low queue")));
+        assert_eq!(ms["tp_kickups"], Ok(3.0));
+        assert_eq!(ms["tp_stalls"], Ok(5.0));
+        assert_eq!(ms["tp_yields"], Ok(0.0));
+        assert_eq!(ms["tp_oldest_event_age_ms_max"], Ok(250.0));
+        assert_eq!(ms["tp_threads_waiting_max"], Ok(2.0));
+        for (k, _) in METRICS {
+            assert!(ms.contains_key(*k), "{k}");
+        }
     }
 
     #[test]

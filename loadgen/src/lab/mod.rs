@@ -1,6 +1,7 @@
 //! `tpbed-load experiment`: named, versioned experiments (scenarios and matrices in TOML) run
 //! against tpbed and other MySQL-compatible servers, with counters, verdicts and reports.
 
+pub(crate) mod by_config;
 pub(crate) mod conformance;
 pub(crate) mod counters;
 pub(crate) mod defaults;

@@ -10,14 +10,15 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::conn::WireFactory;
+use crate::lab::by_config;
 use crate::lab::conformance::{self, run::CaseResult};
 use crate::lab::defaults::{non_defaults, NonDefaults};
 use crate::lab::knobs::for_flavour;
 use crate::lab::matrix;
 use crate::lab::scenario::{self, Stop};
-use crate::lab::spec::{Experiment, Scale};
+use crate::lab::spec::{value_text, ConfigEach, Experiment, Scale, Scenario};
 use crate::lab::target::{check_flags, plan_settings, Flavour, Live, TargetSpec};
-use crate::lab::verdict::{Measurements, Outcome, Verdict};
+use crate::lab::verdict::{missing, Measurements, Outcome, Rule, Verdict};
 use crate::plot::Series;
 
 /// An experiment ready to run: the parsed file and its text after substitution.
@@ -165,50 +166,21 @@ pub(crate) fn run_one(
     let mut table = String::new();
     let mut plots = Vec::new();
     let mut cases = Vec::new();
+    let mut stops: BTreeMap<String, Stop> = BTreeMap::new();
     let result: Result<Measurements, Stop> = if let Some(sc) = &exp.scenario {
         tick(&format!("{} on {}", exp.name, spec.name));
-        let planned = for_flavour(&settings, live.flavour).and_then(|(settings, translated)| {
-            notes.extend(translated);
-            plan_settings(&live, &settings, "SESSION")
-        });
-        match planned {
-            Err(e) => Err(Stop::CannotRun(e)),
-            Ok(plan) => {
-                let restarted = if plan.flags.is_empty() {
-                    Ok(())
-                } else if live.restartable() {
-                    live.restart(plan.flags.clone()).map(|()| {
-                        changed.extend(
-                            check_flags(&live)
-                                .into_iter()
-                                .map(|f| format!("{f} (start-up)")),
-                        );
-                    })
-                } else {
-                    Err(format!(
-                        "{} can only be set at start-up and the target was not started by the lab",
-                        plan.flags.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ))
-                };
-                changed.extend(
-                    plan.dynamic
-                        .iter()
-                        .map(|(k, v)| format!("SET SESSION {k}={v}")),
-                );
-                let session: BTreeMap<String, String> = plan.dynamic.into_iter().collect();
-                match restarted {
-                    Err(e) => Err(Stop::CannotRun(e)),
-                    Ok(()) => scenario::run(
-                        exp,
-                        sc,
-                        &live,
-                        &session,
-                        passes.or(sc.passes).unwrap_or(1).max(1),
-                        &l.text,
-                        &exp.wanted(),
-                    ),
-                }
-            }
+        let passes = passes.or(sc.passes).unwrap_or(1).max(1);
+        let mut ctx = ScenarioCtx {
+            l,
+            sc,
+            live: &mut live,
+            passes,
+            notes: &mut notes,
+            changed: &mut changed,
+        };
+        match &sc.config_each {
+            None => ctx.run(&settings, None, &exp.wanted()),
+            Some(each) => Ok(ctx.run_each(&settings, each, &mut stops, tick)),
         }
     } else if let Some(mx) = &exp.matrix {
         let r = matrix::run(
@@ -250,7 +222,11 @@ pub(crate) fn run_one(
     drop(live);
     let (measurements, outcomes) = match result {
         Ok(m) => {
-            let o: Vec<Outcome> = exp.verdict.iter().map(|r| r.get_ref().judge(&m)).collect();
+            let o: Vec<Outcome> = exp
+                .verdict
+                .iter()
+                .map(|r| judge(r.get_ref(), &m, &stops))
+                .collect();
             (m, o)
         }
         Err(stop) => {
@@ -267,6 +243,39 @@ pub(crate) fn run_one(
             .map(|o| o.verdict.clone())
             .collect::<Vec<_>>(),
     );
+    let rules: Vec<_> = exp.verdict.iter().map(|r| r.get_ref().clone()).collect();
+    let mut extra_md = String::new();
+    if let Some(mx) = exp.matrix.as_ref().filter(|mx| !mx.listed.is_empty()) {
+        // configurations in columns: the verdict of each, then every column at every value
+        let configs: Vec<String> = mx.config.iter().map(|c| c.name.clone()).collect();
+        let cols = if mx.columns.is_empty() {
+            vec!["qps".to_string()]
+        } else {
+            mx.columns.clone()
+        };
+        let rows: Vec<String> = cols
+            .iter()
+            .flat_map(|c| mx.values.iter().map(move |v| format!("{c}@{v}")))
+            .collect();
+        table = by_config::table(&configs, &rows, &measurements, &rules, &outcomes);
+    } else if let Some(each) = exp.scenario.as_ref().and_then(|s| s.config_each.as_ref()) {
+        let mut rows: Vec<String> = Vec::new();
+        for k in measurements.keys() {
+            if let Some((_, row)) = k.split_once('.') {
+                if !rows.iter().any(|r| r == row) {
+                    rows.push(row.to_string());
+                }
+            }
+        }
+        extra_md = format!(
+            "Each configuration in a column (medians over passes):\n\n{}",
+            by_config::table(&each.names, &rows, &measurements, &rules, &outcomes)
+        );
+        for (name, stop) in &stops {
+            let (Stop::Differs(why) | Stop::CannotRun(why)) = stop;
+            notes.push(format!("{name}: stopped: {why}"));
+        }
+    }
     TargetRun {
         target: spec.name.clone(),
         flavour: Some(flavour),
@@ -283,11 +292,165 @@ pub(crate) fn run_one(
         table,
         plots,
         cases,
-        extra_md: String::new(),
+        extra_md,
+    }
+}
+
+/// A rule's outcome; a rule whose configuration's scenario stopped gets that stop's verdict
+/// (a step that did not behave as required: *differs*; one the server could not run:
+/// *cannot run here*), not a missing measurement's.
+fn judge(rule: &Rule, m: &Measurements, stops: &BTreeMap<String, Stop>) -> Outcome {
+    let stopped = rule.subject().and_then(|c| stops.get(&c).map(|s| (c, s)));
+    match stopped {
+        None => rule.judge(m),
+        Some((c, stop)) => Outcome {
+            rule: rule.describe(),
+            measured: "-".into(),
+            verdict: match stop {
+                Stop::Differs(w) => Verdict::Differs(format!("{c}: {w}")),
+                Stop::CannotRun(w) => Verdict::CannotRun(format!("{c}: {w}")),
+            },
+        },
+    }
+}
+
+/// What running a scenario on a target needs, once or per configuration.
+struct ScenarioCtx<'a> {
+    l: &'a Loaded,
+    sc: &'a Scenario,
+    live: &'a mut Live,
+    passes: usize,
+    notes: &'a mut Vec<String>,
+    changed: &'a mut Vec<String>,
+}
+
+impl ScenarioCtx<'_> {
+    /// Runs the scenario once with `settings`: session ones set on each session, start-up ones
+    /// by restarting a server the lab started (`label` names the configuration in notes).
+    fn run(
+        &mut self,
+        settings: &BTreeMap<String, String>,
+        label: Option<&str>,
+        wanted: &BTreeSet<String>,
+    ) -> Result<Measurements, Stop> {
+        let prefix = label.map(|l| format!("{l}: ")).unwrap_or_default();
+        let (settings, translated) =
+            for_flavour(settings, self.live.flavour).map_err(Stop::CannotRun)?;
+        self.notes
+            .extend(translated.into_iter().map(|t| format!("{prefix}{t}")));
+        let plan = plan_settings(self.live, &settings, "SESSION").map_err(Stop::CannotRun)?;
+        if plan.flags != self.live.flags {
+            if !self.live.restartable() {
+                return Err(Stop::CannotRun(format!(
+                    "{} can only be set at start-up and the target was not started by the lab",
+                    plan.flags.keys().cloned().collect::<Vec<_>>().join(", ")
+                )));
+            }
+            self.live
+                .restart(plan.flags.clone())
+                .map_err(Stop::CannotRun)?;
+            self.changed.extend(
+                check_flags(self.live)
+                    .into_iter()
+                    .map(|f| format!("{prefix}{f} (start-up)")),
+            );
+        }
+        self.changed.extend(
+            plan.dynamic
+                .iter()
+                .map(|(k, v)| format!("{prefix}SET SESSION {k}={v}")),
+        );
+        let session: BTreeMap<String, String> = plan.dynamic.into_iter().collect();
+        let exp = &self.l.exp;
+        scenario::run(
+            exp,
+            self.sc,
+            self.live,
+            &session,
+            self.passes,
+            &self.l.text,
+            wanted,
+        )
+    }
+
+    /// Runs the scenario once per configuration `each` lists, with its settings over the
+    /// experiment's; every measurement is named `CONFIG.NAME`. A configuration that stops
+    /// leaves its names missing, and its stop in `stops`.
+    fn run_each(
+        &mut self,
+        settings: &BTreeMap<String, String>,
+        each: &ConfigEach,
+        stops: &mut BTreeMap<String, Stop>,
+        tick: &dyn Fn(&str),
+    ) -> Measurements {
+        let wanted = self.l.exp.wanted();
+        let mut m = Measurements::new();
+        for cfg in each.configs() {
+            tick(&format!("{}: {}", self.l.exp.name, cfg.name));
+            let mut s = settings.clone();
+            s.extend(cfg.settings.iter().map(|(k, v)| (k.clone(), value_text(v))));
+            let dot = format!("{}.", cfg.name);
+            let mine: BTreeSet<String> = wanted
+                .iter()
+                .filter_map(|w| w.strip_prefix(&dot).map(str::to_string))
+                .collect();
+            match self.run(&s, Some(&cfg.name), &mine) {
+                Ok(got) => m.extend(got.into_iter().map(|(k, v)| (format!("{dot}{k}"), v))),
+                Err(stop) => {
+                    let (Stop::Differs(why) | Stop::CannotRun(why)) = &stop;
+                    for w in &mine {
+                        missing(&mut m, &format!("{dot}{w}"), why);
+                    }
+                    stops.insert(cfg.name.clone(), stop);
+                }
+            }
+        }
+        m
     }
 }
 
 /// Expected seconds of `l` on `targets` targets at `scale`.
 pub(crate) fn expected(l: &Loaded, scale: Scale, targets: usize) -> u64 {
     l.exp.expected_secs(scale) * targets as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::verdict::record;
+
+    #[test]
+    fn a_stopped_configuration_gets_its_stops_verdict_and_the_others_their_own() {
+        let count = |value: &str| Rule::Count {
+            value: value.into(),
+            equals: Some(1205.0),
+            at_most: None,
+            at_least: None,
+        };
+        let mut m = Measurements::new();
+        record(&mut m, "mysql.waiter_error", 1205.0);
+        missing(&mut m, "fifo.waiter_error", "line 9: ended with success");
+        missing(&mut m, "mariadb.waiter_error", "restart failed");
+        let stops = BTreeMap::from([
+            (
+                "fifo".to_string(),
+                Stop::Differs("line 9: ended with success".into()),
+            ),
+            (
+                "mariadb".to_string(),
+                Stop::CannotRun("restart failed".into()),
+            ),
+        ]);
+        assert_eq!(
+            judge(&count("mysql.waiter_error"), &m, &stops).verdict,
+            Verdict::Reproduces
+        );
+        let fifo = judge(&count("fifo.waiter_error"), &m, &stops).verdict;
+        assert_eq!(
+            fifo,
+            Verdict::Differs("fifo: line 9: ended with success".into())
+        );
+        let mdb = judge(&count("mariadb.waiter_error"), &m, &stops).verdict;
+        assert!(matches!(mdb, Verdict::CannotRun(w) if w.contains("restart failed")));
+    }
 }

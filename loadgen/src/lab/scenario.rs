@@ -163,7 +163,10 @@ pub(crate) fn run(
                             last = Some(r);
                         }
                         let r = last.ok_or_else(|| Stop::CannotRun(where_("no reply".into())))?;
-                        check_reply(&r, step.expect_error, &s.name, &sql, &where_)?;
+                        match &step.error {
+                            Some(n) => record(&mut m, &subst(n), error_code(&r)),
+                            None => check_reply(&r, step.expect_error, &s.name, &sql, &where_)?,
+                        }
                         if let Some(t) = &step.time {
                             record(&mut m, &subst(t), median(&times));
                         }
@@ -188,13 +191,16 @@ pub(crate) fn run(
                             .sent
                             .take()
                             .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
-                        check_reply(
-                            &r,
-                            step.expect_error,
-                            &s.name,
-                            "the statement sent",
-                            &where_,
-                        )?;
+                        match &step.error {
+                            Some(n) => record(&mut m, &subst(n), error_code(&r)),
+                            None => check_reply(
+                                &r,
+                                step.expect_error,
+                                &s.name,
+                                "the statement sent",
+                                &where_,
+                            )?,
+                        }
                         if let Some(t) = &step.time {
                             record(&mut m, &subst(t), ms);
                         }
@@ -213,7 +219,13 @@ pub(crate) fn run(
                             }
                         };
                         let id = si.map(|i| sessions[i].id);
-                        match read(src, &mut obs, id, live.pid()) {
+                        // a server-wide value is read on the step's session when it names one
+                        // (e.g. a session in the Admin group while the pool refuses others)
+                        let conn = match si {
+                            Some(i) if src.is_global() => &mut sessions[i].conn,
+                            _ => &mut obs,
+                        };
+                        match read(src, conn, id, live.pid()) {
                             Ok(Reading::One(v)) => record(&mut m, &name, v),
                             Ok(Reading::Groups(gs)) => {
                                 let g = groups.entry(name.clone()).or_default();
@@ -279,6 +291,14 @@ fn rows_of(r: &Reply) -> f64 {
     match r {
         Reply::Rows { count, .. } => *count as f64,
         Reply::Ok { affected, .. } => *affected as f64,
+        _ => 0.0,
+    }
+}
+
+/// The error code a reply ended with, 0 for success (a step's `error` record).
+fn error_code(r: &Reply) -> f64 {
+    match r {
+        Reply::Error { code, .. } => f64::from(*code),
         _ => 0.0,
     }
 }

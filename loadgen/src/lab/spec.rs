@@ -107,6 +107,10 @@ pub(crate) struct Scenario {
     pub(crate) each: Option<Each>,
     /// Passes (default 1; `--passes` overrides).
     pub(crate) passes: Option<usize>,
+    /// Run the whole scenario once per name, each time with these settings added (`{config}`
+    /// replaced by the name; a start-up setting restarts a server the lab started); every
+    /// measurement is then named `NAME.MEASUREMENT`.
+    pub(crate) config_each: Option<ConfigEach>,
     /// The steps, in order.
     pub(crate) step: Vec<Spanned<Step>>,
 }
@@ -151,6 +155,9 @@ pub(crate) struct Step {
     pub(crate) time: Option<String>,
     /// With `sql`/`reap`: record the number of rows it returned under this name.
     pub(crate) rows: Option<String>,
+    /// With `sql`/`reap`: record the error code the statement ended with (0: success) under
+    /// this name and go on, whatever it is (instead of `expect_error`'s requirement).
+    pub(crate) error: Option<String>,
     /// With `sql`: run it this many times and record the median time.
     pub(crate) repeat: Option<usize>,
     /// With `each`: run this step only when the value is at least this.
@@ -271,6 +278,10 @@ pub(crate) struct Matrix {
     pub(crate) columns: Vec<String>,
     /// Plot a metric against the varied option.
     pub(crate) plot: Option<Plot>,
+    /// The names `config_each` listed (filled when it is expanded): the report then puts
+    /// every configuration in a column of its own.
+    #[serde(skip)]
+    pub(crate) listed: Vec<String>,
 }
 
 fn default_vary() -> String {
@@ -328,7 +339,7 @@ pub(crate) struct ConfigEach {
 
 impl ConfigEach {
     /// The configurations it stands for.
-    fn configs(&self) -> Vec<Config> {
+    pub(crate) fn configs(&self) -> Vec<Config> {
         let named = |m: &BTreeMap<String, toml::Value>, name: &str| {
             m.iter()
                 .map(|(k, v)| {
@@ -425,16 +436,50 @@ pub(crate) fn parse_text(
     let text = substitute(text, &vars);
     let mut exp: Experiment =
         toml::from_str(&text).map_err(|e| at(&text, e.span(), e.message()))?;
+    let mut listed = Vec::new();
     if let Some(mx) = exp.matrix.as_mut() {
         if let Some(each) = mx.config_each.take() {
             mx.config.extend(each.configs());
+            mx.listed = each.names.clone();
+            listed = each.names;
         }
     }
+    if let Some(each) = exp.scenario.as_ref().and_then(|s| s.config_each.as_ref()) {
+        listed = each.names.clone();
+    }
+    exp.verdict = expand_rules(std::mem::take(&mut exp.verdict), &listed)
+        .map_err(|(span, msg)| at(&text, span, &msg))?;
     check(&exp).map_err(|(span, msg)| at(&text, span, &msg))?;
     Ok((exp, text))
 }
 
 type Located = (Option<std::ops::Range<usize>>, String);
+
+/// A rule that names `{config}` stands for one rule per name `config_each` lists, in order,
+/// each at the line of the rule as written.
+fn expand_rules(
+    rules: Vec<Spanned<Rule>>,
+    names: &[String],
+) -> Result<Vec<Spanned<Rule>>, Located> {
+    let mut out = Vec::new();
+    for r in rules {
+        if !r.get_ref().names().iter().any(|n| n.contains("{config}")) {
+            out.push(r);
+            continue;
+        }
+        if names.is_empty() {
+            return Err((
+                Some(r.span()),
+                "`{config}` in a rule needs a `config_each` list of names".into(),
+            ));
+        }
+        for n in names {
+            let rule = r.get_ref().map_names(|x| x.replace("{config}", n));
+            out.push(Spanned::new(r.span(), rule));
+        }
+    }
+    Ok(out)
+}
 
 fn check(e: &Experiment) -> Result<(), Located> {
     if e.name.trim().is_empty() {
@@ -507,7 +552,7 @@ impl Measurable {
                     (Some(v), Some(e)) => n.replace(&format!("{{{}}}", e.name), &v.to_string()),
                     _ => n.to_string(),
                 };
-                for n in [&step.time, &step.rows].into_iter().flatten() {
+                for n in [&step.time, &step.rows, &step.error].into_iter().flatten() {
                     m.exact.insert(subst(n));
                 }
                 if let Some(n) = &step.measure {
@@ -515,6 +560,18 @@ impl Measurable {
                     m.grouped.push(format!("{}.", subst(n)));
                 }
             }
+        }
+        if let Some(each) = &s.config_each {
+            let prefixed = |names: &[String]| -> Vec<String> {
+                names
+                    .iter()
+                    .flat_map(|n| each.names.iter().map(move |c| format!("{c}.{n}")))
+                    .collect()
+            };
+            m.exact = prefixed(&m.exact.iter().cloned().collect::<Vec<_>>())
+                .into_iter()
+                .collect();
+            m.grouped = prefixed(&m.grouped);
         }
         m.words = m.exact.iter().cloned().collect::<Vec<_>>().join(", ");
         m
@@ -611,6 +668,28 @@ fn check_scenario(s: &Scenario) -> Result<(), Located> {
     if s.sessions.is_empty() {
         return Err((None, "[scenario] needs at least one session".into()));
     }
+    if let Some(each) = &s.config_each {
+        if !each.options.is_empty() {
+            return Err((
+                None,
+                "[scenario.config_each] takes `names` and `settings` (a scenario has no workload options)".into(),
+            ));
+        }
+        let mut names: Vec<&str> = each.names.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        if names.is_empty() || names.windows(2).any(|w| w[0] == w[1]) {
+            return Err((
+                None,
+                "[scenario.config_each] needs names, each different".into(),
+            ));
+        }
+        if names.iter().any(|n| n.is_empty() || n.contains(['.', '@'])) {
+            return Err((
+                None,
+                "a configuration name must be non-empty without '.' or '@'".into(),
+            ));
+        }
+    }
     for (session, user) in &s.users {
         if !s.sessions.contains(session) {
             return Err((None, format!("users: {session:?} is not in sessions")));
@@ -655,10 +734,21 @@ fn check_scenario(s: &Scenario) -> Result<(), Located> {
             return Err((span, "this step needs `session`".into()));
         }
         let waits = matches!(action, Action::Sql(_) | Action::Reap);
-        if !waits && (step.expect_error.is_some() || step.time.is_some() || step.rows.is_some()) {
+        if !waits
+            && (step.expect_error.is_some()
+                || step.time.is_some()
+                || step.rows.is_some()
+                || step.error.is_some())
+        {
             return Err((
                 span,
-                "expect_error, time and rows belong to a `sql` or `reap` step".into(),
+                "expect_error, error, time and rows belong to a `sql` or `reap` step".into(),
+            ));
+        }
+        if step.expect_error.is_some() && step.error.is_some() {
+            return Err((
+                span,
+                "a step has `expect_error` (a requirement) or `error` (a record), not both".into(),
             ));
         }
         if (step.from.is_some() || step.until.is_some()) && s.each.is_none() {
@@ -869,6 +959,67 @@ at_least = 1
     }
 
     #[test]
+    fn a_rule_with_config_stands_for_one_rule_per_listed_name() {
+        let looped = GOOD
+            .replace(
+                "[[scenario.step]]\ncreate",
+                "[scenario.config_each]\nnames = [\"p1\", \"p2\"]\nsettings = { policy = \"{config}\" }\n[[scenario.step]]\ncreate",
+            )
+            .replace("value = \"locks\"", "value = \"{config}.wait_ms\"");
+        let e = parse(&looped, Scale::Small, "x.toml").unwrap();
+        let names: Vec<Vec<String>> = e.verdict.iter().map(|r| r.get_ref().names()).collect();
+        assert_eq!(names, [["p1.wait_ms"], ["p2.wait_ms"]]);
+        // both where the rule is written (as the rule without `{config}` is)
+        let plain = parse(
+            &looped.replace("{config}.wait_ms", "p1.wait_ms"),
+            Scale::Small,
+            "x.toml",
+        )
+        .unwrap();
+        for r in &e.verdict {
+            assert_eq!(r.span(), plain.verdict[0].span());
+        }
+        let each = e.scenario.unwrap().config_each.unwrap();
+        assert_eq!(value_text(&each.configs()[1].settings["policy"]), "p2");
+        // a scenario run per configuration records CONFIG.NAME only
+        let e = err(&looped.replace("{config}.wait_ms", "wait_ms"));
+        assert!(e.contains("`wait_ms`") && e.contains("p1.wait_ms"), "{e}");
+        let e = err(&looped.replace("{config}.wait_ms", "p3.wait_ms"));
+        assert!(e.contains("`p3.wait_ms`"), "{e}");
+        // `{config}` without a list is an error at the rule's line
+        let e = err(&GOOD.replace("value = \"locks\"", "value = \"{config}.locks\""));
+        let line = GOOD.lines().position(|l| l == "[[verdict]]").unwrap() + 1;
+        assert!(
+            e.starts_with(&format!("x.toml:{line}:")) && e.contains("config_each"),
+            "{e}"
+        );
+        // a scenario's list takes no workload options and no repeated name
+        let e = err(&looped.replace("names = [\"p1\", \"p2\"]", "names = [\"p1\", \"p1\"]"));
+        assert!(e.contains("each different"), "{e}");
+        let e = err(&looped.replace(
+            "settings = { policy",
+            "options = { x = 1 }\nsettings = { policy",
+        ));
+        assert!(e.contains("no workload options"), "{e}");
+    }
+
+    #[test]
+    fn an_error_record_is_a_measurement_and_excludes_expect_error() {
+        let rec = GOOD.replace("expect_error = 1205", "error = \"wait_error\"");
+        let e = parse(
+            &rec.replace("value = \"locks\"", "value = \"wait_error\""),
+            Scale::Small,
+            "x.toml",
+        )
+        .unwrap();
+        assert_eq!(e.verdict[0].get_ref().names(), ["wait_error"]);
+        let e = err(&GOOD.replace("expect_error = 1205", "expect_error = 1205\nerror = \"w\""));
+        assert!(e.contains("not both"), "{e}");
+        let e = err(&GOOD.replace("send = \"SELECT 1\"", "send = \"SELECT 1\"\nerror = \"w\""));
+        assert!(e.contains("belong to a `sql` or `reap` step"), "{e}");
+    }
+
+    #[test]
     fn a_matrix_parses_and_bad_ones_are_rejected() {
         let m = r#"
 name = "m"
@@ -928,6 +1079,7 @@ min = 1.2
             .map(|c| c.name.as_str())
             .collect();
         assert_eq!(names, ["skip", "wait", "p1", "p2"]);
+        assert_eq!(e.matrix.as_ref().unwrap().listed, ["p1", "p2"]);
         let p2 = &e.matrix.as_ref().unwrap().config[3];
         assert_eq!(value_text(&p2.settings["policy"]), "p2");
         assert_eq!(value_text(&p2.settings["n"]), "3");

@@ -346,6 +346,28 @@ impl Rule {
         }
     }
 
+    /// The same rule with every name it reads passed through `f` (a rule written once with
+    /// `{config}` becomes one rule per configuration).
+    pub(crate) fn map_names(&self, f: impl Fn(&str) -> String) -> Rule {
+        let mut r = self.clone();
+        match &mut r {
+            Rule::Ratio { a, b, .. } => {
+                *a = f(a);
+                *b = f(b);
+            }
+            Rule::Fit { series, .. } | Rule::Trend { series, .. } => *series = f(series),
+            Rule::Count { value, .. } => *value = f(value),
+        }
+        r
+    }
+
+    /// The configuration the rule judges: the one its first name (`a`, `value`, `series`)
+    /// belongs to (`fifo` of `fifo.qps@8`), or `None` for a name without one.
+    pub(crate) fn subject(&self) -> Option<String> {
+        let first = self.names().into_iter().next()?;
+        first.split_once('.').map(|(c, _)| c.to_string())
+    }
+
     /// The rule's name as written (`rule = "ratio"`).
     pub(crate) fn kind(&self) -> &'static str {
         match self {
