@@ -103,6 +103,11 @@ pub(crate) fn in_use() -> usize {
     usize::try_from(IN_USE.load(Relaxed)).unwrap_or(0)
 }
 
+/// Held by a unit test that moves the count or depends on it staying at 0, so no two run at
+/// once.
+#[cfg(test)]
+pub(super) static COUNT_IN_TEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +115,7 @@ mod tests {
     /// One test, so no other test of this process moves the count meanwhile.
     #[test]
     fn counts_through_thread_tallies_flushed_at_the_threshold_and_at_thread_end() {
+        let _alone = COUNT_IN_TEST.lock().unwrap_or_else(|e| e.into_inner());
         let a = CountingAlloc;
         let before = in_use();
         let small = Layout::from_size_align(1000, 8).unwrap();
@@ -128,13 +134,20 @@ mod tests {
         }
         // An ended thread's tally is added: its live allocation is counted.
         let p = std::thread::spawn(move || {
-            // SAFETY: a non-zero layout; freed below, from this test's thread.
+            // SAFETY: a non-zero layout; freed below, from another thread.
             unsafe { CountingAlloc.alloc(small) as usize }
         })
         .join()
         .unwrap();
         assert_eq!(in_use(), before + 1000);
-        // SAFETY: `p` was allocated above with `small`.
-        unsafe { a.dealloc(p as *mut u8, small) };
+        // Freed from a thread that ends, so the count is back where it was when the test
+        // lets the next one read it.
+        std::thread::spawn(move || {
+            // SAFETY: `p` was allocated above with `small`.
+            unsafe { CountingAlloc.dealloc(p as *mut u8, small) }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(in_use(), before);
     }
 }
