@@ -243,39 +243,14 @@ pub(crate) fn run_one(
             .map(|o| o.verdict.clone())
             .collect::<Vec<_>>(),
     );
-    let rules: Vec<_> = exp.verdict.iter().map(|r| r.get_ref().clone()).collect();
-    let mut extra_md = String::new();
-    if let Some(mx) = exp.matrix.as_ref().filter(|mx| !mx.listed.is_empty()) {
-        // configurations in columns: the verdict of each, then every column at every value
-        let configs: Vec<String> = mx.config.iter().map(|c| c.name.clone()).collect();
-        let cols = if mx.columns.is_empty() {
-            vec!["qps".to_string()]
-        } else {
-            mx.columns.clone()
-        };
-        let rows: Vec<String> = cols
-            .iter()
-            .flat_map(|c| mx.values.iter().map(move |v| format!("{c}@{v}")))
-            .collect();
-        table = by_config::table(&configs, &rows, &measurements, &rules, &outcomes);
-    } else if let Some(each) = exp.scenario.as_ref().and_then(|s| s.config_each.as_ref()) {
-        let mut rows: Vec<String> = Vec::new();
-        for k in measurements.keys() {
-            if let Some((_, row)) = k.split_once('.') {
-                if !rows.iter().any(|r| r == row) {
-                    rows.push(row.to_string());
-                }
-            }
-        }
-        extra_md = format!(
-            "Each configuration in a column (medians over passes):\n\n{}",
-            by_config::table(&each.names, &rows, &measurements, &rules, &outcomes)
-        );
-        for (name, stop) in &stops {
-            let (Stop::Differs(why) | Stop::CannotRun(why)) = stop;
-            notes.push(format!("{name}: stopped: {why}"));
-        }
-    }
+    let extra_md = config_columns(
+        exp,
+        &measurements,
+        &outcomes,
+        &stops,
+        &mut table,
+        &mut notes,
+    );
     TargetRun {
         target: spec.name.clone(),
         flavour: Some(flavour),
@@ -294,6 +269,53 @@ pub(crate) fn run_one(
         cases,
         extra_md,
     }
+}
+
+/// The report's table with each configuration in a column, for an experiment that lists its
+/// configurations: a matrix's replaces `table`; a looped scenario's is returned as extra text,
+/// with a note per configuration that stopped.
+fn config_columns(
+    exp: &Experiment,
+    measurements: &Measurements,
+    outcomes: &[Outcome],
+    stops: &BTreeMap<String, Stop>,
+    table: &mut String,
+    notes: &mut Vec<String>,
+) -> String {
+    let rules: Vec<_> = exp.verdict.iter().map(|r| r.get_ref().clone()).collect();
+    let mut extra_md = String::new();
+    if let Some(mx) = exp.matrix.as_ref().filter(|mx| !mx.listed.is_empty()) {
+        // configurations in columns: the verdict of each, then every column at every value
+        let configs: Vec<String> = mx.config.iter().map(|c| c.name.clone()).collect();
+        let cols = if mx.columns.is_empty() {
+            vec!["qps".to_string()]
+        } else {
+            mx.columns.clone()
+        };
+        let rows: Vec<String> = cols
+            .iter()
+            .flat_map(|c| mx.values.iter().map(move |v| format!("{c}@{v}")))
+            .collect();
+        *table = by_config::table(&configs, &rows, measurements, &rules, outcomes);
+    } else if let Some(each) = exp.scenario.as_ref().and_then(|s| s.config_each.as_ref()) {
+        let mut rows: Vec<String> = Vec::new();
+        for k in measurements.keys() {
+            if let Some((_, row)) = k.split_once('.') {
+                if !rows.iter().any(|r| r == row) {
+                    rows.push(row.to_string());
+                }
+            }
+        }
+        extra_md = format!(
+            "Each configuration in a column (medians over passes):\n\n{}",
+            by_config::table(&each.names, &rows, measurements, &rules, outcomes)
+        );
+        for (name, stop) in stops {
+            let (Stop::Differs(why) | Stop::CannotRun(why)) = stop;
+            notes.push(format!("{name}: stopped: {why}"));
+        }
+    }
+    extra_md
 }
 
 /// A rule's outcome; a rule whose configuration's scenario stopped gets that stop's verdict

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::blocking::Blocking;
 use crate::conn::Reply;
 use crate::lab::counters::{read, source, Reading};
-use crate::lab::spec::{line_of, Action, Experiment, Scenario};
+use crate::lab::spec::{line_of, Action, Experiment, Scenario, Step};
 use crate::lab::target::Live;
 use crate::lab::verdict::{median, missing, record, Measured, Measurements};
 use crate::queue::{fixture_ddl, Schema};
@@ -136,141 +136,185 @@ pub(crate) fn run(
                 _ => s.to_string(),
             };
             for st in &sc.step {
-                let line = line_of(text, st.span().start);
-                let step = st.get_ref();
-                if !step.runs_at(*v) {
+                if !st.get_ref().runs_at(*v) {
                     continue;
                 }
-                let action = step.action().map_err(Stop::CannotRun)?;
-                let where_ = |msg: String| format!("{} line {line}: {msg}", exp.name);
-                let si = step
-                    .session
-                    .as_ref()
-                    .and_then(|n| sessions.iter().position(|s| &s.name == n));
-                match action {
-                    Action::Sql(sql) | Action::Send(sql) if si.is_none() => {
-                        return Err(Stop::CannotRun(where_(format!("no session for {sql}"))))
-                    }
-                    Action::Sql(sql) => {
-                        let s = &mut sessions[si.unwrap_or_default()];
-                        let sql = subst(&sql);
-                        let mut times = Vec::new();
-                        let mut last = None;
-                        for _ in 0..step.repeat.unwrap_or(1).max(1) {
-                            let t0 = Instant::now();
-                            let r = s.conn.query(&sql).map_err(|e| Stop::CannotRun(where_(e)))?;
-                            times.push(t0.elapsed().as_secs_f64() * 1000.0);
-                            last = Some(r);
-                        }
-                        let r = last.ok_or_else(|| Stop::CannotRun(where_("no reply".into())))?;
-                        match &step.error {
-                            Some(n) => record(&mut m, &subst(n), error_code(&r)),
-                            None => check_reply(&r, step.expect_error, &s.name, &sql, &where_)?,
-                        }
-                        if let Some(t) = &step.time {
-                            record(&mut m, &subst(t), median(&times));
-                        }
-                        if let Some(n) = &step.rows {
-                            record(&mut m, &subst(n), rows_of(&r));
-                        }
-                    }
-                    Action::Send(sql) => {
-                        let s = &mut sessions[si.unwrap_or_default()];
-                        s.conn
-                            .start(&subst(&sql))
-                            .map_err(|e| Stop::CannotRun(where_(e)))?;
-                        s.sent = Some(Instant::now());
-                    }
-                    Action::Reap => {
-                        let Some(i) = si else {
-                            return Err(Stop::CannotRun(where_("reap needs a session".into())));
-                        };
-                        let s = &mut sessions[i];
-                        let r = s.conn.finish().map_err(|e| Stop::CannotRun(where_(e)))?;
-                        let ms = s
-                            .sent
-                            .take()
-                            .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
-                        match &step.error {
-                            Some(n) => record(&mut m, &subst(n), error_code(&r)),
-                            None => check_reply(
-                                &r,
-                                step.expect_error,
-                                &s.name,
-                                "the statement sent",
-                                &where_,
-                            )?,
-                        }
-                        if let Some(t) = &step.time {
-                            record(&mut m, &subst(t), ms);
-                        }
-                        if let Some(n) = &step.rows {
-                            record(&mut m, &subst(n), rows_of(&r));
-                        }
-                    }
-                    Action::Sleep(ms) => std::thread::sleep(Duration::from_millis(ms)),
-                    Action::Measure { name, counter } => {
-                        let name = subst(&name);
-                        let src = match source(&counter, live.flavour, live.pid().is_some()) {
-                            Ok(s) => s,
-                            Err(why) => {
-                                missing(&mut m, &name, &why);
-                                continue;
-                            }
-                        };
-                        let id = si.map(|i| sessions[i].id);
-                        // a server-wide value is read on the step's session when it names one
-                        // (e.g. a session in the Admin group while the pool refuses others)
-                        let conn = match si {
-                            Some(i) if src.is_global() => &mut sessions[i].conn,
-                            _ => &mut obs,
-                        };
-                        match read(src, conn, id, live.pid()) {
-                            Ok(Reading::One(v)) => record(&mut m, &name, v),
-                            Ok(Reading::Groups(gs)) => {
-                                let g = groups.entry(name.clone()).or_default();
-                                for (k, n) in gs {
-                                    *g.entry(k).or_default() += n;
-                                }
-                            }
-                            Err(why) => missing(&mut m, &name, &why),
-                        }
-                    }
-                    Action::Create(t) => {
-                        let ddl = fixture_ddl(schema(&t)).map_err(Stop::CannotRun)?;
-                        for sql in [format!("DROP TABLE IF EXISTS {t}"), ddl] {
-                            obs.exec(&sql).map_err(|e| Stop::CannotRun(where_(e)))?;
-                        }
-                    }
-                    Action::Fill { table, jobs } => {
-                        for sql in fill_sql(&table, jobs) {
-                            obs.exec(&sql).map_err(|e| Stop::CannotRun(where_(e)))?;
-                        }
-                    }
-                }
+                let mut pass = Pass {
+                    sessions: &mut sessions,
+                    obs: &mut obs,
+                    m: &mut m,
+                    groups: &mut groups,
+                };
+                let line = line_of(text, st.span().start);
+                run_step(exp, live, st.get_ref(), line, &subst, &mut pass)?;
             }
         }
         for s in sessions {
             s.conn.quit();
         }
         obs.quit();
-        // every group name the rules or any pass use gets a value in this pass (0 if unseen)
-        for (name, g) in groups {
-            let prefix = format!("{name}.");
-            let mut keys: BTreeSet<String> = wanted
-                .iter()
-                .filter(|w| w.starts_with(&prefix))
-                .cloned()
-                .collect();
-            keys.extend(m.keys().filter(|k| k.starts_with(&prefix)).cloned());
-            keys.extend(g.keys().map(|k| format!("{prefix}{k}")));
-            for k in keys {
-                let n = g.get(&k[prefix.len()..]).copied().unwrap_or(0.0);
-                record(&mut m, &k, n);
+        record_groups(&mut m, groups, wanted);
+    }
+    mark_absent_groups(&mut m, wanted);
+    Ok(m)
+}
+
+/// What one pass of a scenario works with: its sessions, the observer connection, the
+/// measurements so far and the grouped counters seen in the pass.
+struct Pass<'a> {
+    sessions: &'a mut Vec<Session>,
+    obs: &'a mut Blocking,
+    m: &'a mut Measurements,
+    groups: &'a mut BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+/// Runs one step (written at `line` of the experiment's file), `subst` filling in the
+/// scenario's looped value.
+fn run_step(
+    exp: &Experiment,
+    live: &Live,
+    step: &Step,
+    line: usize,
+    subst: &dyn Fn(&str) -> String,
+    pass: &mut Pass<'_>,
+) -> Result<(), Stop> {
+    let sessions = &mut *pass.sessions;
+    let obs = &mut *pass.obs;
+    let m = &mut *pass.m;
+    let action = step.action().map_err(Stop::CannotRun)?;
+    let where_ = |msg: String| format!("{} line {line}: {msg}", exp.name);
+    let si = step
+        .session
+        .as_ref()
+        .and_then(|n| sessions.iter().position(|s| &s.name == n));
+    match action {
+        Action::Sql(sql) | Action::Send(sql) if si.is_none() => {
+            return Err(Stop::CannotRun(where_(format!("no session for {sql}"))))
+        }
+        Action::Sql(sql) => {
+            let s = &mut sessions[si.unwrap_or_default()];
+            let sql = subst(&sql);
+            let mut times = Vec::new();
+            let mut last = None;
+            for _ in 0..step.repeat.unwrap_or(1).max(1) {
+                let t0 = Instant::now();
+                let r = s.conn.query(&sql).map_err(|e| Stop::CannotRun(where_(e)))?;
+                times.push(t0.elapsed().as_secs_f64() * 1000.0);
+                last = Some(r);
+            }
+            let r = last.ok_or_else(|| Stop::CannotRun(where_("no reply".into())))?;
+            match &step.error {
+                Some(n) => record(m, &subst(n), error_code(&r)),
+                None => check_reply(&r, step.expect_error, &s.name, &sql, &where_)?,
+            }
+            if let Some(t) = &step.time {
+                record(m, &subst(t), median(&times));
+            }
+            if let Some(n) = &step.rows {
+                record(m, &subst(n), rows_of(&r));
+            }
+        }
+        Action::Send(sql) => {
+            let s = &mut sessions[si.unwrap_or_default()];
+            s.conn
+                .start(&subst(&sql))
+                .map_err(|e| Stop::CannotRun(where_(e)))?;
+            s.sent = Some(Instant::now());
+        }
+        Action::Reap => {
+            let Some(i) = si else {
+                return Err(Stop::CannotRun(where_("reap needs a session".into())));
+            };
+            let s = &mut sessions[i];
+            let r = s.conn.finish().map_err(|e| Stop::CannotRun(where_(e)))?;
+            let ms = s
+                .sent
+                .take()
+                .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
+            match &step.error {
+                Some(n) => record(m, &subst(n), error_code(&r)),
+                None => check_reply(
+                    &r,
+                    step.expect_error,
+                    &s.name,
+                    "the statement sent",
+                    &where_,
+                )?,
+            }
+            if let Some(t) = &step.time {
+                record(m, &subst(t), ms);
+            }
+            if let Some(n) = &step.rows {
+                record(m, &subst(n), rows_of(&r));
+            }
+        }
+        Action::Sleep(ms) => std::thread::sleep(Duration::from_millis(ms)),
+        Action::Measure { name, counter } => {
+            let name = subst(&name);
+            let src = match source(&counter, live.flavour, live.pid().is_some()) {
+                Ok(s) => s,
+                Err(why) => {
+                    missing(m, &name, &why);
+                    return Ok(());
+                }
+            };
+            let id = si.map(|i| sessions[i].id);
+            // a server-wide value is read on the step's session when it names one
+            // (e.g. a session in the Admin group while the pool refuses others)
+            let conn = match si {
+                Some(i) if src.is_global() => &mut sessions[i].conn,
+                _ => &mut *obs,
+            };
+            match read(src, conn, id, live.pid()) {
+                Ok(Reading::One(v)) => record(m, &name, v),
+                Ok(Reading::Groups(gs)) => {
+                    let g = pass.groups.entry(name.clone()).or_default();
+                    for (k, n) in gs {
+                        *g.entry(k).or_default() += n;
+                    }
+                }
+                Err(why) => missing(m, &name, &why),
+            }
+        }
+        Action::Create(t) => {
+            let ddl = fixture_ddl(schema(&t)).map_err(Stop::CannotRun)?;
+            for sql in [format!("DROP TABLE IF EXISTS {t}"), ddl] {
+                obs.exec(&sql).map_err(|e| Stop::CannotRun(where_(e)))?;
+            }
+        }
+        Action::Fill { table, jobs } => {
+            for sql in fill_sql(&table, jobs) {
+                obs.exec(&sql).map_err(|e| Stop::CannotRun(where_(e)))?;
             }
         }
     }
-    // a grouped counter the target lacks: the groups the rules ask for are missing too
+    Ok(())
+}
+
+/// Gives every group name the rules or any pass use a value in this pass (0 if unseen).
+fn record_groups(
+    m: &mut Measurements,
+    groups: BTreeMap<String, BTreeMap<String, f64>>,
+    wanted: &BTreeSet<String>,
+) {
+    for (name, g) in groups {
+        let prefix = format!("{name}.");
+        let mut keys: BTreeSet<String> = wanted
+            .iter()
+            .filter(|w| w.starts_with(&prefix))
+            .cloned()
+            .collect();
+        keys.extend(m.keys().filter(|k| k.starts_with(&prefix)).cloned());
+        keys.extend(g.keys().map(|k| format!("{prefix}{k}")));
+        for k in keys {
+            let n = g.get(&k[prefix.len()..]).copied().unwrap_or(0.0);
+            record(m, &k, n);
+        }
+    }
+}
+
+/// A grouped counter the target lacks: the groups the rules ask for are missing too.
+fn mark_absent_groups(m: &mut Measurements, wanted: &BTreeSet<String>) {
     let absent: Vec<(String, String)> = m
         .iter()
         .filter_map(|(k, v)| match v {
@@ -281,10 +325,9 @@ pub(crate) fn run(
     for (k, why) in absent {
         let prefix = format!("{k}.");
         for w in wanted.iter().filter(|w| w.starts_with(&prefix)) {
-            missing(&mut m, w, &why);
+            missing(m, w, &why);
         }
     }
-    Ok(m)
 }
 
 fn rows_of(r: &Reply) -> f64 {
