@@ -106,7 +106,22 @@ fn run_cmd(conn: &[String], secs: u32) -> Command {
         .args(["--threads=4", "--no-gauges", &format!("--time={secs}")])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    as_terminal_job(&mut c);
     c
+}
+
+/// Starts `c` with SIGINT and SIGQUIT at their default action, as a terminal's job has them:
+/// a test run from a script's background job inherits them ignored, and an ignored Ctrl-C
+/// rightly ends nothing.
+fn as_terminal_job(c: &mut Command) {
+    // SAFETY: signal(2) is async-signal-safe, and the closure touches nothing else.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
 }
 
 /// Asserts that the process `worker` runs in another session and autogroup than the server.
@@ -226,6 +241,7 @@ fn ctrl_c_on_the_job_still_ends_the_load() {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
+    as_terminal_job(&mut script);
     let mut job = script.spawn().expect("start sh");
     let load = *load_children(job.id()).first().expect("tpbed-load");
     assert_apart(&srv, load);
