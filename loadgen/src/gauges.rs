@@ -32,6 +32,19 @@ pub(crate) const LEVELS: &[&str] = &[
     "Tpbed_thread_pool_threads_parked",
 ];
 
+/// The pool's status variables sampled each interval besides the counters' before/after
+/// (levels, not counters), and the metric each one's largest sample becomes.
+pub(crate) const POOL_LEVELS: &[(&str, &str)] = &[
+    (
+        "Tpbed_thread_pool_oldest_event_age_ms",
+        "tp_oldest_event_age_ms_max",
+    ),
+    (
+        "Tpbed_thread_pool_threads_waiting",
+        "tp_threads_waiting_max",
+    ),
+];
+
 /// The status values shown on each interval line.
 pub(crate) const SHOWN: &[&str] = &["Threads_running", "Threads_connected"];
 

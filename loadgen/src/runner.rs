@@ -263,7 +263,7 @@ fn interval_gauges(
         .filter_map(|k| st.get(*k).map(|v| (k.to_string(), *v)))
         .collect();
     // tpbed's pool levels, when the server has its pool (the lab's matrices keep their largest)
-    for (k, _) in crate::lab::matrix::POOL_LEVELS {
+    for (k, _) in crate::gauges::POOL_LEVELS {
         if let Some(v) = st.get(*k) {
             gauges.push((k.to_string(), *v));
         }

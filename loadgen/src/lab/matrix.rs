@@ -120,19 +120,6 @@ pub(crate) const METRICS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The pool's status variables sampled each interval besides the counters' before/after
-/// (levels, not counters), and the metric each one's largest sample becomes.
-pub(crate) const POOL_LEVELS: &[(&str, &str)] = &[
-    (
-        "Tpbed_thread_pool_oldest_event_age_ms",
-        "tp_oldest_event_age_ms_max",
-    ),
-    (
-        "Tpbed_thread_pool_threads_waiting",
-        "tp_threads_waiting_max",
-    ),
-];
-
 /// The metrics a cell of `workload` records: every cell's, then the workload's own.
 pub(crate) fn metric_keys(workload: &str) -> Vec<(String, String)> {
     let mut keys: Vec<(String, String)> = METRICS
@@ -196,7 +183,7 @@ fn pool_metrics(r: &Report) -> CellMetrics {
         ("tp_stalls".into(), d("Tpbed_thread_pool_stalls")),
         ("tp_yields".into(), d("Tpbed_thread_pool_yields")),
     ];
-    for (var, key) in POOL_LEVELS {
+    for (var, key) in crate::gauges::POOL_LEVELS {
         let max = r
             .intervals
             .iter()
