@@ -320,3 +320,41 @@ fn large_results_are_built_exactly_and_refused_past_the_memory_limit() {
         Value::Int(2_000_000)
     );
 }
+
+#[test]
+fn and_or_chains_are_one_node_with_three_valued_logic_and_short_circuits() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    let (t, f, n) = (Value::Int(1), Value::Int(0), Value::Null);
+    // Fails with 1690 when evaluated, so a short-circuit shows as a value.
+    let boom = "9223372036854775807 + 1";
+    for (expr, want) in [
+        ("0 OR 0 OR 0".to_string(), f.clone()),
+        ("0 OR b OR 0".to_string(), n.clone()),
+        ("b OR 0 OR a".to_string(), t.clone()),
+        ("1 AND 1 AND a".to_string(), t.clone()),
+        ("1 AND b AND 1".to_string(), n.clone()),
+        ("b AND 0 AND b".to_string(), f.clone()),
+        (format!("0 OR 1 OR {boom}"), t.clone()),
+        (format!("b OR a OR {boom} OR {boom}"), t.clone()),
+        (format!("1 AND 0 AND {boom}"), f.clone()),
+        (format!("b AND 0 AND {boom}"), f),
+        // Brackets do not change the result.
+        ("(0 OR b) OR (0 OR 0)".to_string(), n),
+        ("(1 AND (a AND 1)) AND 1".to_string(), t),
+    ] {
+        assert_eq!(value(&st, &expr), want, "{expr}");
+    }
+    // Left to right: an operand before the one that decides is evaluated.
+    for expr in [
+        format!("0 OR {boom} OR 1"),
+        format!("b OR {boom} OR 1"),
+        format!("1 AND b AND {boom} AND 0"),
+    ] {
+        assert_eq!(
+            code(eval_row(&st, &expr, &[Value::Int(1), Value::Null])),
+            1690
+        );
+    }
+}
+
