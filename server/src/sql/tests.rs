@@ -358,3 +358,34 @@ fn and_or_chains_are_one_node_with_three_valued_logic_and_short_circuits() {
     }
 }
 
+#[test]
+fn a_5000_operand_chain_binds_flat_in_written_order() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    let ors: Vec<String> = (0..5_000).map(|i| format!("a = {i}")).collect();
+    let ors = ors.join(" OR ");
+    match bind(&st, &ors) {
+        Ok(BoundExpr::Or(operands)) => assert_eq!(operands.len(), 5_000),
+        other => panic!("{other:?}"),
+    }
+    let row = |a: i64| [Value::Int(a), Value::Null];
+    assert_eq!(eval_row(&st, &ors, &row(4_999)).unwrap(), Value::Int(1));
+    assert_eq!(eval_row(&st, &ors, &row(5_000)).unwrap(), Value::Int(0));
+    let ands: Vec<String> = (0..5_000).map(|i| format!("a <> {i}")).collect();
+    let ands = ands.join(" AND ");
+    assert_eq!(eval_row(&st, &ands, &row(-1)).unwrap(), Value::Int(1));
+    assert_eq!(eval_row(&st, &ands, &row(2_500)).unwrap(), Value::Int(0));
+    let with_null = format!("{ands} AND b IS NULL AND b");
+    assert_eq!(eval_row(&st, &with_null, &row(-1)).unwrap(), Value::Null);
+    // `?` are numbered as written, whatever grouping the parse took.
+    let params = vec!["a = ?"; 1_000].join(" OR ");
+    let Ok(BoundExpr::Or(operands)) = bind(&st, &params) else {
+        panic!("{params} is not an OR");
+    };
+    for (i, x) in operands.iter().enumerate() {
+        assert!(
+            matches!(x, BoundExpr::Binary(_, _, p) if **p == BoundExpr::Param(i)),
+            "{i}: {x:?}"
+        );
+    }
+}
