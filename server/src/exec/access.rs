@@ -211,26 +211,24 @@ fn range(c: &BoundExpr, col: usize, offset: usize) -> Option<(Bound, Bound)> {
     }
 }
 
-/// An OR of ranges/equalities on `col` → one (lower, upper) per disjunct.
+/// An OR of ranges/equalities on `col` (bracketed ORs in it too) → one (lower, upper) per
+/// disjunct, in written order.
 fn or_ranges(c: &BoundExpr, col: usize, offset: usize, out: &mut Vec<(Bound, Bound)>) -> bool {
-    match c {
-        BoundExpr::Binary(BinOp::Or, a, b) => {
-            or_ranges(a, col, offset, out) && or_ranges(b, col, offset, out)
-        }
-        other => {
-            if let Some(r) = range(other, col, offset) {
-                out.push(r);
-                return true;
+    let mut pending = vec![c];
+    while let Some(x) = pending.pop() {
+        if let BoundExpr::Or(operands) = x {
+            pending.extend(operands.iter().rev());
+        } else if let Some(r) = range(x, col, offset) {
+            out.push(r);
+        } else if let Some(vals) = equality(x, col, offset) {
+            for v in vals {
+                out.push((Some((v.clone(), true)), Some((v, true))));
             }
-            if let Some(vals) = equality(other, col, offset) {
-                for v in vals {
-                    out.push((Some((v.clone(), true)), Some((v, true))));
-                }
-                return true;
-            }
-            false
+        } else {
+            return false;
         }
     }
+    true
 }
 
 struct Candidate {
@@ -328,7 +326,7 @@ fn analyse(t: &Table, index: usize, ctx: &Context<'_>) -> Candidate {
         }
         for (i, x) in ctx.conjuncts.iter().enumerate() {
             let mut out = Vec::new();
-            if matches!(x, BoundExpr::Binary(BinOp::Or, ..))
+            if matches!(x, BoundExpr::Or(..))
                 && or_ranges(x, col, ctx.offset, &mut out)
                 && (!by_number || out.iter().all(follows_member_order))
                 && out.iter().all(|r| bounds_fit(column.ty, r))

@@ -278,9 +278,10 @@ pub fn visit_columns(e: &BoundExpr, f: &mut dyn FnMut(usize)) {
                 visit_columns(o, f);
             }
         }
-        BoundExpr::Call(_, args) | BoundExpr::Row(args) => {
-            args.iter().for_each(|x| visit_columns(x, f))
-        }
+        BoundExpr::Call(_, args)
+        | BoundExpr::Row(args)
+        | BoundExpr::And(args)
+        | BoundExpr::Or(args) => args.iter().for_each(|x| visit_columns(x, f)),
         BoundExpr::Subquery(q) => q.outer.iter().for_each(|&i| f(i)),
     }
 }
@@ -299,25 +300,23 @@ pub fn min_column(e: &BoundExpr) -> Option<usize> {
     m
 }
 
-/// Splits an expression into its top-level AND conjuncts.
+/// Splits an expression into its top-level AND conjuncts (those of bracketed ANDs too), in
+/// written order.
 pub fn conjuncts(e: BoundExpr, out: &mut Vec<BoundExpr>) {
-    match e {
-        BoundExpr::Binary(crate::sql::expr::BinOp::And, a, b) => {
-            conjuncts(*a, out);
-            conjuncts(*b, out);
+    let mut pending = vec![e];
+    while let Some(x) = pending.pop() {
+        match x {
+            BoundExpr::And(operands) => pending.extend(operands.into_iter().rev()),
+            other => out.push(other),
         }
-        other => out.push(other),
     }
 }
 
 /// Joins conjuncts back with AND (None when empty).
 pub fn and_all(mut parts: Vec<BoundExpr>) -> Option<BoundExpr> {
-    let first = if parts.is_empty() {
-        return None;
-    } else {
-        parts.remove(0)
-    };
-    Some(parts.into_iter().fold(first, |acc, p| {
-        BoundExpr::Binary(crate::sql::expr::BinOp::And, Box::new(acc), Box::new(p))
-    }))
+    match parts.len() {
+        0 => None,
+        1 => parts.pop(),
+        _ => Some(BoundExpr::And(parts)),
+    }
 }

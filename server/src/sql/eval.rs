@@ -625,6 +625,34 @@ fn copy_value(v: &Value, env: &dyn EvalEnv) -> SqlResult<Value> {
     }
 }
 
+/// MySQL's AND over `operands`, left to right: the first FALSE ends it (later operands are
+/// not evaluated); else NULL (None) if an operand was NULL; else TRUE.
+pub fn all_of(operands: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Option<bool>> {
+    let mut saw_null = false;
+    for x in operands {
+        match truth(&eval(x, env)?) {
+            Some(false) => return Ok(Some(false)),
+            None => saw_null = true,
+            Some(true) => {}
+        }
+    }
+    Ok(if saw_null { None } else { Some(true) })
+}
+
+/// MySQL's OR over `operands`, left to right: the first TRUE ends it (later operands are not
+/// evaluated); else NULL (None) if an operand was NULL; else FALSE.
+pub fn any_of(operands: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Option<bool>> {
+    let mut saw_null = false;
+    for x in operands {
+        match truth(&eval(x, env)?) {
+            Some(true) => return Ok(Some(true)),
+            None => saw_null = true,
+            Some(false) => {}
+        }
+    }
+    Ok(if saw_null { None } else { Some(false) })
+}
+
 /// Evaluates `e` in `env`.
 pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
     crate::sql::stack::check()?;
@@ -641,30 +669,6 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
             None => Value::Null,
         },
         BoundExpr::Binary(op, l, r) => match op {
-            BinOp::And => {
-                let a = truth(&eval(l, env)?);
-                if a == Some(false) {
-                    return Ok(Value::Int(0));
-                }
-                let b = truth(&eval(r, env)?);
-                bool_val(match (a, b) {
-                    (_, Some(false)) => Some(false),
-                    (Some(true), Some(true)) => Some(true),
-                    _ => None,
-                })
-            }
-            BinOp::Or => {
-                let a = truth(&eval(l, env)?);
-                if a == Some(true) {
-                    return Ok(Value::Int(1));
-                }
-                let b = truth(&eval(r, env)?);
-                bool_val(match (a, b) {
-                    (_, Some(true)) => Some(true),
-                    (Some(false), Some(false)) => Some(false),
-                    _ => None,
-                })
-            }
             BinOp::Xor => {
                 let (a, b) = (truth(&eval(l, env)?), truth(&eval(r, env)?));
                 bool_val(a.zip(b).map(|(a, b)| a ^ b))
@@ -710,6 +714,8 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
                 v
             }
         },
+        BoundExpr::And(operands) => bool_val(all_of(operands, env)?),
+        BoundExpr::Or(operands) => bool_val(any_of(operands, env)?),
         BoundExpr::Neg(x) => match eval(x, env)? {
             Value::Null => Value::Null,
             Value::Int(i) => Value::Int(

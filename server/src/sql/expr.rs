@@ -53,10 +53,6 @@ pub enum BinOp {
     Gt,
     /// `>=`
     Ge,
-    /// `AND` / `&&`
-    And,
-    /// `OR` / `||`
-    Or,
     /// `XOR`
     Xor,
     /// `&`
@@ -86,6 +82,13 @@ pub enum BoundExpr {
     Column(usize),
     /// A binary operation.
     Binary(BinOp, Box<BoundExpr>, Box<BoundExpr>),
+    /// `a AND b AND ...` (`&&`): a chain of AND as one node, its operands in written order
+    /// (MySQL's `Item_cond_and`). Evaluated left to right: the first FALSE ends it; else NULL
+    /// if an operand was NULL; else TRUE.
+    And(Vec<BoundExpr>),
+    /// `a OR b OR ...`: a chain of OR as one node (MySQL's `Item_cond_or`). Evaluated left to
+    /// right: the first TRUE ends it; else NULL if an operand was NULL; else FALSE.
+    Or(Vec<BoundExpr>),
     /// Unary minus.
     Neg(Box<BoundExpr>),
     /// `NOT` / `!`.
@@ -333,6 +336,10 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 other => return Err(SqlError::unsupported(&format!("operator {other}"))),
             },
             Expr::BinaryOp {
+                op: op @ (BinaryOperator::And | BinaryOperator::Or),
+                ..
+            } => self.chain(e, op)?,
+            Expr::BinaryOp {
                 left,
                 op: op @ (BinaryOperator::Plus | BinaryOperator::Minus),
                 right,
@@ -393,8 +400,6 @@ impl<'r, R: Resolver> Binder<'r, R> {
                     BinaryOperator::LtEq => BinOp::Le,
                     BinaryOperator::Gt => BinOp::Gt,
                     BinaryOperator::GtEq => BinOp::Ge,
-                    BinaryOperator::And => BinOp::And,
-                    BinaryOperator::Or => BinOp::Or,
                     BinaryOperator::Xor => BinOp::Xor,
                     BinaryOperator::BitwiseAnd => BinOp::BitAnd,
                     BinaryOperator::BitwiseOr => BinOp::BitOr,
@@ -551,6 +556,30 @@ impl<'r, R: Resolver> Binder<'r, R> {
         })
     }
 
+    /// A chain of `op` (AND or OR) as one n-ary node. Its operands are the leaves of the
+    /// operations of `op` under `e` not inside brackets, in written order, whatever the
+    /// grouping (sqlparser's left-deep one or [`crate::sql::chains`]' balanced one); they are
+    /// gathered with an explicit stack, so a chain of any length binds without recursing per
+    /// operand.
+    fn chain(&mut self, e: &Expr, op: &BinaryOperator) -> SqlResult<BoundExpr> {
+        let mut operands = Vec::new();
+        let mut pending = vec![e];
+        while let Some(x) = pending.pop() {
+            match x {
+                Expr::BinaryOp { left, op: o, right } if o == op => {
+                    pending.push(right);
+                    pending.push(left);
+                }
+                operand => operands.push(self.bind(operand)?),
+            }
+        }
+        Ok(if matches!(op, BinaryOperator::And) {
+            BoundExpr::And(operands)
+        } else {
+            BoundExpr::Or(operands)
+        })
+    }
+
     /// An operand that may be a row constructor (the two sides of `IN`).
     fn bind_operand(&mut self, e: &Expr) -> SqlResult<BoundExpr> {
         match e {
@@ -589,13 +618,16 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 )))
             }
         };
-        let pairs = ls
+        let mut pairs: Vec<BoundExpr> = ls
             .iter()
             .zip(rs)
-            .map(|(a, b)| BoundExpr::Binary(BinOp::Eq, Box::new(a.clone()), Box::new(b.clone())));
-        let all = pairs
-            .reduce(|acc, p| BoundExpr::Binary(BinOp::And, Box::new(acc), Box::new(p)))
-            .ok_or_else(|| operand_columns(1))?;
+            .map(|(a, b)| BoundExpr::Binary(BinOp::Eq, Box::new(a.clone()), Box::new(b.clone())))
+            .collect();
+        let all = match pairs.len() {
+            0 => return Err(operand_columns(1)),
+            1 => pairs.swap_remove(0),
+            _ => BoundExpr::And(pairs),
+        };
         Ok(if negated {
             BoundExpr::Not(Box::new(all))
         } else {

@@ -1,5 +1,5 @@
 //! The SQL language: statement text as bytes ([`bytes`]), parsing with sqlparser (MySQL
-//! dialect) under a nesting bound, string literals' character sets ([`charset`]), the collations tables record ([`collations`]), binding
+//! dialect) under a nesting bound with long `AND`/`OR` chains regrouped ([`chains`]), string literals' character sets ([`charset`]), the collations tables record ([`collations`]), binding
 //! names ([`names`]) into expressions ([`expr`]), evaluating them ([`eval`], [`functions`]) and the
 //! shapes results take ([`output`]). Statements are planned and run above, in `exec` and
 //! `stmt`.
@@ -7,6 +7,7 @@
 pub mod alter;
 pub mod binary_strings;
 pub mod bytes;
+pub mod chains;
 pub mod charset;
 pub mod collations;
 pub mod date_arith;
@@ -67,8 +68,9 @@ pub fn parse_error(sql: &str, e: &ParserError) -> SqlError {
     SqlError::parse(&String::from_utf8_lossy(&bytes::restore(near)))
 }
 
-/// Tokenizes `sql`, bounds its nesting ([`depth::check`]) and parses it: the outer error is
-/// the nesting bound, the inner one sqlparser's.
+/// Tokenizes `sql`, bounds its nesting ([`depth::check`]), parses it and regroups its long
+/// `AND`/`OR` chains ([`chains`]): the outer error is the nesting bound, the inner one
+/// sqlparser's.
 fn parse_bounded(sql: &str) -> SqlResult<Result<Vec<Statement>, ParserError>> {
     let dialect = MySqlDialect {};
     let tokens = match Tokenizer::new(&dialect, sql).tokenize_with_location() {
@@ -78,7 +80,11 @@ fn parse_bounded(sql: &str) -> SqlResult<Result<Vec<Statement>, ParserError>> {
     depth::check(&tokens)?;
     join_width::check(&tokens)?;
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
-    Ok(alter::parse_statements(&mut parser))
+    let mut parsed = alter::parse_statements(&mut parser);
+    if let Ok(statements) = &mut parsed {
+        chains::regroup_statements(statements);
+    }
+    Ok(parsed)
 }
 
 /// Parses one or more statements (`;`-separated), refusing any that nest deeper than

@@ -320,3 +320,72 @@ fn large_results_are_built_exactly_and_refused_past_the_memory_limit() {
         Value::Int(2_000_000)
     );
 }
+
+#[test]
+fn and_or_chains_are_one_node_with_three_valued_logic_and_short_circuits() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    let (t, f, n) = (Value::Int(1), Value::Int(0), Value::Null);
+    // Fails with 1690 when evaluated, so a short-circuit shows as a value.
+    let boom = "9223372036854775807 + 1";
+    for (expr, want) in [
+        ("0 OR 0 OR 0".to_string(), f.clone()),
+        ("0 OR b OR 0".to_string(), n.clone()),
+        ("b OR 0 OR a".to_string(), t.clone()),
+        ("1 AND 1 AND a".to_string(), t.clone()),
+        ("1 AND b AND 1".to_string(), n.clone()),
+        ("b AND 0 AND b".to_string(), f.clone()),
+        (format!("0 OR 1 OR {boom}"), t.clone()),
+        (format!("b OR a OR {boom} OR {boom}"), t.clone()),
+        (format!("1 AND 0 AND {boom}"), f.clone()),
+        (format!("b AND 0 AND {boom}"), f),
+        // Brackets do not change the result.
+        ("(0 OR b) OR (0 OR 0)".to_string(), n),
+        ("(1 AND (a AND 1)) AND 1".to_string(), t),
+    ] {
+        assert_eq!(value(&st, &expr), want, "{expr}");
+    }
+    // Left to right: an operand before the one that decides is evaluated.
+    for expr in [
+        format!("0 OR {boom} OR 1"),
+        format!("b OR {boom} OR 1"),
+        format!("1 AND b AND {boom} AND 0"),
+    ] {
+        assert_eq!(
+            code(eval_row(&st, &expr, &[Value::Int(1), Value::Null])),
+            1690
+        );
+    }
+}
+
+#[test]
+fn a_5000_operand_chain_binds_flat_in_written_order() {
+    let core = testing::core();
+    let st = testing::root(&core);
+    let ors: Vec<String> = (0..5_000).map(|i| format!("a = {i}")).collect();
+    let ors = ors.join(" OR ");
+    match bind(&st, &ors) {
+        Ok(BoundExpr::Or(operands)) => assert_eq!(operands.len(), 5_000),
+        other => panic!("{other:?}"),
+    }
+    let row = |a: i64| [Value::Int(a), Value::Null];
+    assert_eq!(eval_row(&st, &ors, &row(4_999)).unwrap(), Value::Int(1));
+    assert_eq!(eval_row(&st, &ors, &row(5_000)).unwrap(), Value::Int(0));
+    let ands: Vec<String> = (0..5_000).map(|i| format!("a <> {i}")).collect();
+    let ands = ands.join(" AND ");
+    assert_eq!(eval_row(&st, &ands, &row(-1)).unwrap(), Value::Int(1));
+    assert_eq!(eval_row(&st, &ands, &row(2_500)).unwrap(), Value::Int(0));
+    let with_null = format!("{ands} AND b IS NULL AND b");
+    assert_eq!(eval_row(&st, &with_null, &row(-1)).unwrap(), Value::Null);
+    // `?` are numbered as written, whatever grouping the parse took.
+    let params = vec!["a = ?"; 1_000].join(" OR ");
+    let Ok(BoundExpr::Or(operands)) = bind(&st, &params) else {
+        panic!("{params} is not an OR");
+    };
+    for (i, x) in operands.iter().enumerate() {
+        assert!(
+            matches!(x, BoundExpr::Binary(_, _, p) if **p == BoundExpr::Param(i)),
+            "{i}: {x:?}"
+        );
+    }
+}

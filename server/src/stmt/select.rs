@@ -160,9 +160,12 @@ fn static_sample(e: &BoundExpr) -> Option<Value> {
         BoundExpr::Binary(crate::sql::expr::BinOp::Div, ..) => {
             Some(Value::Decimal(crate::value::Decimal::new(0, 4)))
         }
-        BoundExpr::Binary(..) | BoundExpr::Not(_) | BoundExpr::IsNull(..) | BoundExpr::Like(..) => {
-            Some(Value::Int(0))
-        }
+        BoundExpr::Binary(..)
+        | BoundExpr::And(_)
+        | BoundExpr::Or(_)
+        | BoundExpr::Not(_)
+        | BoundExpr::IsNull(..)
+        | BoundExpr::Like(..) => Some(Value::Int(0)),
         _ => Some(Value::Bytes(Vec::new())),
     }
 }
