@@ -147,14 +147,14 @@ pub struct Planned {
 }
 
 /// Plans a table statement.
-pub fn plan(st: &Context, stmt: &Statement, sql: &str) -> SqlResult<Planned> {
-    plan_with(st, stmt, sql, false)
+pub fn plan(st: &Context, stmt: Statement, sql: &str) -> SqlResult<Planned> {
+    plan_with(st, Arc::new(stmt), sql, false)
 }
 
 /// Plans a table statement, running its `IN (SELECT ...)` subqueries if `run_subqueries`.
 fn plan_with(
     st: &Context,
-    stmt: &Statement,
+    stmt: Arc<Statement>,
     sql: &str,
     run_subqueries: bool,
 ) -> SqlResult<Planned> {
@@ -170,7 +170,7 @@ fn plan_with(
         run_subqueries,
         outer_scope: Vec::new(),
     };
-    let body = p.statement(stmt)?;
+    let body = p.statement(&stmt)?;
     let columns = match &body {
         Body::Select(q) => run::result_set(q, Vec::new()).columns.to_vec(),
         Body::Show(s) => show::columns(s),
@@ -182,7 +182,7 @@ fn plan_with(
         columns,
         plan: TablePlan {
             body,
-            statement: Arc::new(stmt.clone()),
+            statement: stmt,
             sql: Arc::from(sql),
             version,
             tables: p.tables,
@@ -250,7 +250,7 @@ const MAX_REPLANS: usize = 4;
 pub fn execute(st: &mut Context, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
     // A plan whose IN subqueries were run when it was made is made again with fresh results.
     let mut fresh: Option<TablePlan> = if plan.materialized {
-        Some(plan_with(st, &plan.statement, &plan.sql, true)?.plan)
+        Some(plan_with(st, Arc::clone(&plan.statement), &plan.sql, true)?.plan)
     } else {
         None
     };
@@ -265,7 +265,7 @@ pub fn execute(st: &mut Context, plan: &TablePlan, params: &[Value]) -> SqlResul
                 return run_body(st, &current.body, params);
             }
         }
-        fresh = Some(plan_with(st, &plan.statement, &plan.sql, true)?.plan);
+        fresh = Some(plan_with(st, Arc::clone(&plan.statement), &plan.sql, true)?.plan);
     }
     run_body(st, &fresh.as_ref().unwrap_or(plan).body, params)
 }

@@ -13,9 +13,9 @@ use crate::value::Value;
 
 /// Plans one table statement.
 fn plan(st: &Context, sql: &str) -> SqlResult<Planned> {
-    let stmts = crate::sql::parse(sql)?;
+    let mut stmts = crate::sql::parse(sql)?;
     assert_eq!(stmts.len(), 1, "{sql}");
-    super::plan(st, &stmts[0], sql)
+    super::plan(st, stmts.remove(0), sql)
 }
 
 /// Plans and runs one table statement as the statement layer does: DDL commits first, a

@@ -90,8 +90,10 @@ fn rows(st: &Context, db: &str, table: &str) -> SqlResult<Vec<Vec<Value>>> {
         db.replace('`', "``"),
         table.replace('`', "``")
     );
-    let stmt = crate::sql::parse(&sql)?;
-    let planned = crate::exec::plan(st, &stmt[0], &sql)?;
+    let Some(stmt) = crate::sql::parse(&sql)?.into_iter().next() else {
+        return Err(SqlError::parse(&sql));
+    };
+    let planned = crate::exec::plan(st, stmt, &sql)?;
     match &planned.plan.body {
         crate::exec::Body::Select(q) => crate::exec::run::Exec::new(st, &[]).query(q),
         _ => Err(SqlError::unsupported("CHECKSUM TABLE of this table")),

@@ -89,10 +89,10 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
         return Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"));
     }
     stmts
-        .iter()
+        .into_iter()
         .map(|s| match s {
-            sqlparser::ast::Statement::RenameTable(pairs) => rename_table(st, pairs, sql),
-            _ => plan::plan(st, s, sql),
+            sqlparser::ast::Statement::RenameTable(pairs) => rename_table(st, &pairs, sql),
+            s => plan::plan_owned(st, s, sql),
         })
         .collect()
 }

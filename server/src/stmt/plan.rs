@@ -140,6 +140,18 @@ fn name_of(n: &ast::ObjectName) -> String {
     crate::sql::names::dotted(n)
 }
 
+/// Plans one parsed statement the caller has no further use for: a write is kept in its
+/// plan as it is, not copied (every text statement is planned anew, so the copy would be
+/// paid by each one).
+pub fn plan_owned(st: &Context, s: Statement, sql: &str) -> SqlResult<PreparedStmt> {
+    match s {
+        Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
+            table_statement(st, s, sql)
+        }
+        s => plan(st, &s, sql),
+    }
+}
+
 /// Plans one parsed statement.
 pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
     let simple = |plan: Plan| {
@@ -167,7 +179,7 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
         Statement::ShowVariable { variable } => show::plan_show_words(variable),
         Statement::ShowTables { .. }
         | Statement::ShowCreate { .. }
-        | Statement::ShowColumns { .. } => table_statement(st, s, sql),
+        | Statement::ShowColumns { .. } => table_statement(st, s.clone(), sql),
         Statement::Use(u) => match u {
             ast::Use::Object(n) | ast::Use::Database(n) | ast::Use::Schema(n) => {
                 simple(Plan::Use(name_of(n)))
@@ -213,7 +225,7 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
                     if_exists: *if_exists,
                 })
             }
-            ast::ObjectType::Table | ast::ObjectType::Index => table_statement(st, s, sql),
+            ast::ObjectType::Table | ast::ObjectType::Index => table_statement(st, s.clone(), sql),
             other => Err(SqlError::unsupported(&format!("DROP {other}"))),
         },
         Statement::Kill { modifier, id } => simple(Plan::Kill {
@@ -259,7 +271,7 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
         | Statement::Truncate(_)
         | Statement::Analyze(_)
         | Statement::ExplainTable { .. }
-        | Statement::Explain { .. } => table_statement(st, s, sql),
+        | Statement::Explain { .. } => table_statement(st, s.clone(), sql),
         other => {
             let text = other.to_string();
             let head: String = text
@@ -274,9 +286,9 @@ pub fn plan(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
 
 /// Plans a statement that reads or changes tables (DDL, DML, SELECT with FROM, EXPLAIN,
 /// SHOW TABLES/CREATE TABLE/COLUMNS). This is the seam where the table executor plugs in.
-pub fn table_statement(st: &Context, s: &Statement, sql: &str) -> SqlResult<PreparedStmt> {
+pub fn table_statement(st: &Context, s: Statement, sql: &str) -> SqlResult<PreparedStmt> {
     // Privileges first: an account without them learns nothing of which tables exist.
-    crate::privileges::statement::check(st, s)?;
+    crate::privileges::statement::check(st, &s)?;
     let p = crate::exec::plan(st, s, sql)?;
     Ok(PreparedStmt {
         plan: Plan::Table(Box::new(p.plan)),

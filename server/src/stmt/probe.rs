@@ -62,6 +62,10 @@ impl Probe {
 
     /// Writes the statement `text`, which measured `m`, to the slow log if it qualifies.
     fn log_slow(&self, st: &Context, m: &Measure, text: &str) {
+        // With the slow log off nothing is written or counted: skip building the entry.
+        if !st.core.querylogs.slow_on() {
+            return;
+        }
         let user_host = crate::querylog::format::user_host(&st.user, &st.conn.host);
         let entry = crate::querylog::SlowEntry {
             started: self.wall,

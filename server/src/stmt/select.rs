@@ -79,7 +79,7 @@ pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> 
                 s.from.clear(); // FROM DUAL names no table
             }
         }
-        return crate::stmt::plan::table_statement(st, &ast::Statement::Query(Box::new(q)), sql);
+        return crate::stmt::plan::table_statement(st, ast::Statement::Query(Box::new(q)), sql);
     }
     let resolver = NoTables {
         registry: &st.core.vars,
