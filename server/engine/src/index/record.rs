@@ -2,10 +2,9 @@
 //! secondary record carries (secondary key columns ++ primary key columns) encoded, so every
 //! key in any index is unique.
 
-use std::sync::Arc;
-
 use crate::index::key_buf::KeyBuf;
 use crate::lock::LockHint;
+use crate::row_buf::RowBuf;
 
 /// What a B+tree stores: a record with a memcomparable key, unique within its index.
 pub trait Record: Send + Sync + 'static {
@@ -20,7 +19,7 @@ pub struct ClusteredRec {
     pub key: KeyBuf,
     /// The whole row, encoded by the table's `RowCodec`. Shared, never copied, with the old
     /// versions that hold the same bytes (a delete-mark changes only the metadata).
-    pub row: Arc<[u8]>,
+    pub row: RowBuf,
     /// Id of the transaction that last wrote this record (DB_TRX_ID).
     pub trx_id: u64,
     /// Pointer into that transaction's undo for the previous version (DB_ROLL_PTR).

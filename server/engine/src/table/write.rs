@@ -2,7 +2,7 @@
 //! consistent (see the order of steps in the parent module).
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, MutexGuard};
+use std::sync::MutexGuard;
 
 use super::{
     display_value, Change, Existing, InsertOptions, InsertOutcome, InsertProbe, ProbeKind, Purged,
@@ -13,6 +13,7 @@ use crate::error::EngineError;
 use crate::index::{ClusteredRec, Record, SecondaryRec};
 use crate::key;
 use crate::mvcc::{self, Version};
+use crate::row_buf::RowBuf;
 use crate::schema::IndexDef;
 use crate::types::ColumnType;
 use crate::value::Value;
@@ -468,7 +469,7 @@ impl Table {
         let new_row = self.def.coerce_row(new_row)?;
         let Some(old_bytes) = self
             .clustered
-            .get(pk, |r| (!r.delete_mark).then(|| Arc::clone(&r.row)))
+            .get(pk, |r| (!r.delete_mark).then(|| r.row.clone()))
             .flatten()
         else {
             return Ok(UpdateOutcome::NotFound);
@@ -550,7 +551,7 @@ impl Table {
         let Some((old_ptr, replaced)) = old_prior else {
             return Ok(UpdateOutcome::NotFound);
         };
-        if let Some(actual) = replaced.filter(|a| !Arc::ptr_eq(a, &old_bytes)) {
+        if let Some(actual) = replaced.filter(|a| !RowBuf::ptr_eq(a, &old_bytes)) {
             // Without row locks a concurrent writer may have changed the row since it was
             // read: maintain the secondaries from what was actually replaced.
             let actual = self.codec.decode(&actual);
@@ -606,7 +607,7 @@ impl Table {
             rec.delete_mark = true;
             rec.trx_id = stamp.trx_id;
             rec.roll_ptr = ptr;
-            Some((ptr, Arc::clone(&rec.row)))
+            Some((ptr, rec.row.clone()))
         });
         let Some(Some((ptr, row))) = old else {
             return false;

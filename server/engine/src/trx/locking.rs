@@ -14,7 +14,6 @@
 //! moves on; NOWAIT fails the statement.
 
 use std::ops::Bound;
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::{index_id, TrxSys};
@@ -24,6 +23,7 @@ use crate::lock::{
     Acquired, GapKind, HintOwners, LockError, LockHint, LockTrx, LockWait, RecAt, RecKey,
     RecLockMode, Strength, WaitPolicy,
 };
+use crate::row_buf::RowBuf;
 use crate::value::Value;
 use crate::{HandlerStats, KeyRange, Restored, Table};
 
@@ -534,13 +534,9 @@ impl<'t> LockingScan<'t> {
     }
 
     /// The row bytes of the latest committed version of `rec` (None: none, or deleted).
-    fn latest_committed(&self, rec: &ClusteredRec) -> Option<Arc<[u8]>> {
-        let (mut row, mut trx_id, mut roll_ptr, mut deleted) = (
-            Arc::clone(&rec.row),
-            rec.trx_id,
-            rec.roll_ptr,
-            rec.delete_mark,
-        );
+    fn latest_committed(&self, rec: &ClusteredRec) -> Option<RowBuf> {
+        let (mut row, mut trx_id, mut roll_ptr, mut deleted) =
+            (rec.row.clone(), rec.trx_id, rec.roll_ptr, rec.delete_mark);
         while trx_id != self.lt.id() && self.sys.is_active(trx_id) {
             let v = self.table.versions().get(roll_ptr)?;
             (row, trx_id, roll_ptr, deleted) = (v.row, v.trx_id, v.roll_ptr, v.delete_mark);
