@@ -36,8 +36,8 @@ impl Version {
         Version {
             row: rec.row.clone(),
             trx_id: rec.trx_id,
-            roll_ptr: rec.roll_ptr,
-            delete_mark: rec.delete_mark,
+            roll_ptr: rec.roll_ptr(),
+            delete_mark: rec.delete_mark(),
         }
     }
 }
@@ -174,7 +174,7 @@ impl ReadView {
         if self.sees(rec.trx_id, me) {
             return Visible::Current;
         }
-        let mut ptr = rec.roll_ptr;
+        let mut ptr = rec.roll_ptr();
         loop {
             let Some(v) = store.get(ptr) else {
                 return Visible::Nothing;
@@ -228,13 +228,10 @@ mod tests {
             roll_ptr: p1,
             delete_mark: false,
         });
-        let rec = ClusteredRec {
-            key: (&[1u8][..]).into(),
-            row: RowBuf::new(&[3u8]),
-            trx_id: 9,
-            roll_ptr: p2,
-            delete_mark: false,
-            lock_hint: Default::default(),
+        let rec = {
+            let mut r = ClusteredRec::new((&[1u8][..]).into(), RowBuf::new(&[3u8]), 9);
+            r.set_roll_ptr(p2);
+            r
         };
         let v = view(8, 9, vec![8]);
         let Visible::Older(old) = v.visible_version(&rec, 0, &store) else {
@@ -254,13 +251,10 @@ mod tests {
     #[test]
     fn a_version_shares_its_row_bytes() {
         let store = VersionStore::default();
-        let rec = ClusteredRec {
-            key: (&[1u8][..]).into(),
-            row: RowBuf::new(&vec![7u8; 1 << 16]),
-            trx_id: 9,
-            roll_ptr: 0,
-            delete_mark: false,
-            lock_hint: Default::default(),
+        let rec = {
+            let mut r = ClusteredRec::new((&[1u8][..]).into(), RowBuf::new(&vec![7u8; 1 << 16]), 9);
+            r.set_roll_ptr(0);
+            r
         };
         let ptr = store.put(Version::of(&rec));
         let Some(v) = store.get(ptr) else {

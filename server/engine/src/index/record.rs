@@ -2,6 +2,8 @@
 //! secondary record carries (secondary key columns ++ primary key columns) encoded, so every
 //! key in any index is unique.
 
+use std::fmt;
+
 use crate::index::key_buf::KeyBuf;
 use crate::lock::LockHint;
 use crate::row_buf::RowBuf;
@@ -12,8 +14,12 @@ pub trait Record: Send + Sync + 'static {
     fn key(&self) -> &[u8];
 }
 
+/// The bit of [`ClusteredRec`]'s packed roll pointer word that holds the delete mark (roll
+/// pointers count up from 1 and stay far below it).
+const DELETE_MARK: u64 = 1 << 63;
+
 /// A clustered (primary) index record.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct ClusteredRec {
     /// The primary key, encoded (or the 6-byte hidden row id).
     pub key: KeyBuf,
@@ -22,12 +28,64 @@ pub struct ClusteredRec {
     pub row: RowBuf,
     /// Id of the transaction that last wrote this record (DB_TRX_ID).
     pub trx_id: u64,
-    /// Pointer into that transaction's undo for the previous version (DB_ROLL_PTR).
-    pub roll_ptr: u64,
-    /// Deleted, awaiting purge.
-    pub delete_mark: bool,
+    /// The roll pointer (DB_ROLL_PTR) with the delete mark in its top bit, so the record
+    /// takes 56 bytes instead of 64 (see [`ClusteredRec::roll_ptr`]).
+    roll: u64,
     /// A granted lock on this record, for SKIP LOCKED and NOWAIT checks (not part of the value).
     pub lock_hint: LockHint,
+}
+
+impl ClusteredRec {
+    /// A live record written by `trx_id`, with no older version.
+    pub fn new(key: KeyBuf, row: RowBuf, trx_id: u64) -> ClusteredRec {
+        ClusteredRec {
+            key,
+            row,
+            trx_id,
+            roll: 0,
+            lock_hint: LockHint::default(),
+        }
+    }
+
+    /// Pointer into the last writer's undo for the previous version (DB_ROLL_PTR; 0: none).
+    pub fn roll_ptr(&self) -> u64 {
+        self.roll & !DELETE_MARK
+    }
+
+    /// Points the record at its previous version.
+    pub fn set_roll_ptr(&mut self, ptr: u64) {
+        debug_assert_eq!(ptr & DELETE_MARK, 0, "a roll pointer overflowed");
+        self.roll = (self.roll & DELETE_MARK) | (ptr & !DELETE_MARK);
+    }
+
+    /// Deleted, awaiting purge.
+    pub fn delete_mark(&self) -> bool {
+        self.roll & DELETE_MARK != 0
+    }
+
+    /// Sets or clears the delete mark; returns the mark it had.
+    pub fn set_delete_mark(&mut self, marked: bool) -> bool {
+        let was = self.delete_mark();
+        self.roll = if marked {
+            self.roll | DELETE_MARK
+        } else {
+            self.roll & !DELETE_MARK
+        };
+        was
+    }
+}
+
+impl fmt::Debug for ClusteredRec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusteredRec")
+            .field("key", &self.key)
+            .field("row", &self.row)
+            .field("trx_id", &self.trx_id)
+            .field("roll_ptr", &self.roll_ptr())
+            .field("delete_mark", &self.delete_mark())
+            .field("lock_hint", &self.lock_hint)
+            .finish()
+    }
 }
 
 impl Record for ClusteredRec {
@@ -64,5 +122,31 @@ impl SecondaryRec {
 impl Record for SecondaryRec {
     fn key(&self) -> &[u8] {
         &self.key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_delete_mark_and_the_roll_pointer_are_independent() {
+        assert_eq!(std::mem::size_of::<ClusteredRec>(), 56);
+        let mut r = ClusteredRec::new(KeyBuf::from(&b"k"[..]), RowBuf::new(b"row"), 7);
+        assert_eq!((r.roll_ptr(), r.delete_mark()), (0, false));
+        assert!(!r.set_delete_mark(true));
+        assert_eq!((r.roll_ptr(), r.delete_mark()), (0, true));
+        let big = DELETE_MARK - 1;
+        r.set_roll_ptr(big);
+        assert_eq!((r.roll_ptr(), r.delete_mark()), (big, true));
+        assert!(r.set_delete_mark(false));
+        assert_eq!((r.roll_ptr(), r.delete_mark()), (big, false));
+        r.set_roll_ptr(5);
+        assert_eq!((r.roll_ptr(), r.delete_mark()), (5, false));
+        let dbg = format!("{r:?}");
+        assert!(
+            dbg.contains("roll_ptr: 5") && dbg.contains("delete_mark: false"),
+            "{dbg}"
+        );
     }
 }

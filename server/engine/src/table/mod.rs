@@ -424,7 +424,7 @@ impl Table {
             .get(pk, |r| match view.visible_version(r, me, &self.versions) {
                 Visible::Nothing => None,
                 Visible::Current => {
-                    (!r.delete_mark).then(|| self.codec.decode_columns(&r.row, columns))
+                    (!r.delete_mark()).then(|| self.codec.decode_columns(&r.row, columns))
                 }
                 Visible::Older(v) => {
                     (!v.delete_mark).then(|| self.codec.decode_columns(&v.row, columns))
@@ -448,7 +448,9 @@ impl Table {
     /// The live row with clustered key `pk`.
     pub fn get(&self, pk: &[u8]) -> Option<Vec<Value>> {
         self.clustered
-            .get(pk, |r| (!r.delete_mark).then(|| self.codec.decode(&r.row)))
+            .get(pk, |r| {
+                (!r.delete_mark()).then(|| self.codec.decode(&r.row))
+            })
             .flatten()
     }
 
@@ -456,7 +458,7 @@ impl Table {
     pub fn get_columns(&self, pk: &[u8], columns: &[usize]) -> Option<Vec<Value>> {
         self.clustered
             .get(pk, |r| {
-                (!r.delete_mark).then(|| self.codec.decode_columns(&r.row, columns))
+                (!r.delete_mark()).then(|| self.codec.decode_columns(&r.row, columns))
             })
             .flatten()
     }
@@ -467,8 +469,8 @@ impl Table {
         self.clustered.get(pk, |r| RecordVersion {
             row: self.codec.decode(&r.row),
             trx_id: r.trx_id,
-            roll_ptr: r.roll_ptr,
-            delete_mark: r.delete_mark,
+            roll_ptr: r.roll_ptr(),
+            delete_mark: r.delete_mark(),
         })
     }
 
@@ -555,7 +557,7 @@ impl Table {
             n
         }
         match index {
-            0 => count(&self.clustered, &range, limit, |r| !r.delete_mark),
+            0 => count(&self.clustered, &range, limit, |r| !r.delete_mark()),
             i => count(&self.secondaries[i - 1].tree, &range, limit, |r| {
                 !r.delete_mark
             }),

@@ -191,10 +191,10 @@ impl Table {
                         successor: None,
                         kind: ProbeKind::Duplicate(Existing {
                             trx_id: r.trx_id,
-                            delete_mark: r.delete_mark,
+                            delete_mark: r.delete_mark(),
                         }),
                     })?;
-                    Ok(!r.delete_mark)
+                    Ok(!r.delete_mark())
                 }
                 succ => gap(succ.map(|r| r.key())).map(|()| false),
             }
@@ -319,7 +319,7 @@ impl Table {
             // MySQL reports a duplicate PRIMARY KEY before a duplicate UNIQUE key.
             let found = self.clustered.get(&pk, |r| Existing {
                 trx_id: r.trx_id,
-                delete_mark: r.delete_mark,
+                delete_mark: r.delete_mark(),
             });
             if let Some(ex) = found {
                 check(InsertProbe {
@@ -335,14 +335,7 @@ impl Table {
             self.scan_unique(&row, &pk, &vec![true; self.secondaries.len()], &check)?;
         }
         let trx_id = opts.stamp.trx_id;
-        let rec = ClusteredRec {
-            key: pk.as_slice().into(),
-            row: self.codec.encode(&row),
-            trx_id,
-            roll_ptr: 0,
-            delete_mark: false,
-            lock_hint: Default::default(),
-        };
+        let rec = ClusteredRec::new(pk.as_slice().into(), self.codec.encode(&row), trx_id);
         // The roll pointer of the delete-marked record this insert overwrote, if any.
         let mut prior: Option<u64> = None;
         self.clustered.insert_checked(
@@ -363,14 +356,14 @@ impl Table {
                     successor: None,
                     kind: ProbeKind::Duplicate(Existing {
                         trx_id: existing.trx_id,
-                        delete_mark: existing.delete_mark,
+                        delete_mark: existing.delete_mark(),
                     }),
                 })?;
-                if !existing.delete_mark {
+                if !existing.delete_mark() {
                     return Err(self.duplicate(self.def.clustered(), &row).into());
                 }
                 let ptr = self.versions.put(Version::of(existing));
-                new.roll_ptr = ptr;
+                new.set_roll_ptr(ptr);
                 *existing = new;
                 prior = Some(ptr);
                 Ok(())
@@ -469,7 +462,7 @@ impl Table {
         let new_row = self.def.coerce_row(new_row)?;
         let Some(old_bytes) = self
             .clustered
-            .get(pk, |r| (!r.delete_mark).then(|| r.row.clone()))
+            .get(pk, |r| (!r.delete_mark()).then(|| r.row.clone()))
             .flatten()
         else {
             return Ok(UpdateOutcome::NotFound);
@@ -514,19 +507,16 @@ impl Table {
         let mut sec_new = Vec::new();
         let mut new_prior: Option<u64> = None;
         if pk_changed {
-            let rec = ClusteredRec {
-                key: new_pk.as_slice().into(),
-                row: bytes.take().expect("unused"),
+            let rec = ClusteredRec::new(
+                new_pk.as_slice().into(),
+                bytes.take().expect("unused"),
                 trx_id,
-                roll_ptr: 0,
-                delete_mark: false,
-                lock_hint: Default::default(),
-            };
+            );
             self.clustered
                 .insert_with(rec, trx_id, |existing, mut new| {
-                    if existing.delete_mark {
+                    if existing.delete_mark() {
                         let ptr = self.versions.put(Version::of(existing));
-                        new.roll_ptr = ptr;
+                        new.set_roll_ptr(ptr);
                         *existing = new;
                         new_prior = Some(ptr);
                         Ok(())
@@ -539,9 +529,9 @@ impl Table {
         let old_prior = self.clustered.modify(pk, |rec, _| {
             let ptr = self.versions.put(Version::of(rec));
             rec.trx_id = trx_id;
-            rec.roll_ptr = ptr;
+            rec.set_roll_ptr(ptr);
             if pk_changed {
-                rec.delete_mark = true;
+                rec.set_delete_mark(true);
                 (ptr, None)
             } else {
                 let new = bytes.take().expect("unused");
@@ -600,13 +590,13 @@ impl Table {
     /// the change; false if there is none.
     pub fn delete(&self, pk: &[u8], stamp: WriteStamp, log: &mut Vec<Change>) -> bool {
         let old = self.clustered.modify(pk, |rec, _| {
-            if rec.delete_mark {
+            if rec.delete_mark() {
                 return None;
             }
             let ptr = self.versions.put(Version::of(rec));
-            rec.delete_mark = true;
+            rec.set_delete_mark(true);
             rec.trx_id = stamp.trx_id;
-            rec.roll_ptr = ptr;
+            rec.set_roll_ptr(ptr);
             Some((ptr, rec.row.clone()))
         });
         let Some(Some((ptr, row))) = old else {
@@ -659,7 +649,7 @@ impl Table {
         }
         let was_live = self
             .clustered
-            .get(&change.pk, |r| !r.delete_mark)
+            .get(&change.pk, |r| !r.delete_mark())
             .unwrap_or(false);
         let mut freed = 0;
         let now_live = if change.created {
@@ -678,8 +668,8 @@ impl Table {
             let live = !v.delete_mark;
             let undone = self.clustered.modify(&change.pk, |r, _| {
                 r.trx_id = v.trx_id;
-                r.roll_ptr = v.roll_ptr;
-                r.delete_mark = v.delete_mark;
+                r.set_roll_ptr(v.roll_ptr);
+                r.set_delete_mark(v.delete_mark);
                 // Under the write latch: no reader is walking this record's chain now.
                 self.versions.free(change.prior);
                 std::mem::replace(&mut r.row, v.row)
@@ -717,7 +707,7 @@ impl Table {
         };
         let gone = self.clustered.remove_reporting(
             &change.pk,
-            |r| r.delete_mark && r.trx_id == trx_id,
+            |r| r.delete_mark() && r.trx_id == trx_id,
             |succ| removed(0, &change.pk, succ.map(|r| r.key())),
         );
         if let Some(rec) = gone {
@@ -782,7 +772,7 @@ impl Table {
     /// record `pk` and the delete-marked secondary entries of its row; false if `pk` is
     /// absent or live.
     pub fn purge(&self, pk: &[u8]) -> bool {
-        let Some(rec) = self.clustered.remove_if(pk, |r| r.delete_mark) else {
+        let Some(rec) = self.clustered.remove_if(pk, |r| r.delete_mark()) else {
             return false;
         };
         for (i, s) in self.secondaries.iter().enumerate() {

@@ -449,7 +449,7 @@ impl<'t> LockingScan<'t> {
                 let page = cur.page_id().unwrap_or(0);
                 self.stats.records_visited += 1;
                 self.convert_implicit(0, rec.key(), page, rec.trx_id);
-                let mode = self.mode_for(rec.key(), rec.delete_mark);
+                let mode = self.mode_for(rec.key(), rec.delete_mark());
                 let semi = self.opts.semi_consistent && !self.opts.unique_point && !self.retry_wait;
                 let policy = if semi {
                     WaitPolicy::SkipLocked
@@ -460,7 +460,7 @@ impl<'t> LockingScan<'t> {
                     Got::Granted(fresh) => {
                         let rec = cur.record().expect("on record");
                         self.bound_locked |= self.is_le_bound(rec.key());
-                        if rec.delete_mark {
+                        if rec.delete_mark() {
                             if fresh && !self.opts.gaps {
                                 self.fresh.push((0, rec.key().to_vec(), mode));
                                 self.unlock_row();
@@ -535,8 +535,12 @@ impl<'t> LockingScan<'t> {
 
     /// The row bytes of the latest committed version of `rec` (None: none, or deleted).
     fn latest_committed(&self, rec: &ClusteredRec) -> Option<RowBuf> {
-        let (mut row, mut trx_id, mut roll_ptr, mut deleted) =
-            (rec.row.clone(), rec.trx_id, rec.roll_ptr, rec.delete_mark);
+        let (mut row, mut trx_id, mut roll_ptr, mut deleted) = (
+            rec.row.clone(),
+            rec.trx_id,
+            rec.roll_ptr(),
+            rec.delete_mark(),
+        );
         while trx_id != self.lt.id() && self.sys.is_active(trx_id) {
             let v = self.table.versions().get(roll_ptr)?;
             (row, trx_id, roll_ptr, deleted) = (v.row, v.trx_id, v.roll_ptr, v.delete_mark);
@@ -647,7 +651,7 @@ impl<'t> LockingScan<'t> {
                     }
                 }
                 let crec = cc.record().expect("on record");
-                if crec.delete_mark {
+                if crec.delete_mark() {
                     drop(cc);
                     if !self.opts.gaps {
                         self.unlock_row();
