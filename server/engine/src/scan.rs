@@ -435,11 +435,11 @@ impl<'t> TableScan<'t> {
                 })
             }),
             Kind::Secondary(scan) => scan.fill(stats, max, out, |r| {
-                (include || view.is_some() || !r.delete_mark).then(|| ScanItem {
-                    key: r.key.to_vec(),
-                    pk_offset: r.pk_offset as usize,
+                (include || view.is_some() || !r.delete_mark()).then(|| ScanItem {
+                    key: r.key().to_vec(),
+                    pk_offset: r.pk_offset(),
                     row: None,
-                    delete_mark: r.delete_mark,
+                    delete_mark: r.delete_mark(),
                     trx_id: 0,
                 })
             }),

@@ -559,7 +559,7 @@ impl Table {
         match index {
             0 => count(&self.clustered, &range, limit, |r| !r.delete_mark()),
             i => count(&self.secondaries[i - 1].tree, &range, limit, |r| {
-                !r.delete_mark
+                !r.delete_mark()
             }),
         }
     }

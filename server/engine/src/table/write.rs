@@ -125,7 +125,7 @@ impl Table {
             let mut found = false;
             while on {
                 let rec = cur.record().expect("on record");
-                let ex = writer(rec.primary_key(), rec.delete_mark);
+                let ex = writer(rec.primary_key(), rec.delete_mark());
                 if rec.secondary_part() != prefix.as_slice() {
                     if found {
                         check(InsertProbe {
@@ -144,7 +144,7 @@ impl Table {
                     successor: None,
                     kind: ProbeKind::Duplicate(ex),
                 })?;
-                if !rec.delete_mark && rec.primary_key() != own_pk {
+                if !rec.delete_mark() && rec.primary_key() != own_pk {
                     return Err(self.duplicate(&self.def.indexes()[i + 1], row).into());
                 }
                 on = cur.move_next();
@@ -219,18 +219,13 @@ impl Table {
         sec: &mut Vec<SecChange>,
     ) {
         let s = &self.secondaries[i];
-        let pk_offset = prefix.len() as u32;
+        let pk_offset = prefix.len();
         let mut k = prefix;
         k.extend_from_slice(pk);
-        let rec = SecondaryRec {
-            key: k.as_slice().into(),
-            pk_offset,
-            delete_mark: false,
-            lock_hint: Default::default(),
-        };
+        let rec = SecondaryRec::new(&k, pk_offset);
         let mut op = SecOp::Inserted;
         let reused: Result<(), ()> = s.tree.insert_with(rec, trx_id, |existing, _| {
-            existing.delete_mark = false; // re-insert of an equal key clears the mark in place
+            existing.set_delete_mark(false); // re-insert of an equal key clears the mark in place
             op = SecOp::Unmarked;
             Ok(())
         });
@@ -246,7 +241,7 @@ impl Table {
     fn mark_secondary(&self, i: usize, k: Vec<u8>, trx_id: u64, sec: &mut Vec<SecChange>) {
         let marked = self.secondaries[i].tree.modify(&k, |rec, max_trx_id| {
             *max_trx_id = (*max_trx_id).max(trx_id);
-            !std::mem::replace(&mut rec.delete_mark, true)
+            !rec.set_delete_mark(true)
         });
         if marked == Some(true) {
             sec.push(SecChange {
@@ -372,14 +367,9 @@ impl Table {
         let mut sec: Vec<SecChange> = Vec::with_capacity(self.secondaries.len());
         for (i, s) in self.secondaries.iter().enumerate() {
             let mut key = self.secondary_prefix(s, &row);
-            let pk_offset = key.len() as u32;
+            let pk_offset = key.len();
             key.extend_from_slice(&pk);
-            let rec = SecondaryRec {
-                key: key.as_slice().into(),
-                pk_offset,
-                delete_mark: false,
-                lock_hint: Default::default(),
-            };
+            let rec = SecondaryRec::new(&key, pk_offset);
             let mut op = SecOp::Inserted;
             let inserted = s.tree.insert_checked(
                 rec,
@@ -393,7 +383,7 @@ impl Table {
                     })
                 },
                 |existing, _| {
-                    existing.delete_mark = false; // re-insert of an equal key clears the mark
+                    existing.set_delete_mark(false); // re-insert of an equal key clears the mark
                     op = SecOp::Unmarked;
                     Ok(())
                 },
@@ -640,10 +630,10 @@ impl Table {
                     );
                 }
                 SecOp::Unmarked => {
-                    tree.modify(&sc.key, |r, _| r.delete_mark = true);
+                    tree.modify(&sc.key, |r, _| r.set_delete_mark(true));
                 }
                 SecOp::Marked => {
-                    tree.modify(&sc.key, |r, _| r.delete_mark = false);
+                    tree.modify(&sc.key, |r, _| r.set_delete_mark(false));
                 }
             }
         }
@@ -736,7 +726,7 @@ impl Table {
             .tree
             .remove_reporting(
                 key,
-                |r| r.delete_mark,
+                |r| r.delete_mark(),
                 |succ| removed(index, key, succ.map(|r| r.key())),
             )
             .map_or(0, |_| 1)
@@ -777,7 +767,7 @@ impl Table {
         };
         for (i, s) in self.secondaries.iter().enumerate() {
             let k = self.secondary_key_of(i + 1, &rec.row, pk);
-            s.tree.remove_if(&k, |r| r.delete_mark);
+            s.tree.remove_if(&k, |r| r.delete_mark());
         }
         true
     }
@@ -788,7 +778,7 @@ impl Table {
     pub(crate) fn purge_secondary(&self, index: usize, key: &[u8]) -> bool {
         self.secondaries[index - 1]
             .tree
-            .remove_if(key, |r| r.delete_mark)
+            .remove_if(key, |r| r.delete_mark())
             .is_some()
     }
 }

@@ -577,7 +577,7 @@ impl<'t> LockingScan<'t> {
                         self.convert_implicit(self.index, rec.key(), page, writer);
                     }
                 }
-                let mode = self.mode_for(rec.key(), rec.delete_mark);
+                let mode = self.mode_for(rec.key(), rec.delete_mark());
                 let (index, policy) = (self.index, self.opts.policy);
                 match self.lock_record(index, rec.key(), &rec.lock_hint, page, mode, policy)? {
                     Got::Skipped => {
@@ -603,7 +603,7 @@ impl<'t> LockingScan<'t> {
                         if fresh {
                             self.fresh.push((self.index, rec.key().to_vec(), mode));
                         }
-                        if rec.delete_mark {
+                        if rec.delete_mark() {
                             if !self.opts.gaps {
                                 self.unlock_row();
                             }
