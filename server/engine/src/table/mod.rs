@@ -564,9 +564,22 @@ impl Table {
         }
     }
 
+    /// Bytes of the rows only this table's records hold (rows an old version shares are left
+    /// out): what dropping or truncating it frees.
+    pub(crate) fn unshared_row_bytes(&self) -> u64 {
+        let mut bytes = 0;
+        self.clustered.for_each_record(|r| {
+            if r.row.share_count() == 1 {
+                bytes += r.row.len() as u64;
+            }
+        });
+        bytes
+    }
+
     /// Removes every row and resets the AUTO_INCREMENT counter (TRUNCATE TABLE).
     pub fn truncate(&self) {
         let _unique = self.lock_unique(|_| true);
+        crate::memory::note_table_rows_freed(self.unshared_row_bytes());
         self.clustered.truncate();
         for s in &self.secondaries {
             s.tree.truncate();
@@ -574,6 +587,14 @@ impl Table {
         self.rows.store(0, Relaxed);
         self.next_auto_increment.store(1, Relaxed);
         self.next_row_id.store(1, Relaxed);
+    }
+}
+
+impl Drop for Table {
+    /// Counts the rows this table frees, so purge gives their memory back to the OS once the
+    /// engine is quiet (a table dropped or replaced by a rebuild can hold most of the heap).
+    fn drop(&mut self) {
+        crate::memory::note_table_rows_freed(self.unshared_row_bytes());
     }
 }
 
