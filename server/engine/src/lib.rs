@@ -12,7 +12,7 @@
 //! Layering, bottom up: `members` (ENUM/SET member lists), `value` and `time_value` (TIME's
 //! text forms), `error_code` (MySQL's codes) and `error` → `types` (column types) and `json` →
 //! `coerce` (strict-mode value coercion) → `key` (memcomparable keys) → `row` (compact row
-//! bytes) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) and `cursor`
+//! bytes) and `row_buf` (their shared storage) → `schema` (table definitions) → `latch` → `index` (pages, B+tree) and `cursor`
 //! (positioning, save/restore), which use each other, with pages carrying the lock system's
 //! hints → `mvcc` (read views, versions) → `scan` and `table` (a definition and its indexes) →
 //! `catalog` (the registry of databases and tables); `lock` (the lock system) builds on
@@ -45,6 +45,7 @@ mod memory;
 pub mod mvcc;
 pub mod redo;
 pub mod row;
+pub mod row_buf;
 pub mod scan;
 pub mod schema;
 pub mod table;
@@ -63,6 +64,7 @@ pub use error_code::ErrorCode;
 pub use index::{BTree, ClusteredRec, IndexStats, KeyBuf, PageCapacity, Record, SecondaryRec};
 pub use members::Members;
 pub use mvcc::{ReadView, Version, VersionStore, Visible};
+pub use row_buf::RowBuf;
 pub use scan::{HandlerStats, KeyRange, ScanItem, TableScan};
 pub use table::{
     Change, Existing, InsertOptions, InsertOutcome, InsertProbe, ProbeKind, RecordVersion,

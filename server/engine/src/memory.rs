@@ -4,8 +4,12 @@
 //! would stay resident after their table is empty. The transaction system counts the row
 //! bytes purge and rollback free; purge asks the allocator to return its free pages
 //! ([`trim`]) when [`TrimPolicy`] says so. The tables that grow with the history (old
-//! versions, the history list) shrink as purge empties them ([`shrink_target`]).
+//! versions, the history list) shrink as purge empties them ([`shrink_target`]). The rows of a
+//! table that DDL dropped, rebuilt (ALTER TABLE, CREATE/DROP INDEX) or truncated are counted
+//! too ([`note_table_rows_freed`]), so they go back to the OS the same way, once purge finds
+//! the engine quiet.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// Row bytes freed since the last trim that make purge trim even while writes go on.
@@ -61,6 +65,20 @@ impl TrimPolicy {
         self.last_freed = if trim { 0 } else { freed };
         trim
     }
+}
+
+/// Row bytes freed with dropped, replaced or truncated tables since purge last took them.
+/// Process-wide, like the allocator they go back to (and the trim that returns them).
+static TABLE_ROWS_FREED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `bytes` of rows freed with a table (dropped, replaced by a rebuild, truncated).
+pub(crate) fn note_table_rows_freed(bytes: u64) {
+    TABLE_ROWS_FREED.fetch_add(bytes, Relaxed);
+}
+
+/// Takes the count of [`note_table_rows_freed`] (purge adds it to its own freed count).
+pub(crate) fn take_table_rows_freed() -> u64 {
+    TABLE_ROWS_FREED.swap(0, Relaxed)
 }
 
 /// Returns the allocator's free pages to the operating system (glibc's `malloc_trim`; a

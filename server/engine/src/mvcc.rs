@@ -10,17 +10,18 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use crate::index::ClusteredRec;
 use crate::memory;
+use crate::row_buf::RowBuf;
 
 /// An old version of a clustered record, as it was before a transaction overwrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Version {
     /// The row bytes (the table's `RowCodec` encoding), shared with the record or the newer
     /// version that has the same bytes.
-    pub row: Arc<[u8]>,
+    pub row: RowBuf,
     /// DB_TRX_ID of that version.
     pub trx_id: u64,
     /// Its own roll pointer (the version before it; 0: none).
@@ -33,10 +34,10 @@ impl Version {
     /// The version a clustered record holds now (its row bytes shared, not copied).
     pub fn of(rec: &ClusteredRec) -> Version {
         Version {
-            row: Arc::clone(&rec.row),
+            row: rec.row.clone(),
             trx_id: rec.trx_id,
-            roll_ptr: rec.roll_ptr,
-            delete_mark: rec.delete_mark,
+            roll_ptr: rec.roll_ptr(),
+            delete_mark: rec.delete_mark(),
         }
     }
 }
@@ -117,14 +118,9 @@ impl VersionStore {
 }
 
 /// Drops one reference to row bytes; returns their length if that was the last reference
-/// (the bytes were freed), else 0. An estimate for deciding when to trim the allocator: a
-/// reader dropping its own reference at the same moment can make both sides report 0.
-pub(crate) fn release(row: Arc<[u8]>) -> u64 {
-    if Arc::strong_count(&row) == 1 {
-        row.len() as u64
-    } else {
-        0
-    }
+/// (the bytes were freed), else 0.
+pub(crate) fn release(row: RowBuf) -> u64 {
+    row.release()
 }
 
 /// Which version of a record a read view sees.
@@ -178,7 +174,7 @@ impl ReadView {
         if self.sees(rec.trx_id, me) {
             return Visible::Current;
         }
-        let mut ptr = rec.roll_ptr;
+        let mut ptr = rec.roll_ptr();
         loop {
             let Some(v) = store.get(ptr) else {
                 return Visible::Nothing;
@@ -221,24 +217,21 @@ mod tests {
     fn old_versions_are_found_through_roll_pointers() {
         let store = VersionStore::default();
         let p1 = store.put(Version {
-            row: Arc::from([1u8]),
+            row: RowBuf::new(&[1u8]),
             trx_id: 3,
             roll_ptr: 0,
             delete_mark: false,
         });
         let p2 = store.put(Version {
-            row: Arc::from([2u8]),
+            row: RowBuf::new(&[2u8]),
             trx_id: 8,
             roll_ptr: p1,
             delete_mark: false,
         });
-        let rec = ClusteredRec {
-            key: (&[1u8][..]).into(),
-            row: Arc::from([3u8]),
-            trx_id: 9,
-            roll_ptr: p2,
-            delete_mark: false,
-            lock_hint: Default::default(),
+        let rec = {
+            let mut r = ClusteredRec::new((&[1u8][..]).into(), RowBuf::new(&[3u8]), 9);
+            r.set_roll_ptr(p2);
+            r
         };
         let v = view(8, 9, vec![8]);
         let Visible::Older(old) = v.visible_version(&rec, 0, &store) else {
@@ -258,19 +251,16 @@ mod tests {
     #[test]
     fn a_version_shares_its_row_bytes() {
         let store = VersionStore::default();
-        let rec = ClusteredRec {
-            key: (&[1u8][..]).into(),
-            row: Arc::from(vec![7u8; 1 << 16]),
-            trx_id: 9,
-            roll_ptr: 0,
-            delete_mark: false,
-            lock_hint: Default::default(),
+        let rec = {
+            let mut r = ClusteredRec::new((&[1u8][..]).into(), RowBuf::new(&vec![7u8; 1 << 16]), 9);
+            r.set_roll_ptr(0);
+            r
         };
         let ptr = store.put(Version::of(&rec));
         let Some(v) = store.get(ptr) else {
             panic!("stored");
         };
-        assert!(Arc::ptr_eq(&v.row, &rec.row), "no copy of the row");
+        assert!(RowBuf::ptr_eq(&v.row, &rec.row), "no copy of the row");
         drop(v);
         assert_eq!(store.free(ptr), 0, "the record still holds the bytes");
         assert_eq!(release(rec.row), 1 << 16, "the last reference frees them");

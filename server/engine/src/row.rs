@@ -4,9 +4,8 @@
 //! LEB128-length-prefixed (strings, JSON).
 //! Encoding then decoding returns the coerced values unchanged.
 
-use std::sync::Arc;
-
 use crate::key::{pack_datetime, unpack_datetime};
+use crate::row_buf::RowBuf;
 use crate::types::ColumnType;
 use crate::value::{DateTime, Decimal, Value, I256};
 
@@ -53,7 +52,7 @@ impl RowCodec {
     /// stored as the type's zero value; callers check nullability first. The buffer is
     /// sized up front (a string's length prefix takes at most 10 bytes), so a large row is
     /// written once and copied once into its shared allocation.
-    pub fn encode(&self, values: &[Value]) -> Arc<[u8]> {
+    pub fn encode(&self, values: &[Value]) -> RowBuf {
         let size: usize = values
             .iter()
             .map(|v| match v {
@@ -72,7 +71,7 @@ impl RowCodec {
             }
             put(self.types[i], v, &mut out);
         }
-        Arc::from(out)
+        RowBuf::new(&out)
     }
 
     /// Decodes every column.

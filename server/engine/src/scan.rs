@@ -336,7 +336,7 @@ impl<'t> TableScan<'t> {
             let codec = self.table.codec();
             let projection = self.projection.as_deref();
             let found = self.table.clustered_index().get(item.primary_key(), |r| {
-                (!r.delete_mark).then(|| (decode(codec, projection, &r.row), r.trx_id))
+                (!r.delete_mark()).then(|| (decode(codec, projection, &r.row), r.trx_id))
             });
             if let Some(Some((row, trx_id))) = found {
                 item.row = Some(row);
@@ -363,7 +363,7 @@ impl<'t> TableScan<'t> {
                 let older;
                 let (bytes, trx_id, deleted, latest) = match view.visible_version(r, me, versions) {
                     Visible::Nothing => return None,
-                    Visible::Current => (&r.row, r.trx_id, r.delete_mark, true),
+                    Visible::Current => (&r.row, r.trx_id, r.delete_mark(), true),
                     Visible::Older(v) => {
                         older = v;
                         (&older.row, older.trx_id, older.delete_mark, false)
@@ -424,7 +424,7 @@ impl<'t> TableScan<'t> {
                 };
                 let (bytes, trx_id, deleted) = match &older {
                     Some(v) => (&v.row, v.trx_id, v.delete_mark),
-                    None => (&r.row, r.trx_id, r.delete_mark),
+                    None => (&r.row, r.trx_id, r.delete_mark()),
                 };
                 (include || !deleted).then(|| ScanItem {
                     key: r.key.to_vec(),
@@ -435,11 +435,11 @@ impl<'t> TableScan<'t> {
                 })
             }),
             Kind::Secondary(scan) => scan.fill(stats, max, out, |r| {
-                (include || view.is_some() || !r.delete_mark).then(|| ScanItem {
-                    key: r.key.to_vec(),
-                    pk_offset: r.pk_offset as usize,
+                (include || view.is_some() || !r.delete_mark()).then(|| ScanItem {
+                    key: r.key().to_vec(),
+                    pk_offset: r.pk_offset(),
                     row: None,
-                    delete_mark: r.delete_mark,
+                    delete_mark: r.delete_mark(),
                     trx_id: 0,
                 })
             }),

@@ -437,6 +437,20 @@ impl<R: Record> BTree<R> {
         root.modify_count += 1;
     }
 
+    /// Calls `f` with every record in key order, leaf by leaf under shared latches (left to
+    /// right, one leaf at a time).
+    pub(crate) fn for_each_record(&self, mut f: impl FnMut(&R)) {
+        let first = self.descend(&[], Route::BeforeEqual, false, None);
+        first.records.iter().for_each(&mut f);
+        let mut next = first.next.clone();
+        drop(first);
+        while let Some(page) = next {
+            let leaf = Page::read(page, self.waits());
+            leaf.records.iter().for_each(&mut f);
+            next = leaf.next.clone();
+        }
+    }
+
     /// Empties the tree. Every page but the root is marked freed (so saved positions on it
     /// restore by descent), top-down under exclusive latches.
     pub fn truncate(&self) {

@@ -424,7 +424,7 @@ impl Table {
             .get(pk, |r| match view.visible_version(r, me, &self.versions) {
                 Visible::Nothing => None,
                 Visible::Current => {
-                    (!r.delete_mark).then(|| self.codec.decode_columns(&r.row, columns))
+                    (!r.delete_mark()).then(|| self.codec.decode_columns(&r.row, columns))
                 }
                 Visible::Older(v) => {
                     (!v.delete_mark).then(|| self.codec.decode_columns(&v.row, columns))
@@ -448,7 +448,9 @@ impl Table {
     /// The live row with clustered key `pk`.
     pub fn get(&self, pk: &[u8]) -> Option<Vec<Value>> {
         self.clustered
-            .get(pk, |r| (!r.delete_mark).then(|| self.codec.decode(&r.row)))
+            .get(pk, |r| {
+                (!r.delete_mark()).then(|| self.codec.decode(&r.row))
+            })
             .flatten()
     }
 
@@ -456,7 +458,7 @@ impl Table {
     pub fn get_columns(&self, pk: &[u8], columns: &[usize]) -> Option<Vec<Value>> {
         self.clustered
             .get(pk, |r| {
-                (!r.delete_mark).then(|| self.codec.decode_columns(&r.row, columns))
+                (!r.delete_mark()).then(|| self.codec.decode_columns(&r.row, columns))
             })
             .flatten()
     }
@@ -467,8 +469,8 @@ impl Table {
         self.clustered.get(pk, |r| RecordVersion {
             row: self.codec.decode(&r.row),
             trx_id: r.trx_id,
-            roll_ptr: r.roll_ptr,
-            delete_mark: r.delete_mark,
+            roll_ptr: r.roll_ptr(),
+            delete_mark: r.delete_mark(),
         })
     }
 
@@ -555,16 +557,29 @@ impl Table {
             n
         }
         match index {
-            0 => count(&self.clustered, &range, limit, |r| !r.delete_mark),
+            0 => count(&self.clustered, &range, limit, |r| !r.delete_mark()),
             i => count(&self.secondaries[i - 1].tree, &range, limit, |r| {
-                !r.delete_mark
+                !r.delete_mark()
             }),
         }
+    }
+
+    /// Bytes of the rows only this table's records hold (rows an old version shares are left
+    /// out): what dropping or truncating it frees.
+    pub(crate) fn unshared_row_bytes(&self) -> u64 {
+        let mut bytes = 0;
+        self.clustered.for_each_record(|r| {
+            if r.row.share_count() == 1 {
+                bytes += r.row.len() as u64;
+            }
+        });
+        bytes
     }
 
     /// Removes every row and resets the AUTO_INCREMENT counter (TRUNCATE TABLE).
     pub fn truncate(&self) {
         let _unique = self.lock_unique(|_| true);
+        crate::memory::note_table_rows_freed(self.unshared_row_bytes());
         self.clustered.truncate();
         for s in &self.secondaries {
             s.tree.truncate();
@@ -572,6 +587,14 @@ impl Table {
         self.rows.store(0, Relaxed);
         self.next_auto_increment.store(1, Relaxed);
         self.next_row_id.store(1, Relaxed);
+    }
+}
+
+impl Drop for Table {
+    /// Counts the rows this table frees, so purge gives their memory back to the OS once the
+    /// engine is quiet (a table dropped or replaced by a rebuild can hold most of the heap).
+    fn drop(&mut self) {
+        crate::memory::note_table_rows_freed(self.unshared_row_bytes());
     }
 }
 

@@ -718,3 +718,27 @@ fn read_ahead_counts_handler_reads_per_row_handed_out() {
     assert_eq!(scan.by_ref().count(), 100);
     assert_eq!((scan.stats().read_key, scan.stats().read_prev), (1, 100));
 }
+
+#[test]
+fn the_rows_a_table_frees_leave_out_those_its_versions_share() {
+    let t = table();
+    assert_eq!(t.unshared_row_bytes(), 0);
+    let opts = InsertOptions {
+        stamp: WriteStamp { trx_id: 5 },
+        ..Default::default()
+    };
+    let r = |id: i64, c: &str| vec![Value::Int(id), Value::Int(id), Value::Null, Value::str(c)];
+    let len = |c: &str| t.codec().encode(&r(0, c)).len() as u64;
+    // Enough rows for several leaves of the tiny test pages.
+    let mut expected = 0;
+    for id in 0..40 {
+        let c = ["", "a", "abc", "abcdefgh"][id as usize % 4];
+        t.insert(r(id, c), &opts).unwrap();
+        expected += len(c);
+    }
+    assert_eq!(t.unshared_row_bytes(), expected);
+    // A delete-mark keeps the row's bytes shared with the version it saves: not freed with
+    // the table while that version lives.
+    assert!(t.delete(&pk(&t, 3), WriteStamp { trx_id: 6 }, &mut Vec::new()));
+    assert_eq!(t.unshared_row_bytes(), expected - len("abcdefgh"));
+}

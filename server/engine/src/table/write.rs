@@ -2,7 +2,7 @@
 //! consistent (see the order of steps in the parent module).
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, MutexGuard};
+use std::sync::MutexGuard;
 
 use super::{
     display_value, Change, Existing, InsertOptions, InsertOutcome, InsertProbe, ProbeKind, Purged,
@@ -13,6 +13,7 @@ use crate::error::EngineError;
 use crate::index::{ClusteredRec, Record, SecondaryRec};
 use crate::key;
 use crate::mvcc::{self, Version};
+use crate::row_buf::RowBuf;
 use crate::schema::IndexDef;
 use crate::types::ColumnType;
 use crate::value::Value;
@@ -124,7 +125,7 @@ impl Table {
             let mut found = false;
             while on {
                 let rec = cur.record().expect("on record");
-                let ex = writer(rec.primary_key(), rec.delete_mark);
+                let ex = writer(rec.primary_key(), rec.delete_mark());
                 if rec.secondary_part() != prefix.as_slice() {
                     if found {
                         check(InsertProbe {
@@ -143,7 +144,7 @@ impl Table {
                     successor: None,
                     kind: ProbeKind::Duplicate(ex),
                 })?;
-                if !rec.delete_mark && rec.primary_key() != own_pk {
+                if !rec.delete_mark() && rec.primary_key() != own_pk {
                     return Err(self.duplicate(&self.def.indexes()[i + 1], row).into());
                 }
                 on = cur.move_next();
@@ -190,10 +191,10 @@ impl Table {
                         successor: None,
                         kind: ProbeKind::Duplicate(Existing {
                             trx_id: r.trx_id,
-                            delete_mark: r.delete_mark,
+                            delete_mark: r.delete_mark(),
                         }),
                     })?;
-                    Ok(!r.delete_mark)
+                    Ok(!r.delete_mark())
                 }
                 succ => gap(succ.map(|r| r.key())).map(|()| false),
             }
@@ -218,18 +219,13 @@ impl Table {
         sec: &mut Vec<SecChange>,
     ) {
         let s = &self.secondaries[i];
-        let pk_offset = prefix.len() as u32;
+        let pk_offset = prefix.len();
         let mut k = prefix;
         k.extend_from_slice(pk);
-        let rec = SecondaryRec {
-            key: k.as_slice().into(),
-            pk_offset,
-            delete_mark: false,
-            lock_hint: Default::default(),
-        };
+        let rec = SecondaryRec::new(&k, pk_offset);
         let mut op = SecOp::Inserted;
         let reused: Result<(), ()> = s.tree.insert_with(rec, trx_id, |existing, _| {
-            existing.delete_mark = false; // re-insert of an equal key clears the mark in place
+            existing.set_delete_mark(false); // re-insert of an equal key clears the mark in place
             op = SecOp::Unmarked;
             Ok(())
         });
@@ -245,7 +241,7 @@ impl Table {
     fn mark_secondary(&self, i: usize, k: Vec<u8>, trx_id: u64, sec: &mut Vec<SecChange>) {
         let marked = self.secondaries[i].tree.modify(&k, |rec, max_trx_id| {
             *max_trx_id = (*max_trx_id).max(trx_id);
-            !std::mem::replace(&mut rec.delete_mark, true)
+            !rec.set_delete_mark(true)
         });
         if marked == Some(true) {
             sec.push(SecChange {
@@ -318,7 +314,7 @@ impl Table {
             // MySQL reports a duplicate PRIMARY KEY before a duplicate UNIQUE key.
             let found = self.clustered.get(&pk, |r| Existing {
                 trx_id: r.trx_id,
-                delete_mark: r.delete_mark,
+                delete_mark: r.delete_mark(),
             });
             if let Some(ex) = found {
                 check(InsertProbe {
@@ -334,14 +330,7 @@ impl Table {
             self.scan_unique(&row, &pk, &vec![true; self.secondaries.len()], &check)?;
         }
         let trx_id = opts.stamp.trx_id;
-        let rec = ClusteredRec {
-            key: pk.as_slice().into(),
-            row: self.codec.encode(&row),
-            trx_id,
-            roll_ptr: 0,
-            delete_mark: false,
-            lock_hint: Default::default(),
-        };
+        let rec = ClusteredRec::new(pk.as_slice().into(), self.codec.encode(&row), trx_id);
         // The roll pointer of the delete-marked record this insert overwrote, if any.
         let mut prior: Option<u64> = None;
         self.clustered.insert_checked(
@@ -362,14 +351,14 @@ impl Table {
                     successor: None,
                     kind: ProbeKind::Duplicate(Existing {
                         trx_id: existing.trx_id,
-                        delete_mark: existing.delete_mark,
+                        delete_mark: existing.delete_mark(),
                     }),
                 })?;
-                if !existing.delete_mark {
+                if !existing.delete_mark() {
                     return Err(self.duplicate(self.def.clustered(), &row).into());
                 }
                 let ptr = self.versions.put(Version::of(existing));
-                new.roll_ptr = ptr;
+                new.set_roll_ptr(ptr);
                 *existing = new;
                 prior = Some(ptr);
                 Ok(())
@@ -378,14 +367,9 @@ impl Table {
         let mut sec: Vec<SecChange> = Vec::with_capacity(self.secondaries.len());
         for (i, s) in self.secondaries.iter().enumerate() {
             let mut key = self.secondary_prefix(s, &row);
-            let pk_offset = key.len() as u32;
+            let pk_offset = key.len();
             key.extend_from_slice(&pk);
-            let rec = SecondaryRec {
-                key: key.as_slice().into(),
-                pk_offset,
-                delete_mark: false,
-                lock_hint: Default::default(),
-            };
+            let rec = SecondaryRec::new(&key, pk_offset);
             let mut op = SecOp::Inserted;
             let inserted = s.tree.insert_checked(
                 rec,
@@ -399,7 +383,7 @@ impl Table {
                     })
                 },
                 |existing, _| {
-                    existing.delete_mark = false; // re-insert of an equal key clears the mark
+                    existing.set_delete_mark(false); // re-insert of an equal key clears the mark
                     op = SecOp::Unmarked;
                     Ok(())
                 },
@@ -468,7 +452,7 @@ impl Table {
         let new_row = self.def.coerce_row(new_row)?;
         let Some(old_bytes) = self
             .clustered
-            .get(pk, |r| (!r.delete_mark).then(|| Arc::clone(&r.row)))
+            .get(pk, |r| (!r.delete_mark()).then(|| r.row.clone()))
             .flatten()
         else {
             return Ok(UpdateOutcome::NotFound);
@@ -513,19 +497,16 @@ impl Table {
         let mut sec_new = Vec::new();
         let mut new_prior: Option<u64> = None;
         if pk_changed {
-            let rec = ClusteredRec {
-                key: new_pk.as_slice().into(),
-                row: bytes.take().expect("unused"),
+            let rec = ClusteredRec::new(
+                new_pk.as_slice().into(),
+                bytes.take().expect("unused"),
                 trx_id,
-                roll_ptr: 0,
-                delete_mark: false,
-                lock_hint: Default::default(),
-            };
+            );
             self.clustered
                 .insert_with(rec, trx_id, |existing, mut new| {
-                    if existing.delete_mark {
+                    if existing.delete_mark() {
                         let ptr = self.versions.put(Version::of(existing));
-                        new.roll_ptr = ptr;
+                        new.set_roll_ptr(ptr);
                         *existing = new;
                         new_prior = Some(ptr);
                         Ok(())
@@ -538,9 +519,9 @@ impl Table {
         let old_prior = self.clustered.modify(pk, |rec, _| {
             let ptr = self.versions.put(Version::of(rec));
             rec.trx_id = trx_id;
-            rec.roll_ptr = ptr;
+            rec.set_roll_ptr(ptr);
             if pk_changed {
-                rec.delete_mark = true;
+                rec.set_delete_mark(true);
                 (ptr, None)
             } else {
                 let new = bytes.take().expect("unused");
@@ -550,7 +531,7 @@ impl Table {
         let Some((old_ptr, replaced)) = old_prior else {
             return Ok(UpdateOutcome::NotFound);
         };
-        if let Some(actual) = replaced.filter(|a| !Arc::ptr_eq(a, &old_bytes)) {
+        if let Some(actual) = replaced.filter(|a| !RowBuf::ptr_eq(a, &old_bytes)) {
             // Without row locks a concurrent writer may have changed the row since it was
             // read: maintain the secondaries from what was actually replaced.
             let actual = self.codec.decode(&actual);
@@ -599,14 +580,14 @@ impl Table {
     /// the change; false if there is none.
     pub fn delete(&self, pk: &[u8], stamp: WriteStamp, log: &mut Vec<Change>) -> bool {
         let old = self.clustered.modify(pk, |rec, _| {
-            if rec.delete_mark {
+            if rec.delete_mark() {
                 return None;
             }
             let ptr = self.versions.put(Version::of(rec));
-            rec.delete_mark = true;
+            rec.set_delete_mark(true);
             rec.trx_id = stamp.trx_id;
-            rec.roll_ptr = ptr;
-            Some((ptr, Arc::clone(&rec.row)))
+            rec.set_roll_ptr(ptr);
+            Some((ptr, rec.row.clone()))
         });
         let Some(Some((ptr, row))) = old else {
             return false;
@@ -649,16 +630,16 @@ impl Table {
                     );
                 }
                 SecOp::Unmarked => {
-                    tree.modify(&sc.key, |r, _| r.delete_mark = true);
+                    tree.modify(&sc.key, |r, _| r.set_delete_mark(true));
                 }
                 SecOp::Marked => {
-                    tree.modify(&sc.key, |r, _| r.delete_mark = false);
+                    tree.modify(&sc.key, |r, _| r.set_delete_mark(false));
                 }
             }
         }
         let was_live = self
             .clustered
-            .get(&change.pk, |r| !r.delete_mark)
+            .get(&change.pk, |r| !r.delete_mark())
             .unwrap_or(false);
         let mut freed = 0;
         let now_live = if change.created {
@@ -677,8 +658,8 @@ impl Table {
             let live = !v.delete_mark;
             let undone = self.clustered.modify(&change.pk, |r, _| {
                 r.trx_id = v.trx_id;
-                r.roll_ptr = v.roll_ptr;
-                r.delete_mark = v.delete_mark;
+                r.set_roll_ptr(v.roll_ptr);
+                r.set_delete_mark(v.delete_mark);
                 // Under the write latch: no reader is walking this record's chain now.
                 self.versions.free(change.prior);
                 std::mem::replace(&mut r.row, v.row)
@@ -716,7 +697,7 @@ impl Table {
         };
         let gone = self.clustered.remove_reporting(
             &change.pk,
-            |r| r.delete_mark && r.trx_id == trx_id,
+            |r| r.delete_mark() && r.trx_id == trx_id,
             |succ| removed(0, &change.pk, succ.map(|r| r.key())),
         );
         if let Some(rec) = gone {
@@ -745,7 +726,7 @@ impl Table {
             .tree
             .remove_reporting(
                 key,
-                |r| r.delete_mark,
+                |r| r.delete_mark(),
                 |succ| removed(index, key, succ.map(|r| r.key())),
             )
             .map_or(0, |_| 1)
@@ -781,12 +762,12 @@ impl Table {
     /// record `pk` and the delete-marked secondary entries of its row; false if `pk` is
     /// absent or live.
     pub fn purge(&self, pk: &[u8]) -> bool {
-        let Some(rec) = self.clustered.remove_if(pk, |r| r.delete_mark) else {
+        let Some(rec) = self.clustered.remove_if(pk, |r| r.delete_mark()) else {
             return false;
         };
         for (i, s) in self.secondaries.iter().enumerate() {
             let k = self.secondary_key_of(i + 1, &rec.row, pk);
-            s.tree.remove_if(&k, |r| r.delete_mark);
+            s.tree.remove_if(&k, |r| r.delete_mark());
         }
         true
     }
@@ -797,7 +778,7 @@ impl Table {
     pub(crate) fn purge_secondary(&self, index: usize, key: &[u8]) -> bool {
         self.secondaries[index - 1]
             .tree
-            .remove_if(key, |r| r.delete_mark)
+            .remove_if(key, |r| r.delete_mark())
             .is_some()
     }
 }

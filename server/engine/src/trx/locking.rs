@@ -14,7 +14,6 @@
 //! moves on; NOWAIT fails the statement.
 
 use std::ops::Bound;
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::{index_id, TrxSys};
@@ -24,6 +23,7 @@ use crate::lock::{
     Acquired, GapKind, HintOwners, LockError, LockHint, LockTrx, LockWait, RecAt, RecKey,
     RecLockMode, Strength, WaitPolicy,
 };
+use crate::row_buf::RowBuf;
 use crate::value::Value;
 use crate::{HandlerStats, KeyRange, Restored, Table};
 
@@ -449,7 +449,7 @@ impl<'t> LockingScan<'t> {
                 let page = cur.page_id().unwrap_or(0);
                 self.stats.records_visited += 1;
                 self.convert_implicit(0, rec.key(), page, rec.trx_id);
-                let mode = self.mode_for(rec.key(), rec.delete_mark);
+                let mode = self.mode_for(rec.key(), rec.delete_mark());
                 let semi = self.opts.semi_consistent && !self.opts.unique_point && !self.retry_wait;
                 let policy = if semi {
                     WaitPolicy::SkipLocked
@@ -460,7 +460,7 @@ impl<'t> LockingScan<'t> {
                     Got::Granted(fresh) => {
                         let rec = cur.record().expect("on record");
                         self.bound_locked |= self.is_le_bound(rec.key());
-                        if rec.delete_mark {
+                        if rec.delete_mark() {
                             if fresh && !self.opts.gaps {
                                 self.fresh.push((0, rec.key().to_vec(), mode));
                                 self.unlock_row();
@@ -534,12 +534,12 @@ impl<'t> LockingScan<'t> {
     }
 
     /// The row bytes of the latest committed version of `rec` (None: none, or deleted).
-    fn latest_committed(&self, rec: &ClusteredRec) -> Option<Arc<[u8]>> {
+    fn latest_committed(&self, rec: &ClusteredRec) -> Option<RowBuf> {
         let (mut row, mut trx_id, mut roll_ptr, mut deleted) = (
-            Arc::clone(&rec.row),
+            rec.row.clone(),
             rec.trx_id,
-            rec.roll_ptr,
-            rec.delete_mark,
+            rec.roll_ptr(),
+            rec.delete_mark(),
         );
         while trx_id != self.lt.id() && self.sys.is_active(trx_id) {
             let v = self.table.versions().get(roll_ptr)?;
@@ -577,7 +577,7 @@ impl<'t> LockingScan<'t> {
                         self.convert_implicit(self.index, rec.key(), page, writer);
                     }
                 }
-                let mode = self.mode_for(rec.key(), rec.delete_mark);
+                let mode = self.mode_for(rec.key(), rec.delete_mark());
                 let (index, policy) = (self.index, self.opts.policy);
                 match self.lock_record(index, rec.key(), &rec.lock_hint, page, mode, policy)? {
                     Got::Skipped => {
@@ -603,7 +603,7 @@ impl<'t> LockingScan<'t> {
                         if fresh {
                             self.fresh.push((self.index, rec.key().to_vec(), mode));
                         }
-                        if rec.delete_mark {
+                        if rec.delete_mark() {
                             if !self.opts.gaps {
                                 self.unlock_row();
                             }
@@ -651,7 +651,7 @@ impl<'t> LockingScan<'t> {
                     }
                 }
                 let crec = cc.record().expect("on record");
-                if crec.delete_mark {
+                if crec.delete_mark() {
                     drop(cc);
                     if !self.opts.gaps {
                         self.unlock_row();

@@ -31,6 +31,10 @@ impl TrxSys {
                 }
                 let done = sys.purge_batch();
                 let caught_up = done < sys.purge_config().batch_size;
+                let dropped = memory::take_table_rows_freed();
+                if dropped > 0 {
+                    sys.freed_since_trim.fetch_add(dropped, Relaxed);
+                }
                 let freed = sys.freed_since_trim.load(Relaxed);
                 if trim.should_trim(done, caught_up, freed, Instant::now()) {
                     sys.freed_since_trim.fetch_sub(freed, Relaxed);
