@@ -49,6 +49,7 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     builtin!("saturation", "h2-knee.toml"),
     builtin!("comparisons", "pool-vs-per-connection.toml"),
     builtin!("comparisons", "server-vs-mariadb.toml"),
+    builtin!("comparisons", "tpcc-vs-mariadb.toml"),
     builtin!("comparisons", "compare-sysbench.toml"),
     builtin!("comparisons", "ring-io.toml"),
     builtin!("lock-conformance", "lock-conformance.toml"),
