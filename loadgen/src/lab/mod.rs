@@ -1,6 +1,7 @@
 //! `tpbed-load experiment`: named, versioned experiments (scenarios and matrices in TOML) run
 //! against tpbed and other MySQL-compatible servers, with counters, verdicts and reports.
 
+pub(crate) mod across;
 pub(crate) mod by_config;
 pub(crate) mod conformance;
 pub(crate) mod counters;
@@ -348,6 +349,7 @@ fn run_cmd(a: &LabRunArgs, wires: &Arc<WireFactory>) -> Result<(), String> {
         if let Some(cf) = &l.exp.conformance {
             conformance::judge(&mut er, &l.exp, cf);
         }
+        across::judge(&mut er, &l.exp);
         results.push(er);
     }
     bar.finish_and_clear();

@@ -115,7 +115,7 @@ fn unmeasured(exp: &Experiment, v: &Verdict) -> Vec<Outcome> {
         .collect()
 }
 
-fn cannot(target: &str, why: &str, exp: &Experiment, secs: f64) -> TargetRun {
+pub(crate) fn cannot(target: &str, why: &str, exp: &Experiment, secs: f64) -> TargetRun {
     let v = Verdict::CannotRun(why.to_string());
     TargetRun {
         target: target.into(),

@@ -72,6 +72,7 @@ impl Experiment {
         self.verdict
             .iter()
             .flat_map(|r| r.get_ref().names())
+            .map(|n| crate::lab::across::split(&n).1.to_string())
             .collect()
     }
 
@@ -644,7 +645,11 @@ fn check_names(e: &Experiment) -> Result<(), Located> {
     for r in &e.verdict {
         let rule = r.get_ref();
         let series = matches!(rule, Rule::Fit { .. } | Rule::Trend { .. });
-        if let Some(bad) = rule.names().into_iter().find(|n| !known.has(n, series)) {
+        if let Some(bad) = rule
+            .names()
+            .into_iter()
+            .find(|n| !known.has(crate::lab::across::split(n).1, series))
+        {
             let what = if series { "series" } else { "measurement" };
             let hint = match (&e.matrix, series) {
                 (Some(_), false) => " (a matrix's are CONFIGURATION.METRIC@VALUE)",
