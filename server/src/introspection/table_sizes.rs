@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use crate::engine::table::footprint::TableFootprint;
 use crate::engine::Table;
+use crate::introspection::innodb_tables::tables;
 use crate::introspection::vtables::{VType, VirtualTable};
 use crate::introspection::ServerView;
 use crate::value::Value;
@@ -67,22 +68,6 @@ impl TableSizes {
 /// `bytes` in InnoDB pages, rounded up.
 pub fn pages(bytes: u64) -> u64 {
     bytes.div_ceil(PAGE_SIZE)
-}
-
-/// Every (database, table) of the catalog, each table shared, not copied.
-fn tables(server: &dyn ServerView) -> Vec<(String, Arc<Table>)> {
-    let cat = &server.catalog().engine;
-    let mut out = Vec::new();
-    for db in cat.database_names() {
-        if let Ok(d) = cat.database(&db) {
-            for name in d.table_names() {
-                if let Some(t) = d.table(&name) {
-                    out.push((db.clone(), t));
-                }
-            }
-        }
-    }
-    out
 }
 
 /// `information_schema.INNODB_TABLESTATS`: a row per table with MySQL 8.0's columns
