@@ -14,6 +14,9 @@
 //! - The summary's `memory/innodb/buf_buf_pool` is every table's DATA_LENGTH + INDEX_LENGTH,
 //!   grows with rows and falls after DROP TABLE; its sums and marks keep MySQL's invariants.
 //!
+//! - Column names are MySQL 8.0's, and MariaDB 10.11's but for the table name
+//!   `INNODB_SYS_TABLESTATS` and the column types README's deviations table lists.
+//!
 //! One connection-handling mode (one thread per connection): what a table holds does not
 //! depend on it.
 
@@ -21,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::TestServer;
+use tpbed_tests::{has_program, require_tool, MariaDb, TestServer};
 
 /// Bytes per sysbench row (`k_1` included) the engine's `row_footprint` bench measures as
 /// requested from the allocator (docs/storage.md, slice 2b).
@@ -402,4 +405,76 @@ fn column_names_are_mysql_80s() {
             "HIGH_NUMBER_OF_BYTES_USED"
         ]
     );
+}
+
+/// (column, DATA_TYPE, unsigned) of a table, from information_schema.COLUMNS.
+fn column_types(c: &mut Conn, db: &str, table: &str) -> Vec<(String, String, bool)> {
+    let rows: Vec<(String, String, String)> = c
+        .exec(
+            "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS
+             WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION",
+            (db, table),
+        )
+        .unwrap();
+    rows.into_iter()
+        .map(|(n, t, full)| (n, t, full.contains("unsigned")))
+        .collect()
+}
+
+#[test]
+fn columns_are_mariadbs_but_for_the_differences_the_readme_lists() {
+    if !require_tool("mariadbd", has_program("mariadbd"))
+        || !require_tool("the mariadb CLI", has_program("mariadb"))
+    {
+        return;
+    }
+    let mdb = MariaDb::start("memacct", "64M", 20);
+    mdb.root_sql(
+        "GRANT SELECT ON performance_schema.* TO 'sbtest'@'%';
+         GRANT SELECT ON performance_schema.* TO 'sbtest'@'localhost';",
+    );
+    let mut theirs = mdb.connect();
+    let (_srv, mut ours) = setup();
+    // MariaDB 10.11 keeps MySQL 5.7's name; MySQL 8.0 renamed it and its name wins.
+    let pairs = [
+        (
+            "information_schema",
+            "INNODB_TABLESTATS",
+            "INNODB_SYS_TABLESTATS",
+        ),
+        (
+            "performance_schema",
+            "memory_summary_global_by_event_name",
+            "memory_summary_global_by_event_name",
+        ),
+    ];
+    // What differs, as README's deviations table says: MySQL 8.0's STATS_INITIALIZED is text
+    // (MariaDB: an int), REF_COUNT and the LOW/CURRENT/HIGH columns are tpbed's unsigned
+    // bigints (MariaDB: int, signed bigints).
+    let documented = [
+        "STATS_INITIALIZED",
+        "REF_COUNT",
+        "LOW_COUNT_USED",
+        "CURRENT_COUNT_USED",
+        "HIGH_COUNT_USED",
+        "LOW_NUMBER_OF_BYTES_USED",
+        "CURRENT_NUMBER_OF_BYTES_USED",
+        "HIGH_NUMBER_OF_BYTES_USED",
+    ];
+    for (db, mine, mariadb) in pairs {
+        let a = column_types(&mut ours, db, mine);
+        let b = column_types(&mut theirs, db, mariadb);
+        let names =
+            |v: &[(String, String, bool)]| v.iter().map(|c| c.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&a), names(&b), "{mine}");
+        for (x, y) in a.iter().zip(&b) {
+            if x != y {
+                assert!(
+                    documented.contains(&x.0.as_str()),
+                    "{mine}.{}: tpbed {x:?}, MariaDB {y:?}",
+                    x.0
+                );
+            }
+        }
+    }
 }
