@@ -14,6 +14,8 @@
 //! - The summary's `memory/innodb/buf_buf_pool` is every table's DATA_LENGTH + INDEX_LENGTH,
 //!   grows with rows and falls after DROP TABLE; its sums and marks keep MySQL's invariants.
 //!
+//! - Old versions a read view keeps are counted under `memory/innodb/trx0undo` until purge;
+//!   with `performance_schema=OFF` the summary is empty.
 //! - Column names are MySQL 8.0's, and MariaDB 10.11's but for the table name
 //!   `INNODB_SYS_TABLESTATS` and the column types README's deviations table lists.
 //!
@@ -286,6 +288,31 @@ fn the_summary_follows_the_tables_and_keeps_mysqls_invariants() {
         "the pool is the tables"
     );
 
+    // Old versions a read view needs are counted until purge frees them.
+    let undo = |c: &mut Conn| -> (u64, u64) {
+        c.exec_first(
+            "SELECT CURRENT_COUNT_USED, CURRENT_NUMBER_OF_BYTES_USED
+             FROM performance_schema.memory_summary_global_by_event_name WHERE EVENT_NAME = ?",
+            ("memory/innodb/trx0undo",),
+        )
+        .unwrap()
+        .expect("the undo row")
+    };
+    let mut reader = srv.connect_db("db");
+    reader
+        .query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        .unwrap();
+    c.query_drop("UPDATE sbtest1 SET k = k + 1 WHERE id <= 1000")
+        .unwrap();
+    let (versions, bytes) = undo(&mut c);
+    assert!(
+        versions >= 1_000 && bytes >= 1_000 * 188,
+        "{versions} {bytes}"
+    );
+    reader.query_drop("COMMIT").unwrap();
+    wait_purged(&mut c);
+    assert_eq!(undo(&mut c), (0, 0), "purge freed the versions");
+
     // Prepared statements and connections are counted.
     // The client caches 32 statements by default and closes the ones it evicts.
     let opts = mysql::OptsBuilder::from_opts(srv.opts("root", ""))
@@ -316,9 +343,10 @@ fn the_summary_follows_the_tables_and_keeps_mysqls_invariants() {
     };
     let prepared = "memory/sql/Prepared_statement::main_mem_root";
     let with = count(&mut c, prepared);
-    assert_eq!(count(&mut c, "memory/sql/THD::main_mem_root"), 2);
+    assert_eq!(count(&mut c, "memory/sql/THD::main_mem_root"), 3);
     drop(stmts);
     drop(other);
+    drop(reader);
     let end = Instant::now() + Duration::from_secs(10);
     while count(&mut c, "memory/sql/THD::main_mem_root") > 1 {
         assert!(Instant::now() < end, "the connection did not end");
@@ -477,4 +505,22 @@ fn columns_are_mariadbs_but_for_the_differences_the_readme_lists() {
             }
         }
     }
+}
+
+#[test]
+fn the_summary_is_empty_with_performance_schema_off() {
+    let srv = TestServer::start(&["--performance-schema=OFF"]);
+    let mut c = srv.connect();
+    let n: u64 = c
+        .query_first("SELECT COUNT(*) FROM performance_schema.memory_summary_global_by_event_name")
+        .unwrap()
+        .expect("a count");
+    assert_eq!(n, 0);
+    let on = TestServer::start(&[]);
+    let n: u64 = on
+        .connect()
+        .query_first("SELECT COUNT(*) FROM performance_schema.memory_summary_global_by_event_name")
+        .unwrap()
+        .expect("a count");
+    assert!(n >= 5, "{n} rows with performance_schema on");
 }
