@@ -14,7 +14,8 @@
 //! - The summary's `memory/innodb/buf_buf_pool` is every table's DATA_LENGTH + INDEX_LENGTH,
 //!   grows with rows and falls after DROP TABLE; its sums and marks keep MySQL's invariants.
 //!
-//! - Old versions a read view keeps are counted under `memory/innodb/trx0undo` until purge;
+//! - Old versions a read view keeps are counted under `memory/innodb/trx0undo` until purge,
+//!   record locks under `memory/innodb/lock0lock` while held;
 //!   with `performance_schema=OFF` the summary is empty.
 //! - Column names are MySQL 8.0's, and MariaDB 10.11's but for the table name
 //!   `INNODB_SYS_TABLESTATS` and the column types README's deviations table lists.
@@ -312,6 +313,26 @@ fn the_summary_follows_the_tables_and_keeps_mysqls_invariants() {
     reader.query_drop("COMMIT").unwrap();
     wait_purged(&mut c);
     assert_eq!(undo(&mut c), (0, 0), "purge freed the versions");
+
+    // Record locks are counted while a transaction holds them.
+    let locks = |c: &mut Conn| -> u64 {
+        c.exec_first(
+            "SELECT CURRENT_COUNT_USED FROM performance_schema.memory_summary_global_by_event_name
+             WHERE EVENT_NAME = ?",
+            ("memory/innodb/lock0lock",),
+        )
+        .unwrap()
+        .expect("the lock row")
+    };
+    reader.query_drop("BEGIN").unwrap();
+    let ids: Vec<u64> = reader
+        .query("SELECT id FROM sbtest1 WHERE id <= 500 FOR UPDATE")
+        .unwrap();
+    assert_eq!(ids.len(), 500);
+    let held = locks(&mut c);
+    assert!((500..=501).contains(&held), "{held} record locks");
+    reader.query_drop("ROLLBACK").unwrap();
+    assert_eq!(locks(&mut c), 0);
 
     // Prepared statements and connections are counted.
     // The client caches 32 statements by default and closes the ones it evicts.

@@ -17,6 +17,8 @@ use std::sync::Mutex;
 pub(crate) const BUF_POOL: &str = "memory/innodb/buf_buf_pool";
 /// Old row versions reached by roll pointers (MySQL: undo logs).
 pub(crate) const UNDO: &str = "memory/innodb/trx0undo";
+/// Record locks (MySQL: the lock system's lock structs).
+pub(crate) const LOCKS: &str = "memory/innodb/lock0lock";
 /// Client connections' session state (MySQL: each THD's main memory root).
 pub(crate) const THD: &str = "memory/sql/THD::main_mem_root";
 /// Prepared statements (MySQL: each one's memory root).
