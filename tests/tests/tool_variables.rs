@@ -118,12 +118,6 @@ fn performance_schema_tables_tools_read_have_mysqls_columns() {
             "FILE_NAME",
             "MAX_TIMER_MISC",
         ),
-        (
-            "memory_summary_global_by_event_name",
-            11,
-            "EVENT_NAME",
-            "HIGH_NUMBER_OF_BYTES_USED",
-        ),
     ] {
         let result = c
             .query_iter(format!("SELECT * FROM performance_schema.{table}"))

@@ -21,7 +21,7 @@ fn opt(v: Option<String>) -> Value {
 }
 
 /// Every (database, table) of the catalog.
-fn tables(server: &dyn ServerView) -> Vec<(String, Arc<Table>)> {
+pub(super) fn tables(server: &dyn ServerView) -> Vec<(String, Arc<Table>)> {
     let cat = &server.catalog().engine;
     let mut out = Vec::new();
     for db in cat.database_names() {

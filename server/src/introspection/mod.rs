@@ -10,12 +10,14 @@ pub mod deadlock;
 pub mod describe;
 pub mod grant_tables;
 pub mod innodb_tables;
+pub mod memory_summary;
 pub mod mysql_tables;
 pub mod pfs_empty_tables;
 pub mod pfs_tables;
 pub mod pool_tables;
 pub mod schema_tables;
 pub mod system_schema_rows;
+pub mod table_sizes;
 pub mod vtables;
 
 use std::time::Duration;
@@ -48,6 +50,8 @@ pub trait ServerView {
     fn uptime(&self) -> Duration;
     /// A status counter's GLOBAL value.
     fn status_counter(&self, c: Counter) -> u64;
+    /// `Prepared_stmt_count`: statements prepared over all sessions now.
+    fn prepared_statements(&self) -> u64;
 }
 
 impl ServerView for Core {
@@ -77,5 +81,11 @@ impl ServerView for Core {
     }
     fn status_counter(&self, c: Counter) -> u64 {
         Core::status_counter(self, c)
+    }
+    fn prepared_statements(&self) -> u64 {
+        let n = self
+            .prepared_stmt_count
+            .load(std::sync::atomic::Ordering::Relaxed);
+        u64::try_from(n).unwrap_or(0)
     }
 }

@@ -1,6 +1,6 @@
 //! The performance_schema tables monitoring tools read that tpbed has no figures for, with
 //! MySQL 8.0's columns and no rows (MySQL's own are empty when their instruments are off):
-//! wait, stage, memory and file summaries, per-table I/O and lock waits,
+//! wait, stage, per-thread memory and file summaries, per-table I/O and lock waits,
 //! `setup_instruments` and `prepared_statements_instances`.
 
 use crate::introspection::vtables::{VType, VirtualTable};
@@ -54,10 +54,6 @@ pub const EMPTY_TABLES: &[&EmptyTable] = &[
     &EmptyTable {
         name: "memory_summary_by_thread_by_event_name",
         columns: MEMORYBYTHREAD,
-    },
-    &EmptyTable {
-        name: "memory_summary_global_by_event_name",
-        columns: MEMORYGLOBAL,
     },
     &EmptyTable {
         name: "setup_instruments",
@@ -153,20 +149,6 @@ const EVENTSSTATEMENTSBYTHREAD: &[(&str, VType)] = &[
 
 const MEMORYBYTHREAD: &[(&str, VType)] = &[
     ("THREAD_ID", VType::UInt),
-    ("EVENT_NAME", VType::Text),
-    ("COUNT_ALLOC", VType::UInt),
-    ("COUNT_FREE", VType::UInt),
-    ("SUM_NUMBER_OF_BYTES_ALLOC", VType::UInt),
-    ("SUM_NUMBER_OF_BYTES_FREE", VType::UInt),
-    ("LOW_COUNT_USED", VType::UInt),
-    ("CURRENT_COUNT_USED", VType::UInt),
-    ("HIGH_COUNT_USED", VType::UInt),
-    ("LOW_NUMBER_OF_BYTES_USED", VType::UInt),
-    ("CURRENT_NUMBER_OF_BYTES_USED", VType::UInt),
-    ("HIGH_NUMBER_OF_BYTES_USED", VType::UInt),
-];
-
-const MEMORYGLOBAL: &[(&str, VType)] = &[
     ("EVENT_NAME", VType::Text),
     ("COUNT_ALLOC", VType::UInt),
     ("COUNT_FREE", VType::UInt),

@@ -1,11 +1,12 @@
 //! `information_schema.SCHEMATA` (every database with its default collation), `PARTITIONS`
-//! (a row per table, none of them partitioned), and `ROUTINES`, `TRIGGERS` and `FILES` with
-//! MySQL 8.0's columns and no rows: tpbed has no stored routines, triggers or tablespace
-//! files.
+//! (a row per table, none of them partitioned, with the table's sizes), and `ROUTINES`,
+//! `TRIGGERS` and `FILES` with MySQL 8.0's columns and no rows: tpbed has no stored routines,
+//! triggers or tablespace files.
 
 use crate::core::SYSTEM_DATABASES;
 use crate::introspection::describe;
 use crate::introspection::pfs_empty_tables::EmptyTable;
+use crate::introspection::table_sizes::TableSizes;
 use crate::introspection::vtables::{each_table, VType, VirtualTable};
 use crate::introspection::ServerView;
 use crate::sql::collations::charset_of;
@@ -204,10 +205,18 @@ impl VirtualTable for Partitions {
     fn rows(&self, server: &dyn ServerView) -> Vec<Vec<Value>> {
         let mut rows = Vec::new();
         each_table(&server.catalog().engine, |db, t| {
-            let n = t.row_count();
+            let z = TableSizes::read(t);
             let mut row = vec![Value::str("def"), Value::str(db), Value::str(t.name())];
             row.extend(std::iter::repeat_n(Value::Null, 9));
-            row.extend([n, if n == 0 { 0 } else { 200 }, n * 200, 0, 0, 0].map(Value::UInt));
+            let sizes = [
+                z.rows,
+                z.avg_row_length,
+                z.data_length,
+                0,
+                z.index_length,
+                z.data_free,
+            ];
+            row.extend(sizes.map(Value::UInt));
             row.extend(std::iter::repeat_n(Value::Null, 4));
             row.extend([Value::str(""), Value::Null, Value::Null]);
             rows.push(row);

@@ -1,6 +1,7 @@
 //! Virtual tables: a schema plus a row snapshot taken when a statement reads them, so
 //! introspection tables go through the same WHERE/ORDER BY/GROUP BY/join code as ordinary
-//! tables. `information_schema.TABLES`, `COLUMNS` and `STATISTICS` live here; the other
+//! tables. `information_schema.TABLES` (its sizes from [`table_sizes`](super::table_sizes)),
+//! `COLUMNS` and `STATISTICS` live here; the other
 //! introspection tables (in `innodb_tables`, `pfs_tables` and `pool_tables`) implement the
 //! same trait.
 
@@ -65,6 +66,7 @@ pub fn tables_of(server: &dyn ServerView, db: &str) -> Vec<&'static dyn VirtualT
             &crate::introspection::pool_tables::Plugins,
             &innodb::InnodbTrx,
             &innodb::InnodbMetrics,
+            &crate::introspection::table_sizes::InnodbTablestats,
             &crate::introspection::compression_tables::InnodbCmp,
             &crate::introspection::compression_tables::InnodbCmpMem,
             &crate::introspection::schema_tables::Schemata,
@@ -89,6 +91,7 @@ pub fn tables_of(server: &dyn ServerView, db: &str) -> Vec<&'static dyn VirtualT
                 .chain([
                     &innodb::DataLocks as &'static dyn VirtualTable,
                     &innodb::DataLockWaits,
+                    &crate::introspection::memory_summary::MemoryGlobal,
                 ])
                 .chain(
                     crate::introspection::pfs_empty_tables::EMPTY_TABLES
@@ -169,7 +172,7 @@ impl VirtualTable for Tables {
         let catalog = &server.catalog().engine;
         let mut rows = Vec::new();
         each_table(catalog, |db, t| {
-            let n = t.row_count();
+            let sizes = crate::introspection::table_sizes::TableSizes::read(t);
             let auto = match t.def().auto_increment_column() {
                 Some(_) => Value::UInt(t.auto_increment_value()),
                 None => Value::Null,
@@ -182,12 +185,12 @@ impl VirtualTable for Tables {
                 s("InnoDB"),
                 Value::UInt(10),
                 s("Dynamic"),
-                Value::UInt(n),
-                Value::UInt(if n == 0 { 0 } else { 200 }),
-                Value::UInt(n * 200),
+                Value::UInt(sizes.rows),
+                Value::UInt(sizes.avg_row_length),
+                Value::UInt(sizes.data_length),
                 Value::UInt(0),
-                Value::UInt(0),
-                Value::UInt(0),
+                Value::UInt(sizes.index_length),
+                Value::UInt(sizes.data_free),
                 auto,
                 Value::Null,
                 Value::Null,

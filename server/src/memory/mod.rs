@@ -1,10 +1,12 @@
 //! Memory that fails a statement, not the process: a counting global allocator
 //! ([`CountingAlloc`], installed by the `tpbed-server` binary) and the [`MemoryBudget`] that
 //! writes (1114) and large values (1037) are checked against before they are built, with the
-//! `tpbed_max_memory` variable that sets its limit.
+//! `tpbed_max_memory` variable that sets its limit; and the [`categories`] performance_schema
+//! attributes that memory to.
 
 mod alloc;
 mod budget;
+pub(crate) mod categories;
 
 use std::sync::Arc;
 

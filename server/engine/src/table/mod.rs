@@ -613,6 +613,7 @@ pub fn display_value(v: &Value) -> String {
     }
 }
 
+pub mod footprint;
 mod metadata_lock;
 mod write;
 
