@@ -188,7 +188,7 @@ fn resolve(st: &Context, l: &LoadDataSyntax, sql: &str) -> SqlResult<Resolved> {
         })
         .collect();
     columns.extend(set.iter().map(|(c, _)| *c));
-    let checks = BoundChecks::plan(&mut p, &db, &table)?;
+    let checks = BoundChecks::plan(&p, &db, &table)?;
     let foreign_keys = ForeignKeys::plan(&mut p, &db, &table);
     // With LOCAL the server cannot stop the client's transfer, so duplicates and bad values
     // become warnings as with IGNORE (MySQL's rule), unless REPLACE is given.

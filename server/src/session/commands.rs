@@ -52,7 +52,7 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
             let read = s.secs(s.st.core.ids.net_read_timeout);
             let (io, out, seq) = (&mut s.io, &mut s.out, &mut s.seq);
             let mut fetch = |name: &str| local_infile::transfer(io, out, seq, name, read);
-            let results = crate::stmt::run_text(&mut s.st, &sql_text, &mut fetch);
+            let results = crate::stmt::run_text_with_files(&mut s.st, &sql_text, &mut fetch);
             let n = results.len();
             for (i, r) in results.into_iter().enumerate() {
                 s.st.count(Counter::Queries);

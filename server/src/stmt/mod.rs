@@ -120,9 +120,19 @@ fn rename_table(
 }
 
 /// Runs a COM_QUERY: every statement in it (more than one only with multi-statements); stops
-/// at the first error, which is the last element. `fetch` asks the client for the file of a
-/// LOAD DATA LOCAL.
-pub fn run_text(
+/// at the first error, which is the last element. A LOAD DATA LOCAL fails: there is no
+/// client to send its file (see [`run_text_with_files`]).
+pub fn run_text(st: &mut Context, sql: &str) -> Vec<SqlResult<Output>> {
+    run_text_with_files(st, sql, &mut |_| {
+        Err(SqlError::unsupported(
+            "LOAD DATA LOCAL without a client connection",
+        ))
+    })
+}
+
+/// [`run_text`] for a client connection: `fetch` asks the client for the file of a LOAD
+/// DATA LOCAL.
+pub fn run_text_with_files(
     st: &mut Context,
     sql: &str,
     fetch: &mut file_stmts::FetchLocal<'_>,
