@@ -515,11 +515,29 @@ fn local_infile_is_off_by_default_and_gated_on_both_sides() {
     c.query_drop("SET GLOBAL local_infile = ON").unwrap();
     c.query_drop(&load).unwrap();
     assert_eq!(c.affected_rows(), 1);
+    // A client that did not set CLIENT_LOCAL_FILES (the protocol crate's) is refused too.
+    let mut raw = srv.raw_connect("root", "").unwrap();
+    assert_eq!(
+        tpbed_tests::raw_code(raw.query(&load.replace("TABLE t", "TABLE d.t"))),
+        3948
+    );
     // LOAD DATA cannot be prepared (1295), as in MySQL.
     assert_eq!(code(c.prep(&load)), 1295);
-    // The connection stays usable after the exchange.
+    // The connection stays usable after the exchange; a multi-statement query may start with
+    // LOAD DATA LOCAL (the file request comes before any result).
+    let mut counts = Vec::new();
+    let mut it = c
+        .query_iter(format!("{load}; SELECT COUNT(*) FROM t"))
+        .unwrap();
+    while let Some(set) = it.iter() {
+        for row in set {
+            counts.push(mysql::from_row::<u64>(row.unwrap()));
+        }
+    }
+    drop(it);
+    assert_eq!(counts, vec![2]);
     let n: u64 = c.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
-    assert_eq!(n, 1);
+    assert_eq!(n, 2);
     // The mariadb CLI sends the file when it is asked to, and refuses otherwise.
     if !require_tool("mariadb", has_program("mariadb")) {
         return;
@@ -543,7 +561,7 @@ fn local_infile_is_off_by_default_and_gated_on_both_sides() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains('2'));
+    assert!(String::from_utf8_lossy(&out.stdout).contains('3'));
 }
 
 #[test]

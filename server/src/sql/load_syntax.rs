@@ -105,6 +105,8 @@ pub(crate) struct LoadDataSyntax {
     pub(crate) targets: Vec<Target>,
     /// `SET col = expr, ...`.
     pub(crate) set: Vec<Assignment>,
+    /// Where the statements after it begin in a multi-statement text (None: it is last).
+    pub(crate) rest: Option<usize>,
 }
 
 /// A SELECT's `INTO OUTFILE` / `INTO DUMPFILE` clause.
@@ -214,11 +216,6 @@ impl<'a> Cursor<'a> {
             }
             _ => Err(self.err()),
         }
-    }
-    fn at_end(&self) -> bool {
-        self.toks[self.i.min(self.toks.len())..]
-            .iter()
-            .all(|(t, _)| matches!(t, Token::SemiColon))
     }
 }
 
@@ -370,16 +367,35 @@ fn load_body(c: &mut Cursor<'_>) -> SqlResult<LoadDataSyntax> {
         let set = p
             .parse_comma_separated(Parser::parse_assignment)
             .map_err(|_| SqlError::parse(rest))?;
-        while p.consume_token(&Token::SemiColon) {}
-        if p.peek_token().token != Token::EOF {
-            return Err(SqlError::parse(&p.peek_token().token.to_string()));
+        let base = c.offset();
+        let mut ended = false;
+        while p.consume_token(&Token::SemiColon) {
+            ended = true;
         }
-        c.i = c.toks.len();
+        let next = p.peek_token();
+        if next.token != Token::EOF && !ended {
+            return Err(SqlError::parse(&next.token.to_string()));
+        }
+        // Continue the cursor where the parser stopped.
+        let at = if next.token == Token::EOF {
+            c.sql.len()
+        } else {
+            base + byte_offset(rest, next.span.start)
+        };
+        c.i = c
+            .toks
+            .iter()
+            .position(|(_, o)| *o >= at)
+            .unwrap_or(c.toks.len());
         set
     } else {
         Vec::new()
     };
-    if !c.at_end() {
+    while matches!(c.peek(), Some(Token::SemiColon)) {
+        c.i += 1;
+    }
+    let rest = (c.i < c.toks.len()).then(|| c.offset());
+    if rest.is_some() && !matches!(c.toks.get(c.i.wrapping_sub(1)), Some((Token::SemiColon, _))) {
         return Err(c.err());
     }
     Ok(LoadDataSyntax {
@@ -393,6 +409,7 @@ fn load_body(c: &mut Cursor<'_>) -> SqlResult<LoadDataSyntax> {
         ignore_lines,
         targets,
         set,
+        rest,
     })
 }
 
@@ -539,6 +556,11 @@ mod tests {
             ]
         );
         assert_eq!(l.set.len(), 1);
+        assert_eq!(l.rest, None);
+        let sql = "LOAD DATA INFILE 'f' INTO TABLE t SET a = 1; SELECT 2";
+        assert_eq!(load(sql).rest.map(|at| &sql[at..]), Some("SELECT 2"));
+        let sql = "LOAD DATA INFILE 'f' INTO TABLE t;;SELECT 3;";
+        assert_eq!(load(sql).rest.map(|at| &sql[at..]), Some("SELECT 3;"));
     }
 
     #[test]

@@ -36,13 +36,14 @@ pub struct OutfilePlan {
 /// Asks the client for a LOCAL file by name and returns its bytes.
 pub type FetchLocal<'a> = dyn FnMut(&str) -> SqlResult<Vec<u8>> + 'a;
 
-/// Plans a file statement; None when `sql` is not one. `plan_select` plans the SELECT
-/// left when an export clause is cut out.
+/// Plans a file statement (with the statements after a LOAD DATA in a multi-statement
+/// text); None when `sql` is not one. `plan_text` plans other text: the SELECT left when an
+/// export clause is cut out, the statements after a LOAD DATA.
 pub fn try_plan(
     st: &Context,
     sql: &str,
-    plan_select: impl FnOnce(&Context, &str) -> SqlResult<Vec<PreparedStmt>>,
-) -> SqlResult<Option<PreparedStmt>> {
+    plan_text: impl FnOnce(&Context, &str) -> SqlResult<Vec<PreparedStmt>>,
+) -> SqlResult<Option<Vec<PreparedStmt>>> {
     let simple = |plan| PreparedStmt {
         plan,
         params: 0,
@@ -51,16 +52,24 @@ pub fn try_plan(
     if let Some(l) = load_syntax::parse_load(sql) {
         let l = l?;
         check_charset(l.charset.as_deref())?;
-        let plan = LoadDataPlan {
-            syntax: l,
-            sql: sql.to_string(),
+        let (own, rest) = match l.rest {
+            Some(at) => (sql[..at].trim_end(), Some(&sql[at..])),
+            None => (sql, None),
         };
-        return Ok(Some(simple(Plan::LoadData(Box::new(plan)))));
+        let plan = LoadDataPlan {
+            syntax: l.clone(),
+            sql: own.to_string(),
+        };
+        let mut plans = vec![simple(Plan::LoadData(Box::new(plan)))];
+        if let Some(rest) = rest {
+            plans.extend(plan_text(st, rest)?);
+        }
+        return Ok(Some(plans));
     }
     if let Some(split) = load_syntax::split_export(sql) {
         let (rest, clause) = split?;
         check_charset(clause.charset.as_deref())?;
-        let mut plans = plan_select(st, &rest)?;
+        let mut plans = plan_text(st, &rest)?;
         if plans.len() != 1 {
             return Err(SqlError::parse(&rest));
         }
@@ -69,11 +78,11 @@ pub fn try_plan(
             return Err(SqlError::parse(&rest));
         }
         let params = select.params;
-        return Ok(Some(PreparedStmt {
+        return Ok(Some(vec![PreparedStmt {
             plan: Plan::Outfile(Box::new(OutfilePlan { select, clause })),
             params,
             columns: Vec::new(),
-        }));
+        }]));
     }
     Ok(None)
 }

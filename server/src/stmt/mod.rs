@@ -38,7 +38,7 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
         return Ok(vec![p]);
     }
     if let Some(p) = file_stmts::try_plan(st, sql, plan_one)? {
-        return Ok(vec![p]);
+        return Ok(p);
     }
     if let Some(tables) = table_locks::parse(st, sql)? {
         return Ok(vec![PreparedStmt {
