@@ -597,6 +597,13 @@ fn file_privilege_and_secure_file_priv() {
         code(c.query_drop(format!("SELECT * FROM t INTO OUTFILE '{sneaky}'"))),
         1290
     );
+    // A link inside that points outside does not either.
+    let link = inside.join("link.txt");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    assert_eq!(
+        code(c.query_drop(format!("LOAD DATA INFILE {} INTO TABLE t", quote(&link)))),
+        1290
+    );
     // Inside: allowed; LOCAL is not restricted by it.
     let file = inside.join("t.txt");
     c.query_drop(format!("SELECT * FROM t INTO OUTFILE {}", quote(&file)))

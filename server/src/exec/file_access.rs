@@ -47,8 +47,8 @@ pub(crate) fn resolve(st: &Context, name: &str) -> PathBuf {
     Path::new(datadir.as_str()).join(p)
 }
 
-/// Checks `path` against `secure_file_priv`; `exists` says whether the file itself must
-/// already exist (input) or only its directory (output).
+/// Checks `path` against `secure_file_priv`: with symbolic links and `..` resolved, an
+/// existing file (input) or the directory of a new one (output) must lie under it.
 pub(crate) fn check_secure(st: &Context, path: &Path) -> SqlResult<()> {
     let priv_dir = st.core.vars.global_by_name("secure_file_priv");
     let priv_dir = priv_dir.as_str();
@@ -61,12 +61,14 @@ pub(crate) fn check_secure(st: &Context, path: &Path) -> SqlResult<()> {
     let Ok(allowed) = Path::new(priv_dir).canonicalize() else {
         return Err(prevented());
     };
-    // The file's directory, with symbolic links and `..` resolved, must lie under it.
-    let dir = path.parent().unwrap_or(Path::new("/"));
-    match dir.canonicalize() {
+    let real = path.canonicalize().or_else(|_| {
+        let dir = path.parent().unwrap_or(Path::new("/"));
+        dir.canonicalize()
+    });
+    match real {
         Ok(real) if real.starts_with(&allowed) => Ok(()),
         Ok(_) => Err(prevented()),
-        // A directory that does not exist cannot hold the file: let the open report it.
+        // A directory that does not exist cannot hold the file: the open reports it.
         Err(_) => Ok(()),
     }
 }
