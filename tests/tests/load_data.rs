@@ -697,3 +697,51 @@ fn mariadb_dump_tab_output_loads_back() {
         rows(&mut c, "SELECT * FROM src ORDER BY id")
     );
 }
+
+#[test]
+fn outfile_bytes_match_mariadbs() {
+    if !require_tool("mariadbd", has_program("mariadbd")) {
+        return;
+    }
+    let dir = scratch("mariadb-outfile");
+    // MariaDB's server writes its files as its own user.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let setup = [
+        "CREATE TABLE esc (a INT, b VARCHAR(20), c VARCHAR(20), d VARBINARY(8), e DOUBLE, f DATE)",
+        r#"INSERT INTO esc VALUES (1, 'a\tb\\c\nd,"e', NULL, X'00780D', 1.5, '2024-01-02'),
+         (2, 'N', '', 'Z', -2e-5, NULL), (3, 'n b''b', 'NULL', X'5C4E', 10, '2020-02-29')"#,
+    ];
+    let (_srv, mut c) = server(&[]);
+    let mdb = MariaDb::start("load-data-outfile", "64M", 20);
+    for sql in setup {
+        c.query_drop(sql).unwrap();
+        mdb.root_sql(&format!("USE sbtest; {sql}"));
+    }
+    let formats = [
+        "",
+        r#"FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '"'"#,
+        r#"FIELDS TERMINATED BY ',' ENCLOSED BY '"' LINES TERMINATED BY ','"#,
+        "FIELDS ESCAPED BY ''",
+        "FIELDS TERMINATED BY 'n' ENCLOSED BY ''",
+        "FIELDS ENCLOSED BY 'b' ESCAPED BY '#' LINES STARTING BY '>'",
+    ];
+    for (i, format) in formats.iter().enumerate() {
+        let ours = dir.join(format!("tpbed{i}.txt"));
+        let theirs = dir.join(format!("mariadb{i}.txt"));
+        c.query_drop(format!(
+            "SELECT * FROM esc INTO OUTFILE {} {format}",
+            quote(&ours)
+        ))
+        .unwrap();
+        mdb.root_sql(&format!(
+            "USE sbtest; SELECT * FROM esc INTO OUTFILE {} {format}",
+            quote(&theirs)
+        ));
+        assert_eq!(
+            String::from_utf8_lossy(&std::fs::read(&ours).unwrap()),
+            String::from_utf8_lossy(&std::fs::read(&theirs).unwrap()),
+            "{format:?}"
+        );
+    }
+}

@@ -229,9 +229,15 @@ impl Writer {
                     self.field_term_first
                 };
                 let ambiguous = self.field_sep.is_some_and(|s| ESCAPE_LETTERS.contains(&s));
+                // An unenclosed field's terminator that is an escape letter is written as
+                // it is: doubling is for enclosures, and escaping would change its meaning.
+                let raw_term = quote.is_none()
+                    && self
+                        .field_term_first
+                        .is_some_and(|t| ESCAPE_LETTERS.contains(&t));
                 for &x in text {
                     let special = x == e || Some(x) == sep || Some(x) == self.line_sep || x == 0;
-                    if special {
+                    if special && !(raw_term && Some(x) == self.field_term_first) {
                         let prefix = if Some(x) == self.field_sep && ambiguous {
                             x
                         } else {
