@@ -745,3 +745,29 @@ fn outfile_bytes_match_mariadbs() {
         );
     }
 }
+
+#[test]
+fn kill_query_ends_a_long_load() {
+    let dir = scratch("kill");
+    let (srv, mut c) = server(&[]);
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+        .unwrap();
+    let file = dir.join("big.txt");
+    let text: String = (1..=300_000).map(|i| format!("{i}\tv{i}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let id: u32 = c.query_first("SELECT CONNECTION_ID()").unwrap().unwrap();
+    let mut admin = srv.connect();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        admin.query_drop(format!("KILL QUERY {id}")).unwrap();
+    });
+    let started = std::time::Instant::now();
+    let e = mysql_error(c.query_drop(format!(
+        "LOAD DATA LOCAL INFILE {} INTO TABLE t",
+        quote(&file)
+    )));
+    killer.join().unwrap();
+    assert_eq!(e.code, 1317, "{} after {:?}", e.message, started.elapsed());
+    let n: u64 = c.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
+    assert_eq!(n, 0, "the statement rolled back");
+}

@@ -335,6 +335,14 @@ impl Loader<'_> {
         if batch.is_empty() {
             return Ok(());
         }
+        // A KILL QUERY ends a long load between batches (1317), rolling the statement back.
+        let killed = st.conn.killed.load(std::sync::atomic::Ordering::Relaxed);
+        if killed != crate::connections::KILL_NONE {
+            return Err(SqlError::new(
+                crate::error::ErrorCode::QueryInterrupted,
+                "Query execution was interrupted",
+            ));
+        }
         let n = batch.len() as u64;
         let rows = std::mem::replace(batch, Vec::with_capacity(BATCH_ROWS));
         write_rows(st, ex, &self.r.insert, rows, *first, &mut self.w)?;
