@@ -78,12 +78,14 @@ impl Capabilities {
     /// What tpbed's server advertises by default: the flags the usual MySQL clients check
     /// for at connect time (protocol 4.1, secure connection, plugin auth with length-encoded
     /// data, connect attributes, multi-statements and multi-results, session tracking,
-    /// DEPRECATE_EOF). Left out on purpose: SSL and compression (not implemented),
-    /// LOCAL_FILES (no `LOAD DATA LOCAL`), QUERY_ATTRIBUTES (COM_QUERY would carry a prefix),
+    /// DEPRECATE_EOF, LOCAL_FILES for `LOAD DATA LOCAL`, which the server variable
+    /// `local_infile` still gates). Left out on purpose: SSL and compression (not
+    /// implemented), QUERY_ATTRIBUTES (COM_QUERY would carry a prefix),
     /// and flags that change statement semantics the engine would then have to honour
     /// (FOUND_ROWS, which Connector/J asks for, IGNORE_SPACE, NO_SCHEMA, ODBC).
     pub const SERVER_DEFAULT: Self = Self::LONG_PASSWORD
         .union(Self::LONG_FLAG)
+        .union(Self::LOCAL_FILES)
         .union(Self::CONNECT_WITH_DB)
         .union(Self::PROTOCOL_41)
         .union(Self::INTERACTIVE)

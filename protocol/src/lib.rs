@@ -36,6 +36,7 @@ pub mod command;
 pub mod error;
 pub mod handshake;
 pub mod lenenc;
+pub mod local_infile;
 pub mod packet;
 pub mod reply;
 pub mod resultset;

@@ -211,11 +211,6 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
     } else {
         Counter::ComInsert
     });
-    let no_zero = st.sql_modes().no_auto_value_on_zero;
-    let opts = InsertOptions {
-        no_auto_value_on_zero: no_zero,
-        ..InsertOptions::default()
-    };
     let mut ex = Exec::new(st, params);
     if matches!(i.source, InsertSource::Select(_))
         && st
@@ -231,14 +226,6 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             update: false,
         });
     }
-    let now = crate::time::datetime_from_micros(ex.now);
-    let sys = &st.core.trx;
-    let timeout = st.lock_wait_timeout();
-    let dup = if i.replace || !i.on_duplicate.is_empty() {
-        DupLock::Exclusive
-    } else {
-        DupLock::Shared
-    };
     let input: Vec<Vec<Option<Value>>> = match &i.source {
         InsertSource::Values(rows) => rows
             .iter()
@@ -255,14 +242,82 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             .collect(),
     };
     ex.flush();
+    let mut w = Written::default();
+    let r = write_rows(st, &ex, i, input, 1, &mut w);
+    drop(ex);
+    let c = &st.conn.counters;
+    c.add(Counter::HandlerWrite, w.inserted);
+    c.add(Counter::InnodbRowsInserted, w.inserted);
+    r?;
+    c.add(Counter::HandlerUpdate, w.updated);
+    c.add(Counter::InnodbRowsUpdated, w.updated);
+    for (code, m) in std::mem::take(&mut w.warnings) {
+        warn(st, code, m);
+    }
+    let records = match &i.source {
+        InsertSource::Values(rows) => rows.len(),
+        InsertSource::Select(_) => w.affected as usize,
+    };
+    let text = if records > 1 || matches!(i.source, InsertSource::Select(_)) {
+        format!(
+            "Records: {records}  Duplicates: {}  Warnings: {}",
+            w.dups,
+            st.warnings.len()
+        )
+    } else {
+        String::new()
+    };
+    Ok(info(st, w.affected, text, w.first_id))
+}
+
+/// What writing a batch of rows added up to (summed over batches).
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    /// Affected rows as MySQL counts them (1 per insert, 2 per duplicate-key update, 1 per
+    /// row a REPLACE deleted).
+    pub(crate) affected: u64,
+    /// Rows inserted.
+    pub(crate) inserted: u64,
+    /// Rows changed by ON DUPLICATE KEY UPDATE.
+    pub(crate) updated: u64,
+    /// Duplicates met (replaced, updated or skipped).
+    pub(crate) dups: u64,
+    /// The first AUTO_INCREMENT value generated (0: none).
+    pub(crate) first_id: u64,
+    /// Warnings of skipped or adjusted rows, in order: (code, message).
+    pub(crate) warnings: Vec<(u16, String)>,
+}
+
+/// Writes rows of values for `i.columns` (None: the column's DEFAULT) into `i.table` inside
+/// the open statement transaction, with INSERT's checks, duplicate handling (IGNORE,
+/// REPLACE, ON DUPLICATE KEY UPDATE) and non-strict clipping. `first_row` is the 1-based
+/// number of `input[0]` in the statement, for messages. On an error the rows written so far
+/// stay counted in `w`.
+pub(crate) fn write_rows(
+    st: &Context,
+    ex: &Exec<'_>,
+    i: &Insert,
+    input: Vec<Vec<Option<Value>>>,
+    first_row: u64,
+    w: &mut Written,
+) -> SqlResult<()> {
+    let no_zero = st.sql_modes().no_auto_value_on_zero;
+    let opts = InsertOptions {
+        no_auto_value_on_zero: no_zero,
+        ..InsertOptions::default()
+    };
+    let now = crate::time::datetime_from_micros(ex.now);
+    let sys = &st.core.trx;
+    let timeout = st.lock_wait_timeout();
+    let dup = if i.replace || !i.on_duplicate.is_empty() {
+        DupLock::Exclusive
+    } else {
+        DupLock::Shared
+    };
     let t = &i.table;
-    let ncols = t.def().columns().len();
-    let (mut affected, mut inserted, mut updated, mut dups) = (0u64, 0u64, 0u64, 0u64);
-    let mut first_id = 0u64;
-    let mut warnings = Vec::new();
     let lenient = i.ignore || !st.sql_modes().strict;
     for (n, values) in input.into_iter().enumerate() {
-        let rowno = n as u64 + 1;
+        let rowno = first_row + n as u64;
         let given: Vec<(usize, Value)> = i
             .columns
             .iter()
@@ -273,7 +328,7 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
         if let Err(e) = check_text_columns(t.def(), given.iter().map(|(c, v)| (*c, v)), rowno) {
             // INSERT IGNORE skips the row with a warning, as for the other value errors.
             if i.ignore {
-                warnings.push((e.code.code(), e.message));
+                w.warnings.push((e.code.code(), e.message));
                 continue;
             }
             return Err(e);
@@ -286,12 +341,13 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             .fill_row(given, now)
             .map_err(|e| engine_error(&e, rowno))?;
         if let Some(cols) = given_cols {
-            warnings.extend(clip_columns(t.def(), &mut full, cols, rowno));
+            w.warnings
+                .extend(clip_columns(t.def(), &mut full, cols, rowno));
         }
-        if let Err(e) = i.checks.verify(&ex, &full) {
+        if let Err(e) = i.checks.verify(ex, &full) {
             // INSERT IGNORE skips the row with a warning, as MySQL does for 3819.
             if i.ignore {
-                warnings.push((e.code.code(), e.message));
+                w.warnings.push((e.code.code(), e.message));
                 continue;
             }
             return Err(e);
@@ -316,11 +372,11 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             };
             match res {
                 Ok(out) => {
-                    if let (Some(id), 0) = (out.generated_auto_increment, first_id) {
-                        first_id = id;
+                    if let (Some(id), 0) = (out.generated_auto_increment, w.first_id) {
+                        w.first_id = id;
                     }
-                    affected += 1;
-                    inserted += 1;
+                    w.affected += 1;
+                    w.inserted += 1;
                     break;
                 }
                 Err(e @ EngineError::DuplicateKey { .. })
@@ -338,8 +394,8 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                             .map_err(lock_error)?;
                         if i.replace {
                             if crate::trx::delete_row(sys, trx, t, &pk) {
-                                affected += 1;
-                                dups += 1;
+                                w.affected += 1;
+                                w.dups += 1;
                             }
                             attempt = full.clone();
                             continue;
@@ -355,14 +411,14 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                         new[*col] = v.clone();
                         env_row[*col] = v;
                     }
-                    i.checks.verify(&ex, &new)?;
+                    i.checks.verify(ex, &new)?;
                     i.foreign_keys.check_child(st, &new)?;
                     st.core
                         .memory
                         .reserve_row(crate::memory::row_bytes(&new), t.name())?;
                     i.foreign_keys
                         .check_parent(st, &env_row[..new.len()], Some(&new))?;
-                    dups += 1;
+                    w.dups += 1;
                     let done = {
                         let mut tb = st.trx.borrow_mut();
                         let trx = tb
@@ -372,8 +428,8 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                     };
                     match done {
                         Ok(UpdateOutcome::Updated { .. }) => {
-                            affected += 2;
-                            updated += 1;
+                            w.affected += 2;
+                            w.updated += 1;
                         }
                         Ok(_) => {}
                         Err(WriteError::Engine(e)) => return Err(engine_error(&e, rowno)),
@@ -383,40 +439,16 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                 }
                 Err(e) if i.ignore => {
                     if matches!(e, EngineError::DuplicateKey { .. }) {
-                        dups += 1;
+                        w.dups += 1;
                     }
-                    warnings.push((e.code().code(), e.message(rowno)));
+                    w.warnings.push((e.code().code(), e.message(rowno)));
                     break;
                 }
                 Err(e) => {
-                    let c = &st.conn.counters;
-                    c.add(Counter::HandlerWrite, inserted);
-                    c.add(Counter::InnodbRowsInserted, inserted);
                     return Err(engine_error(&e, rowno));
                 }
             }
         }
-        let _ = ncols;
     }
-    let c = &st.conn.counters;
-    c.add(Counter::HandlerWrite, inserted);
-    c.add(Counter::InnodbRowsInserted, inserted);
-    c.add(Counter::HandlerUpdate, updated);
-    c.add(Counter::InnodbRowsUpdated, updated);
-    for (code, m) in warnings {
-        warn(st, code, m);
-    }
-    let records = match &i.source {
-        InsertSource::Values(rows) => rows.len(),
-        InsertSource::Select(_) => affected as usize,
-    };
-    let text = if records > 1 || matches!(i.source, InsertSource::Select(_)) {
-        format!(
-            "Records: {records}  Duplicates: {dups}  Warnings: {}",
-            st.warnings.len()
-        )
-    } else {
-        String::new()
-    };
-    Ok(info(st, affected, text, first_id))
+    Ok(())
 }

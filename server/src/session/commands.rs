@@ -6,7 +6,7 @@ use protocol::{Command, OkPacket, ProtocolError};
 use crate::connections::ConnCommand;
 use crate::error::{ErrorCode, SqlError};
 use crate::session::reply::write_ok;
-use crate::session::{statements, ClientSession};
+use crate::session::{local_infile, statements, ClientSession};
 use crate::vars::Counter;
 
 /// Runs one command; the reply is left in the session's output buffer.
@@ -49,7 +49,10 @@ pub fn dispatch(s: &mut ClientSession, payload: &[u8]) -> Outcome {
             s.st.core
                 .querylogs
                 .general(s.st.conn.id, "Query", &sql_text);
-            let results = crate::stmt::run_text(&mut s.st, &sql_text);
+            let read = s.secs(s.st.core.ids.net_read_timeout);
+            let (io, out, seq) = (&mut s.io, &mut s.out, &mut s.seq);
+            let mut fetch = |name: &str| local_infile::transfer(io, out, seq, name, read);
+            let results = crate::stmt::run_text_with_files(&mut s.st, &sql_text, &mut fetch);
             let n = results.len();
             for (i, r) in results.into_iter().enumerate() {
                 s.st.count(Counter::Queries);

@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod handshake;
 pub mod io;
+pub(crate) mod local_infile;
 pub mod panic;
 pub(crate) mod pool_facts;
 pub mod reply;

@@ -19,9 +19,11 @@ pub mod format;
 pub mod functions;
 pub mod join_width;
 pub mod json_functions;
+pub(crate) mod load_syntax;
 pub mod names;
 pub mod output;
 pub mod stack;
+pub mod text_cell;
 pub mod text_functions;
 
 pub use output::{Output, ResultSet};

@@ -8,6 +8,7 @@ pub mod account_stmts;
 pub mod admin;
 pub mod checksum_table;
 pub mod extra_parse;
+pub mod file_stmts;
 pub mod plan;
 pub mod privilege_checks;
 pub mod probe;
@@ -35,6 +36,9 @@ use crate::value::Value;
 fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
     if let Some(p) = extra_parse::try_plan(st, sql)? {
         return Ok(vec![p]);
+    }
+    if let Some(p) = file_stmts::try_plan(st, sql, plan_one)? {
+        return Ok(p);
     }
     if let Some(tables) = table_locks::parse(st, sql)? {
         return Ok(vec![PreparedStmt {
@@ -116,8 +120,23 @@ fn rename_table(
 }
 
 /// Runs a COM_QUERY: every statement in it (more than one only with multi-statements); stops
-/// at the first error, which is the last element.
+/// at the first error, which is the last element. A LOAD DATA LOCAL fails: there is no
+/// client to send its file (see [`run_text_with_files`]).
 pub fn run_text(st: &mut Context, sql: &str) -> Vec<SqlResult<Output>> {
+    run_text_with_files(st, sql, &mut |_| {
+        Err(SqlError::unsupported(
+            "LOAD DATA LOCAL without a client connection",
+        ))
+    })
+}
+
+/// [`run_text`] for a client connection: `fetch` asks the client for the file of a LOAD
+/// DATA LOCAL.
+pub fn run_text_with_files(
+    st: &mut Context,
+    sql: &str,
+    fetch: &mut file_stmts::FetchLocal<'_>,
+) -> Vec<SqlResult<Output>> {
     let trimmed = sql.trim().trim_end_matches(';').trim();
     if trimmed.is_empty() {
         return vec![Err(SqlError::new(ErrorCode::EmptyQuery, "Query was empty"))];
@@ -141,8 +160,11 @@ pub fn run_text(st: &mut Context, sql: &str) -> Vec<SqlResult<Output>> {
         return vec![r];
     }
     let mut out = Vec::with_capacity(plans.len());
-    for p in &plans {
-        let r = execute(st, p, &[]);
+    for (i, p) in plans.iter().enumerate() {
+        let r = match &p.plan {
+            Plan::LoadData(l) if l.local() => file_stmts::execute_local(st, l, i == 0, fetch),
+            _ => execute(st, p, &[]),
+        };
         probe.done(st, &r);
         let failed = r.is_err();
         out.push(r);

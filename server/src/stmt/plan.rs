@@ -116,12 +116,19 @@ pub enum Plan {
     ShowCreateDatabase(crate::stmt::show_create_database::ShowCreateDatabase),
     /// `CHECKSUM TABLE`.
     ChecksumTable(crate::stmt::checksum_table::ChecksumTable),
+    /// `LOAD DATA [LOCAL] INFILE`.
+    LoadData(Box<crate::stmt::file_stmts::LoadDataPlan>),
+    /// `SELECT ... INTO OUTFILE / DUMPFILE`.
+    Outfile(Box<crate::stmt::file_stmts::OutfilePlan>),
 }
 
 impl Plan {
     /// Whether COM_STMT_PREPARE accepts this statement (MySQL refuses USE, for example).
     pub fn preparable(&self) -> bool {
-        !matches!(self, Plan::Use(_) | Plan::Show(ShowPlan::Warnings { .. }))
+        !matches!(
+            self,
+            Plan::Use(_) | Plan::Show(ShowPlan::Warnings { .. }) | Plan::LoadData(_)
+        )
     }
 }
 
@@ -372,6 +379,8 @@ pub fn execute(st: &mut Context, plan: &Plan, params: &[Value]) -> SqlResult<Out
         Plan::ChecksumTable(c) => {
             transaction::statement(st, false, |st| crate::stmt::checksum_table::execute(st, c))
         }
+        Plan::LoadData(l) => crate::stmt::file_stmts::execute_load(st, l),
+        Plan::Outfile(o) => crate::stmt::file_stmts::execute_outfile(st, o, params),
         Plan::Table(t) => match t.body.transactional() {
             None => {
                 if t.body.commits_implicitly() {

@@ -51,6 +51,7 @@ counters! {
     ComGrant => "Com_grant",
     ComInsert => "Com_insert",
     ComKill => "Com_kill",
+    ComLoad => "Com_load",
     ComRenameUser => "Com_rename_user",
     ComReplace => "Com_replace",
     ComRevoke => "Com_revoke",

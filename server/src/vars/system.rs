@@ -180,6 +180,12 @@ pub fn definitions() -> Vec<VarDef> {
         // Bounds metadata-lock waits in MySQL; tpbed's DDL takes no metadata lock that waits.
         var("lock_wait_timeout", Both, int(1, 31_536_000), i(31_536_000)),
         var("init_connect", Global, VarType::Str, s("")),
+        // LOAD DATA LOCAL: off by default, as in MySQL 8.0 (3948 while off).
+        var("local_infile", Global, VarType::Bool, b(false)),
+        // Where LOAD DATA INFILE / SELECT ... INTO OUTFILE may touch server files: empty is
+        // anywhere, `NULL` nowhere, a directory only below it. MySQL's default depends on
+        // the package layout; tpbed's is empty (a test bed, files under the user's control).
+        var("secure_file_priv", Global, VarType::Str, s("")).read_only(),
         // Character sets (tpbed stores bytes and speaks utf8mb4; these are recorded and shown).
         var(
             "character_set_client",
