@@ -12,49 +12,6 @@ pub struct SqlError {
     pub code: ErrorCode,
     /// The message text, formatted as MySQL formats it for this code.
     pub message: String,
-    /// A code of the file statements the engine's vocabulary lacks; when set, the client
-    /// sees it (and its SQLSTATE) instead of `code`.
-    pub file_code: Option<FileCode>,
-}
-
-/// Codes only the file statements (LOAD DATA, SELECT ... INTO OUTFILE/DUMPFILE) emit, with
-/// MySQL 8.0's numbers and SQLSTATEs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u16)]
-pub enum FileCode {
-    /// EE_CANTCREATEFILE: the output file cannot be created.
-    CantCreateFile = 1,
-    /// EE_FILENOTFOUND: the input file cannot be opened.
-    FileNotFound = 29,
-    /// ER_WRONG_FIELD_TERMINATORS: ENCLOSED BY / ESCAPED BY longer than one character.
-    WrongFieldTerminators = 1083,
-    /// ER_FILE_EXISTS_ERROR: the output file exists.
-    FileExists = 1086,
-    /// ER_TOO_MANY_ROWS: INTO DUMPFILE of more than one row.
-    TooManyRows = 1172,
-    /// ER_WARN_TOO_FEW_RECORDS: a line with fewer fields than columns (strict mode).
-    TooFewRecords = 1261,
-    /// ER_WARN_TOO_MANY_RECORDS: a line with more fields than columns (strict mode).
-    TooManyRecords = 1262,
-    /// ER_WARN_NULL_TO_NOTNULL: `\N` for a NOT NULL column (strict mode).
-    NullToNotNull = 1263,
-    /// ER_OPTION_PREVENTS_STATEMENT: `secure_file_priv` refuses the file.
-    OptionPreventsStatement = 1290,
-    /// ER_CLIENT_LOCAL_FILES_DISABLED: LOAD DATA LOCAL with `local_infile` off.
-    LocalFilesDisabled = 3948,
-}
-
-impl FileCode {
-    /// The SQLSTATE MySQL sends with the code.
-    pub fn sql_state(self) -> &'static str {
-        match self {
-            FileCode::WrongFieldTerminators | FileCode::TooManyRows => "42000",
-            FileCode::LocalFilesDisabled => "42000",
-            FileCode::TooFewRecords | FileCode::TooManyRecords => "01000",
-            FileCode::NullToNotNull => "22004",
-            _ => "HY000",
-        }
-    }
 }
 
 impl SqlError {
@@ -63,28 +20,17 @@ impl SqlError {
         SqlError {
             code,
             message: message.into(),
-            file_code: None,
-        }
-    }
-
-    /// An error with a code of the file statements.
-    pub fn file(code: FileCode, message: impl Into<String>) -> SqlError {
-        SqlError {
-            code: ErrorCode::Unknown,
-            message: message.into(),
-            file_code: Some(code),
         }
     }
 
     /// The MySQL error number the client sees.
     pub fn number(&self) -> u16 {
-        self.file_code.map_or(self.code.code(), |c| c as u16)
+        self.code.code()
     }
 
     /// The SQLSTATE the client sees.
     pub fn sql_state(&self) -> &'static str {
-        self.file_code
-            .map_or(self.code.sql_state(), FileCode::sql_state)
+        self.code.sql_state()
     }
 
     /// 1064 with MySQL's "near" text, pointing at `near` in the statement.

@@ -240,6 +240,26 @@ pub enum ErrorCode {
     JsonUsedAsKey = 3152,
     /// ER_JSON_DOCUMENT_NULL_KEY: JSON_OBJECT with a NULL key.
     JsonDocumentNullKey = 3158,
+    /// EE_CANTCREATEFILE: an output file cannot be created.
+    CantCreateFile = 1,
+    /// EE_FILENOTFOUND: an input file cannot be opened.
+    FileNotFound = 29,
+    /// ER_WRONG_FIELD_TERMINATORS: ENCLOSED BY / ESCAPED BY longer than one character.
+    WrongFieldTerminators = 1083,
+    /// ER_FILE_EXISTS_ERROR: the output file exists.
+    FileExists = 1086,
+    /// ER_TOO_MANY_ROWS: INTO DUMPFILE (or a scalar INTO) of more than one row.
+    TooManyRows = 1172,
+    /// ER_WARN_TOO_FEW_RECORDS: a LOAD DATA line with fewer fields than columns.
+    WarnTooFewRecords = 1261,
+    /// ER_WARN_TOO_MANY_RECORDS: a LOAD DATA line with more fields than columns.
+    WarnTooManyRecords = 1262,
+    /// ER_WARN_NULL_TO_NOTNULL: `\N` loaded into a NOT NULL column.
+    WarnNullToNotNull = 1263,
+    /// ER_OPTION_PREVENTS_STATEMENT: a server option (`secure_file_priv`) refuses the statement.
+    OptionPreventsStatement = 1290,
+    /// ER_CLIENT_LOCAL_FILES_DISABLED: LOAD DATA LOCAL with `local_infile` off on either side.
+    ClientLocalFilesDisabled = 3948,
 }
 
 impl ErrorCode {
@@ -315,7 +335,9 @@ impl ErrorCode {
             CantChangeTxCharacteristics => "25001",
             ReadOnlyTransaction => "25006",
             NotSupportedYet | InvalidJsonPath | JsonUsedAsKey => "42000",
-            WarnDataTruncated => "01000",
+            WrongFieldTerminators | TooManyRows | ClientLocalFilesDisabled => "42000",
+            WarnDataTruncated | WarnTooFewRecords | WarnTooManyRecords => "01000",
+            WarnNullToNotNull => "22004",
             InvalidJsonText | InvalidJsonTextInParam | JsonDocumentNullKey => "22032",
             _ => "HY000",
         }
@@ -440,6 +462,16 @@ impl ErrorCode {
             InvalidJsonPath => "Invalid JSON path expression. The error is around character position %u.%s",
             JsonDocumentNullKey => "JSON documents may not contain NULL member names.",
             JsonUsedAsKey => "JSON column '%-.192s' supports indexing only via generated columns on a specified JSON path.",
+            CantCreateFile => "Can't create/write to file '%s' (OS errno %d - %s)",
+            FileNotFound => "File '%s' not found (OS errno %d - %s)",
+            WrongFieldTerminators => "Field separator argument is not what is expected; check the manual",
+            FileExists => "File '%-.200s' already exists",
+            TooManyRows => "Result consisted of more than one row",
+            WarnTooFewRecords => "Row %ld doesn't contain data for all columns",
+            WarnTooManyRecords => "Row %ld was truncated; it contained more data than there were input columns",
+            WarnNullToNotNull => "Column set to default value; NULL supplied to NOT NULL column '%s' at row %ld",
+            OptionPreventsStatement => "The MySQL server is running with the %s option so it cannot execute this statement",
+            ClientLocalFilesDisabled => "Loading local data is disabled; this must be enabled on both the client and server sides",
         }
     }
 }

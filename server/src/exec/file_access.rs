@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::accounts::PrivSet;
 use crate::context::Context;
-use crate::error::{ErrorCode, FileCode, SqlError, SqlResult};
+use crate::error::{ErrorCode, SqlError, SqlResult};
 
 /// 1045 unless the session has the global FILE privilege (MySQL answers a missing FILE
 /// privilege with the access-denied error of a failed login).
@@ -29,8 +29,8 @@ pub(crate) fn require_file_privilege(st: &Context) -> SqlResult<()> {
 
 /// 1290 naming `--secure-file-priv`.
 fn prevented() -> SqlError {
-    SqlError::file(
-        FileCode::OptionPreventsStatement,
+    SqlError::new(
+        ErrorCode::OptionPreventsStatement,
         "The MySQL server is running with the --secure-file-priv option so it cannot execute \
          this statement",
     )

@@ -11,7 +11,7 @@ use sqlparser::ast::{self, Expr};
 
 use crate::context::Context;
 use crate::engine::Table;
-use crate::error::{FileCode, SqlError, SqlResult};
+use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::checks::BoundChecks;
 use crate::exec::data_file::{Reader, Record};
 use crate::exec::dml::{column_pos, warn};
@@ -71,8 +71,8 @@ pub(crate) fn check_before_read(st: &Context, l: &LoadDataSyntax) -> SqlResult<(
     if l.local {
         let server_on = st.core.vars.global_by_name("local_infile").as_bool();
         if !server_on || !st.caps.contains(protocol::Capabilities::LOCAL_FILES) {
-            return Err(SqlError::file(
-                FileCode::LocalFilesDisabled,
+            return Err(SqlError::new(
+                ErrorCode::ClientLocalFilesDisabled,
                 "Loading local data is disabled; this must be enabled on both the client and \
                  server sides",
             ));
@@ -218,8 +218,8 @@ fn read_server_file(st: &Context, name: &str) -> SqlResult<Vec<u8>> {
     let path = file_access::resolve(st, name);
     file_access::check_secure(st, &path)?;
     std::fs::read(&path).map_err(|e| {
-        SqlError::file(
-            FileCode::FileNotFound,
+        SqlError::new(
+            ErrorCode::FileNotFound,
             format!(
                 "File '{}' not found {}",
                 path.display(),
@@ -353,12 +353,12 @@ impl Loader<'_> {
     /// A per-row condition: an error in strict mode, else a warning for `notes`.
     fn condition(
         &self,
-        code: FileCode,
+        code: ErrorCode,
         message: String,
         notes: &mut Vec<(u16, String)>,
     ) -> SqlResult<()> {
         if self.strict {
-            return Err(SqlError::file(code, message));
+            return Err(SqlError::new(code, message));
         }
         notes.push((code as u16, message));
         Ok(())
@@ -377,7 +377,7 @@ impl Loader<'_> {
         let now = crate::time::datetime_from_micros(ex.now);
         if rec.len() > r.fields.len() {
             self.condition(
-                FileCode::TooManyRecords,
+                ErrorCode::WarnTooManyRecords,
                 format!(
                     "Row {rowno} was truncated; it contained more data than there were input \
                      columns"
@@ -388,7 +388,7 @@ impl Loader<'_> {
         let short = rec.len() < r.fields.len();
         if short {
             self.condition(
-                FileCode::TooFewRecords,
+                ErrorCode::WarnTooFewRecords,
                 format!("Row {rowno} doesn't contain data for all columns"),
                 notes,
             )?;
@@ -452,7 +452,7 @@ impl Loader<'_> {
             return Ok(Value::Null);
         }
         self.condition(
-            FileCode::NullToNotNull,
+            ErrorCode::WarnNullToNotNull,
             format!(
                 "Column set to default value; NULL supplied to NOT NULL column '{}' at row \
                  {rowno}",

@@ -8,7 +8,7 @@ use std::io::Write;
 use protocol::ColumnType;
 
 use crate::context::Context;
-use crate::error::{FileCode, SqlError, SqlResult};
+use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::data_file::Writer;
 use crate::exec::file_access;
 use crate::sql::load_syntax::ExportClause;
@@ -42,8 +42,8 @@ fn encode(st: &Context, clause: &ExportClause, rs: &ResultSet) -> SqlResult<Vec<
     let mut cell = Vec::new();
     if clause.dump {
         if rs.rows.len() > 1 {
-            return Err(SqlError::file(
-                FileCode::TooManyRows,
+            return Err(SqlError::new(
+                ErrorCode::TooManyRows,
                 "Result consisted of more than one row",
             ));
         }
@@ -99,8 +99,8 @@ pub(crate) fn check_target(st: &Context, clause: &ExportClause) -> SqlResult<()>
 }
 
 fn exists(path: &std::path::Path) -> SqlError {
-    SqlError::file(
-        FileCode::FileExists,
+    SqlError::new(
+        ErrorCode::FileExists,
         format!("File '{}' already exists", path.display()),
     )
 }
@@ -127,8 +127,8 @@ pub(crate) fn execute(
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(exists(&path)),
         Err(e) => {
-            return Err(SqlError::file(
-                FileCode::CantCreateFile,
+            return Err(SqlError::new(
+                ErrorCode::CantCreateFile,
                 format!(
                     "Can't create/write to file '{}' {}",
                     path.display(),
@@ -138,8 +138,8 @@ pub(crate) fn execute(
         }
     };
     file.write_all(&bytes).map_err(|e| {
-        SqlError::file(
-            FileCode::CantCreateFile,
+        SqlError::new(
+            ErrorCode::CantCreateFile,
             format!(
                 "Can't create/write to file '{}' {}",
                 path.display(),

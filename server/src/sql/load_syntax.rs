@@ -8,7 +8,7 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
-use crate::error::{FileCode, SqlError, SqlResult};
+use crate::error::{ErrorCode, SqlError, SqlResult};
 
 /// How fields and lines are delimited in a data file (MySQL's defaults: tab-separated
 /// fields, newline-terminated lines, backslash escapes, no enclosure).
@@ -224,8 +224,8 @@ fn one_byte(s: &str) -> SqlResult<Option<u8>> {
     match s.as_bytes() {
         [] => Ok(None),
         [b] => Ok(Some(*b)),
-        _ => Err(SqlError::file(
-            FileCode::WrongFieldTerminators,
+        _ => Err(SqlError::new(
+            ErrorCode::WrongFieldTerminators,
             "Field separator argument is not what is expected; check the manual",
         )),
     }

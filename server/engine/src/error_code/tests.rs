@@ -37,6 +37,20 @@ fn sqlstates_match_mysql() {
         assert_eq!(c.sql_state(), "42000", "{c:?}");
     }
     assert_eq!(ErrorCode::WrongUsage.sql_state(), "HY000");
+    for (c, n, state) in [
+        (ErrorCode::CantCreateFile, 1, "HY000"),
+        (ErrorCode::FileNotFound, 29, "HY000"),
+        (ErrorCode::WrongFieldTerminators, 1083, "42000"),
+        (ErrorCode::FileExists, 1086, "HY000"),
+        (ErrorCode::TooManyRows, 1172, "42000"),
+        (ErrorCode::WarnTooFewRecords, 1261, "01000"),
+        (ErrorCode::WarnTooManyRecords, 1262, "01000"),
+        (ErrorCode::WarnNullToNotNull, 1263, "22004"),
+        (ErrorCode::OptionPreventsStatement, 1290, "HY000"),
+        (ErrorCode::ClientLocalFilesDisabled, 3948, "42000"),
+    ] {
+        assert_eq!((c.code(), c.sql_state()), (n, state), "{c:?}");
+    }
     assert_eq!(ErrorCode::TableAccessDenied.code(), 1142);
 }
 
