@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use crate::cursor::{Direction, LatchMode, Restored, SearchMode};
-use crate::index::{BTree, KeyBuf, PageCapacity, Record};
+use crate::index::{BTree, HintRef, KeyBuf, PageCapacity, Record, RecordRef};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Rec {
@@ -17,9 +17,65 @@ struct Rec {
     val: u64,
 }
 
+/// A stored [`Rec`] read in place: `[key len 1][key][val 8]`.
+#[derive(Debug, Clone, Copy)]
+struct RecView<'a> {
+    key: &'a [u8],
+    val: u64,
+}
+
+impl<'a> RecordRef<'a> for RecView<'a> {
+    fn key(&self) -> &'a [u8] {
+        self.key
+    }
+}
+
 impl Record for Rec {
+    type Ref<'a> = RecView<'a>;
+
     fn key(&self) -> &[u8] {
         &self.key
+    }
+
+    fn stored_len(&self) -> usize {
+        1 + self.key.len() + 8
+    }
+
+    fn store(&self, out: &mut Vec<u8>) {
+        out.push(u8::try_from(self.key.len()).expect("a short test key"));
+        out.extend_from_slice(&self.key);
+        out.extend_from_slice(&self.val.to_le_bytes());
+    }
+
+    fn stored_size(bytes: &[u8]) -> usize {
+        1 + usize::from(bytes[0]) + 8
+    }
+
+    fn stored_key(bytes: &[u8]) -> &[u8] {
+        &bytes[1..1 + usize::from(bytes[0])]
+    }
+
+    fn load(bytes: &[u8]) -> Rec {
+        let v = Rec::view_of(bytes);
+        Rec {
+            key: KeyBuf::from(v.key),
+            val: v.val,
+        }
+    }
+
+    fn view<'a>(bytes: &'a [u8], _: HintRef<'a>) -> RecView<'a> {
+        Rec::view_of(bytes)
+    }
+}
+
+impl Rec {
+    fn view_of(bytes: &[u8]) -> RecView<'_> {
+        let key = Rec::stored_key(bytes);
+        let at = 1 + key.len();
+        RecView {
+            key,
+            val: u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes")),
+        }
     }
 }
 
@@ -105,7 +161,7 @@ proptest! {
                         Rec { key: k(key), val: v },
                         0,
                         |s| {
-                            successor = Some(s.map(|r| n(&r.key)));
+                            successor = Some(s.map(|r| n(r.key)));
                             Ok(())
                         },
                         |_, _| Err(()),
@@ -132,7 +188,7 @@ proptest! {
                     let mut on = c.search(&k(key), mode);
                     while on && got.len() <= len {
                         let r = c.record().unwrap();
-                        got.push((n(&r.key), r.val));
+                        got.push((n(r.key), r.val));
                         on = if fwd { c.move_next() } else { c.move_prev() };
                     }
                     prop_assert_eq!(got, model_seek(&m, key, mode, fwd, len));
@@ -143,7 +199,7 @@ proptest! {
         let mut all = Vec::new();
         let mut on = c.first();
         while on {
-            all.push(n(&c.record().unwrap().key));
+            all.push(n(c.record().unwrap().key));
             on = c.move_next();
         }
         prop_assert_eq!(all, m.keys().copied().collect::<Vec<_>>());
@@ -168,7 +224,7 @@ proptest! {
         let mut on = if fwd { c.first() } else { c.last() };
         for batch in muts {
             if !on { break; }
-            let here = n(&c.record().unwrap().key);
+            let here = n(c.record().unwrap().key);
             let saved = c.save();
             for (ins, key) in batch {
                 if ins {
@@ -179,7 +235,7 @@ proptest! {
             }
             let r = c.restore(&saved, dir);
             let want = if fwd { m.range(here..).next() } else { m.range(..=here).next_back() }.map(|(k, _)| *k);
-            prop_assert_eq!(c.record().map(|r| n(&r.key)), want);
+            prop_assert_eq!(c.record().map(|r| n(r.key)), want);
             prop_assert_eq!(r == Restored::Same, m.contains_key(&here));
             on = match r {
                 Restored::Same => if fwd { c.move_next() } else { c.move_prev() },
@@ -258,7 +314,7 @@ fn cursor_restore_under_concurrent_splits() {
         let mut prev: Option<u64> = None;
         let mut stable_seen = 0;
         while on {
-            let key = n(&c.record().unwrap().key);
+            let key = n(c.record().unwrap().key);
             if let Some(p) = prev {
                 assert!(
                     if fwd { key > p } else { key < p },
@@ -299,7 +355,7 @@ fn cursor_restore_under_concurrent_splits() {
     let mut got = Vec::new();
     let mut on = c.first();
     while on {
-        got.push(n(&c.record().unwrap().key));
+        got.push(n(c.record().unwrap().key));
         on = c.move_next();
     }
     assert_eq!(got, want);
@@ -417,7 +473,7 @@ fn emptied_leaves_are_unlinked_under_concurrent_scans() {
         let mut on = if fwd { c.first() } else { c.last() };
         let (mut prev, mut sentinels) = (None::<u64>, 0);
         while on {
-            let key = n(&c.record().unwrap().key);
+            let key = n(c.record().unwrap().key);
             if let Some(p) = prev {
                 assert!(
                     if fwd { key > p } else { key < p },
@@ -449,7 +505,7 @@ fn emptied_leaves_are_unlinked_under_concurrent_scans() {
     let mut got = Vec::new();
     let mut on = c.first();
     while on {
-        got.push(n(&c.record().unwrap().key));
+        got.push(n(c.record().unwrap().key));
         on = c.move_next();
     }
     assert_eq!(got, want);
