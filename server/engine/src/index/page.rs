@@ -37,9 +37,10 @@ impl Default for PageCapacity {
     }
 }
 
-/// Bytes a leaf's records (stored forms and slots) may take before an insert splits it, as
-/// InnoDB's default 16 KiB page. A page holds at least one record whatever its size, and an
-/// in-place change that grows a record may take a page past it until the next insert splits.
+/// Bytes a leaf's stored records may take before an insert splits it, as InnoDB's default
+/// 16 KiB page (the slot directory, 4 bytes a record, is kept beside the heap). A page holds
+/// at least one record whatever its size, and an in-place change that grows a record may
+/// take a page past it until the next insert splits it.
 pub const PAGE_BYTES: usize = 16 * 1024;
 
 /// Bytes of a slot in a leaf's directory.
@@ -162,14 +163,14 @@ impl<R: Record> Records<R> {
         lo
     }
 
-    /// Bytes the records take: live stored forms and slots.
+    /// Bytes of the live stored records.
     pub(crate) fn used(&self) -> usize {
-        self.heap.len() - self.garbage + self.slots.len() * SLOT
+        self.heap.len() - self.garbage
     }
 
     /// Whether `rec` can join the page without a split (`max` records at most).
     pub(crate) fn fits(&self, rec: &R, max: usize) -> bool {
-        self.is_empty() || (self.len() < max && self.used() + rec.stored_len() + SLOT <= PAGE_BYTES)
+        self.is_empty() || (self.len() < max && self.used() + rec.stored_len() <= PAGE_BYTES)
     }
 
     /// Rewrites the heap with the live records only, in slot order, into a buffer of

@@ -8,7 +8,8 @@
 //! the result back.
 //!
 //! Stored forms (integers little-endian, lengths LEB128):
-//! - clustered: `[info 1: delete mark][trx_id 6][roll_ptr 7][key len][row len][key][row]`;
+//! - clustered: `[trx_id 6][roll_ptr and delete mark 7][key len][row len][key][row]`, the
+//!   mark in the top bit of the seven bytes;
 //! - secondary: `[info 1: delete mark, primary-key offset][key len][key]`, the offset in the
 //!   info byte's upper seven bits up to 126, else 127 there and the offset as LEB128 after it.
 
@@ -134,11 +135,14 @@ fn get_le(bytes: &[u8]) -> u64 {
 /// pointers count up from 1 and stay far below it).
 const DELETE_MARK: u64 = 1 << 63;
 
-/// The info byte's delete-mark bit (both record kinds).
+/// A secondary record's info byte's delete-mark bit.
 const INFO_MARK: u8 = 1;
 
-/// Bytes of a stored clustered record before its lengths: info, trx_id, roll_ptr.
-const CLUST_FIXED: usize = 1 + 6 + 7;
+/// Bytes of a stored clustered record before its lengths: trx_id, roll_ptr with the mark.
+const CLUST_FIXED: usize = 6 + 7;
+
+/// The delete mark's bit in a stored clustered record's seven roll-pointer bytes.
+const STORED_MARK: u64 = 1 << 55;
 
 /// A clustered (primary) index record.
 #[derive(Clone, PartialEq, Eq)]
@@ -229,9 +233,10 @@ impl Record for ClusteredRec {
     }
 
     fn store(&self, out: &mut Vec<u8>) {
-        out.push(if self.delete_mark() { INFO_MARK } else { 0 });
         put_le(out, self.trx_id, 6);
-        put_le(out, self.roll_ptr(), 7);
+        assert!(self.roll_ptr() < STORED_MARK, "a roll pointer overflowed");
+        let mark = if self.delete_mark() { STORED_MARK } else { 0 };
+        put_le(out, self.roll_ptr() | mark, 7);
         put_varint(out, self.key.len());
         put_varint(out, self.row.len());
         out.extend_from_slice(&self.key);
@@ -288,17 +293,17 @@ impl<'a> ClusteredRef<'a> {
 
     /// Id of the transaction that last wrote this record (DB_TRX_ID).
     pub fn trx_id(&self) -> u64 {
-        get_le(&self.head[1..7])
+        get_le(&self.head[..6])
     }
 
     /// Pointer to the previous version (DB_ROLL_PTR; 0: none).
     pub fn roll_ptr(&self) -> u64 {
-        get_le(&self.head[7..14])
+        get_le(&self.head[6..13]) & !STORED_MARK
     }
 
     /// Deleted, awaiting purge.
     pub fn delete_mark(&self) -> bool {
-        self.head[0] & INFO_MARK != 0
+        get_le(&self.head[6..13]) & STORED_MARK != 0
     }
 
     /// A granted lock on this record, for SKIP LOCKED and NOWAIT checks.
@@ -598,7 +603,7 @@ mod tests {
         assert!(!r.set_delete_mark(true));
         assert_eq!((r.roll_ptr(), r.delete_mark()), (0, true));
         round_trip(&r);
-        let big = (1 << 56) - 1;
+        let big = STORED_MARK - 1;
         r.set_roll_ptr(big);
         assert_eq!((r.roll_ptr(), r.delete_mark()), (big, true));
         round_trip(&r);
@@ -622,7 +627,7 @@ mod tests {
             RowBuf::new(&[7; 188]),
             9,
         );
-        assert_eq!(r.stored_len(), 14 + 1 + 2 + 4 + 188);
+        assert_eq!(r.stored_len(), 13 + 1 + 2 + 4 + 188);
         let long = ClusteredRec::new(KeyBuf::from(vec![3u8; 300]), RowBuf::new(&[7; 70_000]), 9);
         round_trip(&long);
         let sec = SecondaryRec::new(&[1; 8], 4);
