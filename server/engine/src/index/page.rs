@@ -108,6 +108,10 @@ impl<R: Record> Records<R> {
 
     /// The record in slot `i`.
     pub(crate) fn at(&self, i: usize) -> R::Ref<'_> {
+        debug_assert!(
+            self.hints.get().is_none_or(|h| h.len() == self.len()),
+            "a hint table out of step with the slots"
+        );
         R::view(self.bytes(i), HintRef::new(&self.hints, i, self.len()))
     }
 
@@ -291,6 +295,60 @@ impl<R: Record> Records<R> {
         self.compact(live + live / 8, None);
         self.slots.shrink_to(at + at / 8);
         right
+    }
+
+    /// Moves every record of `from` to the end of these (their keys all follow these').
+    pub(crate) fn append_from(&mut self, from: &mut Records<R>) {
+        debug_assert!(
+            self.is_empty() || from.is_empty() || self.key(self.len() - 1) < from.key(0),
+            "records appended out of order"
+        );
+        let need = from.used();
+        if self.heap.capacity() - self.heap.len() < need {
+            let live = self.used();
+            self.compact(live + need + (live + need) / 8, None);
+        }
+        self.slots.reserve_exact(from.len());
+        for i in 0..from.len() {
+            let b = from.bytes(i);
+            self.slots
+                .push(u32::try_from(self.heap.len()).expect("a page under 4 GiB"));
+            self.heap.extend_from_slice(b);
+        }
+        let n = from.len();
+        match (self.hints.get_mut(), from.hints.take()) {
+            (Some(h), moved) => {
+                h.extend(moved.unwrap_or_else(|| (0..n).map(|_| LockHint::default()).collect()))
+            }
+            (None, Some(moved)) => {
+                let mut h: Vec<LockHint> =
+                    (0..self.len() - n).map(|_| LockHint::default()).collect();
+                h.extend(moved);
+                let _ = self.hints.set(h);
+            }
+            (None, None) => {}
+        }
+        *from = Records::default();
+    }
+
+    /// Heap bytes allocated (for tests of space reuse).
+    #[cfg(test)]
+    pub(crate) fn heap_capacity(&self) -> usize {
+        self.heap.capacity()
+    }
+
+    /// Makes the page's lock-hint table (as a lock on one of its records would).
+    #[cfg(test)]
+    pub(crate) fn make_hints(&self) {
+        if !self.is_empty() {
+            HintRef::new(&self.hints, 0, self.len()).get();
+        }
+    }
+
+    /// Whether the page has a lock-hint table, and its length.
+    #[cfg(test)]
+    pub(crate) fn hint_table_len(&self) -> Option<usize> {
+        self.hints.get().map(Vec::len)
     }
 
     /// Removes every record.

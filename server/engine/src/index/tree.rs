@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::index::key_buf::KeyBuf;
-use crate::index::page::{LeafGuard, Page, PageCapacity, PageData, Records, WriteGuard};
+use crate::index::page::{
+    LeafGuard, Page, PageCapacity, PageData, Records, WriteGuard, PAGE_BYTES,
+};
 use crate::index::record::Record;
 use crate::key::cmp_prefix;
 
@@ -28,8 +30,11 @@ pub struct IndexStats {
     pub page_latch_waits: AtomicU64,
     /// Page splits (`index_page_splits`).
     pub page_splits: AtomicU64,
-    /// Emptied leaves unlinked from the tree (`index_page_discards`).
+    /// Leaves unlinked from the tree, emptied or merged into a sibling
+    /// (`index_page_discards`, which in InnoDB counts emptied ones only).
     pub page_discards: AtomicU64,
+    /// Underfull leaves whose records moved into a sibling (`index_page_merge_successful`).
+    pub page_merges: AtomicU64,
     /// Cursor restores that found their page unchanged.
     pub optimistic_restores: AtomicU64,
     /// Cursor restores that re-descended from the root.
@@ -191,30 +196,79 @@ impl<R: Record> BTree<R> {
         data.modify_count += 1;
         let rec = data.records.remove(i);
         self.with_successor(data, i, after);
-        let emptied = data.records.is_empty() && !Arc::ptr_eq(leaf.page(), &self.root);
+        let underfull = self.underfull(data) && !Arc::ptr_eq(leaf.page(), &self.root);
         drop(leaf);
-        if emptied {
-            self.discard_if_empty(rec.key());
+        if underfull {
+            self.merge_or_discard(rec.key());
         }
         Some(rec)
     }
 
-    /// Unlinks the leaf that `key` routes to if it is (still) empty and not its parent's
-    /// first child: the parent latched exclusively (shared latches above it), then the left
-    /// sibling and the leaf, so the left sibling's `next` and the parent's separator change
-    /// together. The leaf is marked freed (saved positions on it restore by descent) and
-    /// keeps its `next`, so a walker already past the left sibling still reaches the rest.
-    fn discard_if_empty(&self, key: &[u8]) {
+    /// Below half full (InnoDB's default MERGE_THRESHOLD of 50 %): both its bytes and its
+    /// record count under half the page's.
+    fn underfull(&self, page: &PageData<R>) -> bool {
+        page.records.used() * 2 < PAGE_BYTES && page.records.len() * 2 < self.capacity.leaf
+    }
+
+    /// Whether `to` can take all of `from`'s records without passing either page limit.
+    fn can_absorb(&self, to: &PageData<R>, from: &PageData<R>) -> bool {
+        to.records.len() + from.records.len() <= self.capacity.leaf
+            && to.records.used() + from.records.used() <= PAGE_BYTES
+    }
+
+    /// Shrinks the tree around the underfull leaf that `key` routes to, under its parent's
+    /// exclusive latch (shared latches above it), then the leaf and a sibling, left before
+    /// right, so a sibling's `next` and the parent's separators change together:
+    /// - an empty leaf that is not its parent's first child is unlinked (discarded);
+    /// - otherwise an underfull leaf moves its records to the end of its left sibling, or
+    ///   takes its right sibling's records, when they fit, and the emptied page is unlinked.
+    ///
+    /// An unlinked page is marked freed (saved positions on it restore by descent) and keeps
+    /// its `next`, so a walker already past its left sibling still reaches the rest. Pages
+    /// under different parents are left as they are.
+    fn merge_or_discard(&self, key: &[u8]) {
+        let Some(mut parent) = self.latch_leaf_parent(key) else {
+            return;
+        };
+        let i = Route::AfterEqual.count_before(&parent.keys, |k| k, key);
+        if i > 0 {
+            let mut left = Page::write(parent.children[i - 1].clone(), self.waits());
+            let mut leaf = Page::write(parent.children[i].clone(), self.waits());
+            let empty = leaf.records.is_empty();
+            if empty || (self.underfull(&leaf) && self.can_absorb(&left, &leaf)) {
+                if !empty {
+                    self.move_records(&mut leaf, &mut left);
+                }
+                Self::unlink(&mut parent, i, &mut left, &mut leaf);
+                self.stats.page_discards.fetch_add(1, Relaxed);
+                return;
+            }
+        }
+        if i + 1 < parent.children.len() {
+            let mut leaf = Page::write(parent.children[i].clone(), self.waits());
+            if !self.underfull(&leaf) {
+                return;
+            }
+            let mut right = Page::write(parent.children[i + 1].clone(), self.waits());
+            if self.can_absorb(&leaf, &right) {
+                self.move_records(&mut right, &mut leaf);
+                Self::unlink(&mut parent, i + 1, &mut leaf, &mut right);
+                self.stats.page_discards.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// The exclusive latch on the level-1 page above the leaf that `key` routes to (shared
+    /// latches above it, released on the way); None if the root is a leaf.
+    fn latch_leaf_parent(&self, key: &[u8]) -> Option<WriteGuard<R>> {
         let root = Page::read(self.root.clone(), self.waits());
-        let mut parent = match root.level {
-            0 => return,
+        match root.level {
+            0 => None,
             1 => {
                 drop(root);
                 let p = Page::write(self.root.clone(), self.waits());
-                if p.level != 1 {
-                    return; // the root split while we switched latches
-                }
-                p
+                // The root may have split while we switched latches.
+                (p.level == 1).then_some(p)
             }
             _ => {
                 let mut cur = root;
@@ -222,28 +276,31 @@ impl<R: Record> BTree<R> {
                     let i = Route::AfterEqual.count_before(&cur.keys, |k| k, key);
                     let child = cur.children[i].clone();
                     if cur.level == 2 {
-                        break Page::write(child, self.waits()); // `cur` released after
+                        return Some(Page::write(child, self.waits())); // `cur` released after
                     }
                     cur = Page::read(child, self.waits());
                 }
             }
-        };
-        let i = Route::AfterEqual.count_before(&parent.keys, |k| k, key);
-        if i == 0 {
-            return;
         }
-        let mut left = Page::write(parent.children[i - 1].clone(), self.waits());
-        let mut leaf = Page::write(parent.children[i].clone(), self.waits());
-        if !leaf.records.is_empty() {
-            return;
-        }
-        left.next = leaf.next.clone();
-        leaf.freed = true;
-        leaf.modify_count += 1;
+    }
+
+    /// Appends all of `from`'s records to `to` (its right neighbour's keys are all larger).
+    fn move_records(&self, from: &mut PageData<R>, to: &mut PageData<R>) {
+        to.records.append_from(&mut from.records);
+        to.max_trx_id = to.max_trx_id.max(from.max_trx_id);
+        to.modify_count += 1;
+        self.stats.page_merges.fetch_add(1, Relaxed);
+    }
+
+    /// Unlinks the empty child `i` of `parent` (whose left neighbour `left` is latched).
+    fn unlink(parent: &mut PageData<R>, i: usize, left: &mut PageData<R>, gone: &mut PageData<R>) {
+        debug_assert!(gone.records.is_empty());
+        left.next = gone.next.clone();
+        gone.freed = true;
+        gone.modify_count += 1;
         parent.keys.remove(i - 1);
         parent.children.remove(i);
         parent.modify_count += 1;
-        self.stats.page_discards.fetch_add(1, Relaxed);
     }
 
     /// Inserts `rec`. If a record with an equal key exists (delete-marked or not),
