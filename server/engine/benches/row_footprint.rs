@@ -19,7 +19,8 @@ use tpbed_engine::lock::LockConfig;
 use tpbed_engine::trx::{insert_row, DupLock, Isolation, PurgeConfig, TrxSys};
 use tpbed_engine::value::Value;
 use tpbed_engine::{
-    Column, ColumnType, IndexDef, IndexKind, InsertOptions, IntKind, PageCapacity, Table, TableDef,
+    ClusteredRec, Column, ColumnType, IndexDef, IndexKind, InsertOptions, IntKind, KeyBuf,
+    PageCapacity, Record, RowBuf, SecondaryRec, Table, TableDef,
 };
 
 /// The system allocator, counting the bytes requested of it.
@@ -192,9 +193,16 @@ fn main() {
         let (req, malloc, rss) = per_row(&sys, with_k, rows);
         println!("{name:<24} {req:>10.1} {malloc:>10.1} {rss:>10.1}");
     }
+    // A sysbench row encodes to 188 bytes; its key and k_1 entry to 4 and 8.
+    let clustered = ClusteredRec::new(
+        KeyBuf::from(&[0x80, 0, 0, 1][..]),
+        RowBuf::new(&[0; 188]),
+        1,
+    );
+    let secondary = SecondaryRec::new(&[0x80, 0, 0, 7, 0x80, 0, 0, 1], 4);
     println!(
-        "record sizes: clustered {} B, secondary {} B",
-        std::mem::size_of::<tpbed_engine::ClusteredRec>(),
-        std::mem::size_of::<tpbed_engine::SecondaryRec>()
+        "stored records: clustered {} B, secondary {} B, each with a 4-byte slot",
+        clustered.stored_len(),
+        secondary.stored_len()
     );
 }

@@ -143,7 +143,7 @@ impl<'t, R: Record> Cursor<'t, R> {
                     Route::AfterEqual
                 };
                 let leaf = self.tree.descend(key, route, self.write(), None);
-                self.slot = route.count_before(&leaf.records, |r| r.key(), key);
+                self.slot = leaf.records.count_before(route, key);
                 self.leaf = Some(leaf);
                 self.skip_forward()
             }
@@ -191,7 +191,7 @@ impl<'t, R: Record> Cursor<'t, R> {
             let leaf = self
                 .tree
                 .descend(&target, route, self.write(), Some(&mut fence));
-            let pos = route.count_before(&leaf.records, |r| r.key(), &target);
+            let pos = leaf.records.count_before(route, &target);
             if pos > 0 {
                 self.leaf = Some(leaf);
                 self.slot = pos - 1;
@@ -218,8 +218,14 @@ impl<'t, R: Record> Cursor<'t, R> {
     }
 
     /// The current record.
-    pub fn record(&self) -> Option<&R> {
+    pub fn record(&self) -> Option<R::Ref<'_>> {
         self.leaf.as_ref().and_then(|l| l.records.get(self.slot))
+    }
+
+    /// The current record's key.
+    pub(crate) fn record_key(&self) -> Option<&[u8]> {
+        let leaf = self.leaf.as_ref()?;
+        (self.slot < leaf.records.len()).then(|| leaf.records.key(self.slot))
     }
 
     /// Id of the latched leaf.
@@ -243,14 +249,14 @@ impl<'t, R: Record> Cursor<'t, R> {
 
     /// Moves to the previous record; false (and unpositioned) before the first.
     pub(crate) fn move_prev(&mut self) -> bool {
-        let Some(rec) = self.record() else {
+        let Some(leaf) = self.leaf.as_ref().filter(|l| self.slot < l.records.len()) else {
             return false;
         };
         if self.slot > 0 {
             self.slot -= 1;
             return true;
         }
-        let key = KeyBuf::from(rec.key());
+        let key = KeyBuf::from(leaf.records.key(self.slot));
         self.release();
         self.seek_back(key, false)
     }
@@ -262,7 +268,7 @@ impl<'t, R: Record> Cursor<'t, R> {
                 page: leaf.page().clone(),
                 modify_count: leaf.modify_count,
                 slot: self.slot,
-                key: leaf.records[self.slot].key().into(),
+                key: leaf.records.key(self.slot).into(),
             }),
             _ => None,
         };
@@ -278,7 +284,7 @@ impl<'t, R: Record> Cursor<'t, R> {
         };
         let leaf = self.latch(s.page.clone());
         if !leaf.freed && leaf.modify_count == s.modify_count {
-            debug_assert_eq!(leaf.records[s.slot].key(), &*s.key);
+            debug_assert_eq!(leaf.records.key(s.slot), &*s.key);
             self.tree.stats().optimistic_restores.fetch_add(1, Relaxed);
             self.leaf = Some(leaf);
             self.slot = s.slot;
@@ -290,7 +296,7 @@ impl<'t, R: Record> Cursor<'t, R> {
             Direction::Forward => SearchMode::Ge,
             Direction::Backward => SearchMode::Le,
         };
-        if self.search(&s.key, mode) && self.record().is_some_and(|r| r.key() == &*s.key) {
+        if self.search(&s.key, mode) && self.record_key() == Some(&*s.key) {
             Restored::Same
         } else {
             Restored::Moved

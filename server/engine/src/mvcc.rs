@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use crate::index::ClusteredRec;
+use crate::index::{ClusteredRec, ClusteredRef};
 use crate::memory;
 use crate::row_buf::RowBuf;
 
@@ -39,6 +39,42 @@ impl Version {
             roll_ptr: rec.roll_ptr(),
             delete_mark: rec.delete_mark(),
         }
+    }
+
+    /// The version a record in a page holds now (its row bytes copied).
+    pub fn copy_of(rec: ClusteredRef<'_>) -> Version {
+        Version {
+            row: RowBuf::new(rec.row()),
+            trx_id: rec.trx_id(),
+            roll_ptr: rec.roll_ptr(),
+            delete_mark: rec.delete_mark(),
+        }
+    }
+}
+
+/// A clustered record's transaction fields, owned or read in place.
+pub(crate) trait TrxFields {
+    /// DB_TRX_ID.
+    fn trx_id(&self) -> u64;
+    /// DB_ROLL_PTR (0: no older version).
+    fn roll_ptr(&self) -> u64;
+}
+
+impl TrxFields for &ClusteredRec {
+    fn trx_id(&self) -> u64 {
+        self.trx_id
+    }
+    fn roll_ptr(&self) -> u64 {
+        ClusteredRec::roll_ptr(self)
+    }
+}
+
+impl TrxFields for ClusteredRef<'_> {
+    fn trx_id(&self) -> u64 {
+        ClusteredRef::trx_id(self)
+    }
+    fn roll_ptr(&self) -> u64 {
+        ClusteredRef::roll_ptr(self)
     }
 }
 
@@ -167,11 +203,11 @@ impl ReadView {
     /// The version of `rec` this view sees. Delete marks are the caller's to check.
     pub(crate) fn visible_version(
         &self,
-        rec: &ClusteredRec,
+        rec: impl TrxFields,
         me: u64,
         store: &VersionStore,
     ) -> Visible {
-        if self.sees(rec.trx_id, me) {
+        if self.sees(rec.trx_id(), me) {
             return Visible::Current;
         }
         let mut ptr = rec.roll_ptr();

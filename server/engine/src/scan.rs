@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::ops::Bound;
 
 use crate::cursor::{Direction, LatchMode, Restored, SavedPosition, SearchMode};
-use crate::index::{BTree, ClusteredRec, Record, SecondaryRec};
+use crate::index::{BTree, ClusteredRec, Record, RecordRef, SecondaryRec};
 use crate::key::cmp_prefix;
 use crate::mvcc::{ReadView, VersionStore, Visible};
 use crate::row::RowCodec;
@@ -122,7 +122,7 @@ impl<'t, R: Record> IndexScan<'t, R> {
         stats: &mut HandlerStats,
         max: usize,
         out: &mut VecDeque<(T, u64)>,
-        mut visit: impl FnMut(&R) -> Option<T>,
+        mut visit: impl FnMut(R::Ref<'_>) -> Option<T>,
     ) -> u64 {
         let mut cur = self.tree.cursor(LatchMode::Read);
         let forward = self.dir == Direction::Forward;
@@ -336,7 +336,7 @@ impl<'t> TableScan<'t> {
             let codec = self.table.codec();
             let projection = self.projection.as_deref();
             let found = self.table.clustered_index().get(item.primary_key(), |r| {
-                (!r.delete_mark()).then(|| (decode(codec, projection, &r.row), r.trx_id))
+                (!r.delete_mark()).then(|| (decode(codec, projection, r.row()), r.trx_id()))
             });
             if let Some(Some((row, trx_id))) = found {
                 item.row = Some(row);
@@ -363,10 +363,10 @@ impl<'t> TableScan<'t> {
                 let older;
                 let (bytes, trx_id, deleted, latest) = match view.visible_version(r, me, versions) {
                     Visible::Nothing => return None,
-                    Visible::Current => (&r.row, r.trx_id, r.delete_mark(), true),
+                    Visible::Current => (r.row(), r.trx_id(), r.delete_mark(), true),
                     Visible::Older(v) => {
                         older = v;
-                        (&older.row, older.trx_id, older.delete_mark, false)
+                        (&older.row[..], older.trx_id, older.delete_mark, false)
                     }
                 };
                 if deleted {
@@ -423,11 +423,11 @@ impl<'t> TableScan<'t> {
                     },
                 };
                 let (bytes, trx_id, deleted) = match &older {
-                    Some(v) => (&v.row, v.trx_id, v.delete_mark),
-                    None => (&r.row, r.trx_id, r.delete_mark()),
+                    Some(v) => (&v.row[..], v.trx_id, v.delete_mark),
+                    None => (r.row(), r.trx_id(), r.delete_mark()),
                 };
                 (include || !deleted).then(|| ScanItem {
-                    key: r.key.to_vec(),
+                    key: r.key().to_vec(),
                     pk_offset: 0,
                     row: Some(decode(codec, projection, bytes)),
                     delete_mark: deleted,

@@ -11,8 +11,10 @@ mod tree;
 mod tests;
 
 pub use key_buf::KeyBuf;
-pub use page::PageCapacity;
 pub(crate) use page::{LeafGuard, Page};
-pub use record::{ClusteredRec, Record, SecondaryRec};
+pub use page::{PageCapacity, PAGE_BYTES};
+pub use record::{
+    ClusteredRec, ClusteredRef, HintRef, Record, RecordRef, SecondaryRec, SecondaryRef,
+};
 pub(crate) use tree::Route;
 pub use tree::{BTree, IndexStats};

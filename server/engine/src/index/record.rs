@@ -1,38 +1,161 @@
 //! Record layouts: a clustered record carries the row and its transaction metadata; a
 //! secondary record carries (secondary key columns ++ primary key columns) encoded, so every
 //! key in any index is unique.
+//!
+//! A record lives in its leaf page's byte heap (see [`crate::index::page`]) in a compact
+//! stored form, and is read in place through a view ([`Record::Ref`]); the owned types are
+//! what an insert hands the tree and what an in-place change edits before the page writes
+//! the result back.
+//!
+//! Stored forms (integers little-endian, lengths LEB128):
+//! - clustered: `[trx_id 6][roll_ptr and delete mark 7][key len][row len][key][row]`, the
+//!   mark in the top bit of the seven bytes;
+//! - secondary: `[info 1: delete mark, primary-key offset][key len][key]`, the offset in the
+//!   info byte's upper seven bits up to 126, else 127 there and the offset as LEB128 after it.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use crate::index::key_buf::KeyBuf;
 use crate::lock::LockHint;
 use crate::row_buf::RowBuf;
 
-/// What a B+tree stores: a record with a memcomparable key, unique within its index.
-pub trait Record: Send + Sync + 'static {
+/// What a B+tree stores: a record with a memcomparable key, unique within its index, and a
+/// stored form the page keeps in its byte heap.
+pub trait Record: Sized + Send + Sync + 'static {
+    /// A stored record read in place (valid while the page latch is held).
+    type Ref<'a>: RecordRef<'a>;
+
     /// The encoded key.
     fn key(&self) -> &[u8];
+
+    /// Bytes of the stored form.
+    fn stored_len(&self) -> usize;
+
+    /// Appends the stored form (exactly [`Record::stored_len`] bytes) to `out`.
+    fn store(&self, out: &mut Vec<u8>);
+
+    /// Bytes of the stored record that starts at `bytes[0]` (`bytes` may run on).
+    fn stored_size(bytes: &[u8]) -> usize;
+
+    /// The key of a stored record.
+    fn stored_key(bytes: &[u8]) -> &[u8];
+
+    /// An owned copy of a stored record (exactly its bytes).
+    fn load(bytes: &[u8]) -> Self;
+
+    /// A view of a stored record (exactly its bytes) with its lock hint.
+    fn view<'a>(bytes: &'a [u8], hint: HintRef<'a>) -> Self::Ref<'a>;
+}
+
+/// A view of a stored record.
+pub trait RecordRef<'a>: Copy {
+    /// The encoded key.
+    fn key(&self) -> &'a [u8];
+}
+
+/// Where a stored record's lock hint is: a page keeps hints in a side table made when a
+/// record of the page is first locked, so records that are never locked pay nothing.
+#[derive(Clone, Copy)]
+pub struct HintRef<'a> {
+    table: &'a OnceLock<Vec<LockHint>>,
+    slot: usize,
+    slots: usize,
+}
+
+impl<'a> HintRef<'a> {
+    /// The hint of `slot` among `slots` records in `table` (the slot count is stable while
+    /// the page's latch is held, shared or exclusive).
+    pub(crate) fn new(table: &'a OnceLock<Vec<LockHint>>, slot: usize, slots: usize) -> Self {
+        HintRef { table, slot, slots }
+    }
+
+    /// The record's hint, making the page's table if it has none.
+    pub fn get(&self) -> &'a LockHint {
+        let t = self
+            .table
+            .get_or_init(|| (0..self.slots).map(|_| LockHint::default()).collect());
+        &t[self.slot]
+    }
+}
+
+impl fmt::Debug for HintRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HintRef")
+            .field("slot", &self.slot)
+            .field("table", &self.table.get().is_some())
+            .finish()
+    }
+}
+
+/// Appends `v` as LEB128.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: usize) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Bytes `v` takes as LEB128.
+pub(crate) fn varint_len(v: usize) -> usize {
+    (usize::BITS - (v | 1).leading_zeros()).div_ceil(7) as usize
+}
+
+/// Reads a LEB128 value at `*at`, advancing it. Stored forms are written by this module, so a
+/// malformed one is a bug (panics on a truncated input).
+pub(crate) fn get_varint(bytes: &[u8], at: &mut usize) -> usize {
+    let (mut v, mut shift) = (0usize, 0);
+    loop {
+        let b = bytes[*at];
+        *at += 1;
+        v |= usize::from(b & 0x7F) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+fn put_le(out: &mut Vec<u8>, v: u64, bytes: usize) {
+    assert!(
+        bytes == 8 || v >> (8 * bytes) == 0,
+        "a stored field overflowed"
+    );
+    out.extend_from_slice(&v.to_le_bytes()[..bytes]);
+}
+
+fn get_le(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(b)
 }
 
 /// The bit of [`ClusteredRec`]'s packed roll pointer word that holds the delete mark (roll
 /// pointers count up from 1 and stay far below it).
 const DELETE_MARK: u64 = 1 << 63;
 
+/// A secondary record's info byte's delete-mark bit.
+const INFO_MARK: u8 = 1;
+
+/// Bytes of a stored clustered record before its lengths: trx_id, roll_ptr with the mark.
+const CLUST_FIXED: usize = 6 + 7;
+
+/// The delete mark's bit in a stored clustered record's seven roll-pointer bytes.
+const STORED_MARK: u64 = 1 << 55;
+
 /// A clustered (primary) index record.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ClusteredRec {
     /// The primary key, encoded (or the 6-byte hidden row id).
     pub key: KeyBuf,
-    /// The whole row, encoded by the table's `RowCodec`. Shared, never copied, with the old
-    /// versions that hold the same bytes (a delete-mark changes only the metadata).
+    /// The whole row, encoded by the table's `RowCodec`.
     pub row: RowBuf,
     /// Id of the transaction that last wrote this record (DB_TRX_ID).
     pub trx_id: u64,
-    /// The roll pointer (DB_ROLL_PTR) with the delete mark in its top bit, so the record
-    /// takes 56 bytes instead of 64 (see [`ClusteredRec::roll_ptr`]).
+    /// The roll pointer (DB_ROLL_PTR) with the delete mark in its top bit (see
+    /// [`ClusteredRec::roll_ptr`]).
     roll: u64,
-    /// A granted lock on this record, for SKIP LOCKED and NOWAIT checks (not part of the value).
-    pub lock_hint: LockHint,
 }
 
 impl ClusteredRec {
@@ -43,7 +166,6 @@ impl ClusteredRec {
             row,
             trx_id,
             roll: 0,
-            lock_hint: LockHint::default(),
         }
     }
 
@@ -83,19 +205,145 @@ impl fmt::Debug for ClusteredRec {
             .field("trx_id", &self.trx_id)
             .field("roll_ptr", &self.roll_ptr())
             .field("delete_mark", &self.delete_mark())
-            .field("lock_hint", &self.lock_hint)
             .finish()
     }
 }
 
+/// Positions of a stored clustered record's parts: (key start, key end = row start, row end).
+fn clustered_parts(bytes: &[u8]) -> (usize, usize, usize) {
+    let mut at = CLUST_FIXED;
+    let key_len = get_varint(bytes, &mut at);
+    let row_len = get_varint(bytes, &mut at);
+    (at, at + key_len, at + key_len + row_len)
+}
+
 impl Record for ClusteredRec {
+    type Ref<'a> = ClusteredRef<'a>;
+
     fn key(&self) -> &[u8] {
         &self.key
+    }
+
+    fn stored_len(&self) -> usize {
+        CLUST_FIXED
+            + varint_len(self.key.len())
+            + varint_len(self.row.len())
+            + self.key.len()
+            + self.row.len()
+    }
+
+    fn store(&self, out: &mut Vec<u8>) {
+        put_le(out, self.trx_id, 6);
+        assert!(self.roll_ptr() < STORED_MARK, "a roll pointer overflowed");
+        let mark = if self.delete_mark() { STORED_MARK } else { 0 };
+        put_le(out, self.roll_ptr() | mark, 7);
+        put_varint(out, self.key.len());
+        put_varint(out, self.row.len());
+        out.extend_from_slice(&self.key);
+        out.extend_from_slice(&self.row);
+    }
+
+    fn stored_size(bytes: &[u8]) -> usize {
+        clustered_parts(bytes).2
+    }
+
+    fn stored_key(bytes: &[u8]) -> &[u8] {
+        let (k, r, _) = clustered_parts(bytes);
+        &bytes[k..r]
+    }
+
+    fn load(bytes: &[u8]) -> ClusteredRec {
+        ClusteredRef::parse(bytes, None).to_owned()
+    }
+
+    fn view<'a>(bytes: &'a [u8], hint: HintRef<'a>) -> ClusteredRef<'a> {
+        ClusteredRef::parse(bytes, Some(hint))
+    }
+}
+
+/// A clustered record read in place.
+#[derive(Clone, Copy)]
+pub struct ClusteredRef<'a> {
+    head: &'a [u8],
+    key: &'a [u8],
+    row: &'a [u8],
+    hint: Option<HintRef<'a>>,
+}
+
+impl<'a> ClusteredRef<'a> {
+    fn parse(bytes: &'a [u8], hint: Option<HintRef<'a>>) -> ClusteredRef<'a> {
+        let (k, r, end) = clustered_parts(bytes);
+        ClusteredRef {
+            head: &bytes[..CLUST_FIXED],
+            key: &bytes[k..r],
+            row: &bytes[r..end],
+            hint,
+        }
+    }
+
+    /// The primary key, encoded.
+    pub fn key(&self) -> &'a [u8] {
+        self.key
+    }
+
+    /// The row, encoded by the table's `RowCodec`.
+    pub fn row(&self) -> &'a [u8] {
+        self.row
+    }
+
+    /// Id of the transaction that last wrote this record (DB_TRX_ID).
+    pub fn trx_id(&self) -> u64 {
+        get_le(&self.head[..6])
+    }
+
+    /// Pointer to the previous version (DB_ROLL_PTR; 0: none).
+    pub fn roll_ptr(&self) -> u64 {
+        get_le(&self.head[6..13]) & !STORED_MARK
+    }
+
+    /// Deleted, awaiting purge.
+    pub fn delete_mark(&self) -> bool {
+        get_le(&self.head[6..13]) & STORED_MARK != 0
+    }
+
+    /// A granted lock on this record, for SKIP LOCKED and NOWAIT checks.
+    pub fn lock_hint(&self) -> &'a LockHint {
+        self.hint.expect("a view of a page's record").get()
+    }
+
+    /// An owned copy (the row bytes copied).
+    pub fn to_owned(&self) -> ClusteredRec {
+        let mut rec =
+            ClusteredRec::new(KeyBuf::from(self.key), RowBuf::new(self.row), self.trx_id());
+        rec.set_roll_ptr(self.roll_ptr());
+        rec.set_delete_mark(self.delete_mark());
+        rec
+    }
+}
+
+impl<'a> RecordRef<'a> for ClusteredRef<'a> {
+    fn key(&self) -> &'a [u8] {
+        self.key
+    }
+}
+
+impl fmt::Debug for ClusteredRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusteredRef")
+            .field("key", &KeyBuf::from(self.key))
+            .field("row_len", &self.row.len())
+            .field("trx_id", &self.trx_id())
+            .field("roll_ptr", &self.roll_ptr())
+            .field("delete_mark", &self.delete_mark())
+            .finish()
     }
 }
 
 /// Key bytes a secondary record holds inline (longer keys are boxed).
 const SEC_INLINE: usize = 20;
+
+/// The info byte's primary-key offset field value meaning "the offset follows as LEB128".
+const SEC_OFFSET_FOLLOWS: usize = 127;
 
 /// A secondary record's key with its primary-key offset and delete mark packed beside the
 /// bytes, in 24 bytes: inline up to [`SEC_INLINE`] bytes (every sysbench entry: `k` and
@@ -120,8 +368,6 @@ enum SecKey {
 #[derive(Clone)]
 pub struct SecondaryRec {
     key: SecKey,
-    /// A granted lock on this record, for SKIP LOCKED and NOWAIT checks (not part of the value).
-    pub lock_hint: LockHint,
 }
 
 impl SecondaryRec {
@@ -149,10 +395,7 @@ impl SecondaryRec {
                 buf: key.into(),
             },
         };
-        SecondaryRec {
-            key,
-            lock_hint: LockHint::default(),
-        }
+        SecondaryRec { key }
     }
 
     /// Where the primary key part of the key starts.
@@ -179,23 +422,140 @@ impl SecondaryRec {
         }
     }
 
-    /// The secondary key columns part of the key.
-    pub(crate) fn secondary_part(&self) -> &[u8] {
-        &self.key()[..self.pk_offset()]
-    }
-
     /// The primary key part of the key.
     pub fn primary_key(&self) -> &[u8] {
         &self.key()[self.pk_offset()..]
     }
 }
 
+/// A stored secondary record's parts: (delete mark, primary-key offset, key start, key end).
+fn secondary_parts(bytes: &[u8]) -> (bool, usize, usize, usize) {
+    let info = bytes[0];
+    let mut at = 1;
+    let mut off = usize::from(info >> 1);
+    if off == SEC_OFFSET_FOLLOWS {
+        off = get_varint(bytes, &mut at);
+    }
+    let len = get_varint(bytes, &mut at);
+    (info & INFO_MARK != 0, off, at, at + len)
+}
+
 impl Record for SecondaryRec {
+    type Ref<'a> = SecondaryRef<'a>;
+
     fn key(&self) -> &[u8] {
         match &self.key {
             SecKey::Inline { len, buf, .. } => &buf[..usize::from(*len)],
             SecKey::Heap { buf, .. } => buf,
         }
+    }
+
+    fn stored_len(&self) -> usize {
+        let off = self.pk_offset();
+        let extra = if off >= SEC_OFFSET_FOLLOWS {
+            varint_len(off)
+        } else {
+            0
+        };
+        1 + extra + varint_len(self.key().len()) + self.key().len()
+    }
+
+    fn store(&self, out: &mut Vec<u8>) {
+        let off = self.pk_offset();
+        let field = off.min(SEC_OFFSET_FOLLOWS) as u8;
+        out.push(field << 1 | u8::from(self.delete_mark()));
+        if off >= SEC_OFFSET_FOLLOWS {
+            put_varint(out, off);
+        }
+        put_varint(out, self.key().len());
+        out.extend_from_slice(self.key());
+    }
+
+    fn stored_size(bytes: &[u8]) -> usize {
+        secondary_parts(bytes).3
+    }
+
+    fn stored_key(bytes: &[u8]) -> &[u8] {
+        let (_, _, start, end) = secondary_parts(bytes);
+        &bytes[start..end]
+    }
+
+    fn load(bytes: &[u8]) -> SecondaryRec {
+        SecondaryRef::parse(bytes, None).to_owned()
+    }
+
+    fn view<'a>(bytes: &'a [u8], hint: HintRef<'a>) -> SecondaryRef<'a> {
+        SecondaryRef::parse(bytes, Some(hint))
+    }
+}
+
+/// A secondary record read in place.
+#[derive(Clone, Copy)]
+pub struct SecondaryRef<'a> {
+    key: &'a [u8],
+    pk_offset: usize,
+    marked: bool,
+    hint: Option<HintRef<'a>>,
+}
+
+impl<'a> SecondaryRef<'a> {
+    fn parse(bytes: &'a [u8], hint: Option<HintRef<'a>>) -> SecondaryRef<'a> {
+        let (marked, pk_offset, start, end) = secondary_parts(bytes);
+        SecondaryRef {
+            key: &bytes[start..end],
+            pk_offset,
+            marked,
+            hint,
+        }
+    }
+
+    /// The key: secondary key columns followed by the primary key columns.
+    pub fn key(&self) -> &'a [u8] {
+        self.key
+    }
+
+    /// Where the primary key part of the key starts.
+    pub fn pk_offset(&self) -> usize {
+        self.pk_offset
+    }
+
+    /// Deleted or superseded, awaiting purge.
+    pub fn delete_mark(&self) -> bool {
+        self.marked
+    }
+
+    /// The secondary key columns part of the key.
+    pub(crate) fn secondary_part(&self) -> &'a [u8] {
+        &self.key[..self.pk_offset]
+    }
+
+    /// The primary key part of the key.
+    pub fn primary_key(&self) -> &'a [u8] {
+        &self.key[self.pk_offset..]
+    }
+
+    /// A granted lock on this record, for SKIP LOCKED and NOWAIT checks.
+    pub fn lock_hint(&self) -> &'a LockHint {
+        self.hint.expect("a view of a page's record").get()
+    }
+
+    /// An owned copy.
+    pub fn to_owned(&self) -> SecondaryRec {
+        let mut r = SecondaryRec::new(self.key, self.pk_offset);
+        r.set_delete_mark(self.marked);
+        r
+    }
+}
+
+impl<'a> RecordRef<'a> for SecondaryRef<'a> {
+    fn key(&self) -> &'a [u8] {
+        self.key
+    }
+}
+
+impl fmt::Debug for SecondaryRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_owned(), f)
     }
 }
 
@@ -216,7 +576,6 @@ impl fmt::Debug for SecondaryRec {
             .field("key", &KeyBuf::from(self.key()))
             .field("pk_offset", &self.pk_offset())
             .field("delete_mark", &self.delete_mark())
-            .field("lock_hint", &self.lock_hint)
             .finish()
     }
 }
@@ -225,20 +584,35 @@ impl fmt::Debug for SecondaryRec {
 mod tests {
     use super::*;
 
+    fn round_trip<R: Record + fmt::Debug + PartialEq>(r: &R) {
+        let mut out = vec![0xEE];
+        r.store(&mut out);
+        assert_eq!(out.len(), 1 + r.stored_len(), "{r:?}");
+        out.push(0xAB); // bytes after the record are not read
+        let bytes = &out[1..];
+        assert_eq!(R::stored_size(bytes), r.stored_len());
+        assert_eq!(R::stored_key(bytes), r.key());
+        assert_eq!(&R::load(&bytes[..r.stored_len()]), r);
+    }
+
     #[test]
     fn the_delete_mark_and_the_roll_pointer_are_independent() {
-        assert_eq!(std::mem::size_of::<ClusteredRec>(), 56);
         let mut r = ClusteredRec::new(KeyBuf::from(&b"k"[..]), RowBuf::new(b"row"), 7);
         assert_eq!((r.roll_ptr(), r.delete_mark()), (0, false));
+        round_trip(&r);
         assert!(!r.set_delete_mark(true));
         assert_eq!((r.roll_ptr(), r.delete_mark()), (0, true));
-        let big = DELETE_MARK - 1;
+        round_trip(&r);
+        let big = STORED_MARK - 1;
         r.set_roll_ptr(big);
         assert_eq!((r.roll_ptr(), r.delete_mark()), (big, true));
+        round_trip(&r);
         assert!(r.set_delete_mark(false));
         assert_eq!((r.roll_ptr(), r.delete_mark()), (big, false));
         r.set_roll_ptr(5);
+        r.trx_id = (1 << 48) - 1;
         assert_eq!((r.roll_ptr(), r.delete_mark()), (5, false));
+        round_trip(&r);
         let dbg = format!("{r:?}");
         assert!(
             dbg.contains("roll_ptr: 5") && dbg.contains("delete_mark: false"),
@@ -247,28 +621,55 @@ mod tests {
     }
 
     #[test]
-    fn secondary_records_pack_key_offset_and_mark_in_24_bytes() {
-        assert_eq!(std::mem::size_of::<SecondaryRec>(), 32);
-        for len in [0usize, 8, SEC_INLINE, SEC_INLINE + 1, 300] {
+    fn a_sysbench_row_stores_in_209_bytes() {
+        let r = ClusteredRec::new(
+            KeyBuf::from(&[0x80, 0, 0, 1][..]),
+            RowBuf::new(&[7; 188]),
+            9,
+        );
+        assert_eq!(r.stored_len(), 13 + 1 + 2 + 4 + 188);
+        let long = ClusteredRec::new(KeyBuf::from(vec![3u8; 300]), RowBuf::new(&[7; 70_000]), 9);
+        round_trip(&long);
+        let sec = SecondaryRec::new(&[1; 8], 4);
+        assert_eq!(sec.stored_len(), 10);
+    }
+
+    #[test]
+    fn secondary_records_store_key_offset_and_mark() {
+        for len in [0usize, 8, SEC_INLINE, SEC_INLINE + 1, 126, 127, 128, 300] {
             let key: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5A).collect();
-            let off = len / 2;
-            let mut r = SecondaryRec::new(&key, off);
-            assert_eq!(r.key(), &key[..], "{len}");
-            assert_eq!((r.pk_offset(), r.delete_mark()), (off, false));
-            assert_eq!(r.secondary_part(), &key[..off]);
-            assert_eq!(r.primary_key(), &key[off..]);
-            assert!(!r.set_delete_mark(true));
-            assert_eq!(
-                (r.key(), r.pk_offset(), r.delete_mark()),
-                (&key[..], off, true)
-            );
-            assert_ne!(r, SecondaryRec::new(&key, off), "marks differ");
-            assert!(r.set_delete_mark(false));
-            assert_eq!(r, SecondaryRec::new(&key, off));
+            for off in [0, len / 2, len] {
+                let mut r = SecondaryRec::new(&key, off);
+                assert_eq!(r.key(), &key[..], "{len}");
+                assert_eq!((r.pk_offset(), r.delete_mark()), (off, false));
+                assert_eq!(r.primary_key(), &key[off..]);
+                round_trip(&r);
+                assert!(!r.set_delete_mark(true));
+                assert_eq!(
+                    (r.key(), r.pk_offset(), r.delete_mark()),
+                    (&key[..], off, true)
+                );
+                round_trip(&r);
+                assert_ne!(r, SecondaryRec::new(&key, off), "marks differ");
+                assert!(r.set_delete_mark(false));
+                assert_eq!(r, SecondaryRec::new(&key, off));
+            }
         }
         let long_offset = SecondaryRec::new(&[1u8; 300], 299);
         assert_eq!(long_offset.pk_offset(), 299);
         let dbg = format!("{long_offset:?}");
         assert!(dbg.contains("pk_offset: 299"), "{dbg}");
+    }
+
+    #[test]
+    fn varints_round_trip() {
+        for v in [0usize, 1, 127, 128, 16_383, 16_384, usize::MAX >> 1] {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            assert_eq!(out.len(), varint_len(v), "{v}");
+            let mut at = 0;
+            assert_eq!(get_varint(&out, &mut at), v);
+            assert_eq!(at, out.len());
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use crate::cursor::{Direction, LatchMode, Restored, SearchMode};
-use crate::index::{BTree, KeyBuf, PageCapacity, Record};
+use crate::index::{BTree, HintRef, KeyBuf, PageCapacity, Record, RecordRef};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Rec {
@@ -17,9 +17,65 @@ struct Rec {
     val: u64,
 }
 
+/// A stored [`Rec`] read in place: `[key len 1][key][val 8]`.
+#[derive(Debug, Clone, Copy)]
+struct RecView<'a> {
+    key: &'a [u8],
+    val: u64,
+}
+
+impl<'a> RecordRef<'a> for RecView<'a> {
+    fn key(&self) -> &'a [u8] {
+        self.key
+    }
+}
+
 impl Record for Rec {
+    type Ref<'a> = RecView<'a>;
+
     fn key(&self) -> &[u8] {
         &self.key
+    }
+
+    fn stored_len(&self) -> usize {
+        1 + self.key.len() + 8
+    }
+
+    fn store(&self, out: &mut Vec<u8>) {
+        out.push(u8::try_from(self.key.len()).expect("a short test key"));
+        out.extend_from_slice(&self.key);
+        out.extend_from_slice(&self.val.to_le_bytes());
+    }
+
+    fn stored_size(bytes: &[u8]) -> usize {
+        1 + usize::from(bytes[0]) + 8
+    }
+
+    fn stored_key(bytes: &[u8]) -> &[u8] {
+        &bytes[1..1 + usize::from(bytes[0])]
+    }
+
+    fn load(bytes: &[u8]) -> Rec {
+        let v = Rec::view_of(bytes);
+        Rec {
+            key: KeyBuf::from(v.key),
+            val: v.val,
+        }
+    }
+
+    fn view<'a>(bytes: &'a [u8], _: HintRef<'a>) -> RecView<'a> {
+        Rec::view_of(bytes)
+    }
+}
+
+impl Rec {
+    fn view_of(bytes: &[u8]) -> RecView<'_> {
+        let key = Rec::stored_key(bytes);
+        let at = 1 + key.len();
+        RecView {
+            key,
+            val: u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes")),
+        }
     }
 }
 
@@ -105,7 +161,7 @@ proptest! {
                         Rec { key: k(key), val: v },
                         0,
                         |s| {
-                            successor = Some(s.map(|r| n(&r.key)));
+                            successor = Some(s.map(|r| n(r.key)));
                             Ok(())
                         },
                         |_, _| Err(()),
@@ -132,7 +188,7 @@ proptest! {
                     let mut on = c.search(&k(key), mode);
                     while on && got.len() <= len {
                         let r = c.record().unwrap();
-                        got.push((n(&r.key), r.val));
+                        got.push((n(r.key), r.val));
                         on = if fwd { c.move_next() } else { c.move_prev() };
                     }
                     prop_assert_eq!(got, model_seek(&m, key, mode, fwd, len));
@@ -143,7 +199,7 @@ proptest! {
         let mut all = Vec::new();
         let mut on = c.first();
         while on {
-            all.push(n(&c.record().unwrap().key));
+            all.push(n(c.record().unwrap().key));
             on = c.move_next();
         }
         prop_assert_eq!(all, m.keys().copied().collect::<Vec<_>>());
@@ -168,7 +224,7 @@ proptest! {
         let mut on = if fwd { c.first() } else { c.last() };
         for batch in muts {
             if !on { break; }
-            let here = n(&c.record().unwrap().key);
+            let here = n(c.record().unwrap().key);
             let saved = c.save();
             for (ins, key) in batch {
                 if ins {
@@ -179,7 +235,7 @@ proptest! {
             }
             let r = c.restore(&saved, dir);
             let want = if fwd { m.range(here..).next() } else { m.range(..=here).next_back() }.map(|(k, _)| *k);
-            prop_assert_eq!(c.record().map(|r| n(&r.key)), want);
+            prop_assert_eq!(c.record().map(|r| n(r.key)), want);
             prop_assert_eq!(r == Restored::Same, m.contains_key(&here));
             on = match r {
                 Restored::Same => if fwd { c.move_next() } else { c.move_prev() },
@@ -258,7 +314,7 @@ fn cursor_restore_under_concurrent_splits() {
         let mut prev: Option<u64> = None;
         let mut stable_seen = 0;
         while on {
-            let key = n(&c.record().unwrap().key);
+            let key = n(c.record().unwrap().key);
             if let Some(p) = prev {
                 assert!(
                     if fwd { key > p } else { key < p },
@@ -299,7 +355,7 @@ fn cursor_restore_under_concurrent_splits() {
     let mut got = Vec::new();
     let mut on = c.first();
     while on {
-        got.push(n(&c.record().unwrap().key));
+        got.push(n(c.record().unwrap().key));
         on = c.move_next();
     }
     assert_eq!(got, want);
@@ -417,7 +473,7 @@ fn emptied_leaves_are_unlinked_under_concurrent_scans() {
         let mut on = if fwd { c.first() } else { c.last() };
         let (mut prev, mut sentinels) = (None::<u64>, 0);
         while on {
-            let key = n(&c.record().unwrap().key);
+            let key = n(c.record().unwrap().key);
             if let Some(p) = prev {
                 assert!(
                     if fwd { key > p } else { key < p },
@@ -449,7 +505,7 @@ fn emptied_leaves_are_unlinked_under_concurrent_scans() {
     let mut got = Vec::new();
     let mut on = c.first();
     while on {
-        got.push(n(&c.record().unwrap().key));
+        got.push(n(c.record().unwrap().key));
         on = c.move_next();
     }
     assert_eq!(got, want);
@@ -462,4 +518,170 @@ fn emptied_leaves_are_unlinked_under_concurrent_scans() {
         empty <= parents,
         "{empty} empty leaves under {parents} parents ({leaves} leaves)"
     );
+}
+
+/// Leaf heaps under the byte budget: records far larger than a page, inserted in descending
+/// order (a full leaf of one record splits with the new one on the left), grown in place
+/// past the page, shrunk again, and all read back intact.
+#[test]
+fn records_larger_than_a_page_split_and_grow_in_place() {
+    use crate::index::{ClusteredRec, PAGE_BYTES};
+    use crate::row_buf::RowBuf;
+    let t: BTree<ClusteredRec> = BTree::new(PageCapacity::default());
+    let row = |i: u64, len: usize| RowBuf::new(&vec![i as u8; len]);
+    let sizes = |i: u64| [10, PAGE_BYTES / 3, PAGE_BYTES * 2][i as usize % 3];
+    for i in (0..60u64).rev() {
+        let rec = ClusteredRec::new(k(i), row(i, sizes(i)), 1);
+        assert!(t.insert_with(rec, 1, |_, _| Err(())).is_ok());
+    }
+    assert!(t.height() > 1);
+    for i in 0..60u64 {
+        let grown = sizes(i) * 2 + 1;
+        t.modify(&k(i), |r, _| r.row = row(i, grown))
+            .expect("present");
+        assert!(
+            insert(&t, 1000 + i, 0),
+            "inserts still split around big records"
+        );
+    }
+    for i in (0..60u64).step_by(2) {
+        t.modify(&k(i), |r, _| r.row = row(i, 3)).expect("present");
+    }
+    let mut c = t.cursor(LatchMode::Read);
+    let mut on = c.first();
+    let mut seen = 0;
+    while on {
+        let r = c.record().unwrap();
+        let i = n(r.key());
+        if i < 1000 {
+            let want = if i.is_multiple_of(2) {
+                3
+            } else {
+                sizes(i) * 2 + 1
+            };
+            assert_eq!(r.row().len(), want, "record {i}");
+            assert!(r.row().iter().all(|&b| b == i as u8));
+        }
+        seen += 1;
+        on = c.move_next();
+    }
+    assert_eq!(seen, 120);
+
+    fn insert(t: &BTree<ClusteredRec>, i: u64, trx: u64) -> bool {
+        let rec = ClusteredRec::new(k(i), RowBuf::new(b"x"), trx);
+        t.insert_with(rec, trx, |_, _| Err(())).is_ok()
+    }
+}
+
+/// Space freed by removed records is reused: a page that loses records and gains as many
+/// of the same size keeps its heap allocation.
+#[test]
+fn freed_record_space_is_reused() {
+    let t = BTree::new(PageCapacity::default());
+    for i in 0..400 {
+        insert(&t, i, i);
+    }
+    let leaf = t.descend(&k(0), crate::index::Route::AfterEqual, false, None);
+    assert_eq!(leaf.records.len(), 400, "one leaf");
+    let cap = leaf.records.heap_capacity();
+    drop(leaf);
+    let mut present: std::collections::VecDeque<u64> = (0..400).collect();
+    for round in 0..20u64 {
+        for i in 0..100 {
+            let gone = present.pop_front().unwrap();
+            assert!(t.remove_if(&k(gone), |_| true).is_some());
+            let key = 1000 + round * 100 + i;
+            assert!(insert(&t, key, key));
+            present.push_back(key);
+        }
+        let leaf = t.descend(&k(0), crate::index::Route::AfterEqual, false, None);
+        assert_eq!(leaf.records.len(), 400);
+        assert!(
+            leaf.records.heap_capacity() <= cap,
+            "round {round}: the heap grew from {cap} to {}",
+            leaf.records.heap_capacity()
+        );
+    }
+}
+
+/// Leaves that fall below half full merge into a sibling (left, else right) when the two
+/// fit one page; leaves at half or more, or whose sibling is too full, stay.
+#[test]
+fn underfull_leaves_merge_with_a_sibling() {
+    let cap = PageCapacity { leaf: 8, inner: 64 };
+    let t = BTree::new(cap);
+    for i in 0..80 {
+        insert(&t, i, i); // ascending: ten full leaves
+    }
+    assert_eq!(t.leaf_census().0, 10);
+    // Leaf 1 (keys 8..16) down to exactly half: no merge.
+    for i in 8..12 {
+        t.remove_if(&k(i), |_| true).unwrap();
+    }
+    assert_eq!(t.leaf_census().0, 10);
+    assert_eq!(t.stats().page_merges.load(Relaxed), 0);
+    // Below half, but its left sibling is full and its right one too: no merge.
+    t.remove_if(&k(12), |_| true).unwrap();
+    assert_eq!(t.leaf_census().0, 10);
+    // Leaf 2 (16..24) below half: its left sibling (3 records) takes its 3.
+    for i in 16..21 {
+        t.remove_if(&k(i), |_| true).unwrap();
+    }
+    assert_eq!(t.leaf_census().0, 9);
+    assert_eq!(t.stats().page_merges.load(Relaxed), 1);
+    // The first leaf (0..8) below half takes its right sibling's 6 records.
+    for i in 0..5 {
+        t.remove_if(&k(i), |_| true).unwrap();
+    }
+    assert_eq!(t.leaf_census().0, 9, "3 + 6 records do not fit 8");
+    t.remove_if(&k(5), |_| true).unwrap();
+    assert_eq!(t.leaf_census().0, 8, "2 + 6 do");
+    assert_eq!(t.stats().page_merges.load(Relaxed), 2);
+    let mut got = Vec::new();
+    t.for_each_record(|r| got.push((n(r.key), r.val)));
+    let want: Vec<(u64, u64)> = [6, 7, 13, 14, 15]
+        .into_iter()
+        .chain(21..80)
+        .map(|i| (i, i))
+        .collect();
+    assert_eq!(got, want);
+}
+
+/// Calls `f` on every leaf along the leaf chain.
+fn each_leaf(t: &BTree<Rec>, mut f: impl FnMut(&crate::index::page::PageData<Rec>)) {
+    let first = t.descend(&[], crate::index::Route::BeforeEqual, false, None);
+    f(&first);
+    let mut next = first.next.clone();
+    drop(first);
+    while let Some(p) = next {
+        let g = crate::index::Page::read(p, &t.stats().page_latch_waits);
+        f(&g);
+        next = g.next.clone();
+    }
+}
+
+/// A page's lock-hint table, once made, follows its slots through inserts, removals,
+/// splits and merges.
+#[test]
+fn hint_tables_follow_the_slots() {
+    let t = BTree::new(SMALL);
+    let mut tables = 0;
+    for round in 0..40u64 {
+        for i in 0..10 {
+            insert(&t, (i * 7919 + round * 13) % 97, round);
+        }
+        each_leaf(&t, |leaf| leaf.records.make_hints());
+        for i in 0..6 {
+            t.remove_if(&k((i * 31 + round) % 97), |_| true);
+        }
+        each_leaf(&t, |leaf| {
+            if let Some(len) = leaf.records.hint_table_len() {
+                assert_eq!(len, leaf.records.len());
+                tables += 1;
+            }
+        });
+    }
+    assert!(tables > 100);
+    assert!(t.stats().page_merges.load(Relaxed) > 0);
+    assert!(t.stats().page_splits.load(Relaxed) > 0);
 }

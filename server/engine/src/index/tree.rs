@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::index::key_buf::KeyBuf;
-use crate::index::page::{LeafGuard, Page, PageCapacity, PageData, WriteGuard};
+use crate::index::page::{
+    LeafGuard, Page, PageCapacity, PageData, Records, WriteGuard, PAGE_BYTES,
+};
 use crate::index::record::Record;
 use crate::key::cmp_prefix;
 
@@ -28,8 +30,11 @@ pub struct IndexStats {
     pub page_latch_waits: AtomicU64,
     /// Page splits (`index_page_splits`).
     pub page_splits: AtomicU64,
-    /// Emptied leaves unlinked from the tree (`index_page_discards`).
+    /// Leaves unlinked from the tree, emptied or merged into a sibling
+    /// (`index_page_discards`, which in InnoDB counts emptied ones only).
     pub page_discards: AtomicU64,
+    /// Underfull leaves whose records moved into a sibling (`index_page_merge_successful`).
+    pub page_merges: AtomicU64,
     /// Cursor restores that found their page unchanged.
     pub optimistic_restores: AtomicU64,
     /// Cursor restores that re-descended from the root.
@@ -77,10 +82,8 @@ impl<R: Record> BTree<R> {
             capacity.leaf >= 2 && capacity.inner >= 3,
             "page capacity too small"
         );
-        let mut data = PageData::leaf(Vec::new());
-        data.records.reserve_exact(capacity.leaf);
         BTree {
-            root: Page::new(0, data),
+            root: Page::new(0, PageData::leaf(Records::default())),
             capacity,
             next_page_id: AtomicU64::new(1),
             stats: IndexStats::default(),
@@ -150,30 +153,28 @@ impl<R: Record> BTree<R> {
     }
 
     /// Reads the record with exactly `key`.
-    pub fn get<T>(&self, key: &[u8], f: impl FnOnce(&R) -> T) -> Option<T> {
+    pub fn get<T>(&self, key: &[u8], f: impl FnOnce(R::Ref<'_>) -> T) -> Option<T> {
         let leaf = self.descend(key, Route::AfterEqual, false, None);
-        let i = leaf.records.binary_search_by(|r| r.key().cmp(key)).ok()?;
-        Some(f(&leaf.records[i]))
+        let i = leaf.records.search(key).ok()?;
+        Some(f(leaf.records.at(i)))
     }
 
-    /// Changes the record with exactly `key` in place under the leaf's exclusive latch; `f`
-    /// also gets the leaf's `max_trx_id`. `f` must not change the record's key.
+    /// Changes the record with exactly `key` in place under the leaf's exclusive latch: `f`
+    /// edits an owned copy (and gets the leaf's `max_trx_id`), which is written back to the
+    /// same slot. `f` must not change the record's key.
     pub fn modify<T>(&self, key: &[u8], f: impl FnOnce(&mut R, &mut u64) -> T) -> Option<T> {
         let mut leaf = self.descend(key, Route::AfterEqual, true, None);
         let data = leaf.data_mut().expect("write latch");
-        let i = data.records.binary_search_by(|r| r.key().cmp(key)).ok()?;
-        let PageData {
-            records,
-            max_trx_id,
-            ..
-        } = data;
-        let out = f(&mut records[i], max_trx_id);
-        debug_assert_eq!(records[i].key(), key, "modify changed a key");
+        let i = data.records.search(key).ok()?;
+        let mut rec = data.records.load(i);
+        let out = f(&mut rec, &mut data.max_trx_id);
+        debug_assert_eq!(rec.key(), key, "modify changed a key");
+        data.records.replace(i, &rec);
         Some(out)
     }
 
     /// Physically removes the record with exactly `key` if `pred` accepts it (purge).
-    pub(crate) fn remove_if(&self, key: &[u8], pred: impl FnOnce(&R) -> bool) -> Option<R> {
+    pub(crate) fn remove_if(&self, key: &[u8], pred: impl FnOnce(R::Ref<'_>) -> bool) -> Option<R> {
         self.remove_reporting(key, pred, |_| {})
     }
 
@@ -183,42 +184,91 @@ impl<R: Record> BTree<R> {
     pub(crate) fn remove_reporting(
         &self,
         key: &[u8],
-        pred: impl FnOnce(&R) -> bool,
-        after: impl FnOnce(Option<&R>),
+        pred: impl FnOnce(R::Ref<'_>) -> bool,
+        after: impl FnOnce(Option<R::Ref<'_>>),
     ) -> Option<R> {
         let mut leaf = self.descend(key, Route::AfterEqual, true, None);
         let data = leaf.data_mut().expect("write latch");
-        let i = data.records.binary_search_by(|r| r.key().cmp(key)).ok()?;
-        if !pred(&data.records[i]) {
+        let i = data.records.search(key).ok()?;
+        if !pred(data.records.at(i)) {
             return None;
         }
         data.modify_count += 1;
         let rec = data.records.remove(i);
         self.with_successor(data, i, after);
-        let emptied = data.records.is_empty() && !Arc::ptr_eq(leaf.page(), &self.root);
+        let underfull = self.underfull(data) && !Arc::ptr_eq(leaf.page(), &self.root);
         drop(leaf);
-        if emptied {
-            self.discard_if_empty(rec.key());
+        if underfull {
+            self.merge_or_discard(rec.key());
         }
         Some(rec)
     }
 
-    /// Unlinks the leaf that `key` routes to if it is (still) empty and not its parent's
-    /// first child: the parent latched exclusively (shared latches above it), then the left
-    /// sibling and the leaf, so the left sibling's `next` and the parent's separator change
-    /// together. The leaf is marked freed (saved positions on it restore by descent) and
-    /// keeps its `next`, so a walker already past the left sibling still reaches the rest.
-    fn discard_if_empty(&self, key: &[u8]) {
+    /// Below half full (InnoDB's default MERGE_THRESHOLD of 50 %): both its bytes and its
+    /// record count under half the page's.
+    fn underfull(&self, page: &PageData<R>) -> bool {
+        page.records.used() * 2 < PAGE_BYTES && page.records.len() * 2 < self.capacity.leaf
+    }
+
+    /// Whether `to` can take all of `from`'s records without passing either page limit.
+    fn can_absorb(&self, to: &PageData<R>, from: &PageData<R>) -> bool {
+        to.records.len() + from.records.len() <= self.capacity.leaf
+            && to.records.used() + from.records.used() <= PAGE_BYTES
+    }
+
+    /// Shrinks the tree around the underfull leaf that `key` routes to, under its parent's
+    /// exclusive latch (shared latches above it), then the leaf and a sibling, left before
+    /// right, so a sibling's `next` and the parent's separators change together:
+    /// - an empty leaf that is not its parent's first child is unlinked (discarded);
+    /// - otherwise an underfull leaf moves its records to the end of its left sibling, or
+    ///   takes its right sibling's records, when they fit, and the emptied page is unlinked.
+    ///
+    /// An unlinked page is marked freed (saved positions on it restore by descent) and keeps
+    /// its `next`, so a walker already past its left sibling still reaches the rest. Pages
+    /// under different parents are left as they are.
+    fn merge_or_discard(&self, key: &[u8]) {
+        let Some(mut parent) = self.latch_leaf_parent(key) else {
+            return;
+        };
+        let i = Route::AfterEqual.count_before(&parent.keys, |k| k, key);
+        if i > 0 {
+            let mut left = Page::write(parent.children[i - 1].clone(), self.waits());
+            let mut leaf = Page::write(parent.children[i].clone(), self.waits());
+            let empty = leaf.records.is_empty();
+            if empty || (self.underfull(&leaf) && self.can_absorb(&left, &leaf)) {
+                if !empty {
+                    self.move_records(&mut leaf, &mut left);
+                }
+                Self::unlink(&mut parent, i, &mut left, &mut leaf);
+                self.stats.page_discards.fetch_add(1, Relaxed);
+                return;
+            }
+        }
+        if i + 1 < parent.children.len() {
+            let mut leaf = Page::write(parent.children[i].clone(), self.waits());
+            if !self.underfull(&leaf) {
+                return;
+            }
+            let mut right = Page::write(parent.children[i + 1].clone(), self.waits());
+            if self.can_absorb(&leaf, &right) {
+                self.move_records(&mut right, &mut leaf);
+                Self::unlink(&mut parent, i + 1, &mut leaf, &mut right);
+                self.stats.page_discards.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// The exclusive latch on the level-1 page above the leaf that `key` routes to (shared
+    /// latches above it, released on the way); None if the root is a leaf.
+    fn latch_leaf_parent(&self, key: &[u8]) -> Option<WriteGuard<R>> {
         let root = Page::read(self.root.clone(), self.waits());
-        let mut parent = match root.level {
-            0 => return,
+        match root.level {
+            0 => None,
             1 => {
                 drop(root);
                 let p = Page::write(self.root.clone(), self.waits());
-                if p.level != 1 {
-                    return; // the root split while we switched latches
-                }
-                p
+                // The root may have split while we switched latches.
+                (p.level == 1).then_some(p)
             }
             _ => {
                 let mut cur = root;
@@ -226,33 +276,37 @@ impl<R: Record> BTree<R> {
                     let i = Route::AfterEqual.count_before(&cur.keys, |k| k, key);
                     let child = cur.children[i].clone();
                     if cur.level == 2 {
-                        break Page::write(child, self.waits()); // `cur` released after
+                        return Some(Page::write(child, self.waits())); // `cur` released after
                     }
                     cur = Page::read(child, self.waits());
                 }
             }
-        };
-        let i = Route::AfterEqual.count_before(&parent.keys, |k| k, key);
-        if i == 0 {
-            return;
         }
-        let mut left = Page::write(parent.children[i - 1].clone(), self.waits());
-        let mut leaf = Page::write(parent.children[i].clone(), self.waits());
-        if !leaf.records.is_empty() {
-            return;
-        }
-        left.next = leaf.next.clone();
-        leaf.freed = true;
-        leaf.modify_count += 1;
+    }
+
+    /// Appends all of `from`'s records to `to` (its right neighbour's keys are all larger).
+    fn move_records(&self, from: &mut PageData<R>, to: &mut PageData<R>) {
+        to.records.append_from(&mut from.records);
+        to.max_trx_id = to.max_trx_id.max(from.max_trx_id);
+        to.modify_count += 1;
+        self.stats.page_merges.fetch_add(1, Relaxed);
+    }
+
+    /// Unlinks the empty child `i` of `parent` (whose left neighbour `left` is latched).
+    fn unlink(parent: &mut PageData<R>, i: usize, left: &mut PageData<R>, gone: &mut PageData<R>) {
+        debug_assert!(gone.records.is_empty());
+        left.next = gone.next.clone();
+        gone.freed = true;
+        gone.modify_count += 1;
         parent.keys.remove(i - 1);
         parent.children.remove(i);
         parent.modify_count += 1;
-        self.stats.page_discards.fetch_add(1, Relaxed);
     }
 
     /// Inserts `rec`. If a record with an equal key exists (delete-marked or not),
-    /// `on_equal(existing, rec)` decides under the leaf latch: it may overwrite the existing
-    /// record in place (e.g. clear a delete mark) and return Ok, or refuse with an error.
+    /// `on_equal(existing, rec)` decides under the leaf latch: it may change (an owned copy
+    /// of) the existing record, written back in place (e.g. a cleared delete mark), and
+    /// return Ok, or refuse with an error.
     /// The leaf's `max_trx_id` is raised to `trx_id`.
     pub(crate) fn insert_with<E>(
         &self,
@@ -272,24 +326,37 @@ impl<R: Record> BTree<R> {
         &self,
         rec: R,
         trx_id: u64,
-        check: impl FnOnce(Option<&R>) -> Result<(), E>,
+        check: impl FnOnce(Option<R::Ref<'_>>) -> Result<(), E>,
         on_equal: impl FnOnce(&mut R, R) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut leaf = self.descend(rec.key(), Route::AfterEqual, true, None);
         let data = leaf.data_mut().expect("write latch");
         data.max_trx_id = data.max_trx_id.max(trx_id);
-        let pos = match data.records.binary_search_by(|r| r.key().cmp(rec.key())) {
-            Ok(i) => return on_equal(&mut data.records[i], rec),
+        let pos = match data.records.search(rec.key()) {
+            Ok(i) => return Self::rewrite_equal(&mut data.records, i, rec, on_equal),
             Err(pos) => pos,
         };
-        if data.records.len() < self.capacity.leaf {
+        if data.records.fits(&rec, self.capacity.leaf) {
             self.with_successor(data, pos, check)?;
-            data.records.insert(pos, rec);
+            data.records.insert(pos, &rec);
             data.modify_count += 1;
             return Ok(());
         }
         drop(leaf);
         self.insert_pessimistic(rec, trx_id, check, on_equal)
+    }
+
+    /// Runs `on_equal` on an owned copy of slot `i`'s record and writes the copy back.
+    fn rewrite_equal<E>(
+        records: &mut Records<R>,
+        i: usize,
+        rec: R,
+        on_equal: impl FnOnce(&mut R, R) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut existing = records.load(i);
+        let out = on_equal(&mut existing, rec);
+        records.replace(i, &existing);
+        out
     }
 
     /// Calls `f` with the first record at or after slot `pos` of `leaf`, following the leaf
@@ -298,7 +365,7 @@ impl<R: Record> BTree<R> {
         &self,
         leaf: &PageData<R>,
         pos: usize,
-        f: impl FnOnce(Option<&R>) -> T,
+        f: impl FnOnce(Option<R::Ref<'_>>) -> T,
     ) -> T {
         if let Some(r) = leaf.records.get(pos) {
             return f(Some(r));
@@ -314,9 +381,9 @@ impl<R: Record> BTree<R> {
         f(None)
     }
 
-    fn is_safe(&self, page: &PageData<R>) -> bool {
+    fn is_safe(&self, page: &PageData<R>, rec: &R) -> bool {
         if page.level == 0 {
-            page.records.len() < self.capacity.leaf
+            page.records.fits(rec, self.capacity.leaf)
         } else {
             page.children.len() < self.capacity.inner
         }
@@ -326,7 +393,7 @@ impl<R: Record> BTree<R> {
         &self,
         rec: R,
         trx_id: u64,
-        check: impl FnOnce(Option<&R>) -> Result<(), E>,
+        check: impl FnOnce(Option<R::Ref<'_>>) -> Result<(), E>,
         on_equal: impl FnOnce(&mut R, R) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut path: Vec<WriteGuard<R>> = vec![Page::write(self.root.clone(), self.waits())];
@@ -337,21 +404,21 @@ impl<R: Record> BTree<R> {
             }
             let i = Route::AfterEqual.count_before(&top.keys, |k| k, rec.key());
             let child = Page::write(top.children[i].clone(), self.waits());
-            if self.is_safe(&child) {
+            if self.is_safe(&child, &rec) {
                 path.clear(); // no split can reach the ancestors
             }
             path.push(child);
         }
         let leaf = path.last_mut().expect("path");
         leaf.max_trx_id = leaf.max_trx_id.max(trx_id);
-        let pos = match leaf.records.binary_search_by(|r| r.key().cmp(rec.key())) {
-            Ok(i) => return on_equal(&mut leaf.records[i], rec),
+        let pos = match leaf.records.search(rec.key()) {
+            Ok(i) => return Self::rewrite_equal(&mut leaf.records, i, rec, on_equal),
             Err(pos) => pos,
         };
         self.with_successor(leaf, pos, check)?;
         leaf.modify_count += 1;
-        if leaf.records.len() < self.capacity.leaf {
-            leaf.records.insert(pos, rec);
+        if leaf.records.fits(&rec, self.capacity.leaf) {
+            leaf.records.insert(pos, &rec);
             return Ok(());
         }
         let mut carry = Some(self.split_leaf(leaf, pos, rec));
@@ -384,20 +451,26 @@ impl<R: Record> BTree<R> {
     /// right sibling (already linked after `leaf`). Appending at the end of the last leaf
     /// starts a new leaf with just `rec`, so ascending inserts fill pages completely.
     fn split_leaf(&self, leaf: &mut PageData<R>, pos: usize, rec: R) -> (KeyBuf, Arc<Page<R>>) {
-        let cap = self.capacity.leaf;
-        let mut right_records = Vec::with_capacity(cap);
+        let mut right_records = Records::default();
         if pos == leaf.records.len() && leaf.next.is_none() {
-            right_records.push(rec);
+            right_records.insert(0, &rec);
         } else {
-            let mid = leaf.records.len().div_ceil(2);
-            right_records.extend(leaf.records.drain(mid..));
-            if pos <= mid {
-                leaf.records.insert(pos, rec);
+            // Half the records move right; a lone record moves right of a smaller new key,
+            // so neither side is left empty.
+            let len = leaf.records.len();
+            let mid = if len == 1 && pos == 0 {
+                0
             } else {
-                right_records.insert(pos - mid, rec);
+                len.div_ceil(2)
+            };
+            right_records = leaf.records.split_off(mid);
+            if pos < mid || (pos == mid && !right_records.is_empty()) {
+                leaf.records.insert(pos, &rec);
+            } else {
+                right_records.insert(pos - mid, &rec);
             }
         }
-        let sep = KeyBuf::from(right_records[0].key());
+        let sep = KeyBuf::from(right_records.key(0));
         let mut data = PageData::leaf(right_records);
         data.next = leaf.next.take();
         data.max_trx_id = leaf.max_trx_id;
@@ -412,7 +485,7 @@ impl<R: Record> BTree<R> {
         let keys = page.keys.split_off(mid);
         let sep = page.keys.pop().expect("separator");
         page.modify_count += 1;
-        let mut data = PageData::leaf(Vec::new());
+        let mut data = PageData::leaf(Records::default());
         data.level = page.level;
         data.keys = keys;
         data.children = children;
@@ -439,7 +512,7 @@ impl<R: Record> BTree<R> {
 
     /// Calls `f` with every record in key order, leaf by leaf under shared latches (left to
     /// right, one leaf at a time).
-    pub(crate) fn for_each_record(&self, mut f: impl FnMut(&R)) {
+    pub(crate) fn for_each_record(&self, mut f: impl FnMut(R::Ref<'_>)) {
         let first = self.descend(&[], Route::BeforeEqual, false, None);
         first.records.iter().for_each(&mut f);
         let mut next = first.next.clone();

@@ -29,7 +29,9 @@ use std::ops::Bound;
 
 use crate::cursor::{Direction, LatchMode, SearchMode};
 use crate::error::EngineError;
-use crate::index::{BTree, ClusteredRec, IndexStats, PageCapacity, Record, SecondaryRec};
+use crate::index::{
+    BTree, ClusteredRec, IndexStats, PageCapacity, Record, RecordRef, SecondaryRec,
+};
 use crate::key::{self, KeyColumn};
 use crate::mvcc::{VersionStore, Visible};
 use crate::row::RowCodec;
@@ -424,7 +426,7 @@ impl Table {
             .get(pk, |r| match view.visible_version(r, me, &self.versions) {
                 Visible::Nothing => None,
                 Visible::Current => {
-                    (!r.delete_mark()).then(|| self.codec.decode_columns(&r.row, columns))
+                    (!r.delete_mark()).then(|| self.codec.decode_columns(r.row(), columns))
                 }
                 Visible::Older(v) => {
                     (!v.delete_mark).then(|| self.codec.decode_columns(&v.row, columns))
@@ -449,7 +451,7 @@ impl Table {
     pub fn get(&self, pk: &[u8]) -> Option<Vec<Value>> {
         self.clustered
             .get(pk, |r| {
-                (!r.delete_mark()).then(|| self.codec.decode(&r.row))
+                (!r.delete_mark()).then(|| self.codec.decode(r.row()))
             })
             .flatten()
     }
@@ -458,7 +460,7 @@ impl Table {
     pub fn get_columns(&self, pk: &[u8], columns: &[usize]) -> Option<Vec<Value>> {
         self.clustered
             .get(pk, |r| {
-                (!r.delete_mark()).then(|| self.codec.decode_columns(&r.row, columns))
+                (!r.delete_mark()).then(|| self.codec.decode_columns(r.row(), columns))
             })
             .flatten()
     }
@@ -467,8 +469,8 @@ impl Table {
     /// The clustered record with key `pk`, delete-marked or not, with its metadata.
     pub(crate) fn get_record(&self, pk: &[u8]) -> Option<RecordVersion> {
         self.clustered.get(pk, |r| RecordVersion {
-            row: self.codec.decode(&r.row),
-            trx_id: r.trx_id,
+            row: self.codec.decode(r.row()),
+            trx_id: r.trx_id(),
             roll_ptr: r.roll_ptr(),
             delete_mark: r.delete_mark(),
         })
@@ -537,7 +539,7 @@ impl Table {
             tree: &BTree<R>,
             range: &KeyRange,
             limit: u64,
-            live: impl Fn(&R) -> bool,
+            live: impl Fn(R::Ref<'_>) -> bool,
         ) -> u64 {
             let mut cur = tree.cursor(LatchMode::Read);
             let mut on = match &range.lower {
@@ -564,22 +566,19 @@ impl Table {
         }
     }
 
-    /// Bytes of the rows only this table's records hold (rows an old version shares are left
-    /// out): what dropping or truncating it frees.
-    pub(crate) fn unshared_row_bytes(&self) -> u64 {
+    /// Bytes of the rows this table's records hold (old versions keep copies of their own):
+    /// what dropping or truncating it frees.
+    pub(crate) fn row_bytes(&self) -> u64 {
         let mut bytes = 0;
-        self.clustered.for_each_record(|r| {
-            if r.row.share_count() == 1 {
-                bytes += r.row.len() as u64;
-            }
-        });
+        self.clustered
+            .for_each_record(|r| bytes += r.row().len() as u64);
         bytes
     }
 
     /// Removes every row and resets the AUTO_INCREMENT counter (TRUNCATE TABLE).
     pub fn truncate(&self) {
         let _unique = self.lock_unique(|_| true);
-        crate::memory::note_table_rows_freed(self.unshared_row_bytes());
+        crate::memory::note_table_rows_freed(self.row_bytes());
         self.clustered.truncate();
         for s in &self.secondaries {
             s.tree.truncate();
@@ -594,7 +593,7 @@ impl Drop for Table {
     /// Counts the rows this table frees, so purge gives their memory back to the OS once the
     /// engine is quiet (a table dropped or replaced by a rebuild can hold most of the heap).
     fn drop(&mut self) {
-        crate::memory::note_table_rows_freed(self.unshared_row_bytes());
+        crate::memory::note_table_rows_freed(self.row_bytes());
     }
 }
 

@@ -720,9 +720,9 @@ fn read_ahead_counts_handler_reads_per_row_handed_out() {
 }
 
 #[test]
-fn the_rows_a_table_frees_leave_out_those_its_versions_share() {
+fn the_rows_a_table_frees_are_its_records_rows() {
     let t = table();
-    assert_eq!(t.unshared_row_bytes(), 0);
+    assert_eq!(t.row_bytes(), 0);
     let opts = InsertOptions {
         stamp: WriteStamp { trx_id: 5 },
         ..Default::default()
@@ -736,9 +736,10 @@ fn the_rows_a_table_frees_leave_out_those_its_versions_share() {
         t.insert(r(id, c), &opts).unwrap();
         expected += len(c);
     }
-    assert_eq!(t.unshared_row_bytes(), expected);
-    // A delete-mark keeps the row's bytes shared with the version it saves: not freed with
-    // the table while that version lives.
+    assert_eq!(t.row_bytes(), expected);
+    // A delete-mark copies the row into the version it saves: the record's bytes are still
+    // the table's to free, and the version's are the version store's.
     assert!(t.delete(&pk(&t, 3), WriteStamp { trx_id: 6 }, &mut Vec::new()));
-    assert_eq!(t.unshared_row_bytes(), expected - len("abcdefgh"));
+    assert_eq!(t.row_bytes(), expected);
+    assert_eq!(t.versions().len(), 1);
 }

@@ -10,10 +10,9 @@ use super::{
 };
 use crate::cursor::{LatchMode, SearchMode};
 use crate::error::EngineError;
-use crate::index::{ClusteredRec, Record, SecondaryRec};
+use crate::index::{ClusteredRec, SecondaryRec};
 use crate::key;
 use crate::mvcc::{self, Version};
-use crate::row_buf::RowBuf;
 use crate::schema::IndexDef;
 use crate::types::ColumnType;
 use crate::value::Value;
@@ -112,7 +111,7 @@ impl Table {
         check: &dyn Fn(InsertProbe<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let writer = |pk: &[u8], delete_mark: bool| Existing {
-            trx_id: self.clustered.get(pk, |r| r.trx_id).unwrap_or(0),
+            trx_id: self.clustered.get(pk, |r| r.trx_id()).unwrap_or(0),
             delete_mark,
         };
         for (i, s) in self.secondaries.iter().enumerate() {
@@ -190,7 +189,7 @@ impl Table {
                         key,
                         successor: None,
                         kind: ProbeKind::Duplicate(Existing {
-                            trx_id: r.trx_id,
+                            trx_id: r.trx_id(),
                             delete_mark: r.delete_mark(),
                         }),
                     })?;
@@ -313,7 +312,7 @@ impl Table {
         if !_unique.is_empty() {
             // MySQL reports a duplicate PRIMARY KEY before a duplicate UNIQUE key.
             let found = self.clustered.get(&pk, |r| Existing {
-                trx_id: r.trx_id,
+                trx_id: r.trx_id(),
                 delete_mark: r.delete_mark(),
             });
             if let Some(ex) = found {
@@ -452,7 +451,7 @@ impl Table {
         let new_row = self.def.coerce_row(new_row)?;
         let Some(old_bytes) = self
             .clustered
-            .get(pk, |r| (!r.delete_mark()).then(|| r.row.clone()))
+            .get(pk, |r| (!r.delete_mark()).then(|| r.row().to_vec()))
             .flatten()
         else {
             return Ok(UpdateOutcome::NotFound);
@@ -531,7 +530,7 @@ impl Table {
         let Some((old_ptr, replaced)) = old_prior else {
             return Ok(UpdateOutcome::NotFound);
         };
-        if let Some(actual) = replaced.filter(|a| !RowBuf::ptr_eq(a, &old_bytes)) {
+        if let Some(actual) = replaced.filter(|a| a[..] != old_bytes[..]) {
             // Without row locks a concurrent writer may have changed the row since it was
             // read: maintain the secondaries from what was actually replaced.
             let actual = self.codec.decode(&actual);
@@ -697,7 +696,7 @@ impl Table {
         };
         let gone = self.clustered.remove_reporting(
             &change.pk,
-            |r| r.delete_mark() && r.trx_id == trx_id,
+            |r| r.delete_mark() && r.trx_id() == trx_id,
             |succ| removed(0, &change.pk, succ.map(|r| r.key())),
         );
         if let Some(rec) = gone {
@@ -737,7 +736,7 @@ impl Table {
     /// version still need this entry").
     fn version_needs(&self, index: usize, key: &[u8], pk: &[u8]) -> bool {
         let s = &self.secondaries[index - 1];
-        let Some(first) = self.clustered.get(pk, Version::of) else {
+        let Some(first) = self.clustered.get(pk, Version::copy_of) else {
             return false;
         };
         let mut v = Some(first);

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use super::{index_id, TrxSys};
 use crate::cursor::{Cursor, Direction, LatchMode, SavedPosition, SearchMode};
-use crate::index::{ClusteredRec, Record, SecondaryRec};
+use crate::index::{ClusteredRec, ClusteredRef, Record, RecordRef, SecondaryRec};
 use crate::lock::{
     Acquired, GapKind, HintOwners, LockError, LockHint, LockTrx, LockWait, RecAt, RecKey,
     RecLockMode, Strength, WaitPolicy,
@@ -448,7 +448,7 @@ impl<'t> LockingScan<'t> {
                 let rec = cur.record().expect("on record");
                 let page = cur.page_id().unwrap_or(0);
                 self.stats.records_visited += 1;
-                self.convert_implicit(0, rec.key(), page, rec.trx_id);
+                self.convert_implicit(0, rec.key(), page, rec.trx_id());
                 let mode = self.mode_for(rec.key(), rec.delete_mark());
                 let semi = self.opts.semi_consistent && !self.opts.unique_point && !self.retry_wait;
                 let policy = if semi {
@@ -456,7 +456,7 @@ impl<'t> LockingScan<'t> {
                 } else {
                     self.opts.policy
                 };
-                match self.lock_record(0, rec.key(), &rec.lock_hint, page, mode, policy)? {
+                match self.lock_record(0, rec.key(), rec.lock_hint(), page, mode, policy)? {
                     Got::Granted(fresh) => {
                         let rec = cur.record().expect("on record");
                         self.bound_locked |= self.is_le_bound(rec.key());
@@ -482,7 +482,7 @@ impl<'t> LockingScan<'t> {
                             row: self
                                 .table
                                 .codec()
-                                .decode_columns(&rec.row, &self.projection),
+                                .decode_columns(rec.row(), &self.projection),
                             semi: false,
                         };
                         self.retry_wait = false;
@@ -534,10 +534,10 @@ impl<'t> LockingScan<'t> {
     }
 
     /// The row bytes of the latest committed version of `rec` (None: none, or deleted).
-    fn latest_committed(&self, rec: &ClusteredRec) -> Option<RowBuf> {
+    fn latest_committed(&self, rec: ClusteredRef<'_>) -> Option<RowBuf> {
         let (mut row, mut trx_id, mut roll_ptr, mut deleted) = (
-            rec.row.clone(),
-            rec.trx_id,
+            RowBuf::new(rec.row()),
+            rec.trx_id(),
             rec.roll_ptr(),
             rec.delete_mark(),
         );
@@ -573,13 +573,13 @@ impl<'t> LockingScan<'t> {
                 if cur.page_max_trx_id().unwrap_or(u64::MAX) >= self.sys.min_active_id() {
                     // The page was written by a transaction that may still be active: the
                     // row's writer holds an implicit lock on the entry if it is active.
-                    if let Some(writer) = clustered.get(rec.primary_key(), |r| r.trx_id) {
+                    if let Some(writer) = clustered.get(rec.primary_key(), |r| r.trx_id()) {
                         self.convert_implicit(self.index, rec.key(), page, writer);
                     }
                 }
                 let mode = self.mode_for(rec.key(), rec.delete_mark());
                 let (index, policy) = (self.index, self.opts.policy);
-                match self.lock_record(index, rec.key(), &rec.lock_hint, page, mode, policy)? {
+                match self.lock_record(index, rec.key(), rec.lock_hint(), page, mode, policy)? {
                     Got::Skipped => {
                         self.skipped += 1;
                         if pool_core::wait::yield_requested() {
@@ -625,10 +625,10 @@ impl<'t> LockingScan<'t> {
                 if !self.opts.covering_shared {
                     let crec = cc.record().expect("on record");
                     let cpage = cc.page_id().unwrap_or(0);
-                    self.convert_implicit(0, &pk, cpage, crec.trx_id);
+                    self.convert_implicit(0, &pk, cpage, crec.trx_id());
                     let cmode = RecLockMode::new(self.strength(), GapKind::RecNotGap);
                     let policy = self.opts.policy;
-                    match self.lock_record(0, &pk, &crec.lock_hint, cpage, cmode, policy)? {
+                    match self.lock_record(0, &pk, crec.lock_hint(), cpage, cmode, policy)? {
                         Got::Granted(fresh) => {
                             if fresh {
                                 self.fresh.push((0, pk.clone(), cmode));
@@ -663,7 +663,7 @@ impl<'t> LockingScan<'t> {
                 let row = self
                     .table
                     .codec()
-                    .decode_columns(&crec.row, &self.projection);
+                    .decode_columns(crec.row(), &self.projection);
                 drop(cc);
                 self.state = self.after_match(Saved::Secondary(cur.save()));
                 return Ok(Some(Fetched {

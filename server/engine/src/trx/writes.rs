@@ -196,7 +196,7 @@ pub fn lock_row(
     loop {
         let got = {
             let mut cur = table.clustered_index().cursor(LatchMode::Read);
-            if !(cur.search(pk, SearchMode::Ge) && cur.record().is_some_and(|r| *r.key == *pk)) {
+            if !(cur.search(pk, SearchMode::Ge) && cur.record().is_some_and(|r| *r.key() == *pk)) {
                 return Ok(());
             }
             let rec = cur.record().expect("on record");
@@ -205,8 +205,8 @@ pub fn lock_row(
                 key: RecKey::User(pk),
                 page: cur.page_id().unwrap_or(0),
             };
-            if rec.trx_id != info.id && rec.trx_id >= sys.min_active_id() {
-                sys.locks.convert_implicit(rec.trx_id, at);
+            if rec.trx_id() != info.id && rec.trx_id() >= sys.min_active_id() {
+                sys.locks.convert_implicit(rec.trx_id(), at);
             }
             sys.locks.lock_rec(
                 &info.lock,
