@@ -11,7 +11,7 @@ mod tree;
 mod tests;
 
 pub use key_buf::KeyBuf;
-pub(crate) use page::{LeafGuard, Page};
+pub(crate) use page::{LeafGuard, Page, Records, SLOT};
 pub use page::{PageCapacity, PAGE_BYTES};
 pub use record::{
     ClusteredRec, ClusteredRef, HintRef, Record, RecordRef, SecondaryRec, SecondaryRef,

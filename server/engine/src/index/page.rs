@@ -44,7 +44,7 @@ impl Default for PageCapacity {
 pub const PAGE_BYTES: usize = 16 * 1024;
 
 /// Bytes of a slot in a leaf's directory.
-const SLOT: usize = std::mem::size_of::<u32>();
+pub(crate) const SLOT: usize = std::mem::size_of::<u32>();
 
 /// The capacity a buffer grows to when `needed` elements must fit: a quarter more than it has
 /// (at least `min_step`), not past `limit` unless `needed` is.
@@ -331,10 +331,14 @@ impl<R: Record> Records<R> {
         *from = Records::default();
     }
 
-    /// Heap bytes allocated (for tests of space reuse).
-    #[cfg(test)]
+    /// Heap bytes allocated, live records, garbage and room to grow together.
     pub(crate) fn heap_capacity(&self) -> usize {
         self.heap.capacity()
+    }
+
+    /// Directory slots allocated.
+    pub(crate) fn slot_capacity(&self) -> usize {
+        self.slots.capacity()
     }
 
     /// Makes the page's lock-hint table (as a lock on one of its records would).
@@ -346,7 +350,6 @@ impl<R: Record> Records<R> {
     }
 
     /// Whether the page has a lock-hint table, and its length.
-    #[cfg(test)]
     pub(crate) fn hint_table_len(&self) -> Option<usize> {
         self.hints.get().map(Vec::len)
     }

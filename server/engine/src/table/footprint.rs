@@ -3,23 +3,20 @@
 //! scan keeps), so a writer waits at most for one leaf's visit, never for the whole walk.
 //!
 //! Bytes are the sizes requested from the allocator (malloc's chunk headers and rounding are
-//! not counted): per leaf, the page object and its `Arc`, the record slots the page has
-//! reserved (used or not) and the heap each record owns (row bytes with their header, keys
-//! too long to live in the slot). Inner pages are not reachable without the root, so they
-//! are estimated from the number of leaves (about one inner page per hundred leaves).
+//! not counted): per leaf, the page object and its `Arc`, its record heap (live stored records,
+//! the garbage of removed or rewritten ones, room to grow), its slot directory and, when a
+//! record of it was ever locked, its lock-hint table. Inner pages are not reachable without
+//! the root, so they are estimated from the number of leaves (about one inner page per hundred
+//! leaves).
 
 use std::mem::size_of;
 
-use crate::index::{BTree, ClusteredRec, LeafGuard, Page, Record, Route, SecondaryRec};
+use crate::index::{
+    BTree, ClusteredRec, LeafGuard, Page, Record, Records, Route, SecondaryRec, SLOT,
+};
+use crate::lock::LockHint;
 use crate::table::Table;
 
-/// Key bytes a [`crate::KeyBuf`] (a clustered key) keeps inside its slot; longer keys are a
-/// separate allocation of their length.
-const CLUSTERED_KEY_INLINE: usize = 22;
-/// Key bytes a [`SecondaryRec`] keeps inside its slot; longer keys are boxed.
-const SECONDARY_KEY_INLINE: usize = 20;
-/// A row allocation's header ([`crate::RowBuf`]: share count and length).
-const ROW_HEADER: u64 = 8;
 /// An `Arc`'s counts in front of the value it shares (a page).
 const ARC_HEADER: u64 = 2 * size_of::<usize>() as u64;
 
@@ -34,12 +31,14 @@ pub struct IndexFootprint {
     pub records: u64,
     /// Delete-marked records (awaiting purge, still holding their bytes).
     pub delete_marked: u64,
-    /// Bytes the records hold: their slots and what they own (row bytes, long keys).
+    /// Bytes the records hold: their stored forms in the page heaps and their directory slots.
     pub record_bytes: u64,
-    /// Bytes of slots the leaves have reserved but hold no record in: a page's room to grow
-    /// and the slots purge and rollback emptied, which the page's next inserts reuse.
+    /// Bytes the leaves have allocated but hold no live record in: the heaps' garbage
+    /// (records purge and rollback removed, old forms of rewritten ones), which the page's
+    /// next compaction reuses, and the heaps' and directories' room to grow.
     pub free_bytes: u64,
-    /// Bytes of the page objects themselves, inner pages (estimated) included.
+    /// Bytes of the page objects themselves and their lock-hint tables, inner pages
+    /// (estimated) included.
     pub page_bytes: u64,
 }
 
@@ -81,67 +80,50 @@ impl TableFootprint {
     }
 }
 
-/// A record's own heap and its delete mark, for the walk.
-trait Held: Record {
-    fn heap_bytes(&self) -> u64;
-    fn marked(&self) -> bool;
+/// A record kind's delete mark, read in place, for the walk.
+trait Marked: Record {
+    fn marked(records: &Records<Self>, i: usize) -> bool;
 }
 
-impl Held for ClusteredRec {
-    fn heap_bytes(&self) -> u64 {
-        let key = self.key.len();
-        let key = if key > CLUSTERED_KEY_INLINE { key } else { 0 };
-        let row = self.row.len() as u64;
-        let header = if row >= u64::from(u32::MAX) {
-            ROW_HEADER + 8
-        } else {
-            ROW_HEADER
-        };
-        key as u64 + header + row
-    }
-    fn marked(&self) -> bool {
-        self.delete_mark()
+impl Marked for ClusteredRec {
+    fn marked(records: &Records<Self>, i: usize) -> bool {
+        records.at(i).delete_mark()
     }
 }
 
-impl Held for SecondaryRec {
-    fn heap_bytes(&self) -> u64 {
-        let key = self.key().len();
-        if key > SECONDARY_KEY_INLINE {
-            key as u64
-        } else {
-            0
-        }
-    }
-    fn marked(&self) -> bool {
-        self.delete_mark()
+impl Marked for SecondaryRec {
+    fn marked(records: &Records<Self>, i: usize) -> bool {
+        records.at(i).delete_mark()
     }
 }
 
 /// Walks `tree`'s leaf chain (see the module comment).
-fn index_footprint<R: Held>(tree: &BTree<R>) -> IndexFootprint {
+fn index_footprint<R: Marked>(tree: &BTree<R>) -> IndexFootprint {
     let waits = &tree.stats().page_latch_waits;
-    let slot = size_of::<R>() as u64;
     let page = ARC_HEADER + size_of::<Page<R>>() as u64;
     let mut f = IndexFootprint::default();
-    let mut visit = |records: &[R], capacity: usize| {
+    let mut visit = |records: &Records<R>| {
+        let (len, used) = (records.len() as u64, records.used() as u64);
         f.leaf_pages += 1;
-        f.records += records.len() as u64;
+        f.records += len;
+        f.record_bytes += used + len * SLOT as u64;
+        f.free_bytes += records.heap_capacity() as u64 - used
+            + (records.slot_capacity() as u64 - len) * SLOT as u64;
         f.page_bytes += page;
-        f.free_bytes += (capacity - records.len()) as u64 * slot;
-        f.record_bytes += records.len() as u64 * slot;
-        for r in records {
-            f.record_bytes += r.heap_bytes();
-            f.delete_marked += u64::from(r.marked());
+        if let Some(hints) = records.hint_table_len() {
+            f.page_bytes += (hints * size_of::<LockHint>()) as u64;
         }
+        f.delete_marked += (0..records.len())
+            .map(|i| u64::from(R::marked(records, i)))
+            .sum::<u64>();
     };
     let first: LeafGuard<R> = tree.descend(&[], Route::BeforeEqual, false, None);
-    visit(&first.records, first.records.capacity());
+    visit(&first.records);
     let mut next = first.next.clone();
     drop(first);
     while let Some(p) = next {
         let leaf = Page::read(p, waits);
-        visit(&leaf.records, leaf.records.capacity());
+        visit(&leaf.records);
         next = leaf.next.clone();
     }
     let (pages, bytes) = inner_estimate::<R>(f.leaf_pages, tree.capacity().inner as u64);
@@ -220,16 +202,17 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_table_holds_one_reserved_leaf_per_index() {
+    fn an_empty_table_holds_one_empty_leaf_per_index() {
         let f = table().footprint();
         for ix in std::iter::once(&f.clustered).chain(&f.secondary) {
             assert_eq!((ix.leaf_pages, ix.inner_pages, ix.records), (1, 0, 0));
-            assert_eq!(ix.record_bytes, 0);
-            assert!(ix.free_bytes > 0 && ix.page_bytes > 0, "{ix:?}");
+            // a leaf's heap and directory are allocated by its first insert
+            assert_eq!((ix.record_bytes, ix.free_bytes), (0, 0));
+            assert!(ix.page_bytes > 0, "{ix:?}");
         }
         assert_eq!(
-            f.free_bytes(),
-            f.total_bytes() - f.clustered.page_bytes - f.secondary[0].page_bytes
+            f.total_bytes(),
+            f.clustered.page_bytes + f.secondary[0].page_bytes
         );
     }
 
@@ -241,17 +224,18 @@ mod tests {
         }
         let a = t.footprint();
         assert_eq!((a.clustered.records, a.secondary[0].records), (100, 100));
-        // Each row: a slot, the row's header and encoded bytes (at least the 50-byte text).
+        // Each row: its stored form (transaction id, roll pointer, lengths, key, at least the
+        // 50-byte text) and its directory slot.
         let per_row = a.clustered.record_bytes / 100;
-        assert!(
-            per_row >= size_of::<ClusteredRec>() as u64 + ROW_HEADER + 50,
-            "{per_row}"
-        );
+        assert!(per_row >= (13 + 50 + SLOT) as u64, "{per_row}");
+        // A secondary record: the key and the primary key, a few bytes of header, its slot.
+        let per_entry = a.secondary[0].record_bytes / 100;
         assert_eq!(
             a.secondary[0].record_bytes,
-            100 * size_of::<SecondaryRec>() as u64,
-            "short secondary keys live in their slots"
+            100 * per_entry,
+            "equal-length entries"
         );
+        assert!(per_entry < 32, "{per_entry}");
         assert!(a.clustered.leaf_pages >= 100 / 8 && a.clustered.inner_pages > 0);
         for id in 101..=200 {
             insert(&t, id);
@@ -280,14 +264,15 @@ mod tests {
         let removed = t.clustered.remove_if(&pk, |_| true).unwrap();
         let after = t.footprint();
         assert_eq!(after.clustered.records, 39);
-        assert_eq!(
-            after.clustered.free_bytes,
-            before.clustered.free_bytes + size_of::<ClusteredRec>() as u64,
-            "the emptied slot is free"
-        );
+        let freed = (removed.stored_len() + SLOT) as u64;
         assert_eq!(
             after.clustered.record_bytes,
-            before.clustered.record_bytes - size_of::<ClusteredRec>() as u64 - removed.heap_bytes()
+            before.clustered.record_bytes - freed
+        );
+        assert_eq!(
+            after.clustered.free_bytes,
+            before.clustered.free_bytes + freed,
+            "the removed record's bytes and slot are free for the page's next inserts"
         );
     }
 }
