@@ -204,18 +204,34 @@ fn conflicting_row(t: &Table, err: &EngineError, row: &[Value]) -> Option<Vec<u8
     Some(item.primary_key().to_vec())
 }
 
-/// Executes INSERT / REPLACE.
+/// What the rows of one INSERT did, for its OK packet and counters.
+#[derive(Debug, Default)]
+struct Tally {
+    affected: u64,
+    inserted: u64,
+    updated: u64,
+    dups: u64,
+    first_id: u64,
+    warnings: Vec<(u16, String)>,
+}
+
+/// The per-statement settings every row's write uses.
+struct RowWriter<'a> {
+    i: &'a Insert,
+    opts: InsertOptions,
+    dup: DupLock,
+    timeout: std::time::Duration,
+    now: crate::value::DateTime,
+    lenient: bool,
+}
+
+/// Executes INSERT / REPLACE: evaluates the source rows, then writes them one by one.
 pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Output> {
     st.count(if i.replace {
         Counter::ComReplace
     } else {
         Counter::ComInsert
     });
-    let no_zero = st.sql_modes().no_auto_value_on_zero;
-    let opts = InsertOptions {
-        no_auto_value_on_zero: no_zero,
-        ..InsertOptions::default()
-    };
     let mut ex = Exec::new(st, params);
     if matches!(i.source, InsertSource::Select(_))
         && st
@@ -231,15 +247,15 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             update: false,
         });
     }
-    let now = crate::time::datetime_from_micros(ex.now);
-    let sys = &st.core.trx;
-    let timeout = st.lock_wait_timeout();
-    let dup = if i.replace || !i.on_duplicate.is_empty() {
-        DupLock::Exclusive
-    } else {
-        DupLock::Shared
-    };
-    let input: Vec<Vec<Option<Value>>> = match &i.source {
+    let input = source_rows(&mut ex, &i.source)?;
+    ex.flush();
+    let now = ex.now;
+    insert_rows(st, i, params, now, input)
+}
+
+/// The source's rows, one optional value per target column (None: DEFAULT).
+fn source_rows(ex: &mut Exec<'_>, source: &InsertSource) -> SqlResult<Vec<Vec<Option<Value>>>> {
+    match source {
         InsertSource::Values(rows) => rows
             .iter()
             .map(|r| {
@@ -247,22 +263,82 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                     .map(|e| e.as_ref().map(|e| ex.eval(e, &[])).transpose())
                     .collect::<SqlResult<Vec<_>>>()
             })
-            .collect::<SqlResult<_>>()?,
-        InsertSource::Select(q) => ex
+            .collect(),
+        InsertSource::Select(q) => Ok(ex
             .query(q)?
             .into_iter()
             .map(|r| r.into_iter().map(Some).collect())
-            .collect(),
+            .collect()),
+    }
+}
+
+/// Writes `input` (one optional value per column of `i.columns`, None for DEFAULT) into
+/// `i`'s table as the statement `i` does, and answers with its OK packet. `params` are the
+/// statement's parameter values (ON DUPLICATE KEY UPDATE may use them) and `now` its start
+/// ([`Exec::now`], for DEFAULT CURRENT_TIMESTAMP). The entry point for rows that come from
+/// elsewhere than the statement's text, such as LOAD DATA's batches.
+pub(crate) fn insert_rows(
+    st: &mut Context,
+    i: &Insert,
+    params: &[Value],
+    now: i64,
+    input: Vec<Vec<Option<Value>>>,
+) -> SqlResult<Output> {
+    let records = input.len();
+    let mut ex = Exec::new(st, params);
+    ex.now = now;
+    let tally = write_rows(&ex, i, input)?;
+    Ok(finish(st, i, records, tally))
+}
+
+/// Writes the rows one by one; on an error, counts the rows written before it.
+fn write_rows(ex: &Exec<'_>, i: &Insert, input: Vec<Vec<Option<Value>>>) -> SqlResult<Tally> {
+    let st = ex.st;
+    let w = RowWriter {
+        i,
+        opts: InsertOptions {
+            no_auto_value_on_zero: st.sql_modes().no_auto_value_on_zero,
+            ..InsertOptions::default()
+        },
+        dup: if i.replace || !i.on_duplicate.is_empty() {
+            DupLock::Exclusive
+        } else {
+            DupLock::Shared
+        },
+        timeout: st.lock_wait_timeout(),
+        now: crate::time::datetime_from_micros(ex.now),
+        lenient: i.ignore || !st.sql_modes().strict,
     };
-    ex.flush();
-    let t = &i.table;
-    let ncols = t.def().columns().len();
-    let (mut affected, mut inserted, mut updated, mut dups) = (0u64, 0u64, 0u64, 0u64);
-    let mut first_id = 0u64;
-    let mut warnings = Vec::new();
-    let lenient = i.ignore || !st.sql_modes().strict;
+    let mut tally = Tally::default();
     for (n, values) in input.into_iter().enumerate() {
         let rowno = n as u64 + 1;
+        let written = match w.full_row(ex, values, rowno, &mut tally) {
+            Ok(Some(full)) => w.write(ex, full, rowno, &mut tally),
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
+            let c = &st.conn.counters;
+            c.add(Counter::HandlerWrite, tally.inserted);
+            c.add(Counter::InnodbRowsInserted, tally.inserted);
+            return Err(e);
+        }
+    }
+    Ok(tally)
+}
+
+impl RowWriter<'_> {
+    /// The whole row to write for the given `values` (defaults filled, non-strict clipping,
+    /// CHECK and foreign-key checks passed, its memory reserved); None when INSERT IGNORE
+    /// skips it with a warning.
+    fn full_row(
+        &self,
+        ex: &Exec<'_>,
+        values: Vec<Option<Value>>,
+        rowno: u64,
+        tally: &mut Tally,
+    ) -> SqlResult<Option<Vec<Value>>> {
+        let (i, t, st) = (self.i, &self.i.table, ex.st);
         let given: Vec<(usize, Value)> = i
             .columns
             .iter()
@@ -273,26 +349,29 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
         if let Err(e) = check_text_columns(t.def(), given.iter().map(|(c, v)| (*c, v)), rowno) {
             // INSERT IGNORE skips the row with a warning, as for the other value errors.
             if i.ignore {
-                warnings.push((e.code.code(), e.message));
-                continue;
+                tally.warnings.push((e.code.code(), e.message));
+                return Ok(None);
             }
             return Err(e);
         }
         // The columns the statement gave, for non-strict clipping (not collected otherwise).
-        let given_cols: Option<Vec<usize>> =
-            lenient.then(|| given.iter().map(|(c, _)| *c).collect());
+        let given_cols: Option<Vec<usize>> = self
+            .lenient
+            .then(|| given.iter().map(|(c, _)| *c).collect());
         let mut full = t
             .def()
-            .fill_row(given, now)
+            .fill_row(given, self.now)
             .map_err(|e| engine_error(&e, rowno))?;
         if let Some(cols) = given_cols {
-            warnings.extend(clip_columns(t.def(), &mut full, cols, rowno));
+            tally
+                .warnings
+                .extend(clip_columns(t.def(), &mut full, cols, rowno));
         }
-        if let Err(e) = i.checks.verify(&ex, &full) {
+        if let Err(e) = i.checks.verify(ex, &full) {
             // INSERT IGNORE skips the row with a warning, as MySQL does for 3819.
             if i.ignore {
-                warnings.push((e.code.code(), e.message));
-                continue;
+                tally.warnings.push((e.code.code(), e.message));
+                return Ok(None);
             }
             return Err(e);
         }
@@ -300,123 +379,173 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
         st.core
             .memory
             .reserve_row(crate::memory::row_bytes(&full), t.name())?;
-        let mut attempt = full.clone();
+        Ok(Some(full))
+    }
+
+    /// Inserts `full`; on a duplicate key, REPLACE deletes the conflicting row and tries
+    /// again, ON DUPLICATE KEY UPDATE updates it, IGNORE warns, anything else fails.
+    fn write(
+        &self,
+        ex: &Exec<'_>,
+        full: Vec<Value>,
+        rowno: u64,
+        tally: &mut Tally,
+    ) -> SqlResult<()> {
+        let (i, t, st) = (self.i, &self.i.table, ex.st);
+        let sys = &st.core.trx;
+        // Only REPLACE and ON DUPLICATE KEY UPDATE need the row again after a failed try.
+        let keep = i.replace || !i.on_duplicate.is_empty();
+        let mut attempt = Some(full);
         loop {
+            let row = if keep {
+                attempt.clone()
+            } else {
+                attempt.take()
+            };
+            let row = row.expect("a row to insert");
             let res = {
                 let mut tb = st.trx.borrow_mut();
                 let trx = tb
                     .as_mut()
                     .expect("a table statement runs in a transaction");
-                crate::trx::insert_row(sys, trx, t, attempt.clone(), &opts, dup, timeout)
+                crate::trx::insert_row(sys, trx, t, row, &self.opts, self.dup, self.timeout)
             };
-            let res = match res {
-                Ok(o) => Ok(o),
-                Err(WriteError::Engine(e)) => Err(e),
+            let e = match res {
+                Ok(out) => {
+                    if let (Some(id), 0) = (out.generated_auto_increment, tally.first_id) {
+                        tally.first_id = id;
+                    }
+                    tally.affected += 1;
+                    tally.inserted += 1;
+                    return Ok(());
+                }
+                Err(WriteError::Engine(e)) => e,
                 Err(WriteError::Lock(e)) => return Err(lock_error(e)),
             };
-            match res {
-                Ok(out) => {
-                    if let (Some(id), 0) = (out.generated_auto_increment, first_id) {
-                        first_id = id;
-                    }
-                    affected += 1;
-                    inserted += 1;
-                    break;
-                }
-                Err(e @ EngineError::DuplicateKey { .. })
-                    if i.replace || !i.on_duplicate.is_empty() =>
-                {
-                    let Some(pk) = conflicting_row(t, &e, &attempt) else {
+            match (&e, attempt.as_ref()) {
+                (EngineError::DuplicateKey { .. }, Some(row)) if keep => {
+                    let Some(pk) = conflicting_row(t, &e, row) else {
                         return Err(engine_error(&e, rowno));
                     };
-                    {
-                        let mut tb = st.trx.borrow_mut();
-                        let trx = tb
-                            .as_mut()
-                            .expect("a table statement runs in a transaction");
-                        crate::trx::lock_row(sys, trx, t, &pk, Strength::X, timeout)
-                            .map_err(lock_error)?;
-                        if i.replace {
-                            if crate::trx::delete_row(sys, trx, t, &pk) {
-                                affected += 1;
-                                dups += 1;
-                            }
-                            attempt = full.clone();
-                            continue;
+                    self.lock_conflicting(st, &pk)?;
+                    if i.replace {
+                        let deleted = {
+                            let mut tb = st.trx.borrow_mut();
+                            let trx = tb
+                                .as_mut()
+                                .expect("a table statement runs in a transaction");
+                            crate::trx::delete_row(sys, trx, t, &pk)
+                        };
+                        if deleted {
+                            tally.affected += 1;
+                            tally.dups += 1;
                         }
+                        continue;
                     }
                     let Some(old) = t.get(&pk) else { continue };
-                    let mut env_row = old.clone();
-                    env_row.extend(attempt.iter().cloned());
-                    let mut new = old;
-                    for (col, e) in &i.on_duplicate {
-                        let v = ex.eval(e, &env_row)?;
-                        check_text_columns(t.def(), [(*col, &v)], rowno)?;
-                        new[*col] = v.clone();
-                        env_row[*col] = v;
-                    }
-                    i.checks.verify(&ex, &new)?;
-                    i.foreign_keys.check_child(st, &new)?;
-                    st.core
-                        .memory
-                        .reserve_row(crate::memory::row_bytes(&new), t.name())?;
-                    i.foreign_keys
-                        .check_parent(st, &env_row[..new.len()], Some(&new))?;
-                    dups += 1;
-                    let done = {
-                        let mut tb = st.trx.borrow_mut();
-                        let trx = tb
-                            .as_mut()
-                            .expect("a table statement runs in a transaction");
-                        crate::trx::update_row(sys, trx, t, &pk, new, timeout)
-                    };
-                    match done {
-                        Ok(UpdateOutcome::Updated { .. }) => {
-                            affected += 2;
-                            updated += 1;
-                        }
-                        Ok(_) => {}
-                        Err(WriteError::Engine(e)) => return Err(engine_error(&e, rowno)),
-                        Err(WriteError::Lock(e)) => return Err(lock_error(e)),
-                    }
-                    break;
+                    return self.update_duplicate(ex, &pk, old, row, rowno, tally);
                 }
-                Err(e) if i.ignore => {
+                _ if i.ignore => {
                     if matches!(e, EngineError::DuplicateKey { .. }) {
-                        dups += 1;
+                        tally.dups += 1;
                     }
-                    warnings.push((e.code().code(), e.message(rowno)));
-                    break;
+                    tally.warnings.push((e.code().code(), e.message(rowno)));
+                    return Ok(());
                 }
-                Err(e) => {
-                    let c = &st.conn.counters;
-                    c.add(Counter::HandlerWrite, inserted);
-                    c.add(Counter::InnodbRowsInserted, inserted);
-                    return Err(engine_error(&e, rowno));
-                }
+                _ => return Err(engine_error(&e, rowno)),
             }
         }
-        let _ = ncols;
     }
+
+    /// Locks the row a duplicate key conflicts with, exclusively (REPLACE, ON DUPLICATE KEY
+    /// UPDATE).
+    fn lock_conflicting(&self, st: &Context, pk: &[u8]) -> SqlResult<()> {
+        let mut tb = st.trx.borrow_mut();
+        let trx = tb
+            .as_mut()
+            .expect("a table statement runs in a transaction");
+        crate::trx::lock_row(
+            &st.core.trx,
+            trx,
+            &self.i.table,
+            pk,
+            Strength::X,
+            self.timeout,
+        )
+        .map_err(lock_error)
+    }
+
+    /// ON DUPLICATE KEY UPDATE of the locked row `pk` (now `old`) with the assignments over
+    /// (`old` ++ the row that was to be inserted).
+    fn update_duplicate(
+        &self,
+        ex: &Exec<'_>,
+        pk: &[u8],
+        old: Vec<Value>,
+        attempt: &[Value],
+        rowno: u64,
+        tally: &mut Tally,
+    ) -> SqlResult<()> {
+        let (i, t, st) = (self.i, &self.i.table, ex.st);
+        let mut env_row = old.clone();
+        env_row.extend(attempt.iter().cloned());
+        let mut new = old;
+        for (col, e) in &i.on_duplicate {
+            let v = ex.eval(e, &env_row)?;
+            check_text_columns(t.def(), [(*col, &v)], rowno)?;
+            new[*col] = v.clone();
+            env_row[*col] = v;
+        }
+        i.checks.verify(ex, &new)?;
+        i.foreign_keys.check_child(st, &new)?;
+        st.core
+            .memory
+            .reserve_row(crate::memory::row_bytes(&new), t.name())?;
+        i.foreign_keys
+            .check_parent(st, &env_row[..new.len()], Some(&new))?;
+        tally.dups += 1;
+        let done = {
+            let mut tb = st.trx.borrow_mut();
+            let trx = tb
+                .as_mut()
+                .expect("a table statement runs in a transaction");
+            crate::trx::update_row(&st.core.trx, trx, t, pk, new, self.timeout)
+        };
+        match done {
+            Ok(UpdateOutcome::Updated { .. }) => {
+                tally.affected += 2;
+                tally.updated += 1;
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+            Err(WriteError::Engine(e)) => Err(engine_error(&e, rowno)),
+            Err(WriteError::Lock(e)) => Err(lock_error(e)),
+        }
+    }
+}
+
+/// Counts the statement's rows and answers with MySQL's OK packet and info text.
+fn finish(st: &mut Context, i: &Insert, records: usize, tally: Tally) -> Output {
     let c = &st.conn.counters;
-    c.add(Counter::HandlerWrite, inserted);
-    c.add(Counter::InnodbRowsInserted, inserted);
-    c.add(Counter::HandlerUpdate, updated);
-    c.add(Counter::InnodbRowsUpdated, updated);
-    for (code, m) in warnings {
+    c.add(Counter::HandlerWrite, tally.inserted);
+    c.add(Counter::InnodbRowsInserted, tally.inserted);
+    c.add(Counter::HandlerUpdate, tally.updated);
+    c.add(Counter::InnodbRowsUpdated, tally.updated);
+    for (code, m) in tally.warnings {
         warn(st, code, m);
     }
     let records = match &i.source {
-        InsertSource::Values(rows) => rows.len(),
-        InsertSource::Select(_) => affected as usize,
+        InsertSource::Values(_) => records,
+        InsertSource::Select(_) => tally.affected as usize,
     };
     let text = if records > 1 || matches!(i.source, InsertSource::Select(_)) {
         format!(
-            "Records: {records}  Duplicates: {dups}  Warnings: {}",
+            "Records: {records}  Duplicates: {}  Warnings: {}",
+            tally.dups,
             st.warnings.len()
         )
     } else {
         String::new()
     };
-    Ok(info(st, affected, text, first_id))
+    info(st, tally.affected, text, tally.first_id)
 }

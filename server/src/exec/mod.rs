@@ -15,6 +15,7 @@ pub mod errors;
 pub mod explain;
 pub mod foreign_keys;
 pub mod insert;
+pub(crate) mod insert_values;
 pub mod join_columns;
 pub mod metadata_lock;
 pub(crate) mod propagate;
