@@ -441,15 +441,34 @@ pub(crate) fn create_table_sql(o: &OltpArgs, n: u32) -> String {
 }
 
 /// The multi-row INSERTs that fill sbtest`n` with `rows` rows (cut at 512 KiB like sysbench).
+#[cfg(test)]
 pub(crate) fn fill_table_sql(o: &OltpArgs, n: u32, rows: u32, dist: &mut Dist) -> Vec<String> {
+    let mut out = Vec::new();
+    let collect = |sql: &str| {
+        out.push(sql.to_string());
+        Ok(())
+    };
+    let _ = fill_rows_sql(o, n, 1..rows.saturating_add(1), dist, collect);
+    out
+}
+
+/// Hands `send` the multi-row INSERTs for rows `rows` (1-based row numbers, the `id` when
+/// `--auto_inc=off`) of sbtest`n`, one statement at a time (cut at 512 KiB like sysbench),
+/// so a large table is never held in memory whole; stops at `send`'s first error.
+pub(crate) fn fill_rows_sql(
+    o: &OltpArgs,
+    n: u32,
+    rows: std::ops::Range<u32>,
+    dist: &mut Dist,
+    mut send: impl FnMut(&str) -> Result<(), String>,
+) -> Result<(), String> {
     let head = if o.auto_inc {
         format!("INSERT INTO sbtest{n}(k, c, pad) VALUES")
     } else {
         format!("INSERT INTO sbtest{n}(id, k, c, pad) VALUES")
     };
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for i in 1..=rows {
+    let mut cur = String::with_capacity(BULK_LIMIT);
+    for i in rows {
         let k = dist.default(1, o.table_size.max(1));
         let c = dist.string(C_TEMPLATE);
         let pad = dist.string(PAD_TEMPLATE);
@@ -459,7 +478,8 @@ pub(crate) fn fill_table_sql(o: &OltpArgs, n: u32, rows: u32, dist: &mut Dist) -
             format!("({i}, {k}, '{c}', '{pad}')")
         };
         if !cur.is_empty() && cur.len() + row.len() + 1 > BULK_LIMIT {
-            out.push(std::mem::take(&mut cur));
+            send(&cur)?;
+            cur.clear();
         }
         if cur.is_empty() {
             cur.push_str(&head);
@@ -469,29 +489,44 @@ pub(crate) fn fill_table_sql(o: &OltpArgs, n: u32, rows: u32, dist: &mut Dist) -
         cur.push_str(&row);
     }
     if !cur.is_empty() {
-        out.push(cur);
+        send(&cur)?;
     }
-    out
+    Ok(())
+}
+
+/// How many rows `prepare` puts in each table.
+pub(crate) fn prepare_rows(cfg: &OltpConfig) -> u32 {
+    let none = cfg.workload == Workload::BulkInsert
+        || (cfg.workload == Workload::OltpInsert && !cfg.opt.auto_inc);
+    if none {
+        0
+    } else {
+        cfg.opt.table_size
+    }
+}
+
+/// The statement `prepare` ends table `n` with: its secondary index, if any.
+pub(crate) fn index_sql(cfg: &OltpConfig, n: u32) -> Option<String> {
+    (cfg.workload != Workload::BulkInsert && cfg.opt.create_secondary)
+        .then(|| format!("CREATE INDEX k_{n} ON sbtest{n}(k)"))
+}
+
+/// `CREATE TABLE` for table `n` of the workload (bulk_insert has its own shape).
+pub(crate) fn prepare_create_sql(cfg: &OltpConfig, n: u32) -> String {
+    if cfg.workload == Workload::BulkInsert {
+        return format!(
+            "CREATE TABLE IF NOT EXISTS sbtest{n} (\n          id INTEGER NOT NULL,\n          k INTEGER DEFAULT '0' NOT NULL,\n          PRIMARY KEY (id))"
+        );
+    }
+    create_table_sql(&cfg.opt, n)
 }
 
 /// Every statement `prepare` sends for table `n` (DDL, data, secondary index).
+#[cfg(test)]
 pub(crate) fn prepare_table_sql(cfg: &OltpConfig, n: u32, dist: &mut Dist) -> Vec<String> {
-    let o = &cfg.opt;
-    if cfg.workload == Workload::BulkInsert {
-        return vec![format!(
-            "CREATE TABLE IF NOT EXISTS sbtest{n} (\n          id INTEGER NOT NULL,\n          k INTEGER DEFAULT '0' NOT NULL,\n          PRIMARY KEY (id))"
-        )];
-    }
-    let rows = if cfg.workload == Workload::OltpInsert && !o.auto_inc {
-        0
-    } else {
-        o.table_size
-    };
-    let mut v = vec![create_table_sql(o, n)];
-    v.extend(fill_table_sql(o, n, rows, dist));
-    if o.create_secondary {
-        v.push(format!("CREATE INDEX k_{n} ON sbtest{n}(k)"));
-    }
+    let mut v = vec![prepare_create_sql(cfg, n)];
+    v.extend(fill_table_sql(&cfg.opt, n, prepare_rows(cfg), dist));
+    v.extend(index_sql(cfg, n));
     v
 }
 

@@ -204,7 +204,35 @@ fn conflicting_row(t: &Table, err: &EngineError, row: &[Value]) -> Option<Vec<u8
     Some(item.primary_key().to_vec())
 }
 
-/// Executes INSERT / REPLACE.
+/// What writing rows added up to (summed over a statement's batches).
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    /// Affected rows as MySQL counts them (1 per insert, 2 per duplicate-key update, 1 per
+    /// row a REPLACE deleted).
+    pub(crate) affected: u64,
+    /// Rows inserted.
+    pub(crate) inserted: u64,
+    /// Rows changed by ON DUPLICATE KEY UPDATE.
+    pub(crate) updated: u64,
+    /// Duplicates met (replaced, updated or skipped).
+    pub(crate) dups: u64,
+    /// The first AUTO_INCREMENT value generated (0: none).
+    pub(crate) first_id: u64,
+    /// Warnings of skipped or adjusted rows, in order: (code, message).
+    pub(crate) warnings: Vec<(u16, String)>,
+}
+
+/// The per-statement settings every row's write uses.
+struct RowWriter<'a> {
+    i: &'a Insert,
+    opts: InsertOptions,
+    dup: DupLock,
+    timeout: std::time::Duration,
+    now: crate::value::DateTime,
+    lenient: bool,
+}
+
+/// Executes INSERT / REPLACE: evaluates the source rows, then writes them one by one.
 pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Output> {
     st.count(if i.replace {
         Counter::ComReplace
@@ -226,7 +254,15 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
             update: false,
         });
     }
-    let input: Vec<Vec<Option<Value>>> = match &i.source {
+    let input = source_rows(&mut ex, &i.source)?;
+    ex.flush();
+    let now = ex.now;
+    insert_rows(st, i, params, now, input)
+}
+
+/// The source's rows, one optional value per target column (None: DEFAULT).
+fn source_rows(ex: &mut Exec<'_>, source: &InsertSource) -> SqlResult<Vec<Vec<Option<Value>>>> {
+    match source {
         InsertSource::Values(rows) => rows
             .iter()
             .map(|r| {
@@ -234,90 +270,89 @@ pub fn insert(st: &mut Context, i: &Insert, params: &[Value]) -> SqlResult<Outpu
                     .map(|e| e.as_ref().map(|e| ex.eval(e, &[])).transpose())
                     .collect::<SqlResult<Vec<_>>>()
             })
-            .collect::<SqlResult<_>>()?,
-        InsertSource::Select(q) => ex
+            .collect(),
+        InsertSource::Select(q) => Ok(ex
             .query(q)?
             .into_iter()
             .map(|r| r.into_iter().map(Some).collect())
-            .collect(),
-    };
-    ex.flush();
-    let mut w = Written::default();
-    let r = write_rows(st, &ex, i, input, 1, &mut w);
-    drop(ex);
-    let c = &st.conn.counters;
-    c.add(Counter::HandlerWrite, w.inserted);
-    c.add(Counter::InnodbRowsInserted, w.inserted);
-    r?;
-    c.add(Counter::HandlerUpdate, w.updated);
-    c.add(Counter::InnodbRowsUpdated, w.updated);
-    for (code, m) in std::mem::take(&mut w.warnings) {
-        warn(st, code, m);
+            .collect()),
     }
-    let records = match &i.source {
-        InsertSource::Values(rows) => rows.len(),
-        InsertSource::Select(_) => w.affected as usize,
-    };
-    let text = if records > 1 || matches!(i.source, InsertSource::Select(_)) {
-        format!(
-            "Records: {records}  Duplicates: {}  Warnings: {}",
-            w.dups,
-            st.warnings.len()
-        )
-    } else {
-        String::new()
-    };
-    Ok(info(st, w.affected, text, w.first_id))
 }
 
-/// What writing a batch of rows added up to (summed over batches).
-#[derive(Debug, Default)]
-pub(crate) struct Written {
-    /// Affected rows as MySQL counts them (1 per insert, 2 per duplicate-key update, 1 per
-    /// row a REPLACE deleted).
-    pub(crate) affected: u64,
-    /// Rows inserted.
-    pub(crate) inserted: u64,
-    /// Rows changed by ON DUPLICATE KEY UPDATE.
-    pub(crate) updated: u64,
-    /// Duplicates met (replaced, updated or skipped).
-    pub(crate) dups: u64,
-    /// The first AUTO_INCREMENT value generated (0: none).
-    pub(crate) first_id: u64,
-    /// Warnings of skipped or adjusted rows, in order: (code, message).
-    pub(crate) warnings: Vec<(u16, String)>,
+/// Writes `input` (one optional value per column of `i.columns`, None for DEFAULT) into
+/// `i`'s table and answers with the statement's OK packet. `now` is the statement's start
+/// ([`Exec::now`], for DEFAULT CURRENT_TIMESTAMP).
+fn insert_rows(
+    st: &mut Context,
+    i: &Insert,
+    params: &[Value],
+    now: i64,
+    input: Vec<Vec<Option<Value>>>,
+) -> SqlResult<Output> {
+    let records = input.len();
+    let mut ex = Exec::new(st, params);
+    ex.now = now;
+    let mut w = Written::default();
+    let r = write_rows(&ex, i, input, 1, &mut w);
+    drop(ex);
+    if let Err(e) = r {
+        let c = &st.conn.counters;
+        c.add(Counter::HandlerWrite, w.inserted);
+        c.add(Counter::InnodbRowsInserted, w.inserted);
+        return Err(e);
+    }
+    Ok(finish(st, i, records, w))
 }
 
 /// Writes rows of values for `i.columns` (None: the column's DEFAULT) into `i.table` inside
 /// the open statement transaction, with INSERT's checks, duplicate handling (IGNORE,
-/// REPLACE, ON DUPLICATE KEY UPDATE) and non-strict clipping. `first_row` is the 1-based
-/// number of `input[0]` in the statement, for messages. On an error the rows written so far
-/// stay counted in `w`.
+/// REPLACE, ON DUPLICATE KEY UPDATE) and non-strict clipping, adding what they did to `w`.
+/// `first_row` is the 1-based number of `input[0]` in the statement, for messages. On an
+/// error the rows written so far stay counted in `w`; the caller adds them to the counters.
 pub(crate) fn write_rows(
-    st: &Context,
     ex: &Exec<'_>,
     i: &Insert,
     input: Vec<Vec<Option<Value>>>,
     first_row: u64,
     w: &mut Written,
 ) -> SqlResult<()> {
-    let no_zero = st.sql_modes().no_auto_value_on_zero;
-    let opts = InsertOptions {
-        no_auto_value_on_zero: no_zero,
-        ..InsertOptions::default()
+    let st = ex.st;
+    let writer = RowWriter {
+        i,
+        opts: InsertOptions {
+            no_auto_value_on_zero: st.sql_modes().no_auto_value_on_zero,
+            ..InsertOptions::default()
+        },
+        dup: if i.replace || !i.on_duplicate.is_empty() {
+            DupLock::Exclusive
+        } else {
+            DupLock::Shared
+        },
+        timeout: st.lock_wait_timeout(),
+        now: crate::time::datetime_from_micros(ex.now),
+        lenient: i.ignore || !st.sql_modes().strict,
     };
-    let now = crate::time::datetime_from_micros(ex.now);
-    let sys = &st.core.trx;
-    let timeout = st.lock_wait_timeout();
-    let dup = if i.replace || !i.on_duplicate.is_empty() {
-        DupLock::Exclusive
-    } else {
-        DupLock::Shared
-    };
-    let t = &i.table;
-    let lenient = i.ignore || !st.sql_modes().strict;
     for (n, values) in input.into_iter().enumerate() {
         let rowno = first_row + n as u64;
+        if let Some(full) = writer.full_row(ex, values, rowno, w)? {
+            writer.write(ex, full, rowno, w)?;
+        }
+    }
+    Ok(())
+}
+
+impl RowWriter<'_> {
+    /// The whole row to write for the given `values` (defaults filled, non-strict clipping,
+    /// CHECK and foreign-key checks passed, its memory reserved); None when INSERT IGNORE
+    /// skips it with a warning.
+    fn full_row(
+        &self,
+        ex: &Exec<'_>,
+        values: Vec<Option<Value>>,
+        rowno: u64,
+        w: &mut Written,
+    ) -> SqlResult<Option<Vec<Value>>> {
+        let (i, t, st) = (self.i, &self.i.table, ex.st);
         let given: Vec<(usize, Value)> = i
             .columns
             .iter()
@@ -329,16 +364,17 @@ pub(crate) fn write_rows(
             // INSERT IGNORE skips the row with a warning, as for the other value errors.
             if i.ignore {
                 w.warnings.push((e.code.code(), e.message));
-                continue;
+                return Ok(None);
             }
             return Err(e);
         }
         // The columns the statement gave, for non-strict clipping (not collected otherwise).
-        let given_cols: Option<Vec<usize>> =
-            lenient.then(|| given.iter().map(|(c, _)| *c).collect());
+        let given_cols: Option<Vec<usize>> = self
+            .lenient
+            .then(|| given.iter().map(|(c, _)| *c).collect());
         let mut full = t
             .def()
-            .fill_row(given, now)
+            .fill_row(given, self.now)
             .map_err(|e| engine_error(&e, rowno))?;
         if let Some(cols) = given_cols {
             w.warnings
@@ -348,7 +384,7 @@ pub(crate) fn write_rows(
             // INSERT IGNORE skips the row with a warning, as MySQL does for 3819.
             if i.ignore {
                 w.warnings.push((e.code.code(), e.message));
-                continue;
+                return Ok(None);
             }
             return Err(e);
         }
@@ -356,99 +392,167 @@ pub(crate) fn write_rows(
         st.core
             .memory
             .reserve_row(crate::memory::row_bytes(&full), t.name())?;
-        let mut attempt = full.clone();
+        Ok(Some(full))
+    }
+
+    /// Inserts `full`; on a duplicate key, REPLACE deletes the conflicting row and tries
+    /// again, ON DUPLICATE KEY UPDATE updates it, IGNORE warns, anything else fails.
+    fn write(&self, ex: &Exec<'_>, full: Vec<Value>, rowno: u64, w: &mut Written) -> SqlResult<()> {
+        let (i, t, st) = (self.i, &self.i.table, ex.st);
+        let sys = &st.core.trx;
+        // Only REPLACE and ON DUPLICATE KEY UPDATE need the row again after a failed try.
+        let keep = i.replace || !i.on_duplicate.is_empty();
+        let mut attempt = Some(full);
         loop {
+            let row = if keep {
+                attempt.clone()
+            } else {
+                attempt.take()
+            };
+            let row = row.expect("a row to insert");
             let res = {
                 let mut tb = st.trx.borrow_mut();
                 let trx = tb
                     .as_mut()
                     .expect("a table statement runs in a transaction");
-                crate::trx::insert_row(sys, trx, t, attempt.clone(), &opts, dup, timeout)
+                crate::trx::insert_row(sys, trx, t, row, &self.opts, self.dup, self.timeout)
             };
-            let res = match res {
-                Ok(o) => Ok(o),
-                Err(WriteError::Engine(e)) => Err(e),
-                Err(WriteError::Lock(e)) => return Err(lock_error(e)),
-            };
-            match res {
+            let e = match res {
                 Ok(out) => {
                     if let (Some(id), 0) = (out.generated_auto_increment, w.first_id) {
                         w.first_id = id;
                     }
                     w.affected += 1;
                     w.inserted += 1;
-                    break;
+                    return Ok(());
                 }
-                Err(e @ EngineError::DuplicateKey { .. })
-                    if i.replace || !i.on_duplicate.is_empty() =>
-                {
-                    let Some(pk) = conflicting_row(t, &e, &attempt) else {
+                Err(WriteError::Engine(e)) => e,
+                Err(WriteError::Lock(e)) => return Err(lock_error(e)),
+            };
+            match (&e, attempt.as_ref()) {
+                (EngineError::DuplicateKey { .. }, Some(row)) if keep => {
+                    let Some(pk) = conflicting_row(t, &e, row) else {
                         return Err(engine_error(&e, rowno));
                     };
-                    {
-                        let mut tb = st.trx.borrow_mut();
-                        let trx = tb
-                            .as_mut()
-                            .expect("a table statement runs in a transaction");
-                        crate::trx::lock_row(sys, trx, t, &pk, Strength::X, timeout)
-                            .map_err(lock_error)?;
-                        if i.replace {
-                            if crate::trx::delete_row(sys, trx, t, &pk) {
-                                w.affected += 1;
-                                w.dups += 1;
-                            }
-                            attempt = full.clone();
-                            continue;
+                    self.lock_conflicting(st, &pk)?;
+                    if i.replace {
+                        let deleted = {
+                            let mut tb = st.trx.borrow_mut();
+                            let trx = tb
+                                .as_mut()
+                                .expect("a table statement runs in a transaction");
+                            crate::trx::delete_row(sys, trx, t, &pk)
+                        };
+                        if deleted {
+                            w.affected += 1;
+                            w.dups += 1;
                         }
+                        continue;
                     }
                     let Some(old) = t.get(&pk) else { continue };
-                    let mut env_row = old.clone();
-                    env_row.extend(attempt.iter().cloned());
-                    let mut new = old;
-                    for (col, e) in &i.on_duplicate {
-                        let v = ex.eval(e, &env_row)?;
-                        check_text_columns(t.def(), [(*col, &v)], rowno)?;
-                        new[*col] = v.clone();
-                        env_row[*col] = v;
-                    }
-                    i.checks.verify(ex, &new)?;
-                    i.foreign_keys.check_child(st, &new)?;
-                    st.core
-                        .memory
-                        .reserve_row(crate::memory::row_bytes(&new), t.name())?;
-                    i.foreign_keys
-                        .check_parent(st, &env_row[..new.len()], Some(&new))?;
-                    w.dups += 1;
-                    let done = {
-                        let mut tb = st.trx.borrow_mut();
-                        let trx = tb
-                            .as_mut()
-                            .expect("a table statement runs in a transaction");
-                        crate::trx::update_row(sys, trx, t, &pk, new, timeout)
-                    };
-                    match done {
-                        Ok(UpdateOutcome::Updated { .. }) => {
-                            w.affected += 2;
-                            w.updated += 1;
-                        }
-                        Ok(_) => {}
-                        Err(WriteError::Engine(e)) => return Err(engine_error(&e, rowno)),
-                        Err(WriteError::Lock(e)) => return Err(lock_error(e)),
-                    }
-                    break;
+                    return self.update_duplicate(ex, &pk, old, row, rowno, w);
                 }
-                Err(e) if i.ignore => {
+                _ if i.ignore => {
                     if matches!(e, EngineError::DuplicateKey { .. }) {
                         w.dups += 1;
                     }
                     w.warnings.push((e.code().code(), e.message(rowno)));
-                    break;
+                    return Ok(());
                 }
-                Err(e) => {
-                    return Err(engine_error(&e, rowno));
-                }
+                _ => return Err(engine_error(&e, rowno)),
             }
         }
     }
-    Ok(())
+
+    /// Locks the row a duplicate key conflicts with, exclusively (REPLACE, ON DUPLICATE KEY
+    /// UPDATE).
+    fn lock_conflicting(&self, st: &Context, pk: &[u8]) -> SqlResult<()> {
+        let mut tb = st.trx.borrow_mut();
+        let trx = tb
+            .as_mut()
+            .expect("a table statement runs in a transaction");
+        crate::trx::lock_row(
+            &st.core.trx,
+            trx,
+            &self.i.table,
+            pk,
+            Strength::X,
+            self.timeout,
+        )
+        .map_err(lock_error)
+    }
+
+    /// ON DUPLICATE KEY UPDATE of the locked row `pk` (now `old`) with the assignments over
+    /// (`old` ++ the row that was to be inserted).
+    fn update_duplicate(
+        &self,
+        ex: &Exec<'_>,
+        pk: &[u8],
+        old: Vec<Value>,
+        attempt: &[Value],
+        rowno: u64,
+        w: &mut Written,
+    ) -> SqlResult<()> {
+        let (i, t, st) = (self.i, &self.i.table, ex.st);
+        let mut env_row = old.clone();
+        env_row.extend(attempt.iter().cloned());
+        let mut new = old;
+        for (col, e) in &i.on_duplicate {
+            let v = ex.eval(e, &env_row)?;
+            check_text_columns(t.def(), [(*col, &v)], rowno)?;
+            new[*col] = v.clone();
+            env_row[*col] = v;
+        }
+        i.checks.verify(ex, &new)?;
+        i.foreign_keys.check_child(st, &new)?;
+        st.core
+            .memory
+            .reserve_row(crate::memory::row_bytes(&new), t.name())?;
+        i.foreign_keys
+            .check_parent(st, &env_row[..new.len()], Some(&new))?;
+        w.dups += 1;
+        let done = {
+            let mut tb = st.trx.borrow_mut();
+            let trx = tb
+                .as_mut()
+                .expect("a table statement runs in a transaction");
+            crate::trx::update_row(&st.core.trx, trx, t, pk, new, self.timeout)
+        };
+        match done {
+            Ok(UpdateOutcome::Updated { .. }) => {
+                w.affected += 2;
+                w.updated += 1;
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+            Err(WriteError::Engine(e)) => Err(engine_error(&e, rowno)),
+            Err(WriteError::Lock(e)) => Err(lock_error(e)),
+        }
+    }
+}
+
+/// Counts the statement's rows and answers with MySQL's OK packet and info text.
+fn finish(st: &mut Context, i: &Insert, records: usize, w: Written) -> Output {
+    let c = &st.conn.counters;
+    c.add(Counter::HandlerWrite, w.inserted);
+    c.add(Counter::InnodbRowsInserted, w.inserted);
+    c.add(Counter::HandlerUpdate, w.updated);
+    c.add(Counter::InnodbRowsUpdated, w.updated);
+    for (code, m) in w.warnings {
+        warn(st, code, m);
+    }
+    let records = match &i.source {
+        InsertSource::Values(_) => records,
+        InsertSource::Select(_) => w.affected as usize,
+    };
+    let text = if records > 1 || matches!(i.source, InsertSource::Select(_)) {
+        format!(
+            "Records: {records}  Duplicates: {}  Warnings: {}",
+            w.dups,
+            st.warnings.len()
+        )
+    } else {
+        String::new()
+    };
+    info(st, w.affected, text, w.first_id)
 }

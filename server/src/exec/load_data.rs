@@ -345,7 +345,7 @@ impl Loader<'_> {
         }
         let n = batch.len() as u64;
         let rows = std::mem::replace(batch, Vec::with_capacity(BATCH_ROWS));
-        write_rows(st, ex, &self.r.insert, rows, *first, &mut self.w)?;
+        write_rows(ex, &self.r.insert, rows, *first, &mut self.w)?;
         *first += n;
         Ok(())
     }

@@ -17,6 +17,7 @@ pub mod explain;
 pub(crate) mod file_access;
 pub mod foreign_keys;
 pub mod insert;
+pub(crate) mod insert_values;
 pub mod join_columns;
 pub(crate) mod load_data;
 pub mod metadata_lock;

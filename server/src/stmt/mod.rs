@@ -75,6 +75,9 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
             columns: Vec::new(),
         }]);
     }
+    if let Some(insert) = crate::exec::insert_values::parse(sql) {
+        return Ok(vec![plan::plan_owned(st, insert, sql)?]);
+    }
     let rewritten = update_modifiers::rewrite(sql)?;
     let sql = rewritten.as_deref().unwrap_or(sql);
     let stmts = match parse(sql) {

@@ -2,6 +2,7 @@
 //! order with every record inside its ancestors' separator ranges (a record in child `i` of an
 //! inner page satisfies `keys[i-1] <= key < keys[i]`).
 
+mod bulk;
 mod key_buf;
 mod page;
 mod record;

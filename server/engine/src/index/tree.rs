@@ -577,6 +577,25 @@ impl<R: Record> BTree<R> {
         (leaves, empty, parents)
     }
 
+    /// Sets the root page's contents, for [`BTree::from_sorted`] building a tree no other
+    /// thread sees yet.
+    pub(super) fn fill_root(&self, f: impl FnOnce(&mut PageData<R>)) {
+        let mut root = Page::write(self.root.clone(), self.waits());
+        f(&mut root);
+        root.modify_count += 1;
+    }
+
+    /// The id the next new page gets, for [`BTree::from_sorted`], which numbers its pages.
+    pub(super) fn set_next_page_id(&self, id: u64) {
+        self.next_page_id.store(id, Relaxed);
+    }
+
+    #[cfg(test)]
+    /// The root page, for structural checks in tests.
+    pub(super) fn root_page(&self) -> Arc<Page<R>> {
+        self.root.clone()
+    }
+
     #[cfg(test)]
     /// Tree height (1 for a lone leaf root).
     pub(crate) fn height(&self) -> usize {

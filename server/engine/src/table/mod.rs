@@ -498,6 +498,12 @@ impl Table {
         now: DateTime,
         rebuilt_by: u64,
     ) -> Result<Table, EngineError> {
+        let identity = sources.iter().enumerate().all(|(i, s)| *s == Some(i));
+        if identity && sources.len() == self.def.columns().len() {
+            if let Some(table) = self.rebuilt_bulk(&def, rebuilt_by) {
+                return Ok(table);
+            }
+        }
         let added: Vec<(usize, Value)> = sources
             .iter()
             .enumerate()
@@ -612,6 +618,7 @@ pub fn display_value(v: &Value) -> String {
     }
 }
 
+mod bulk;
 pub mod footprint;
 mod metadata_lock;
 mod write;
