@@ -13,8 +13,9 @@ use tpbed_server::core::Reason;
 use tpbed_server::server::Server;
 use tpbed_server::{config, listener, log, shutdown};
 
-/// The system allocator, counting the bytes the process holds, so the memory budget can
-/// refuse a statement before an allocation fails and ends the process.
+/// The system allocator (mimalloc with the `mimalloc` feature), counting the bytes the
+/// process holds, so the memory budget can refuse a statement before an allocation fails and
+/// ends the process.
 #[global_allocator]
 static ALLOCATOR: tpbed_server::memory::CountingAlloc = tpbed_server::memory::CountingAlloc;
 
@@ -76,9 +77,10 @@ are an error. The server logs 'ready for connections' with the port when it list
 /// buffers, a big statement's tokens) are mapped and unmapped on their own. Left dynamic,
 /// glibc raises the threshold after the first large free, and the next large buffers come
 /// from the heap arenas, which keep the memory after it is freed: repeated 3 MB packets held
-/// about 100 MB.
+/// about 100 MB. Only for glibc's malloc: mimalloc maps large allocations on their own and
+/// purges the memory it frees.
 fn return_large_frees_to_the_os() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[cfg(all(not(feature = "mimalloc"), target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator tuning; it is called before any thread starts.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
@@ -87,6 +89,8 @@ fn return_large_frees_to_the_os() {
 
 fn main() -> ExitCode {
     return_large_frees_to_the_os();
+    // Purge gives freed rows back through the installed allocator's own release.
+    tpbed_engine::set_release_free_memory(tpbed_server::memory::release_free_memory);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let cfg = match config::parse_args(&args) {
         Ok(c) => c,

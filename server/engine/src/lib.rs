@@ -63,6 +63,7 @@ pub use error::EngineError;
 pub use error_code::ErrorCode;
 pub use index::{BTree, ClusteredRec, IndexStats, KeyBuf, PageCapacity, Record, SecondaryRec};
 pub use members::Members;
+pub use memory::{set_release_free_memory, trim as release_free_memory};
 pub use mvcc::{ReadView, Version, VersionStore, Visible};
 pub use row_buf::RowBuf;
 pub use scan::{HandlerStats, KeyRange, ScanItem, TableScan};

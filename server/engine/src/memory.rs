@@ -3,13 +3,15 @@
 //! below the mmap threshold (the server fixes it at 128 KiB), once purged or rolled back,
 //! would stay resident after their table is empty. The transaction system counts the row
 //! bytes purge and rollback free; purge asks the allocator to return its free pages
-//! ([`trim`]) when [`TrimPolicy`] says so. The tables that grow with the history (old
+//! ([`trim`]: `malloc_trim`, or the program's own allocator's equivalent) when [`TrimPolicy`]
+//! says so. The tables that grow with the history (old
 //! versions, the history list) shrink as purge empties them ([`shrink_target`]). The rows of a
 //! table that DDL dropped, rebuilt (ALTER TABLE, CREATE/DROP INDEX) or truncated are counted
 //! too ([`note_table_rows_freed`]), so they go back to the OS the same way, once purge finds
 //! the engine quiet.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Row bytes freed since the last trim that make purge trim even while writes go on.
@@ -81,9 +83,24 @@ pub(crate) fn take_table_rows_freed() -> u64 {
     TABLE_ROWS_FREED.swap(0, Relaxed)
 }
 
-/// Returns the allocator's free pages to the operating system (glibc's `malloc_trim`; a
-/// no-op with other allocators).
-pub(crate) fn trim() {
+/// The program's own way to give its allocator's free memory back, when it installed an
+/// allocator other than glibc's malloc ([`set_release_free_memory`]).
+static RELEASE: OnceLock<fn()> = OnceLock::new();
+
+/// Makes `release` the way [`trim`] gives free memory back to the operating system: a program
+/// whose global allocator is not glibc's malloc installs its allocator's equivalent of
+/// `malloc_trim` here once, before the engine starts. Later calls are ignored.
+pub fn set_release_free_memory(release: fn()) {
+    let _ = RELEASE.set(release);
+}
+
+/// Returns the allocator's free pages to the operating system: the release the program
+/// installed ([`set_release_free_memory`]), else glibc's `malloc_trim`.
+pub fn trim() {
+    if let Some(release) = RELEASE.get() {
+        release();
+        return;
+    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free pages of the arenas, under their own locks; it
     // is thread-safe and touches no memory the program uses.
@@ -178,5 +195,24 @@ mod tests {
             freed += 1 << 16;
             assert!(!p.should_trim(0, true, freed, now));
         }
+    }
+
+    /// Calls of the release installed by the test below.
+    static RELEASES: AtomicU64 = AtomicU64::new(0);
+
+    fn counted_release() {
+        RELEASES.fetch_add(1, Relaxed);
+    }
+
+    #[test]
+    fn trim_calls_the_installed_release_instead_of_malloc_trim() {
+        set_release_free_memory(counted_release);
+        // A second install is ignored: the first allocator's release stays.
+        set_release_free_memory(|| panic!("a later release replaced the first"));
+        let before = RELEASES.load(Relaxed);
+        trim();
+        trim();
+        // Purge threads of other tests may trim meanwhile: at least these two calls counted.
+        assert!(RELEASES.load(Relaxed) >= before + 2);
     }
 }

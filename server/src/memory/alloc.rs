@@ -1,7 +1,8 @@
-//! The server binary's global allocator: the system allocator plus a count of the bytes it
-//! holds, kept so cheaply that it costs no throughput: each thread adds its allocations and
-//! frees to a tally of its own and adds the tally to the shared count (one relaxed atomic
-//! add) once it reaches [`FLUSH_AT`] either way, and when the thread ends.
+//! The server binary's global allocator: the system allocator (mimalloc with the `mimalloc`
+//! feature) plus a count of the bytes it holds, kept so cheaply that it costs no throughput:
+//! each thread adds its allocations and frees to a tally of its own and adds the tally to the
+//! shared count (one relaxed atomic add) once it reaches [`FLUSH_AT`] either way, and when the
+//! thread ends. The count is of requested sizes, so it is the same under either allocator.
 //!
 //! Invariant: [`in_use`] is the sum of the sizes of the live allocations made through
 //! [`CountingAlloc`] (each allocation's requested size, not malloc's rounded chunk), give or
@@ -9,9 +10,16 @@
 //! the count before it is returned. In a process that did not install the allocator (unit
 //! tests, other binaries) the count stays 0.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
+
+/// The allocator underneath the count.
+#[cfg(feature = "mimalloc")]
+use mimalloc::MiMalloc as Inner;
+/// The allocator underneath the count.
+#[cfg(not(feature = "mimalloc"))]
+use std::alloc::System as Inner;
 
 /// Bytes a thread's tally may reach (allocated or freed) before it is added to the shared
 /// count: 64 KiB, so a thread adds to the shared count at most once per 64 KiB it moves and
@@ -52,20 +60,20 @@ fn note(delta: isize) {
     }
 }
 
-/// The system allocator, counting what it hands out. `tpbed-server` installs it with
-/// `#[global_allocator]`; the count feeds the memory budget and nothing else, so every
+/// The system allocator (or mimalloc), counting what it hands out. `tpbed-server` installs it
+/// with `#[global_allocator]`; the count feeds the memory budget and nothing else, so every
 /// update is `Relaxed`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CountingAlloc;
 
-// SAFETY: every call is forwarded to `System` with the caller's arguments; the count is only
-// updated after the system allocator succeeded, never touches the memory, and allocates
+// SAFETY: every call is forwarded to the inner allocator with the caller's arguments; the
+// count is only updated after the inner allocator succeeded, never touches the memory, and allocates
 // nothing through this allocator (a thread-local destructor is registered with the C
 // library, whose own malloc it uses).
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc` is passed on unchanged.
-        let p = unsafe { System.alloc(layout) };
+        let p = unsafe { Inner.alloc(layout) };
         if !p.is_null() {
             note(layout.size() as isize);
         }
@@ -74,7 +82,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as for `alloc`.
-        let p = unsafe { System.alloc_zeroed(layout) };
+        let p = unsafe { Inner.alloc_zeroed(layout) };
         if !p.is_null() {
             note(layout.size() as isize);
         }
@@ -82,14 +90,14 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from this allocator (so from `System`) with `layout`.
-        unsafe { System.dealloc(ptr, layout) };
+        // SAFETY: `ptr` came from this allocator (so from the inner one) with `layout`.
+        unsafe { Inner.dealloc(ptr, layout) };
         note(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: as for `dealloc`, with the caller's `new_size` contract.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        let p = unsafe { Inner.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             note((new_size as isize).wrapping_sub(layout.size() as isize));
         }
@@ -101,6 +109,26 @@ unsafe impl GlobalAlloc for CountingAlloc {
 /// thread (0 where it is not installed).
 pub(crate) fn in_use() -> usize {
     usize::try_from(IN_USE.load(Relaxed)).unwrap_or(0)
+}
+
+/// Gives the free memory the allocator holds back to the operating system at once: glibc's
+/// `malloc_trim`, or with the `mimalloc` feature `mi_collect(true)` (the calling thread's free
+/// pages, and every arena's unused pages without waiting for mimalloc's purge delay; pages
+/// other threads hold are returned as those threads next allocate or end). The
+/// server installs it as the engine's release ([`tpbed_engine::set_release_free_memory`]),
+/// which purge calls after freeing many rows and a session after a large command.
+pub fn release_free_memory() {
+    #[cfg(feature = "mimalloc")]
+    // SAFETY: mi_collect only frees mimalloc's own empty pages and purges its unused arena
+    // memory; it is thread-safe and touches no live allocation.
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
+    }
+    #[cfg(all(not(feature = "mimalloc"), target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages to the OS; it is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Held by a unit test that moves the count or depends on it staying at 0, so no two run at

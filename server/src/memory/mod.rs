@@ -10,7 +10,7 @@ pub(crate) mod categories;
 
 use std::sync::Arc;
 
-pub use alloc::CountingAlloc;
+pub use alloc::{release_free_memory, CountingAlloc};
 pub use budget::MemoryBudget;
 pub(crate) use budget::{out_of_memory, CHECKED_VALUE};
 

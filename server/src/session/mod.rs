@@ -250,17 +250,13 @@ thread_local! {
 /// A command at least this long is followed by [`release_free_memory`].
 const LARGE_PACKET: usize = 1 << 20;
 
-/// Gives the allocator's free memory back to the OS. A large command (a multi-megabyte
-/// statement tokenizes into millions of small allocations) leaves its thread's malloc arena
-/// holding that memory once freed; under the thread pool successive commands run on
+/// Gives the allocator's free memory back to the OS (the engine's release: the server's
+/// allocator's own). A large command (a multi-megabyte statement tokenizes into millions of
+/// small allocations) leaves its thread's malloc arena holding that memory once freed; under the thread pool successive commands run on
 /// different threads, each keeping its own, so a few large packets held 90 MB. Called only
 /// after a large command, so its cost (a walk of the arenas) is rare.
 fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages to the OS; it is thread-safe.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    tpbed_engine::release_free_memory();
 }
 
 impl ClientSession {
