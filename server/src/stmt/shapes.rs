@@ -22,7 +22,7 @@ use sqlparser::ast::{
     Expr, Select, SelectItem, Statement, Value, ValueWithSpan, Visit, VisitMut, Visitor, VisitorMut,
 };
 use sqlparser::dialect::MySqlDialect;
-use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
 
 use crate::context::Context;
 use crate::digest::Digest;
@@ -256,6 +256,24 @@ fn key_of(tokens: &[TokenWithSpan]) -> (Vec<u8>, Vec<usize>) {
                 key.extend_from_slice(&(w.value.len() as u32).to_le_bytes());
                 key.extend_from_slice(w.value.as_bytes());
             }
+            // The commonest tokens in one byte each (codes above the three prefixes).
+            Token::Whitespace(Whitespace::Space) => key.push(3),
+            Token::Whitespace(Whitespace::Newline) => key.push(4),
+            Token::Whitespace(Whitespace::Tab) => key.push(5),
+            Token::Comma => key.push(6),
+            Token::LParen => key.push(7),
+            Token::RParen => key.push(8),
+            Token::Eq => key.push(9),
+            Token::Period => key.push(10),
+            Token::Mul => key.push(11),
+            Token::Plus => key.push(12),
+            Token::Minus => key.push(13),
+            Token::Lt => key.push(14),
+            Token::Gt => key.push(15),
+            Token::LtEq => key.push(16),
+            Token::GtEq => key.push(17),
+            Token::Neq => key.push(18),
+            Token::EOF => key.push(19),
             other => {
                 key.push(2);
                 let at = key.len();

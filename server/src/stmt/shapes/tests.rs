@@ -78,6 +78,19 @@ fn a_different_literal_kind_or_word_is_another_shape() {
 }
 
 #[test]
+fn an_operator_space_or_quote_is_another_shape() {
+    let first = "SELECT a FROM t WHERE b = 1";
+    for second in [
+        "SELECT a FROM t WHERE b <= 1",
+        "SELECT a FROM t WHERE b  = 1",
+        "SELECT a FROM t WHERE `b` = 1",
+        "SELECT a FROM t WHERE b = -1",
+    ] {
+        check_pair(first, second, false);
+    }
+}
+
+#[test]
 fn literals_the_tree_does_not_hold_as_values_are_never_copied() {
     // A string as an alias is a name; a type's length is a number field, not a value.
     check_pair("SELECT a AS 'x' FROM t", "SELECT a AS 'y' FROM t", false);
