@@ -265,3 +265,18 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_copy_carries_the_digest_its_own_text_has() {
+    let digests = |sql: &str| -> Digests { crate::digest::digests_of(sql, 1024).into() };
+    let cache = ShapeCache::default();
+    let first = "INSERT INTO t (a, b) VALUES (1, 'x') , (-2, NULL)";
+    let second = "INSERT INTO t (a, b) VALUES (300, 'yy') , (-4, NULL)";
+    let a = cache.parse(first, || Some(digests(first))).unwrap();
+    assert_eq!(a.digests.as_deref(), Some(&*digests(first)));
+    let b = cache
+        .parse(second, || panic!("a copy computes no digest"))
+        .unwrap();
+    assert!(b.copied);
+    assert_eq!(b.digests.as_deref(), Some(&*digests(second)));
+}
