@@ -32,11 +32,11 @@ trap cleanup EXIT
 
 start_tpbed() { # BIN PORT MODE LOG -> pid
   "$1" --port="$2" --bind-address=127.0.0.1 --max-connections=200 --thread-handling="$3" \
-    2> "$4" &
+    > /dev/null 2> "$4" &
   local pid=$!
   for _ in $(seq 300); do grep -q "ready for connections" "$4" && break; sleep 0.2; done
   mariadb -h127.0.0.1 -P"$2" -uroot -e \
-    "CREATE DATABASE sbtest; CREATE USER 'sbtest'@'%' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO 'sbtest'@'%'"
+    "CREATE DATABASE sbtest; CREATE USER 'sbtest'@'%' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO 'sbtest'@'%'" >&2
   echo "$pid"
 }
 prepare() { # PORT
