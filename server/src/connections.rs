@@ -83,6 +83,8 @@ pub struct ConnInfo {
     pub os_thread: AtomicU64,
     /// Digests of statement texts the connection ran recently.
     pub digest_cache: crate::digest::TextCache,
+    /// Parsed shapes of statement texts the connection ran recently.
+    pub shapes: crate::stmt::shapes::ShapeCache,
 }
 
 thread_local! {
@@ -130,6 +132,7 @@ impl ConnInfo {
             counters: SessionCounters::default(),
             os_thread: AtomicU64::new(0),
             digest_cache: crate::digest::TextCache::default(),
+            shapes: crate::stmt::shapes::ShapeCache::default(),
         }
     }
 

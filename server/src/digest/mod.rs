@@ -4,11 +4,13 @@
 //! [`DigestStore`] that `performance_schema.events_statements_summary_by_digest` reads.
 //!
 //! Cost: a prepared statement's digest is computed once, at prepare time. A text statement
-//! (COM_QUERY) is looked up by a hash of its exact text in a small per-connection cache
-//! ([`TextCache`]), so a connection repeating a statement (BEGIN, COMMIT, the same query)
-//! pays a hash and a compare; a text never seen on the connection is tokenised and
-//! normalised (about a microsecond for a short statement). The measurements themselves are
-//! two clock reads and a counter read per statement.
+//! (COM_QUERY) whose shape (its text but for the literals) the connection parsed before
+//! takes that shape's digests (`crate::stmt::shapes`); any other is looked up by a hash of
+//! its exact text in a small per-connection cache ([`TextCache`]), so a connection repeating
+//! a statement (BEGIN, COMMIT, the same query) pays a hash and a compare; a text never seen
+//! on the connection is tokenised and normalised (about a microsecond for a short
+//! statement). The measurements themselves are two clock reads and a counter read per
+//! statement.
 
 mod cache;
 pub mod normalize;

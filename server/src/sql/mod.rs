@@ -31,7 +31,7 @@ pub use output::{Output, ResultSet};
 use sqlparser::ast::Statement;
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::Tokenizer;
+use sqlparser::tokenizer::{TokenWithSpan, Tokenizer};
 
 use crate::error::{ErrorCode, SqlError, SqlResult};
 
@@ -74,11 +74,17 @@ pub fn parse_error(sql: &str, e: &ParserError) -> SqlError {
 /// `AND`/`OR` chains ([`chains`]): the outer error is the nesting bound, the inner one
 /// sqlparser's.
 fn parse_bounded(sql: &str) -> SqlResult<Result<Vec<Statement>, ParserError>> {
-    let dialect = MySqlDialect {};
-    let tokens = match Tokenizer::new(&dialect, sql).tokenize_with_location() {
+    let tokens = match Tokenizer::new(&MySqlDialect {}, sql).tokenize_with_location() {
         Ok(t) => t,
         Err(e) => return Ok(Err(e.into())),
     };
+    parse_tokens(tokens)
+}
+
+/// [`parse_bounded`] from `sql`'s tokens, for a caller that tokenised it already (the
+/// statement shape cache, `stmt::shapes`).
+pub fn parse_tokens(tokens: Vec<TokenWithSpan>) -> SqlResult<Result<Vec<Statement>, ParserError>> {
+    let dialect = MySqlDialect {};
     depth::check(&tokens)?;
     join_width::check(&tokens)?;
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);

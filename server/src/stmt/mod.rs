@@ -14,6 +14,7 @@ pub mod privilege_checks;
 pub mod probe;
 pub mod select;
 pub mod set;
+pub mod shapes;
 pub mod show;
 pub mod show_create_database;
 pub mod show_engines;
@@ -34,6 +35,16 @@ use crate::value::Value;
 
 /// Plans the text of one statement (hand-parsed forms first, then sqlparser).
 fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
+    plan_text(st, sql, None)
+}
+
+/// [`plan_one`]; with `digests`, the text is parsed through the connection's statement
+/// shapes ([`shapes`]) and `digests` receives the text's digests when its shape knew them.
+fn plan_text(
+    st: &Context,
+    sql: &str,
+    digests: Option<&mut Option<shapes::Digests>>,
+) -> SqlResult<Vec<PreparedStmt>> {
     if let Some(p) = extra_parse::try_plan(st, sql)? {
         return Ok(vec![p]);
     }
@@ -79,8 +90,17 @@ fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
         return Ok(vec![plan::plan_owned(st, insert, sql)?]);
     }
     let rewritten = update_modifiers::rewrite(sql)?;
+    let parsed = match digests {
+        Some(out) if rewritten.is_none() => {
+            shapes::parse(st, sql, st.core.digests.enabled()).map(|p| {
+                *out = p.digests;
+                p.statements
+            })
+        }
+        _ => parse(rewritten.as_deref().unwrap_or(sql)),
+    };
     let sql = rewritten.as_deref().unwrap_or(sql);
-    let stmts = match parse(sql) {
+    let stmts = match parsed {
         Err(e) => {
             let plain = admin::database_without_encryption(sql);
             let text = plain.as_deref().unwrap_or(sql);
@@ -146,7 +166,12 @@ pub fn run_text_with_files(
     }
     // Each statement is summed under its digest (events_statements_summary_by_digest).
     let mut probe = probe::TextProbe::begin(st, trimmed);
-    let plans = match plan_one(st, trimmed) {
+    let mut digests = None;
+    let planned = plan_text(st, trimmed, Some(&mut digests));
+    if let Some(d) = digests {
+        probe.use_digests(d);
+    }
+    let plans = match planned {
         Ok(p) => p,
         Err(e) => {
             let r = Err(e);

@@ -115,6 +115,11 @@ impl<'a> TextProbe<'a> {
         }
     }
 
+    /// Uses `digests` as the text's statement digests (they came with its parse).
+    pub fn use_digests(&mut self, digests: Arc<[Arc<Digest>]>) {
+        self.digests = Some(digests);
+    }
+
     /// Records the current statement, which produced `r`, and starts the next one.
     pub fn done(&mut self, st: &Context, r: &SqlResult<Output>) {
         let Some(p) = self.probe else {
