@@ -71,12 +71,7 @@ pub(crate) fn judge(er: &mut ExpResult, exp: &Experiment) {
         for i in reference_of.into_iter().rev() {
             t.outcomes.remove(i);
         }
-        t.verdict = Verdict::combine(
-            &t.outcomes
-                .iter()
-                .map(|o| o.verdict.clone())
-                .collect::<Vec<_>>(),
-        );
+        t.combine_outcomes();
     }
 }
 

@@ -74,6 +74,17 @@ pub(crate) struct TargetRun {
 }
 
 impl TargetRun {
+    /// Sets the verdict from the outcomes: the worst of them ([`Verdict::combine`]).
+    pub(crate) fn combine_outcomes(&mut self) {
+        self.verdict = Verdict::combine(
+            &self
+                .outcomes
+                .iter()
+                .map(|o| o.verdict.clone())
+                .collect::<Vec<_>>(),
+        );
+    }
+
     /// The measured figures, one per rule.
     pub(crate) fn figure(&self) -> String {
         self.outcomes

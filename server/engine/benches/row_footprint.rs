@@ -15,13 +15,14 @@ use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
+#[path = "support/sbtest.rs"]
+mod support;
+
+use support::{sbtest, Rng};
 use tpbed_engine::lock::LockConfig;
 use tpbed_engine::trx::{insert_row, DupLock, Isolation, PurgeConfig, TrxSys};
 use tpbed_engine::value::Value;
-use tpbed_engine::{
-    ClusteredRec, Column, ColumnType, IndexDef, IndexKind, InsertOptions, IntKind, KeyBuf,
-    PageCapacity, Record, RowBuf, SecondaryRec, Table, TableDef,
-};
+use tpbed_engine::{ClusteredRec, InsertOptions, KeyBuf, Record, RowBuf, SecondaryRec, Table};
 
 /// The system allocator, counting the bytes requested of it.
 struct Counting;
@@ -79,61 +80,6 @@ fn memory() -> Memory {
         malloc,
         rss: pages * page,
     }
-}
-
-/// sysbench's `sb_rand_str` digits from a xorshift generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// `groups` groups of 11 random digits joined by '-' (c: 10 groups, pad: 5).
-    fn digits(&mut self, groups: usize) -> Value {
-        let mut s = Vec::with_capacity(groups * 12);
-        for g in 0..groups {
-            if g > 0 {
-                s.push(b'-');
-            }
-            for _ in 0..11 {
-                s.push(b'0' + (self.next() % 10) as u8);
-            }
-        }
-        Value::Bytes(s)
-    }
-}
-
-fn sbtest(with_k_index: bool) -> Arc<Table> {
-    let int = ColumnType::Integer {
-        kind: IntKind::Int,
-        unsigned: false,
-    };
-    let mut indexes = vec![IndexDef::new("PRIMARY", IndexKind::Primary, vec![0])];
-    if with_k_index {
-        indexes.push(IndexDef::new("k_1", IndexKind::NonUnique, vec![1]));
-    }
-    let def = TableDef::new(
-        "sbtest1",
-        vec![
-            Column::new("id", int).not_null().auto_increment(),
-            Column::new("k", int)
-                .not_null()
-                .default_value(Value::Int(0)),
-            Column::new("c", ColumnType::Char(120))
-                .not_null()
-                .default_value(Value::str("")),
-            Column::new("pad", ColumnType::Char(60))
-                .not_null()
-                .default_value(Value::str("")),
-        ],
-        indexes,
-    )
-    .expect("sbtest definition");
-    Arc::new(Table::new(def, PageCapacity::default()))
 }
 
 /// Loads `rows` sysbench rows into `table`, a thousand per transaction.

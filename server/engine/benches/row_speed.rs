@@ -10,66 +10,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "support/sbtest.rs"]
+mod support;
+
+use support::{sbtest, Rng};
 use tpbed_engine::lock::LockConfig;
 use tpbed_engine::trx::{insert_row, DupLock, Isolation, PurgeConfig, TrxSys};
 use tpbed_engine::value::Value;
-use tpbed_engine::{
-    Column, ColumnType, IndexDef, IndexKind, InsertOptions, IntKind, PageCapacity, Table, TableDef,
-};
-
-/// A xorshift generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// `groups` groups of 11 random digits joined by '-' (sysbench's `c` and `pad`).
-    fn digits(&mut self, groups: usize) -> Value {
-        let mut s = Vec::with_capacity(groups * 12);
-        for g in 0..groups {
-            if g > 0 {
-                s.push(b'-');
-            }
-            for _ in 0..11 {
-                s.push(b'0' + (self.next() % 10) as u8);
-            }
-        }
-        Value::Bytes(s)
-    }
-}
-
-fn sbtest() -> Arc<Table> {
-    let int = ColumnType::Integer {
-        kind: IntKind::Int,
-        unsigned: false,
-    };
-    let def = TableDef::new(
-        "sbtest1",
-        vec![
-            Column::new("id", int).not_null().auto_increment(),
-            Column::new("k", int)
-                .not_null()
-                .default_value(Value::Int(0)),
-            Column::new("c", ColumnType::Char(120))
-                .not_null()
-                .default_value(Value::str("")),
-            Column::new("pad", ColumnType::Char(60))
-                .not_null()
-                .default_value(Value::str("")),
-        ],
-        vec![
-            IndexDef::new("PRIMARY", IndexKind::Primary, vec![0]),
-            IndexDef::new("k_1", IndexKind::NonUnique, vec![1]),
-        ],
-    )
-    .expect("sbtest definition");
-    Arc::new(Table::new(def, PageCapacity::default()))
-}
+use tpbed_engine::{InsertOptions, Table};
 
 /// Nanoseconds per insert of `rows` rows, a thousand per transaction.
 fn load(sys: &TrxSys, table: &Arc<Table>, rows: u64) -> f64 {
@@ -136,7 +84,7 @@ fn main() {
     println!("sysbench rows with k_1, {rows} rows; ns per operation");
     println!("{:<8} {:>10} {:>12}", "round", "insert", "point read");
     for round in 0..rounds {
-        let table = sbtest();
+        let table = sbtest(true);
         let insert = load(&sys, &table, rows);
         let read = point_reads(&table, rows, rows * 2);
         println!("{round:<8} {insert:>10.0} {read:>12.0}");

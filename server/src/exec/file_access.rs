@@ -14,17 +14,7 @@ pub(crate) fn require_file_privilege(st: &Context) -> SqlResult<()> {
     if st.privileges.global.contains(PrivSet::FILE) {
         return Ok(());
     }
-    let using = match st.core.accounts.get(&st.user, &st.account_host) {
-        Some(a) if !a.empty_password => "YES",
-        _ => "NO",
-    };
-    Err(SqlError::new(
-        ErrorCode::AccessDenied,
-        format!(
-            "Access denied for user '{}'@'{}' (using password: {using})",
-            st.user, st.account_host
-        ),
-    ))
+    Err(crate::privileges::access::account_denied(st))
 }
 
 /// 1290 naming `--secure-file-priv`.

@@ -135,6 +135,22 @@ pub fn column_denied(st: &Context, command: &str, column: &str, table: &str) -> 
     )
 }
 
+/// 1045 for the session's account, as MySQL answers a missing global privilege that only a
+/// login-level check knows (FILE; GRANT of global privileges).
+pub fn account_denied(st: &Context) -> SqlError {
+    let using = match st.core.accounts.get(&st.user, &st.account_host) {
+        Some(a) if !a.empty_password => "YES",
+        _ => "NO",
+    };
+    SqlError::new(
+        ErrorCode::AccessDenied,
+        format!(
+            "Access denied for user '{}'@'{}' (using password: {using})",
+            st.user, st.account_host
+        ),
+    )
+}
+
 /// 1044: no access to database `db`, with the account's host as MySQL words it.
 pub fn db_denied(st: &Context, db: &str) -> SqlError {
     SqlError::new(

@@ -225,17 +225,7 @@ fn may_grant(
             if st.privileges.global.contains(need) && dynamic_ok {
                 return Ok(());
             }
-            let using = match st.core.accounts.get(&st.user, &st.account_host) {
-                Some(a) if !a.empty_password => "YES",
-                _ => "NO",
-            };
-            Err(SqlError::new(
-                ErrorCode::AccessDenied,
-                format!(
-                    "Access denied for user '{}'@'{}' (using password: {using})",
-                    st.user, st.account_host
-                ),
-            ))
+            Err(access::account_denied(st))
         }
         GrantLevel::Db(db) => access::require_db(st, need, db),
         GrantLevel::Table(db, table) => {

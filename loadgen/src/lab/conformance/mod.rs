@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::lab::pages::ExpResult;
 use crate::lab::spec::Experiment;
 use crate::lab::target::{Flavour, Live};
-use crate::lab::verdict::{missing, record, Measurements, Verdict};
+use crate::lab::verdict::{missing, record, Measurements};
 
 use cases::{generate, Case, Size};
 
@@ -174,12 +174,7 @@ pub(crate) fn judge(er: &mut ExpResult, exp: &Experiment, spec: &Spec) {
             .iter()
             .map(|r| r.get_ref().judge(&t.measurements))
             .collect();
-        t.verdict = Verdict::combine(
-            &t.outcomes
-                .iter()
-                .map(|o| o.verdict.clone())
-                .collect::<Vec<_>>(),
-        );
+        t.combine_outcomes();
     }
 }
 
