@@ -83,8 +83,10 @@ pub struct ConnInfo {
     pub os_thread: AtomicU64,
     /// Digests of statement texts the connection ran recently.
     pub digest_cache: crate::digest::TextCache,
-    /// Parsed shapes of statement texts the connection ran recently.
-    pub shapes: crate::stmt::shapes::ShapeCache,
+    /// State the statement layer keeps for the connection's life (its parsed shapes of the
+    /// texts the connection ran, `stmt::shapes`), made on first use. This layer stores it
+    /// without naming its type, so it imports nothing from the layers above.
+    pub statement_state: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 thread_local! {
@@ -132,7 +134,7 @@ impl ConnInfo {
             counters: SessionCounters::default(),
             os_thread: AtomicU64::new(0),
             digest_cache: crate::digest::TextCache::default(),
-            shapes: crate::stmt::shapes::ShapeCache::default(),
+            statement_state: std::sync::OnceLock::new(),
         }
     }
 

@@ -125,9 +125,18 @@ impl ShapeCache {
 /// Parses `sql` as [`crate::sql::parse`] does, through the connection's shapes: `digests`
 /// says whether a new shape should carry the text's digests (statement digests are on).
 pub fn parse(st: &Context, sql: &str, digests: bool) -> SqlResult<Parsed> {
-    st.conn.shapes.parse(sql, || {
+    cache(st).parse(sql, || {
         digests.then(|| st.conn.digest_cache.get(sql, st.core.digests.max_length()))
     })
+}
+
+/// The connection's shape cache, made the first time the connection parses.
+pub(crate) fn cache(st: &Context) -> &ShapeCache {
+    st.conn
+        .statement_state
+        .get_or_init(|| Box::new(ShapeCache::default()))
+        .downcast_ref::<ShapeCache>()
+        .expect("the connection's statement state is its shape cache")
 }
 
 impl ShapeCache {
