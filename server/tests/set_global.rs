@@ -24,6 +24,8 @@ const READ_AT_USE: &[&str] = &[
     "max_prepared_stmt_count",
     // When a deadlock is resolved.
     "innodb_print_all_deadlocks",
+    // At each LOAD DATA LOCAL.
+    "local_infile",
 ];
 
 /// Global-only dynamic variables tpbed accepts and shows but whose effect it does not model.
