@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use crate::index::{ClusteredRec, ClusteredRef};
+use crate::index::{ClusteredMut, ClusteredRec, ClusteredRef};
 use crate::memory;
 use crate::row_buf::RowBuf;
 
@@ -20,8 +20,10 @@ use crate::row_buf::RowBuf;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Version {
     /// The row bytes (the table's `RowCodec` encoding), shared with the record or the newer
-    /// version that has the same bytes.
-    pub row: RowBuf,
+    /// version that has the same bytes. None: the same bytes as the next newer version (the
+    /// record itself, if the record points here): a delete-mark changes no byte of the row,
+    /// so the version it leaves keeps none of its own.
+    pub row: Option<RowBuf>,
     /// DB_TRX_ID of that version.
     pub trx_id: u64,
     /// Its own roll pointer (the version before it; 0: none).
@@ -34,8 +36,19 @@ impl Version {
     /// The version a clustered record holds now (its row bytes shared, not copied).
     pub fn of(rec: &ClusteredRec) -> Version {
         Version {
-            row: rec.row.clone(),
+            row: Some(rec.row.clone()),
             trx_id: rec.trx_id,
+            roll_ptr: rec.roll_ptr(),
+            delete_mark: rec.delete_mark(),
+        }
+    }
+
+    /// The version a stored record holds now, about to change only its header (a
+    /// delete-mark): the row bytes stay in the record, so the version keeps none.
+    pub(crate) fn header_of(rec: &ClusteredMut<'_>) -> Version {
+        Version {
+            row: None,
+            trx_id: rec.trx_id(),
             roll_ptr: rec.roll_ptr(),
             delete_mark: rec.delete_mark(),
         }
@@ -44,11 +57,17 @@ impl Version {
     /// The version a record in a page holds now (its row bytes copied).
     pub fn copy_of(rec: ClusteredRef<'_>) -> Version {
         Version {
-            row: RowBuf::new(rec.row()),
+            row: Some(RowBuf::new(rec.row())),
             trx_id: rec.trx_id(),
             roll_ptr: rec.roll_ptr(),
             delete_mark: rec.delete_mark(),
         }
+    }
+
+    /// This version's row bytes, given the bytes of the next newer version (or of the
+    /// record, if it points here).
+    pub fn row_or<'a>(&'a self, newer: &'a [u8]) -> &'a [u8] {
+        self.row.as_deref().unwrap_or(newer)
     }
 }
 
@@ -139,7 +158,7 @@ impl VersionStore {
             v
         };
         self.live.fetch_sub(1, Relaxed);
-        release(v.row)
+        v.row.map_or(0, release)
     }
 
     /// Versions stored now.
@@ -200,7 +219,8 @@ impl ReadView {
         trx_id < self.low_limit_id && self.active.binary_search(&trx_id).is_err()
     }
 
-    /// The version of `rec` this view sees. Delete marks are the caller's to check.
+    /// The version of `rec` this view sees. Delete marks are the caller's to check. An older
+    /// version's row is None only when its bytes are the record's (read them from `rec`).
     pub(crate) fn visible_version(
         &self,
         rec: impl TrxFields,
@@ -211,14 +231,19 @@ impl ReadView {
             return Visible::Current;
         }
         let mut ptr = rec.roll_ptr();
+        let mut newer: Option<RowBuf> = None;
         loop {
-            let Some(v) = store.get(ptr) else {
+            let Some(mut v) = store.get(ptr) else {
                 return Visible::Nothing;
             };
+            if v.row.is_none() {
+                v.row.clone_from(&newer);
+            }
             if self.sees(v.trx_id, me) {
                 return Visible::Older(v);
             }
             ptr = v.roll_ptr;
+            newer = v.row;
         }
     }
 }
@@ -253,13 +278,13 @@ mod tests {
     fn old_versions_are_found_through_roll_pointers() {
         let store = VersionStore::default();
         let p1 = store.put(Version {
-            row: RowBuf::new(&[1u8]),
+            row: Some(RowBuf::new(&[1u8])),
             trx_id: 3,
             roll_ptr: 0,
             delete_mark: false,
         });
         let p2 = store.put(Version {
-            row: RowBuf::new(&[2u8]),
+            row: Some(RowBuf::new(&[2u8])),
             trx_id: 8,
             roll_ptr: p1,
             delete_mark: false,
@@ -273,7 +298,7 @@ mod tests {
         let Visible::Older(old) = v.visible_version(&rec, 0, &store) else {
             panic!("an older version is visible");
         };
-        assert_eq!(old.row[0], 1);
+        assert_eq!(old.row_or(&[])[0], 1);
         let all = view(20, 20, vec![]);
         assert_eq!(all.visible_version(&rec, 0, &store), Visible::Current);
         let none = view(2, 3, vec![]);
@@ -282,6 +307,51 @@ mod tests {
         assert_eq!(store.free(p1), 1, "the only reference to its row");
         assert_eq!(store.len(), 1);
         assert_eq!(store.free(p1), 0, "freed once");
+    }
+
+    #[test]
+    fn a_version_without_bytes_reads_the_newer_versions() {
+        let store = VersionStore::default();
+        // A delete-mark by 3 over a row written by 2: its version keeps no bytes.
+        let p1 = store.put(Version {
+            row: None,
+            trx_id: 2,
+            roll_ptr: 0,
+            delete_mark: false,
+        });
+        let p2 = store.put(Version {
+            row: Some(RowBuf::new(b"B")),
+            trx_id: 3,
+            roll_ptr: p1,
+            delete_mark: true,
+        });
+        let rec = {
+            let mut r = ClusteredRec::new((&[1u8][..]).into(), RowBuf::new(b"C"), 9);
+            r.set_roll_ptr(p2);
+            r
+        };
+        let Visible::Older(old) = view(3, 4, vec![3]).visible_version(&rec, 0, &store) else {
+            panic!("the version before the delete-mark is visible");
+        };
+        assert_eq!(
+            old.row_or(b"C"),
+            b"B",
+            "the bytes of the version newer than it"
+        );
+        assert!(!old.delete_mark);
+        // Pointed at by the record itself, it reads the record's bytes.
+        let marked = {
+            let mut r = ClusteredRec::new((&[1u8][..]).into(), RowBuf::new(b"C"), 3);
+            r.set_roll_ptr(p1);
+            r.set_delete_mark(true);
+            r
+        };
+        let Visible::Older(old) = view(3, 4, vec![3]).visible_version(&marked, 0, &store) else {
+            panic!("visible");
+        };
+        assert_eq!(old.row, None);
+        assert_eq!(old.row_or(&marked.row), b"C");
+        assert_eq!(store.free(p1), 0, "no bytes of its own to free");
     }
 
     #[test]
@@ -296,7 +366,10 @@ mod tests {
         let Some(v) = store.get(ptr) else {
             panic!("stored");
         };
-        assert!(RowBuf::ptr_eq(&v.row, &rec.row), "no copy of the row");
+        assert!(
+            v.row.as_ref().is_some_and(|r| RowBuf::ptr_eq(r, &rec.row)),
+            "no copy of the row"
+        );
         drop(v);
         assert_eq!(store.free(ptr), 0, "the record still holds the bytes");
         assert_eq!(release(rec.row), 1 << 16, "the last reference frees them");

@@ -366,7 +366,12 @@ impl<'t> TableScan<'t> {
                     Visible::Current => (r.row(), r.trx_id(), r.delete_mark(), true),
                     Visible::Older(v) => {
                         older = v;
-                        (&older.row[..], older.trx_id, older.delete_mark, false)
+                        (
+                            older.row_or(r.row()),
+                            older.trx_id,
+                            older.delete_mark,
+                            false,
+                        )
                     }
                 };
                 if deleted {
@@ -423,7 +428,7 @@ impl<'t> TableScan<'t> {
                     },
                 };
                 let (bytes, trx_id, deleted) = match &older {
-                    Some(v) => (&v.row[..], v.trx_id, v.delete_mark),
+                    Some(v) => (v.row_or(r.row()), v.trx_id, v.delete_mark),
                     None => (r.row(), r.trx_id(), r.delete_mark()),
                 };
                 (include || !deleted).then(|| ScanItem {

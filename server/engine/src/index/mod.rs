@@ -14,6 +14,7 @@ mod tests;
 pub use key_buf::KeyBuf;
 pub(crate) use page::{LeafGuard, Page, Records, SLOT};
 pub use page::{PageCapacity, PAGE_BYTES};
+pub(crate) use record::ClusteredMut;
 pub use record::{
     ClusteredRec, ClusteredRef, HintRef, Record, RecordRef, SecondaryRec, SecondaryRef,
 };

@@ -130,6 +130,13 @@ impl<R: Record> Records<R> {
         (0..self.len()).map(|i| self.at(i))
     }
 
+    /// The stored bytes of slot `i`, to edit in place without changing their length or key.
+    pub(crate) fn stored_mut(&mut self, i: usize) -> &mut [u8] {
+        let start = self.slots[i] as usize;
+        let len = R::stored_size(&self.heap[start..]);
+        &mut self.heap[start..start + len]
+    }
+
     /// An owned copy of slot `i`.
     pub(crate) fn load(&self, i: usize) -> R {
         R::load(self.bytes(i))

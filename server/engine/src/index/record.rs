@@ -321,6 +321,54 @@ impl<'a> ClusteredRef<'a> {
     }
 }
 
+/// A stored clustered record edited in place: its transaction fields and delete mark can
+/// change, its key and row cannot (they keep their length, so the record keeps its slot).
+pub(crate) struct ClusteredMut<'a> {
+    head: &'a mut [u8],
+    row: &'a [u8],
+}
+
+impl<'a> ClusteredMut<'a> {
+    /// The record whose stored form is exactly `bytes`.
+    pub(crate) fn parse(bytes: &'a mut [u8]) -> ClusteredMut<'a> {
+        let (_, r, end) = clustered_parts(bytes);
+        let (head, rest) = bytes.split_at_mut(CLUST_FIXED);
+        ClusteredMut {
+            head,
+            row: &rest[r - CLUST_FIXED..end - CLUST_FIXED],
+        }
+    }
+
+    /// The row, encoded by the table's `RowCodec`.
+    pub(crate) fn row(&self) -> &[u8] {
+        self.row
+    }
+
+    /// Id of the transaction that last wrote this record (DB_TRX_ID).
+    pub(crate) fn trx_id(&self) -> u64 {
+        get_le(&self.head[..6])
+    }
+
+    /// Pointer to the previous version (DB_ROLL_PTR; 0: none).
+    pub(crate) fn roll_ptr(&self) -> u64 {
+        get_le(&self.head[6..13]) & !STORED_MARK
+    }
+
+    /// Deleted, awaiting purge.
+    pub(crate) fn delete_mark(&self) -> bool {
+        get_le(&self.head[6..13]) & STORED_MARK != 0
+    }
+
+    /// Sets DB_TRX_ID, DB_ROLL_PTR and the delete mark.
+    pub(crate) fn set_header(&mut self, trx_id: u64, roll_ptr: u64, delete_mark: bool) {
+        assert!(roll_ptr < STORED_MARK, "a roll pointer overflowed");
+        assert!(trx_id >> 48 == 0, "a stored field overflowed");
+        let mark = if delete_mark { STORED_MARK } else { 0 };
+        self.head[..6].copy_from_slice(&trx_id.to_le_bytes()[..6]);
+        self.head[6..].copy_from_slice(&(roll_ptr | mark).to_le_bytes()[..7]);
+    }
+}
+
 impl<'a> RecordRef<'a> for ClusteredRef<'a> {
     fn key(&self) -> &'a [u8] {
         self.key

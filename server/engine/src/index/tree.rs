@@ -173,6 +173,23 @@ impl<R: Record> BTree<R> {
         Some(out)
     }
 
+    /// Changes the record with exactly `key` where it is stored, under the leaf's exclusive
+    /// latch: `f` gets the stored bytes (and the leaf's `max_trx_id`) and may rewrite fixed
+    /// fields only, never a length or the key. No copy of the record is made, so a change
+    /// to a record's header costs no memory however long its row.
+    pub(crate) fn modify_stored<T>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(&mut [u8], &mut u64) -> T,
+    ) -> Option<T> {
+        let mut leaf = self.descend(key, Route::AfterEqual, true, None);
+        let data = leaf.data_mut().expect("write latch");
+        let i = data.records.search(key).ok()?;
+        let out = f(data.records.stored_mut(i), &mut data.max_trx_id);
+        debug_assert_eq!(data.records.key(i), key, "modify_stored changed a key");
+        Some(out)
+    }
+
     /// Physically removes the record with exactly `key` if `pred` accepts it (purge).
     pub(crate) fn remove_if(&self, key: &[u8], pred: impl FnOnce(R::Ref<'_>) -> bool) -> Option<R> {
         self.remove_reporting(key, pred, |_| {})

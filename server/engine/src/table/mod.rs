@@ -429,7 +429,7 @@ impl Table {
                     (!r.delete_mark()).then(|| self.codec.decode_columns(r.row(), columns))
                 }
                 Visible::Older(v) => {
-                    (!v.delete_mark).then(|| self.codec.decode_columns(&v.row, columns))
+                    (!v.delete_mark).then(|| self.codec.decode_columns(v.row_or(r.row()), columns))
                 }
             })
             .flatten()

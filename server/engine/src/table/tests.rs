@@ -737,9 +737,48 @@ fn the_rows_a_table_frees_are_its_records_rows() {
         expected += len(c);
     }
     assert_eq!(t.row_bytes(), expected);
-    // A delete-mark copies the row into the version it saves: the record's bytes are still
-    // the table's to free, and the version's are the version store's.
+    // A delete-mark leaves the row's bytes in the record, the table's to free, and saves a
+    // version with none of its own.
     assert!(t.delete(&pk(&t, 3), WriteStamp { trx_id: 6 }, &mut Vec::new()));
     assert_eq!(t.row_bytes(), expected);
     assert_eq!(t.versions().len(), 1);
+}
+
+#[test]
+fn a_delete_keeps_no_copy_of_the_row_and_rolls_back_in_place() {
+    let t = table();
+    let opts = InsertOptions {
+        stamp: WriteStamp { trx_id: 5 },
+        ..Default::default()
+    };
+    let row = vec![Value::Int(1), Value::Int(7), Value::Null, Value::str("abc")];
+    let p = t.insert(row.clone(), &opts).unwrap().primary_key;
+    let mut log = Vec::new();
+    assert!(t.delete(&p, WriteStamp { trx_id: 6 }, &mut log));
+    let rec = t.get_record(&p).unwrap();
+    assert_eq!((rec.delete_mark, rec.trx_id), (true, 6));
+    let saved = t.versions().get(rec.roll_ptr).unwrap();
+    assert_eq!(saved.row, None, "the version shares the record's bytes");
+    assert_eq!((saved.trx_id, saved.delete_mark), (5, false));
+    // A view from before the delete reads the row through that version.
+    let before = crate::mvcc::ReadView {
+        up_limit_id: 6,
+        low_limit_id: 7,
+        low_limit_no: 7,
+        active: vec![6],
+        creator: 0,
+    };
+    assert_eq!(
+        t.get_visible(&p, &[0, 1, 3], &before, 0),
+        Some(vec![row[0].clone(), row[1].clone(), row[3].clone()])
+    );
+    // Both secondary entries were marked, and the rollback clears every mark in place.
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].secondary.len(), 2);
+    t.rollback(&log[0]);
+    let rec = t.get_record(&p).unwrap();
+    assert_eq!((rec.delete_mark, rec.trx_id, rec.roll_ptr), (false, 5, 0));
+    assert_eq!(rec.row, row);
+    assert!(t.versions().is_empty());
+    assert_eq!(t.row_count(), 1);
 }

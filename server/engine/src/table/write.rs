@@ -10,9 +10,10 @@ use super::{
 };
 use crate::cursor::{LatchMode, SearchMode};
 use crate::error::EngineError;
-use crate::index::{ClusteredRec, SecondaryRec};
+use crate::index::{ClusteredMut, ClusteredRec, SecondaryRec};
 use crate::key;
 use crate::mvcc::{self, Version};
+use crate::row_buf::RowBuf;
 use crate::schema::IndexDef;
 use crate::types::ColumnType;
 use crate::value::Value;
@@ -578,22 +579,25 @@ impl Table {
     /// Delete-marks the live row with clustered key `pk` and its secondary entries, logging
     /// the change; false if there is none.
     pub fn delete(&self, pk: &[u8], stamp: WriteStamp, log: &mut Vec<Change>) -> bool {
-        let old = self.clustered.modify(pk, |rec, _| {
+        // In place: the row's bytes stay in the record until purge, and the version the
+        // mark leaves keeps none of its own, so a delete needs no memory per row.
+        let old = self.clustered.modify_stored(pk, |stored, _| {
+            let mut rec = ClusteredMut::parse(stored);
             if rec.delete_mark() {
                 return None;
             }
-            let ptr = self.versions.put(Version::of(rec));
-            rec.set_delete_mark(true);
-            rec.trx_id = stamp.trx_id;
-            rec.set_roll_ptr(ptr);
-            Some((ptr, rec.row.clone()))
+            let ptr = self.versions.put(Version::header_of(&rec));
+            rec.set_header(stamp.trx_id, ptr, true);
+            let keys: Vec<Vec<u8>> = (1..self.index_count())
+                .map(|i| self.secondary_key_of(i, rec.row(), pk))
+                .collect();
+            Some((ptr, keys))
         });
-        let Some(Some((ptr, row))) = old else {
+        let Some(Some((ptr, keys))) = old else {
             return false;
         };
         let mut sec = Vec::new();
-        for i in 0..self.secondaries.len() {
-            let key = self.secondary_key_of(i + 1, &row, pk);
+        for (i, key) in keys.into_iter().enumerate() {
             self.mark_secondary(i, key, stamp.trx_id, &mut sec);
         }
         self.rows.fetch_sub(1, Relaxed);
@@ -655,15 +659,23 @@ impl Table {
                 return 0;
             };
             let live = !v.delete_mark;
-            let undone = self.clustered.modify(&change.pk, |r, _| {
-                r.trx_id = v.trx_id;
-                r.set_roll_ptr(v.roll_ptr);
-                r.set_delete_mark(v.delete_mark);
-                // Under the write latch: no reader is walking this record's chain now.
-                self.versions.free(change.prior);
-                std::mem::replace(&mut r.row, v.row)
-            });
-            freed += undone.map_or(0, mvcc::release);
+            // Under the write latch: no reader is walking this record's chain now.
+            let undone = match v.row {
+                // The change left the row's bytes as they were (a delete-mark).
+                None => self.clustered.modify_stored(&change.pk, |stored, _| {
+                    ClusteredMut::parse(stored).set_header(v.trx_id, v.roll_ptr, v.delete_mark);
+                    self.versions.free(change.prior);
+                    None
+                }),
+                Some(row) => self.clustered.modify(&change.pk, |r, _| {
+                    r.trx_id = v.trx_id;
+                    r.set_roll_ptr(v.roll_ptr);
+                    r.set_delete_mark(v.delete_mark);
+                    self.versions.free(change.prior);
+                    Some(std::mem::replace(&mut r.row, row))
+                }),
+            };
+            freed += undone.flatten().map_or(0, mvcc::release);
             live
         };
         match (was_live, now_live) {
@@ -740,9 +752,11 @@ impl Table {
             return false;
         };
         let mut v = Some(first);
-        while let Some(ver) = v {
+        let mut newer = RowBuf::new(&[]);
+        while let Some(mut ver) = v {
+            let row = ver.row.take().unwrap_or(newer);
             if !ver.delete_mark {
-                let cols = self.codec.decode_columns(&ver.row, &s.columns);
+                let cols = self.codec.decode_columns(&row, &s.columns);
                 let mut k = Vec::with_capacity(key.len());
                 for (kc, val) in s.cols.iter().zip(&cols) {
                     key::encode(*kc, val, &mut k);
@@ -753,6 +767,7 @@ impl Table {
                 }
             }
             v = self.versions.get(ver.roll_ptr);
+            newer = row;
         }
         false
     }

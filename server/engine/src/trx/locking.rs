@@ -535,17 +535,15 @@ impl<'t> LockingScan<'t> {
 
     /// The row bytes of the latest committed version of `rec` (None: none, or deleted).
     fn latest_committed(&self, rec: ClusteredRef<'_>) -> Option<RowBuf> {
-        let (mut row, mut trx_id, mut roll_ptr, mut deleted) = (
-            RowBuf::new(rec.row()),
-            rec.trx_id(),
-            rec.roll_ptr(),
-            rec.delete_mark(),
-        );
+        // `row` None: the record's own bytes (copied only if they are the answer).
+        let (mut row, mut trx_id, mut roll_ptr, mut deleted) =
+            (None, rec.trx_id(), rec.roll_ptr(), rec.delete_mark());
         while trx_id != self.lt.id() && self.sys.is_active(trx_id) {
             let v = self.table.versions().get(roll_ptr)?;
-            (row, trx_id, roll_ptr, deleted) = (v.row, v.trx_id, v.roll_ptr, v.delete_mark);
+            row = v.row.or(row);
+            (trx_id, roll_ptr, deleted) = (v.trx_id, v.roll_ptr, v.delete_mark);
         }
-        (!deleted).then_some(row)
+        (!deleted).then(|| row.unwrap_or_else(|| RowBuf::new(rec.row())))
     }
 
     fn next_secondary(&mut self) -> Result<Option<Fetched>, LockError> {
