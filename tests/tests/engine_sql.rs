@@ -166,6 +166,30 @@ each_mode! {
 }
 
 each_mode! {
+    fn replace_counts_a_row_like_mysql(mode) {
+        let (_srv, mut c) = setup(mode);
+        let mut affected = |sql: &str| {
+            c.query_drop(sql).unwrap();
+            c.affected_rows()
+        };
+        // The primary key is the last unique index: REPLACE updates in place, and a row
+        // equal to the new one is not counted as deleted.
+        affected("CREATE TABLE p (id INT PRIMARY KEY, v INT)");
+        assert_eq!(affected("INSERT INTO p VALUES (1, 1)"), 1);
+        assert_eq!(affected("REPLACE INTO p VALUES (1, 1)"), 1);
+        assert_eq!(affected("REPLACE INTO p VALUES (1, 2)"), 2);
+        assert_eq!(affected("REPLACE INTO p VALUES (1, 2), (1, 2)"), 2);
+        // A unique secondary index follows the primary key: a duplicate primary key is
+        // deleted and inserted again, counted twice even when equal.
+        affected("CREATE TABLE q (id INT PRIMARY KEY, u INT UNIQUE, v INT)");
+        assert_eq!(affected("INSERT INTO q VALUES (1, 1, 1), (2, 2, 2)"), 2);
+        assert_eq!(affected("REPLACE INTO q VALUES (1, 1, 1)"), 2);
+        assert_eq!(affected("REPLACE INTO q VALUES (1, 1, 5)"), 2);
+        assert_eq!(affected("REPLACE INTO q VALUES (2, 1, 9)"), 3);
+        let rows: Vec<(i64, i64, i64)> = c.query("SELECT id, u, v FROM q").unwrap();
+        assert_eq!(rows, vec![(2, 1, 9)]);
+    }
+
     fn selects_aggregate_join_and_describe_columns(mode) {
         let (_srv, mut c) = setup(mode);
         c.query_drop(

@@ -1,6 +1,7 @@
 //! INSERT (multi-row, column lists, DEFAULT, IGNORE, ON DUPLICATE KEY UPDATE, INSERT ...
 //! SELECT) and REPLACE, with MySQL's affected rows (1 per insert, 2 per duplicate-key
-//! update or replace), info text and first generated AUTO_INCREMENT value.
+//! update or replace, 1 for a REPLACE that finds the same row in its last unique index),
+//! info text and first generated AUTO_INCREMENT value.
 
 use std::sync::Arc;
 
@@ -8,7 +9,7 @@ use sqlparser::ast::{self, Expr};
 
 use crate::context::Context;
 use crate::engine::lock::Strength;
-use crate::engine::{EngineError, InsertOptions, Table, UpdateOutcome};
+use crate::engine::{EngineError, IndexKind, InsertOptions, Table, UpdateOutcome};
 use crate::error::engine_error;
 use crate::error::lock_error;
 use crate::error::{ErrorCode, SqlError, SqlResult};
@@ -178,16 +179,42 @@ impl Planner<'_> {
 }
 
 /// The clustered key of the live row holding the duplicate that `err` reports for `row`.
-fn conflicting_row(t: &Table, err: &EngineError, row: &[Value]) -> Option<Vec<u8>> {
+fn conflicting_row(t: &Table, err: &EngineError, row: &[Value]) -> Option<Conflict> {
     let EngineError::DuplicateKey { key, .. } = err else {
         return None;
     };
     let index_name = key.rsplit('.').next()?;
     let index = t.def().index_position(index_name)?;
     let coerced = t.def().coerce_row(row.to_vec()).ok()?;
-    if index == 0 {
-        return t.primary_key_of(&coerced);
-    }
+    let indexes = t.def().indexes();
+    let last_unique = !indexes[index + 1..]
+        .iter()
+        .any(|ix| ix.kind == IndexKind::Unique);
+    let pk = if index == 0 {
+        t.primary_key_of(&coerced)?
+    } else {
+        conflicting_secondary(t, index, &coerced)?
+    };
+    Some(Conflict {
+        pk,
+        last_unique,
+        row: coerced,
+    })
+}
+
+/// A row a duplicate key conflicts with.
+struct Conflict {
+    /// Its clustered key.
+    pk: Vec<u8>,
+    /// The duplicate is in the last unique index (in key order), where MySQL's REPLACE
+    /// updates the row in place instead of deleting it and inserting again.
+    last_unique: bool,
+    /// The row that was being written, coerced to the table's columns.
+    row: Vec<Value>,
+}
+
+/// The clustered key of the row holding `coerced`'s value in unique secondary `index`.
+fn conflicting_secondary(t: &Table, index: usize, coerced: &[Value]) -> Option<Vec<u8>> {
     let vals: Vec<Value> = t.def().indexes()[index]
         .columns
         .iter()
@@ -431,10 +458,24 @@ impl RowWriter<'_> {
             };
             match (&e, attempt.as_ref()) {
                 (EngineError::DuplicateKey { .. }, Some(row)) if keep => {
-                    let Some(pk) = conflicting_row(t, &e, row) else {
+                    let Some(conflict) = conflicting_row(t, &e, row) else {
                         return Err(engine_error(&e, rowno));
                     };
+                    let pk = conflict.pk;
                     self.lock_conflicting(st, &pk)?;
+                    // MySQL's REPLACE updates in place when the duplicate is in the last
+                    // unique index and no foreign key references the table, and a row
+                    // already equal to the new one is then neither deleted nor counted as a
+                    // duplicate: 1 affected row, not 2.
+                    if i.replace
+                        && conflict.last_unique
+                        && !i.foreign_keys.is_parent()
+                        && t.get(&pk) == Some(conflict.row)
+                    {
+                        w.affected += 1;
+                        w.inserted += 1;
+                        return Ok(());
+                    }
                     if i.replace {
                         let deleted = {
                             let mut tb = st.trx.borrow_mut();
