@@ -87,6 +87,9 @@ pub struct Context {
     pub db: Option<String>,
     /// `LAST_INSERT_ID()`.
     pub last_insert_id: u64,
+    /// `ROW_COUNT()`: the previous statement's affected rows, or -1 after a result set or an
+    /// error.
+    pub row_count: i64,
     /// A transaction stays open past the current statement (SERVER_STATUS_IN_TRANS): set by
     /// BEGIN, or by a statement or SAVEPOINT with autocommit off; cleared by COMMIT and
     /// ROLLBACK.
@@ -140,6 +143,7 @@ impl Context {
             privileges: Privileges::default(),
             db: None,
             last_insert_id: 0,
+            row_count: -1,
             in_transaction: false,
             warnings: Vec::new(),
             shared_warnings: std::cell::RefCell::default(),

@@ -190,6 +190,25 @@ each_mode! {
         assert_eq!(rows, vec![(2, 1, 9)]);
     }
 
+    fn row_count_is_the_previous_statements_affected_rows(mode) {
+        let (_srv, mut c) = setup(mode);
+        let mut after = |sql: &str| -> i64 {
+            let _ = c.query_drop(sql);
+            c.query_first("SELECT ROW_COUNT()").unwrap().unwrap()
+        };
+        assert_eq!(after("CREATE TABLE rc (id INT PRIMARY KEY, v INT)"), 0);
+        assert_eq!(after("INSERT INTO rc VALUES (1, 1), (2, 2), (3, 3)"), 3);
+        assert_eq!(after("UPDATE rc SET v = 1"), 2, "changed rows");
+        assert_eq!(after("UPDATE rc SET v = v"), 0);
+        assert_eq!(after("SELECT * FROM rc"), -1, "a result set");
+        assert_eq!(after("DELETE FROM rc WHERE id > 1"), 2);
+        assert_eq!(after("INSERT INTO rc VALUES (1, 1)"), -1, "an error");
+        assert_eq!(after("SET @a = 1"), 0);
+        assert_eq!(after("INSERT INTO rc VALUES (1, 1) ON DUPLICATE KEY UPDATE v = 9"), 2);
+        let both: (i64, i64) = c.query_first("SELECT ROW_COUNT(), ROW_COUNT()").unwrap().unwrap();
+        assert_eq!(both, (-1, -1), "the SELECT before it returned rows");
+    }
+
     fn selects_aggregate_join_and_describe_columns(mode) {
         let (_srv, mut c) = setup(mode);
         c.query_drop(

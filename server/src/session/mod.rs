@@ -113,12 +113,19 @@ impl ClientSession {
 
     /// Writes a statement's result with the session's status flags and warning count
     /// (`more`: another result of the same COM_QUERY follows), and records the id it
-    /// generated for `LAST_INSERT_ID()`.
+    /// generated for `LAST_INSERT_ID()` and its affected rows for `ROW_COUNT()`.
     fn write_result(&mut self, o: &crate::sql::Output, binary: bool, more: bool) {
-        if let crate::sql::Output::Ok { last_insert_id, .. } = o {
+        self.st.row_count = -1;
+        if let crate::sql::Output::Ok {
+            last_insert_id,
+            affected_rows,
+            ..
+        } = o
+        {
             if *last_insert_id != 0 {
                 self.st.last_insert_id = *last_insert_id;
             }
+            self.st.row_count = i64::try_from(*affected_rows).unwrap_or(i64::MAX);
         }
         if let crate::sql::Output::Rows(rs) = o {
             if let Err(e) = self.reserve_reply(rs) {
@@ -171,6 +178,7 @@ impl ClientSession {
 
     /// Writes an ERR packet with the current sequence id.
     fn write_err(&mut self, e: &SqlError) {
+        self.st.row_count = -1;
         reply::write_err(&mut self.out, &mut self.seq, e);
     }
 

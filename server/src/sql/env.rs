@@ -116,6 +116,7 @@ impl EvalEnv for StmtEnv<'_> {
             Func::CurrentUser => Value::str(&format!("{}@{}", st.user, st.account_host)),
             Func::ConnectionId => Value::UInt(u64::from(st.conn.id)),
             Func::LastInsertId => Value::UInt(st.last_insert_id),
+            Func::RowCount => Value::Int(st.row_count),
             _ => Value::Null,
         }
     }

@@ -44,6 +44,8 @@ pub enum Func {
     ConnectionId,
     /// `LAST_INSERT_ID()`
     LastInsertId,
+    /// `ROW_COUNT()`
+    RowCount,
     /// `NOW()` / `CURRENT_TIMESTAMP` / `LOCALTIME` / `SYSDATE()`
     Now,
     /// `UTC_TIMESTAMP()`
@@ -188,6 +190,7 @@ impl Func {
             "current_user" => CurrentUser,
             "connection_id" => ConnectionId,
             "last_insert_id" => LastInsertId,
+            "row_count" => RowCount,
             "now" | "current_timestamp" | "localtime" | "localtimestamp" | "sysdate" => Now,
             "utc_timestamp" => UtcTimestamp,
             "curdate" | "current_date" => CurDate,
@@ -240,9 +243,8 @@ impl Func {
     pub fn check_arity(self, name: &str, n: usize) -> SqlResult<()> {
         use Func::*;
         let ok = match self {
-            Version | Database | User | CurrentUser | ConnectionId | UtcTimestamp | CurDate => {
-                n == 0
-            }
+            Version | Database | User | CurrentUser | ConnectionId | RowCount | UtcTimestamp
+            | CurDate => n == 0,
             Now => n <= 1,
             LastInsertId | UnixTimestamp | Rand => n <= 1,
             Length | CharLength | Upper | Lower | Abs | Floor | Ceil | Sleep => n == 1,
@@ -558,7 +560,7 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
     use Func::*;
     let arg = |i: usize| eval(&args[i], env);
     Ok(match f {
-        Version | Database | User | CurrentUser | ConnectionId => env.session_fact(f),
+        Version | Database | User | CurrentUser | ConnectionId | RowCount => env.session_fact(f),
         Left | Right | BinaryLeft | BinaryRight | SubstringIndex | Hex | Bin | Crc32 | Md5
         | Sha1 | Sha2 => return text_function(f, args, env),
         JsonExtract | JsonUnquote | JsonValid | JsonObject | JsonArray => {
