@@ -24,6 +24,81 @@ pub struct Warning {
     pub message: String,
 }
 
+/// The diagnostics area: the conditions of the last statement. `SHOW WARNINGS` lists at
+/// most `max_error_count` of them (as MySQL keeps), while the counts (the OK packet's
+/// warning count, `SHOW COUNT(*) WARNINGS`) include every one raised, so a statement that
+/// warns per row holds a bounded list however many rows it writes.
+#[derive(Debug, Default)]
+pub struct Diagnostics {
+    list: Vec<Warning>,
+    count: u64,
+    errors: u64,
+    limit: usize,
+    /// The counts of the statement before this one, for `@@warning_count` and
+    /// `@@error_count` (the statement reading them starts a diagnostics area of its own).
+    previous: (u64, u64),
+}
+
+impl Diagnostics {
+    /// An empty area keeping at most `limit` conditions.
+    pub fn new(limit: usize) -> Diagnostics {
+        Diagnostics {
+            limit,
+            ..Diagnostics::default()
+        }
+    }
+
+    /// Starts a statement's area, keeping at most `limit` conditions.
+    pub fn begin(&mut self, limit: usize) {
+        self.previous = (self.count, self.errors);
+        self.list.clear();
+        (self.count, self.errors, self.limit) = (0, 0, limit);
+    }
+
+    /// Adds a condition (counted always, kept while under the limit).
+    pub fn push(&mut self, w: Warning) {
+        self.count += 1;
+        if w.level == "Error" {
+            self.errors += 1;
+        }
+        if self.list.len() < self.limit {
+            self.list.push(w);
+        }
+    }
+
+    /// Counts `n` warnings their raiser counted but did not keep (it holds a bounded list).
+    pub fn add_unkept(&mut self, n: u64) {
+        self.count += n;
+    }
+
+    /// Adds several conditions.
+    pub fn extend(&mut self, ws: impl IntoIterator<Item = Warning>) {
+        for w in ws {
+            self.push(w);
+        }
+    }
+
+    /// The kept conditions, in the order they were raised.
+    pub fn iter(&self) -> std::slice::Iter<'_, Warning> {
+        self.list.iter()
+    }
+
+    /// Conditions raised (kept or not).
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Errors raised (kept or not).
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+
+    /// The previous statement's (warnings, errors), as `@@warning_count`/`@@error_count`.
+    pub fn previous_counts(&self) -> (u64, u64) {
+        self.previous
+    }
+}
+
 /// The `sql_mode` flags statements consult, parsed from the comma-separated variable once
 /// per change instead of searched per statement.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -95,7 +170,7 @@ pub struct Context {
     /// ROLLBACK.
     pub in_transaction: bool,
     /// Warnings of the last statement.
-    pub warnings: Vec<Warning>,
+    pub warnings: Diagnostics,
     /// Warnings raised during evaluation, moved into `warnings` when the statement ends.
     pub shared_warnings: std::cell::RefCell<Vec<Warning>>,
     /// The client said CLIENT_INTERACTIVE (`interactive_timeout` applies).
@@ -132,6 +207,7 @@ impl Context {
     /// A fresh state for a connection that has not logged in yet.
     pub fn new(core: Arc<Core>, conn: Arc<ConnInfo>) -> Context {
         let (vars, sql_modes) = session_vars(&core);
+        let limit = usize::try_from(vars.get(core.ids.max_error_count).as_int()).unwrap_or(0);
         Context {
             core,
             conn,
@@ -145,7 +221,7 @@ impl Context {
             last_insert_id: 0,
             row_count: -1,
             in_transaction: false,
-            warnings: Vec::new(),
+            warnings: Diagnostics::new(limit),
             shared_warnings: std::cell::RefCell::default(),
             interactive: false,
             multi_statements: false,
@@ -204,6 +280,17 @@ impl Context {
         self.vars.get(id).as_int()
     }
 
+    /// `max_error_count`: how many conditions a statement's diagnostics area keeps.
+    pub fn max_error_count(&self) -> usize {
+        usize::try_from(self.var_int(self.core.ids.max_error_count)).unwrap_or(0)
+    }
+
+    /// Starts a statement's diagnostics area (every statement but SHOW WARNINGS/ERRORS).
+    pub fn begin_diagnostics(&mut self) {
+        let limit = self.max_error_count();
+        self.warnings.begin(limit);
+    }
+
     /// 1100 when `LOCK TABLES` holds tables and `db.table` is not one of them
     /// (`information_schema` and `performance_schema` are always readable, as in MySQL).
     pub fn check_table_locked(&self, db: &str, table: &str) -> crate::error::SqlResult<()> {
@@ -245,7 +332,7 @@ impl Context {
     pub fn take_shared_warnings(&mut self) {
         let w = self.shared_warnings.get_mut();
         if !w.is_empty() {
-            self.warnings.append(w);
+            self.warnings.extend(w.drain(..));
         }
     }
 
@@ -269,7 +356,7 @@ impl Context {
         self.release_metadata_locks();
         self.savepoints.clear();
         self.in_transaction = false;
-        self.warnings.clear();
+        self.warnings = Diagnostics::new(self.max_error_count());
         self.user_vars.clear();
         self.next_transaction.clear();
     }

@@ -226,6 +226,12 @@ pub struct HotVars {
     pub transaction_isolation: VarId,
     /// `transaction_read_only`.
     pub transaction_read_only: VarId,
+    /// `max_error_count`.
+    pub max_error_count: VarId,
+    /// `warning_count` (read from the session's diagnostics, not the registry).
+    pub warning_count: VarId,
+    /// `error_count` (likewise).
+    pub error_count: VarId,
 }
 
 impl Core {

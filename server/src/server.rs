@@ -221,6 +221,9 @@ impl Server {
             lock_wait_timeout: id("innodb_lock_wait_timeout")?,
             transaction_isolation: id("transaction_isolation")?,
             transaction_read_only: id("transaction_read_only")?,
+            max_error_count: id("max_error_count")?,
+            warning_count: id("warning_count")?,
+            error_count: id("error_count")?,
         };
         let trx = crate::trx::TrxSys::new(
             crate::storage::lock_config(&vars),

@@ -209,6 +209,42 @@ each_mode! {
         assert_eq!(both, (-1, -1), "the SELECT before it returned rows");
     }
 
+    fn the_diagnostics_area_keeps_max_error_count_and_counts_all(mode) {
+        let (_srv, mut c) = setup(mode);
+        c.query_drop("CREATE TABLE w (id INT PRIMARY KEY)").unwrap();
+        c.query_drop("INSERT INTO w VALUES (1)").unwrap();
+        // One duplicate-key warning per row, more than any max_error_count keeps.
+        let n = 70_000;
+        let sql = format!("INSERT IGNORE INTO w VALUES {}", vec!["(1)"; n].join(","));
+        c.query_drop(&sql).unwrap();
+        assert_eq!(c.affected_rows(), 0);
+        assert_eq!(c.warnings(), u16::MAX, "the OK packet's count saturates");
+        assert_eq!(
+            c.info_str(),
+            format!("Records: {n}  Duplicates: {n}  Warnings: {n}")
+        );
+        let shown: Vec<(String, u32, String)> = c.query("SHOW WARNINGS").unwrap();
+        assert_eq!(shown.len(), 1024, "max_error_count's default");
+        assert_eq!(shown[0].1, 1062);
+        let counted: u64 = c.query_first("SHOW COUNT(*) WARNINGS").unwrap().unwrap();
+        assert_eq!(counted, n as u64);
+        let errors: u64 = c.query_first("SHOW COUNT(*) ERRORS").unwrap().unwrap();
+        assert_eq!(errors, 0);
+        // @@warning_count is the previous statement's count.
+        c.query_drop("SET max_error_count = 2").unwrap();
+        c.query_drop("SELECT 1/0, 2/0, 3/0").unwrap();
+        let (w, e): (u64, u64) = c
+            .query_first("SELECT @@warning_count, @@error_count")
+            .unwrap()
+            .unwrap();
+        assert_eq!((w, e), (3, 0));
+        c.query_drop("SELECT 1/0, 2/0, 3/0").unwrap();
+        let shown: Vec<(String, u32, String)> = c.query("SHOW WARNINGS").unwrap();
+        assert_eq!(shown.len(), 2);
+        assert_eq!(code(c.query_drop("SET warning_count = 1")), 1238);
+        assert_eq!(code(c.query_drop("SELECT @@global.error_count")), 1238);
+    }
+
     fn selects_aggregate_join_and_describe_columns(mode) {
         let (_srv, mut c) = setup(mode);
         c.query_drop(

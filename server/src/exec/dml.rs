@@ -468,7 +468,7 @@ pub fn update(st: &mut Context, u: &Update, params: &[Value]) -> SqlResult<Outpu
     c.add(Counter::HandlerUpdate, changed);
     c.add(Counter::InnodbRowsUpdated, changed);
     let found_rows = st.caps.contains(protocol::Capabilities::FOUND_ROWS);
-    let warnings = st.warnings.len();
+    let warnings = st.warnings.count();
     let text = format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}");
     Ok(info(
         st,

@@ -245,8 +245,46 @@ pub(crate) struct Written {
     pub(crate) dups: u64,
     /// The first AUTO_INCREMENT value generated (0: none).
     pub(crate) first_id: u64,
-    /// Warnings of skipped or adjusted rows, in order: (code, message).
-    pub(crate) warnings: Vec<(u16, String)>,
+    /// Warnings of skipped or adjusted rows, in order.
+    pub(crate) warnings: RowWarnings,
+}
+
+/// The warnings rows raise while a statement writes them, bounded: past the most any
+/// `max_error_count` keeps (65,535), a warning is only counted, so a statement that warns
+/// on every one of millions of rows holds a bounded list.
+#[derive(Debug, Default)]
+pub(crate) struct RowWarnings {
+    kept: Vec<(u16, String)>,
+    unkept: u64,
+}
+
+impl RowWarnings {
+    /// The most kept.
+    const LIMIT: usize = u16::MAX as usize;
+
+    /// Adds a warning: (code, message).
+    pub(crate) fn push(&mut self, w: (u16, String)) {
+        if self.kept.len() < Self::LIMIT {
+            self.kept.push(w);
+        } else {
+            self.unkept += 1;
+        }
+    }
+
+    /// Adds several warnings.
+    pub(crate) fn extend(&mut self, ws: impl IntoIterator<Item = (u16, String)>) {
+        for w in ws {
+            self.push(w);
+        }
+    }
+
+    /// Moves them into the statement's diagnostics area.
+    pub(crate) fn report(self, st: &mut Context) {
+        for (code, m) in self.kept {
+            warn(st, code, m);
+        }
+        st.warnings.add_unkept(self.unkept);
+    }
 }
 
 /// The per-statement settings every row's write uses.
@@ -579,9 +617,7 @@ fn finish(st: &mut Context, i: &Insert, records: usize, w: Written) -> Output {
     c.add(Counter::InnodbRowsInserted, w.inserted);
     c.add(Counter::HandlerUpdate, w.updated);
     c.add(Counter::InnodbRowsUpdated, w.updated);
-    for (code, m) in w.warnings {
-        warn(st, code, m);
-    }
+    w.warnings.report(st);
     let records = match &i.source {
         InsertSource::Values(_) => records,
         InsertSource::Select(_) => w.affected as usize,
@@ -590,7 +626,7 @@ fn finish(st: &mut Context, i: &Insert, records: usize, w: Written) -> Output {
         format!(
             "Records: {records}  Duplicates: {}  Warnings: {}",
             w.dups,
-            st.warnings.len()
+            st.warnings.count()
         )
     } else {
         String::new()

@@ -14,7 +14,7 @@ use crate::engine::Table;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::checks::BoundChecks;
 use crate::exec::data_file::{Reader, Record};
-use crate::exec::dml::{column_pos, warn};
+use crate::exec::dml::column_pos;
 use crate::exec::file_access;
 use crate::exec::foreign_keys::ForeignKeys;
 use crate::exec::insert::{write_rows, Insert, InsertSource, Written};
@@ -272,15 +272,13 @@ pub(crate) fn execute(
     for (v, val) in r.vars.iter().zip(std::mem::take(&mut load.last_vars)) {
         st.user_vars.insert(v.clone(), val);
     }
-    for (code, m) in std::mem::take(&mut load.w.warnings) {
-        warn(st, code, m);
-    }
+    std::mem::take(&mut load.w.warnings).report(st);
     let deleted = if r.insert.replace { load.w.dups } else { 0 };
     let skipped = load.records.saturating_sub(load.w.inserted);
     let info = format!(
         "Records: {}  Deleted: {deleted}  Skipped: {skipped}  Warnings: {}",
         load.records,
-        st.warnings.len()
+        st.warnings.count()
     );
     Ok(Output::Ok {
         affected_rows: load.w.affected,
@@ -315,7 +313,7 @@ impl Loader<'_> {
             if !notes.is_empty() {
                 // This row's conversion warnings come after the earlier rows' write warnings.
                 self.flush(st, &ex, &mut batch, &mut first)?;
-                self.w.warnings.append(&mut notes);
+                self.w.warnings.extend(notes);
             }
             batch.push(row);
             if batch.len() >= BATCH_ROWS {

@@ -133,7 +133,7 @@ impl ClientSession {
                 return;
             }
         }
-        let warnings = self.st.warnings.len().min(u16::MAX as usize) as u16;
+        let warnings = self.st.warnings.count().min(u64::from(u16::MAX)) as u16;
         let mut status = self.st.status_flags();
         if more {
             status |= protocol::StatusFlags::MORE_RESULTS_EXISTS;

@@ -69,6 +69,18 @@ pub fn read_var(st: &Context, id: VarId, scope: VarScopeRef) -> SqlResult<Value>
             format!("Variable '{}' is a {what} variable", def.name),
         )
     };
+    let ids = &st.core.ids;
+    if id == ids.warning_count || id == ids.error_count {
+        if matches!(scope, VarScopeRef::Global) {
+            return Err(ro("SESSION"));
+        }
+        let (warnings, errors) = st.warnings.previous_counts();
+        return Ok(Value::UInt(if id == ids.warning_count {
+            warnings
+        } else {
+            errors
+        }));
+    }
     Ok(match (scope, def.scope) {
         (VarScopeRef::Global, Scope::Session) => return Err(ro("SESSION")),
         (VarScopeRef::Session, Scope::Global) => return Err(ro("GLOBAL")),

@@ -128,7 +128,7 @@ pub fn execute_local(
     first: bool,
     fetch: &mut FetchLocal<'_>,
 ) -> SqlResult<Output> {
-    st.warnings.clear();
+    st.begin_diagnostics();
     load_data::check_before_read(st, &p.syntax)?;
     if !first {
         return Err(SqlError::unsupported(

@@ -232,7 +232,7 @@ pub fn execute(st: &mut Context, p: &PreparedStmt, params: &[Value]) -> SqlResul
     }
     // Every statement but SHOW WARNINGS/ERRORS starts a new diagnostics area, as in MySQL.
     if !matches!(p.plan, Plan::Show(show::ShowPlan::Warnings { .. })) {
-        st.warnings.clear();
+        st.begin_diagnostics();
     }
     privilege_checks::check(st, &p.plan)?;
     let r = plan::execute(st, &p.plan, params);

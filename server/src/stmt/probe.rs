@@ -49,7 +49,7 @@ impl Probe {
                 .saturating_sub(self.lock_ns)
                 .min(timer_ns),
             errors: u64::from(r.is_err()),
-            warnings: st.warnings.len() as u64,
+            warnings: st.warnings.count(),
             rows_affected,
             rows_sent,
             rows_examined: st

@@ -44,10 +44,12 @@ pub enum ShowPlan {
         /// FULL: whole statement text.
         full: bool,
     },
-    /// `SHOW WARNINGS` / `SHOW ERRORS`.
+    /// `SHOW WARNINGS` / `SHOW ERRORS`, or `SHOW COUNT(*) WARNINGS|ERRORS`.
     Warnings {
         /// ERRORS only.
         errors: bool,
+        /// Only how many (`COUNT(*)`).
+        count: bool,
     },
     /// `SHOW ENGINE INNODB STATUS`.
     InnodbStatus,
@@ -186,8 +188,22 @@ pub fn plan_databases(
 pub fn plan_show_words(words: &[ast::Ident]) -> SqlResult<PreparedStmt> {
     let w: Vec<String> = words.iter().map(|i| i.value.to_ascii_uppercase()).collect();
     let plan = match w.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["WARNINGS"] => ShowPlan::Warnings { errors: false },
-        ["ERRORS"] => ShowPlan::Warnings { errors: true },
+        ["WARNINGS"] => ShowPlan::Warnings {
+            errors: false,
+            count: false,
+        },
+        ["ERRORS"] => ShowPlan::Warnings {
+            errors: true,
+            count: false,
+        },
+        ["COUNT", "WARNINGS"] => ShowPlan::Warnings {
+            errors: false,
+            count: true,
+        },
+        ["COUNT", "ERRORS"] => ShowPlan::Warnings {
+            errors: true,
+            count: true,
+        },
         ["ENGINE", "INNODB", "STATUS"] => ShowPlan::InnodbStatus,
         ["ENGINES"] | ["STORAGE", "ENGINES"] => ShowPlan::Engines,
         ["PLUGINS"] => ShowPlan::Plugins,
@@ -355,7 +371,24 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
                 .collect();
             return Ok(Output::Rows(ResultSet::new(columns.into(), rows)));
         }
-        ShowPlan::Warnings { errors } => {
+        ShowPlan::Warnings {
+            errors,
+            count: true,
+        } => {
+            st.count(Counter::ComShowWarnings);
+            let (label, n) = if *errors {
+                ("@@session.error_count", st.warnings.errors())
+            } else {
+                ("@@session.warning_count", st.warnings.count())
+            };
+            let value = Value::UInt(n);
+            let columns = vec![crate::sql::output::column_for(label, Some(&value))];
+            return Ok(Output::Rows(ResultSet::new(
+                columns.into(),
+                vec![vec![value]],
+            )));
+        }
+        ShowPlan::Warnings { errors, .. } => {
             st.count(Counter::ComShowWarnings);
             let rows = st
                 .warnings

@@ -261,6 +261,9 @@ pub fn definitions() -> Vec<VarDef> {
         var("div_precision_increment", Both, int(0, 30), i(4)),
         var("group_concat_max_len", Both, int(4, i64::MAX), i(1024)),
         var("max_error_count", Both, int(0, 65535), i(1024)),
+        // The session's diagnostics counts (the statement before the one reading them).
+        var("warning_count", Session, int(0, i64::MAX), i(0)).read_only(),
+        var("error_count", Session, int(0, i64::MAX), i(0)).read_only(),
         var("tmp_table_size", Both, int(1024, i64::MAX), i(16_777_216)),
         var(
             "max_heap_table_size",
