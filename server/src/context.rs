@@ -55,6 +55,12 @@ impl Diagnostics {
         (self.count, self.errors, self.limit) = (0, 0, limit);
     }
 
+    /// Keeps the area for a statement that reads its counts (they become the previous
+    /// statement's, as `@@warning_count` reads them).
+    pub fn keep(&mut self) {
+        self.previous = (self.count, self.errors);
+    }
+
     /// Adds a condition (counted always, kept while under the limit).
     pub fn push(&mut self, w: Warning) {
         self.count += 1;
@@ -283,6 +289,16 @@ impl Context {
     /// `max_error_count`: how many conditions a statement's diagnostics area keeps.
     pub fn max_error_count(&self) -> usize {
         usize::try_from(self.var_int(self.core.ids.max_error_count)).unwrap_or(0)
+    }
+
+    /// Adds the error a statement ends with to its diagnostics area, as SHOW WARNINGS and
+    /// SHOW ERRORS list it.
+    pub fn record_error(&mut self, e: &crate::error::SqlError) {
+        self.warnings.push(Warning {
+            level: "Error",
+            code: e.code.code(),
+            message: e.message.clone(),
+        });
     }
 
     /// Starts a statement's diagnostics area (every statement but SHOW WARNINGS/ERRORS).

@@ -243,6 +243,19 @@ each_mode! {
         assert_eq!(shown.len(), 2);
         assert_eq!(code(c.query_drop("SET warning_count = 1")), 1238);
         assert_eq!(code(c.query_drop("SELECT @@global.error_count")), 1238);
+        // A failed statement's error is its condition, and reading the counts keeps it.
+        assert_eq!(code(c.query_drop("SELEC 1")), 1064);
+        let (w, e): (u64, u64) = c
+            .query_first("SELECT @@warning_count, @@error_count")
+            .unwrap()
+            .unwrap();
+        assert_eq!((w, e), (1, 1));
+        let shown: Vec<(String, u32, String)> = c.query("SHOW ERRORS").unwrap();
+        assert_eq!((shown[0].0.as_str(), shown[0].1), ("Error", 1064));
+        assert_eq!(code(c.query_drop("SELECT * FROM nosuch")), 1146);
+        let shown: Vec<(String, u32, String)> = c.query("SHOW WARNINGS").unwrap();
+        assert_eq!(shown.len(), 1);
+        assert_eq!(shown[0].2, "Table 'db.nosuch' doesn't exist");
     }
 
     fn selects_aggregate_join_and_describe_columns(mode) {

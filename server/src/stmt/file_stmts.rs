@@ -129,6 +129,20 @@ pub fn execute_local(
     fetch: &mut FetchLocal<'_>,
 ) -> SqlResult<Output> {
     st.begin_diagnostics();
+    let r = load_local(st, p, first, fetch);
+    st.take_shared_warnings();
+    if let Err(e) = &r {
+        st.record_error(e);
+    }
+    r
+}
+
+fn load_local(
+    st: &mut Context,
+    p: &LoadDataPlan,
+    first: bool,
+    fetch: &mut FetchLocal<'_>,
+) -> SqlResult<Output> {
     load_data::check_before_read(st, &p.syntax)?;
     if !first {
         return Err(SqlError::unsupported(
@@ -136,11 +150,9 @@ pub fn execute_local(
         ));
     }
     let data = fetch(&p.syntax.file)?;
-    let r = transaction::statement(st, true, |st| {
+    transaction::statement(st, true, |st| {
         load_data::execute(st, &p.syntax, &p.sql, Some(data))
-    });
-    st.take_shared_warnings();
-    r
+    })
 }
 
 /// Executes SELECT ... INTO OUTFILE/DUMPFILE.

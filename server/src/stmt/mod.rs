@@ -174,6 +174,8 @@ pub fn run_text_with_files(
     let plans = match planned {
         Ok(p) => p,
         Err(e) => {
+            st.begin_diagnostics();
+            st.record_error(&e);
             let r = Err(e);
             probe.done(st, &r);
             return vec![r];
@@ -183,15 +185,19 @@ pub fn run_text_with_files(
         // Without multi-statements MySQL parses only the first and reports the rest as a syntax
         // error; sqlparser split them, so answer as MySQL does for the whole text.
         let rest = trimmed.split_once(';').map(|(_, r)| r.trim()).unwrap_or("");
-        let r = Err(SqlError::parse(rest));
+        let e = SqlError::parse(rest);
+        st.begin_diagnostics();
+        st.record_error(&e);
+        let r = Err(e);
         probe.done(st, &r);
         return vec![r];
     }
+    let keep = reads_diagnostics(trimmed);
     let mut out = Vec::with_capacity(plans.len());
     for (i, p) in plans.iter().enumerate() {
         let r = match &p.plan {
             Plan::LoadData(l) if l.local() => file_stmts::execute_local(st, l, i == 0, fetch),
-            _ => execute(st, p, &[]),
+            _ => execute_keeping(st, p, &[], keep),
         };
         probe.done(st, &r);
         let failed = r.is_err();
@@ -222,20 +228,57 @@ pub fn prepare(st: &Context, sql: &str) -> SqlResult<PreparedStmt> {
     Ok(p)
 }
 
+/// Whether a statement text reads `@@warning_count` or `@@error_count`: as in MySQL, such a
+/// statement keeps the diagnostics area it reports on instead of starting its own.
+fn reads_diagnostics(sql: &str) -> bool {
+    let b = sql.as_bytes();
+    let at = |i: usize, word: &[u8]| {
+        b.get(i..i + word.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(word))
+    };
+    (0..b.len()).any(|i| {
+        b[i] == b'@'
+            && at(i, b"@@")
+            && [
+                b"warning_count".as_slice(),
+                b"error_count",
+                b"session.warning_count",
+                b"session.error_count",
+            ]
+            .iter()
+            .any(|w| at(i + 2, w))
+    })
+}
+
 /// Executes a planned statement with parameter values (none for text statements).
 pub fn execute(st: &mut Context, p: &PreparedStmt, params: &[Value]) -> SqlResult<Output> {
+    execute_keeping(st, p, params, false)
+}
+
+/// [`execute`]; `keep`: the statement reads the diagnostics counts, so it keeps the area.
+fn execute_keeping(
+    st: &mut Context,
+    p: &PreparedStmt,
+    params: &[Value],
+    keep: bool,
+) -> SqlResult<Output> {
     if params.len() < p.params {
         return Err(SqlError::new(
             ErrorCode::WrongArguments,
             "Incorrect arguments to mysqld_stmt_execute",
         ));
     }
-    // Every statement but SHOW WARNINGS/ERRORS starts a new diagnostics area, as in MySQL.
-    if !matches!(p.plan, Plan::Show(show::ShowPlan::Warnings { .. })) {
+    // Every statement but SHOW WARNINGS/ERRORS (and one reading their counts) starts a new
+    // diagnostics area, as in MySQL.
+    if keep {
+        st.warnings.keep();
+    } else if !matches!(p.plan, Plan::Show(show::ShowPlan::Warnings { .. })) {
         st.begin_diagnostics();
     }
-    privilege_checks::check(st, &p.plan)?;
-    let r = plan::execute(st, &p.plan, params);
+    let r = privilege_checks::check(st, &p.plan).and_then(|()| plan::execute(st, &p.plan, params));
     st.take_shared_warnings();
+    if let Err(e) = &r {
+        st.record_error(e);
+    }
     r
 }
