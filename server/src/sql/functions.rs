@@ -566,6 +566,122 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
         JsonExtract | JsonUnquote | JsonValid | JsonObject | JsonArray => {
             return json_function(f, args, env)
         }
+        ConvertTz | DateAdd | DateSub | Now | UtcTimestamp | CurDate | UnixTimestamp | TimeDiff
+        | BitText | TemporalText => return time_function(f, args, env),
+        Abs | Round | Floor | Ceil | Mod | Greatest | Least => {
+            return numeric_function(f, args, env)
+        }
+        LastInsertId => match args.first() {
+            None => env.session_fact(f),
+            Some(a) => eval(a, env)?,
+        },
+        Concat => concat(args, env)?,
+        ConcatWs => concat_ws(args, env)?,
+        Length => text_arg(args, 0, env)?.map_or(Value::Null, |b| Value::Int(b.len() as i64)),
+        CharLength => text_arg(args, 0, env)?.map_or(Value::Null, |b| {
+            Value::Int(i64::try_from(tf::char_length(&b)).unwrap_or(i64::MAX))
+        }),
+        Substring | BinarySubstring => {
+            let Some(s) = text_arg(args, 0, env)? else {
+                return Ok(Value::Null);
+            };
+            let Some(pos) = to_i64(&arg(1)?) else {
+                return Ok(Value::Null);
+            };
+            let len = match args.get(2) {
+                Some(e) => match to_i64(&eval(e, env)?) {
+                    Some(l) => Some(l),
+                    None => return Ok(Value::Null),
+                },
+                None => None,
+            };
+            Value::Bytes(tf::substring(&s, pos, len, f == BinarySubstring))
+        }
+        Upper | Lower => match text_arg(args, 0, env)? {
+            Some(b) => {
+                env.reserve(b.len())?;
+                Value::Bytes(if f == Upper {
+                    tf::upper(&b)
+                } else {
+                    tf::lower(&b)
+                })
+            }
+            None => Value::Null,
+        },
+        Repeat => match (text_arg(args, 0, env)?, to_i64(&arg(1)?)) {
+            (Some(s), Some(n)) => repeat(&s, n, env)?,
+            _ => Value::Null,
+        },
+        Coalesce => {
+            for a in args {
+                let v = eval(a, env)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            Value::Null
+        }
+        IfNull => {
+            let v = arg(0)?;
+            if v.is_null() {
+                arg(1)?
+            } else {
+                v
+            }
+        }
+        NullIf => {
+            let (a, b) = (arg(0)?, arg(1)?);
+            if compare(&a, &b) == Some(std::cmp::Ordering::Equal) {
+                Value::Null
+            } else {
+                a
+            }
+        }
+        If => {
+            if crate::sql::eval::truth(&arg(0)?) == Some(true) {
+                arg(1)?
+            } else {
+                arg(2)?
+            }
+        }
+        Rand => Value::Double(rand::random::<f64>()),
+        Sleep => {
+            let secs = to_f64(&arg(0)?).unwrap_or(0.0);
+            if secs < 0.0 {
+                return Err(SqlError::new(
+                    ErrorCode::WrongArguments,
+                    "Incorrect arguments to sleep.",
+                ));
+            }
+            Value::Int(i64::from(env.sleep(secs)?))
+        }
+        Benchmark => {
+            let n = to_i64(&arg(0)?).unwrap_or(0);
+            if n < 0 {
+                return Err(SqlError::new(
+                    ErrorCode::WrongArguments,
+                    "Incorrect count value to function BENCHMARK",
+                ));
+            }
+            for i in 0..n {
+                if i % 4096 == 0 && env.killed() {
+                    return Err(SqlError::new(
+                        ErrorCode::QueryInterrupted,
+                        "Query execution was interrupted",
+                    ));
+                }
+                std::hint::black_box(eval(&args[1], env)?);
+            }
+            Value::Int(0)
+        }
+    })
+}
+
+/// Evaluates a date, time or temporal-text function.
+fn time_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> {
+    use Func::*;
+    let arg = |i: usize| eval(&args[i], env);
+    Ok(match f {
         ConvertTz => match (text_arg(args, 1, env)?, text_arg(args, 2, env)?) {
             (Some(from), Some(to)) => crate::sql::date_arith::convert_tz(
                 &arg(0)?,
@@ -583,10 +699,6 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
                 f == DateSub,
             )
         }
-        LastInsertId => match args.first() {
-            None => env.session_fact(f),
-            Some(a) => eval(a, env)?,
-        },
         Now => Value::DateTime(datetime_from_micros(
             env.now_micros() / 1_000_000 * 1_000_000,
         )),
@@ -638,43 +750,15 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
             }
             (other, _) => other,
         },
-        Concat => concat(args, env)?,
-        ConcatWs => concat_ws(args, env)?,
-        Length => text_arg(args, 0, env)?.map_or(Value::Null, |b| Value::Int(b.len() as i64)),
-        CharLength => text_arg(args, 0, env)?.map_or(Value::Null, |b| {
-            Value::Int(i64::try_from(tf::char_length(&b)).unwrap_or(i64::MAX))
-        }),
-        Substring | BinarySubstring => {
-            let Some(s) = text_arg(args, 0, env)? else {
-                return Ok(Value::Null);
-            };
-            let Some(pos) = to_i64(&arg(1)?) else {
-                return Ok(Value::Null);
-            };
-            let len = match args.get(2) {
-                Some(e) => match to_i64(&eval(e, env)?) {
-                    Some(l) => Some(l),
-                    None => return Ok(Value::Null),
-                },
-                None => None,
-            };
-            Value::Bytes(tf::substring(&s, pos, len, f == BinarySubstring))
-        }
-        Upper | Lower => match text_arg(args, 0, env)? {
-            Some(b) => {
-                env.reserve(b.len())?;
-                Value::Bytes(if f == Upper {
-                    tf::upper(&b)
-                } else {
-                    tf::lower(&b)
-                })
-            }
-            None => Value::Null,
-        },
-        Repeat => match (text_arg(args, 0, env)?, to_i64(&arg(1)?)) {
-            (Some(s), Some(n)) => repeat(&s, n, env)?,
-            _ => Value::Null,
-        },
+        _ => unreachable!("not a time function: {f:?}"),
+    })
+}
+
+/// Evaluates a numeric function (ABS, ROUND, FLOOR/CEIL, MOD, GREATEST/LEAST).
+fn numeric_function(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> {
+    use Func::*;
+    let arg = |i: usize| eval(&args[i], env);
+    Ok(match f {
         Abs => match arg(0)? {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| {
                 SqlError::new(
@@ -751,67 +835,6 @@ pub fn call(f: Func, args: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Value> 
             }
             best.unwrap_or(Value::Null)
         }
-        Coalesce => {
-            for a in args {
-                let v = eval(a, env)?;
-                if !v.is_null() {
-                    return Ok(v);
-                }
-            }
-            Value::Null
-        }
-        IfNull => {
-            let v = arg(0)?;
-            if v.is_null() {
-                arg(1)?
-            } else {
-                v
-            }
-        }
-        NullIf => {
-            let (a, b) = (arg(0)?, arg(1)?);
-            if compare(&a, &b) == Some(std::cmp::Ordering::Equal) {
-                Value::Null
-            } else {
-                a
-            }
-        }
-        If => {
-            if crate::sql::eval::truth(&arg(0)?) == Some(true) {
-                arg(1)?
-            } else {
-                arg(2)?
-            }
-        }
-        Rand => Value::Double(rand::random::<f64>()),
-        Sleep => {
-            let secs = to_f64(&arg(0)?).unwrap_or(0.0);
-            if secs < 0.0 {
-                return Err(SqlError::new(
-                    ErrorCode::WrongArguments,
-                    "Incorrect arguments to sleep.",
-                ));
-            }
-            Value::Int(i64::from(env.sleep(secs)?))
-        }
-        Benchmark => {
-            let n = to_i64(&arg(0)?).unwrap_or(0);
-            if n < 0 {
-                return Err(SqlError::new(
-                    ErrorCode::WrongArguments,
-                    "Incorrect count value to function BENCHMARK",
-                ));
-            }
-            for i in 0..n {
-                if i % 4096 == 0 && env.killed() {
-                    return Err(SqlError::new(
-                        ErrorCode::QueryInterrupted,
-                        "Query execution was interrupted",
-                    ));
-                }
-                std::hint::black_box(eval(&args[1], env)?);
-            }
-            Value::Int(0)
-        }
+        _ => unreachable!("not a numeric function: {f:?}"),
     })
 }

@@ -270,25 +270,7 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
             global,
             status: false,
             ..
-        } => {
-            st.count(Counter::ComShowVariables);
-            let reg = &st.core.vars;
-            let rows = reg
-                .sorted_ids()
-                .into_iter()
-                .filter(|id| !(*global && reg.def(*id).scope == Scope::Session))
-                .map(|id| {
-                    let def = reg.def(id);
-                    let v = if *global || def.scope == Scope::Global {
-                        reg.global(id)
-                    } else {
-                        st.vars.get(id).clone()
-                    };
-                    vec![Value::str(def.name), Value::str(&v.show())]
-                })
-                .collect();
-            (VAR_COLUMNS, rows)
-        }
+        } => (VAR_COLUMNS, variable_rows(st, *global)),
         ShowPlan::Vars {
             global,
             status: true,
@@ -315,97 +297,8 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
                     .collect(),
             )
         }
-        ShowPlan::Processlist { full } => {
-            st.count(Counter::ComShowProcesslist);
-            let all = st.privileges.has(Privilege::PROCESS);
-            let rows = st
-                .core
-                .connections
-                .snapshot()
-                .into_iter()
-                .filter_map(|c| {
-                    let login = c.login.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                    if !all && login.user != st.user {
-                        return None;
-                    }
-                    let info = c.info_text();
-                    let info = info.map(|i| {
-                        if *full {
-                            i
-                        } else {
-                            i.chars().take(100).collect()
-                        }
-                    });
-                    let secs = c.seconds_in_state();
-                    Some(vec![
-                        Value::UInt(u64::from(c.id)),
-                        Value::str(if login.user.is_empty() {
-                            "unauthenticated user"
-                        } else {
-                            &login.user
-                        }),
-                        Value::str(&c.host),
-                        login.db.as_deref().map_or(Value::Null, Value::str),
-                        Value::str(c.command().name()),
-                        Value::Int(i64::try_from(secs).unwrap_or(i64::MAX)),
-                        Value::str(c.state().unwrap_or("")),
-                        info.as_deref().map_or(Value::Null, Value::str),
-                    ])
-                })
-                .collect();
-            // Id and Time are integers on the wire (BIGINT UNSIGNED and a signed integer),
-            // as MySQL sends them; the rest is text.
-            let names = [
-                "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
-            ];
-            let columns: Vec<_> = names
-                .iter()
-                .map(|n| {
-                    let sample = match *n {
-                        "Id" => Value::UInt(0),
-                        "Time" => Value::Int(0),
-                        _ => Value::str(""),
-                    };
-                    crate::sql::output::column_for(n, Some(&sample))
-                })
-                .collect();
-            return Ok(Output::Rows(ResultSet::new(columns.into(), rows)));
-        }
-        ShowPlan::Warnings {
-            errors,
-            count: true,
-        } => {
-            st.count(Counter::ComShowWarnings);
-            let (label, n) = if *errors {
-                ("@@session.error_count", st.warnings.errors())
-            } else {
-                ("@@session.warning_count", st.warnings.count())
-            };
-            let value = Value::UInt(n);
-            let columns = vec![crate::sql::output::column_for(label, Some(&value))];
-            return Ok(Output::Rows(ResultSet::new(
-                columns.into(),
-                vec![vec![value]],
-            )));
-        }
-        ShowPlan::Warnings { errors, .. } => {
-            st.count(Counter::ComShowWarnings);
-            let rows = st
-                .warnings
-                .iter()
-                .filter(|w| !*errors || w.level == "Error")
-                .map(|w| {
-                    vec![
-                        Value::str(w.level),
-                        Value::UInt(u64::from(w.code)),
-                        Value::str(&w.message),
-                    ]
-                })
-                .collect();
-            // SHOW WARNINGS must not clear the list it shows.
-            let rs = ResultSet::text(&["Level", "Code", "Message"], rows);
-            return Ok(Output::Rows(rs));
-        }
+        ShowPlan::Processlist { full } => return Ok(processlist(st, *full)),
+        ShowPlan::Warnings { errors, count } => return Ok(warnings(st, *errors, *count)),
         ShowPlan::Engines => (
             crate::stmt::show_engines::ENGINE_COLUMNS,
             crate::stmt::show_engines::engine_rows(),
@@ -492,4 +385,115 @@ pub fn execute(st: &mut Context, p: &ShowPlan, params: &[Value]) -> SqlResult<Ou
         }
     }
     Ok(Output::Rows(ResultSet::text(names, kept)))
+}
+
+/// SHOW [GLOBAL|SESSION] VARIABLES: (name, value) of every variable in the scope.
+fn variable_rows(st: &Context, global: bool) -> Vec<Vec<Value>> {
+    st.count(Counter::ComShowVariables);
+    let reg = &st.core.vars;
+    reg.sorted_ids()
+        .into_iter()
+        .filter(|id| !(global && reg.def(*id).scope == Scope::Session))
+        .map(|id| {
+            let def = reg.def(id);
+            let (warnings, errors) = st.warnings.previous_counts();
+            let v = if global || def.scope == Scope::Global {
+                reg.global(id).show()
+            } else if id == st.core.ids.warning_count {
+                warnings.to_string()
+            } else if id == st.core.ids.error_count {
+                errors.to_string()
+            } else {
+                st.vars.get(id).show()
+            };
+            vec![Value::str(def.name), Value::str(&v)]
+        })
+        .collect()
+}
+
+/// SHOW [FULL] PROCESSLIST: the connections the account may see.
+fn processlist(st: &Context, full: bool) -> Output {
+    st.count(Counter::ComShowProcesslist);
+    let all = st.privileges.has(Privilege::PROCESS);
+    let rows = st
+        .core
+        .connections
+        .snapshot()
+        .into_iter()
+        .filter_map(|c| {
+            let login = c.login.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if !all && login.user != st.user {
+                return None;
+            }
+            let info = c.info_text();
+            let info = info.map(|i| {
+                if full {
+                    i
+                } else {
+                    i.chars().take(100).collect()
+                }
+            });
+            let secs = c.seconds_in_state();
+            Some(vec![
+                Value::UInt(u64::from(c.id)),
+                Value::str(if login.user.is_empty() {
+                    "unauthenticated user"
+                } else {
+                    &login.user
+                }),
+                Value::str(&c.host),
+                login.db.as_deref().map_or(Value::Null, Value::str),
+                Value::str(c.command().name()),
+                Value::Int(i64::try_from(secs).unwrap_or(i64::MAX)),
+                Value::str(c.state().unwrap_or("")),
+                info.as_deref().map_or(Value::Null, Value::str),
+            ])
+        })
+        .collect();
+    // Id and Time are integers on the wire (BIGINT UNSIGNED and a signed integer),
+    // as MySQL sends them; the rest is text.
+    let names = [
+        "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+    ];
+    let columns: Vec<_> = names
+        .iter()
+        .map(|n| {
+            let sample = match *n {
+                "Id" => Value::UInt(0),
+                "Time" => Value::Int(0),
+                _ => Value::str(""),
+            };
+            crate::sql::output::column_for(n, Some(&sample))
+        })
+        .collect();
+    Output::Rows(ResultSet::new(columns.into(), rows))
+}
+
+/// SHOW WARNINGS / SHOW ERRORS (or only their count): the diagnostics area, which they
+/// leave as it is.
+fn warnings(st: &Context, errors: bool, count: bool) -> Output {
+    st.count(Counter::ComShowWarnings);
+    if count {
+        let (label, n) = if errors {
+            ("@@session.error_count", st.warnings.errors())
+        } else {
+            ("@@session.warning_count", st.warnings.count())
+        };
+        let value = Value::UInt(n);
+        let columns = vec![crate::sql::output::column_for(label, Some(&value))];
+        return Output::Rows(ResultSet::new(columns.into(), vec![vec![value]]));
+    }
+    let rows = st
+        .warnings
+        .iter()
+        .filter(|w| !errors || w.level == "Error")
+        .map(|w| {
+            vec![
+                Value::str(w.level),
+                Value::UInt(u64::from(w.code)),
+                Value::str(&w.message),
+            ]
+        })
+        .collect();
+    Output::Rows(ResultSet::text(&["Level", "Code", "Message"], rows))
 }

@@ -102,11 +102,26 @@ fn b(v: bool) -> VarValue {
     VarValue::Bool(v)
 }
 
-/// Every variable definition (the registry keeps those of enabled features).
+/// Every variable definition (the registry keeps those of enabled features). The storage
+/// engine's are defined in `crate::storage`, the query logs' in `crate::querylog`.
 pub fn definitions() -> Vec<VarDef> {
+    [
+        identity_and_network(),
+        connection_handling(),
+        character_sets(),
+        sql_behaviour(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|b| b.def)
+    .collect()
+}
+
+/// Server identity and networking.
+fn identity_and_network() -> Vec<B> {
     use Scope::*;
     const U32: i64 = u32::MAX as i64;
-    let list = vec![
+    vec![
         // Server identity and networking.
         var("version", Global, VarType::Str, s(SERVER_VERSION)).read_only(),
         var(
@@ -146,6 +161,14 @@ pub fn definitions() -> Vec<VarDef> {
         var("time_zone", Both, VarType::Str, s("SYSTEM")),
         var("open_files_limit", Global, int(0, i64::MAX), i(0)).read_only(),
         var("back_log", Global, int(1, 65535), i(151)).read_only(),
+    ]
+}
+
+/// Connection handling, timeouts and file access.
+fn connection_handling() -> Vec<B> {
+    use Scope::*;
+    const U32: i64 = u32::MAX as i64;
+    vec![
         // Connection handling.
         var(
             "thread_handling",
@@ -186,6 +209,13 @@ pub fn definitions() -> Vec<VarDef> {
         // anywhere, `NULL` nowhere, a directory only below it. MySQL's default depends on
         // the package layout; tpbed's is empty (a test bed, files under the user's control).
         var("secure_file_priv", Global, VarType::Str, s("")).read_only(),
+    ]
+}
+
+/// Character sets and collations.
+fn character_sets() -> Vec<B> {
+    use Scope::*;
+    vec![
         // Character sets (tpbed stores bytes and speaks utf8mb4; these are recorded and shown).
         var(
             "character_set_client",
@@ -232,6 +262,13 @@ pub fn definitions() -> Vec<VarDef> {
             VarType::Str,
             s("utf8mb4_0900_ai_ci"),
         ),
+    ]
+}
+
+/// SQL behaviour, logs and the options tpbed accepts without modelling.
+fn sql_behaviour() -> Vec<B> {
+    use Scope::*;
+    vec![
         // SQL behaviour.
         var("autocommit", Both, VarType::Bool, b(true)),
         var(
@@ -329,9 +366,7 @@ pub fn definitions() -> Vec<VarDef> {
             int(5_242_880, i64::MAX),
             i(134_217_728),
         ),
-        // The storage engine's variables are defined in `crate::storage`.
-    ];
-    list.into_iter().map(|b| b.def).collect()
+    ]
 }
 
 #[cfg(test)]
