@@ -319,6 +319,42 @@ mod tests {
     }
 
     #[test]
+    fn a_table_replaced_by_its_rebuild_is_freed_before_it_is_counted() {
+        use std::sync::{Arc, Weak};
+        let t = Table::new(def(false), PageCapacity { leaf: 4, inner: 4 });
+        for n in 0..40 {
+            let row = vec![Value::Null, Value::Int(n), Value::Int(n), Value::str("c")];
+            t.insert(row, &InsertOptions::default()).expect("insert");
+        }
+        let leaf = |t: &Table| {
+            let g = t
+                .clustered
+                .descend(&[], crate::index::Route::BeforeEqual, false, None);
+            Arc::downgrade(g.page())
+        };
+        let old_leaf = leaf(&t);
+        let rebuilt = t.rebuilt(def(true), 1).expect("CREATE INDEX");
+        let seen: Arc<std::sync::Mutex<Vec<bool>>> = Arc::default();
+        let (watched, record) = (old_leaf.clone(), seen.clone());
+        crate::memory::ON_NOTE.with(|f| {
+            *f.borrow_mut() = Some(Box::new(move || {
+                record
+                    .lock()
+                    .unwrap()
+                    .push(Weak::upgrade(&watched).is_some());
+            }));
+        });
+        drop(t);
+        crate::memory::ON_NOTE.with(|f| *f.borrow_mut() = None);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [false],
+            "the old leaf was still allocated"
+        );
+        assert!(leaf(&rebuilt).upgrade().is_some());
+    }
+
+    #[test]
     fn a_changed_layout_is_left_to_the_row_by_row_rebuild() {
         let t = Table::new(def(false), PageCapacity::default());
         let mut wider = def(true);
