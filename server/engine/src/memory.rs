@@ -75,7 +75,21 @@ static TABLE_ROWS_FREED: AtomicU64 = AtomicU64::new(0);
 
 /// Counts `bytes` of rows freed with a table (dropped, replaced by a rebuild, truncated).
 pub(crate) fn note_table_rows_freed(bytes: u64) {
+    #[cfg(test)]
+    ON_NOTE.with(|f| {
+        if let Some(f) = f.borrow_mut().as_mut() {
+            f();
+        }
+    });
     TABLE_ROWS_FREED.fetch_add(bytes, Relaxed);
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Called by [`note_table_rows_freed`] on this thread, for tests that check what is
+    /// already freed when the count is made.
+    pub(crate) static ON_NOTE: std::cell::RefCell<Option<Box<dyn FnMut()>>> =
+        std::cell::RefCell::new(None);
 }
 
 /// Takes the count of [`note_table_rows_freed`] (purge adds it to its own freed count).

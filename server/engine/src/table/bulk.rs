@@ -1,18 +1,111 @@
 //! The rebuild of a table whose rows keep their layout (CREATE INDEX, DROP INDEX): the live
-//! clustered records are copied in key order into a clustered index
-//! built bottom-up, and each secondary index is built by sorting its keys and building its
-//! pages bottom-up, as InnoDB's sorted index build does, instead of inserting row by row.
+//! clustered records are copied in key order into a clustered index built bottom-up, and
+//! each secondary index is built by sorting its keys and building its pages bottom-up, as
+//! InnoDB's sorted index build does, instead of inserting row by row.
 //! The table it gives is the one the row-by-row rebuild gives (same records, counters and
 //! errors): where that is not certain, it declines and the caller rebuilds row by row.
+//!
+//! Memory: the old clustered records are read in place, under one shared leaf latch at a
+//! time, and never copied as a whole. A first walk gathers only each secondary index's
+//! entries, their key bytes back to back in one buffer ([`SortRun`]: about 24 bytes plus the
+//! key per entry), which are sorted and built into pages one index at a time; a second walk
+//! streams the records into the new clustered index's leaves. So a rebuild needs the new
+//! table's bytes plus one index's keys beside the old table, not a copy of every row.
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::index::{BTree, ClusteredRec, KeyBuf, Record, SecondaryRec};
+use crate::cursor::LatchMode;
+use crate::index::{BTree, ClusteredRec, KeyBuf, SecondaryRec};
 use crate::row_buf::RowBuf;
 use crate::schema::TableDef;
 use crate::value::Value;
 
 use super::Table;
+
+/// One secondary index's entries for its sorted build: the encoded keys (secondary part ++
+/// primary key) back to back in `bytes`, and per entry where its key lies, where its
+/// primary-key part starts and which transaction wrote its row.
+#[derive(Debug, Default)]
+struct SortRun {
+    bytes: Vec<u8>,
+    entries: Vec<SortEntry>,
+}
+
+/// An entry of a [`SortRun`].
+#[derive(Debug, Clone, Copy)]
+struct SortEntry {
+    /// Offset of the key in [`SortRun::bytes`].
+    at: usize,
+    /// Key length.
+    len: u32,
+    /// Where the primary-key part starts within the key.
+    pk_offset: u32,
+    /// DB_TRX_ID of the row (raises its leaf's `max_trx_id`).
+    trx_id: u64,
+}
+
+impl SortRun {
+    /// A run with room for `entries` entries.
+    fn with_capacity(entries: usize) -> SortRun {
+        SortRun {
+            bytes: Vec::new(),
+            entries: Vec::with_capacity(entries),
+        }
+    }
+
+    /// Adds the entry `key` (its primary-key part the last `pk_len` bytes) of a row written
+    /// by `trx_id`.
+    fn push(&mut self, key: &[u8], pk_len: usize, trx_id: u64) {
+        if self.bytes.capacity() == 0 {
+            // Keys of one index are about one size: room for as many as there are entries.
+            self.bytes
+                .reserve(key.len() * self.entries.capacity().max(1));
+        }
+        let entry = SortEntry {
+            at: self.bytes.len(),
+            len: u32::try_from(key.len()).expect("a key under 4 GiB"),
+            pk_offset: u32::try_from(key.len() - pk_len).expect("a key under 4 GiB"),
+            trx_id,
+        };
+        self.bytes.extend_from_slice(key);
+        self.entries.push(entry);
+    }
+
+    fn key(&self, e: &SortEntry) -> &[u8] {
+        &self.bytes[e.at..e.at + e.len as usize]
+    }
+
+    fn secondary_part(&self, e: &SortEntry) -> &[u8] {
+        &self.key(e)[..e.pk_offset as usize]
+    }
+
+    /// Sorts the entries by key.
+    fn sort(&mut self) {
+        let bytes = &self.bytes;
+        let key = |e: &SortEntry| &bytes[e.at..e.at + e.len as usize];
+        self.entries.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+    }
+
+    /// Whether two (sorted) entries share a secondary part.
+    fn has_repeat(&self) -> bool {
+        self.entries
+            .windows(2)
+            .any(|w| self.secondary_part(&w[0]) == self.secondary_part(&w[1]))
+    }
+
+    /// The (sorted) entries as records.
+    fn into_tree(self, capacity: crate::index::PageCapacity) -> BTree<SecondaryRec> {
+        BTree::from_sorted(
+            capacity,
+            self.entries.iter().map(|e| {
+                (
+                    SecondaryRec::new(self.key(e), e.pk_offset as usize),
+                    e.trx_id,
+                )
+            }),
+        )
+    }
+}
 
 impl Table {
     /// This table under `def` built in bulk, when `def` keeps the row layout and the
@@ -29,83 +122,84 @@ impl Table {
         if !same_layout || def.clustered() != self.def.clustered() {
             return None;
         }
-        let mut table = Table::new(def.clone(), self.clustered.capacity());
+        let capacity = self.clustered.capacity();
+        let mut table = Table::new(def.clone(), capacity);
         table.rebuilt_by = rebuilt_by;
-        let mut live: Vec<ClusteredRec> = Vec::with_capacity(self.row_count() as usize);
-        self.clustered.for_each_record(|r| {
-            if !r.delete_mark() {
-                live.push(ClusteredRec::new(
-                    KeyBuf::from(r.key()),
-                    RowBuf::new(r.row()),
-                    r.trx_id(),
-                ));
+        let (mut runs, live, auto) = table.gather(self, def.auto_increment_column());
+        for i in (0..runs.len()).rev() {
+            let mut run = runs.pop().expect("one run per secondary index");
+            run.sort();
+            if table.secondaries[i].unique && run.has_repeat() {
+                return None;
             }
-        });
-        for i in 0..table.secondaries.len() {
-            let tree = table.sorted_secondary(i + 1, &live)?;
-            table.secondaries[i].tree = tree;
+            table.secondaries[i].tree = run.into_tree(capacity);
         }
-        let auto = def
-            .auto_increment_column()
-            .map(|c| table.auto_increment_floor(c, &live));
-        let next_auto = self.auto_increment_value().max(auto.unwrap_or(0));
+        let next_auto = self.auto_increment_value().max(auto);
         table.next_auto_increment.store(next_auto, Relaxed);
         table
             .next_row_id
             .store(self.next_row_id.load(Relaxed), Relaxed);
-        table.rows.store(live.len() as i64, Relaxed);
-        let capacity = self.clustered.capacity();
-        table.clustered = BTree::from_sorted(
-            capacity,
-            live.into_iter().map(|r| {
-                let trx_id = r.trx_id;
-                (r, trx_id)
-            }),
-        );
+        table.rows.store(live as i64, Relaxed);
+        table.clustered = BTree::from_sorted(capacity, live_records(&self.clustered));
         Some(table)
     }
 
-    /// Secondary index `index` over `rows` (live clustered records in key order), built from
-    /// its sorted keys; None when it is UNIQUE and two entries share a secondary part.
-    fn sorted_secondary(&self, index: usize, rows: &[ClusteredRec]) -> Option<BTree<SecondaryRec>> {
-        let mut keys: Vec<(Vec<u8>, usize, u64)> = rows
-            .iter()
-            .map(|r| {
-                let k = self.secondary_key_of(index, &r.row, r.key());
-                let pk_offset = k.len() - r.key().len();
-                (k, pk_offset, r.trx_id)
-            })
+    /// One walk of `old`'s clustered leaves: the entries of each of this table's secondary
+    /// indexes, the live row count and one past the largest positive value of the
+    /// AUTO_INCREMENT column `auto` (as re-inserting the rows would move the counter).
+    fn gather(&self, old: &Table, auto: Option<usize>) -> (Vec<SortRun>, u64, u64) {
+        let rows = old.row_count() as usize;
+        let mut runs: Vec<SortRun> = (0..self.secondaries.len())
+            .map(|_| SortRun::with_capacity(rows))
             .collect();
-        keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        if self.secondaries[index - 1].unique
-            && keys
-                .windows(2)
-                .any(|w| w[0].0[..w[0].1] == w[1].0[..w[1].1])
-        {
-            return None;
-        }
-        let capacity = self.clustered.capacity();
-        Some(BTree::from_sorted(
-            capacity,
-            keys.into_iter()
-                .map(|(k, off, trx_id)| (SecondaryRec::new(&k, off), trx_id)),
-        ))
+        let (mut live, mut floor) = (0u64, 0u64);
+        old.clustered.for_each_record(|r| {
+            if r.delete_mark() {
+                return;
+            }
+            live += 1;
+            for (i, run) in runs.iter_mut().enumerate() {
+                let key = self.secondary_key_of(i + 1, r.row(), r.key());
+                run.push(&key, r.key().len(), r.trx_id());
+            }
+            if let Some(c) = auto {
+                floor = floor.max(self.auto_increment_after(c, r.row()));
+            }
+        });
+        (runs, live, floor)
     }
 
-    /// One past the largest value of AUTO_INCREMENT column `c` in `rows`, as re-inserting
-    /// them would move the counter.
-    fn auto_increment_floor(&self, c: usize, rows: &[ClusteredRec]) -> u64 {
-        rows.iter()
-            .map(
-                |r| match self.codec.decode_columns(&r.row, &[c]).as_slice() {
-                    [Value::Int(i)] if *i > 0 => (*i as u64).saturating_add(1),
-                    [Value::UInt(u)] if *u > 0 => u.saturating_add(1),
-                    _ => 0,
-                },
-            )
-            .max()
-            .unwrap_or(0)
+    /// One past the value of AUTO_INCREMENT column `c` in `row` when positive, else 0.
+    fn auto_increment_after(&self, c: usize, row: &[u8]) -> u64 {
+        match self.codec.decode_columns(row, &[c]).as_slice() {
+            [Value::Int(i)] if *i > 0 => (*i as u64).saturating_add(1),
+            [Value::UInt(u)] if *u > 0 => u.saturating_add(1),
+            _ => 0,
+        }
     }
+}
+
+/// The live records of `tree` in key order, each copied out of its leaf while that leaf is
+/// latched (shared) and handed on at once, with its DB_TRX_ID; delete-marked ones are left
+/// out and roll pointers are not kept (the rebuilt table has no older versions).
+fn live_records(tree: &BTree<ClusteredRec>) -> impl Iterator<Item = (ClusteredRec, u64)> + '_ {
+    let mut cursor = tree.cursor(LatchMode::Read);
+    let mut on = cursor.first();
+    std::iter::from_fn(move || {
+        while on {
+            let rec = cursor.record().expect("a positioned cursor has a record");
+            let copy = (!rec.delete_mark()).then(|| {
+                let trx_id = rec.trx_id();
+                let r = ClusteredRec::new(KeyBuf::from(rec.key()), RowBuf::new(rec.row()), trx_id);
+                (r, trx_id)
+            });
+            on = cursor.move_next();
+            if copy.is_some() {
+                return copy;
+            }
+        }
+        None
+    })
 }
 
 #[cfg(test)]
@@ -222,6 +316,42 @@ mod tests {
                 (b, r) => prop_assert!(false, "bulk {:?} vs row by row {:?}", b.is_ok(), r.is_ok()),
             }
         }
+    }
+
+    #[test]
+    fn a_table_replaced_by_its_rebuild_is_freed_before_it_is_counted() {
+        use std::sync::{Arc, Weak};
+        let t = Table::new(def(false), PageCapacity { leaf: 4, inner: 4 });
+        for n in 0..40 {
+            let row = vec![Value::Null, Value::Int(n), Value::Int(n), Value::str("c")];
+            t.insert(row, &InsertOptions::default()).expect("insert");
+        }
+        let leaf = |t: &Table| {
+            let g = t
+                .clustered
+                .descend(&[], crate::index::Route::BeforeEqual, false, None);
+            Arc::downgrade(g.page())
+        };
+        let old_leaf = leaf(&t);
+        let rebuilt = t.rebuilt(def(true), 1).expect("CREATE INDEX");
+        let seen: Arc<std::sync::Mutex<Vec<bool>>> = Arc::default();
+        let (watched, record) = (old_leaf.clone(), seen.clone());
+        crate::memory::ON_NOTE.with(|f| {
+            *f.borrow_mut() = Some(Box::new(move || {
+                record
+                    .lock()
+                    .unwrap()
+                    .push(Weak::upgrade(&watched).is_some());
+            }));
+        });
+        drop(t);
+        crate::memory::ON_NOTE.with(|f| *f.borrow_mut() = None);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [false],
+            "the old leaf was still allocated"
+        );
+        assert!(leaf(&rebuilt).upgrade().is_some());
     }
 
     #[test]

@@ -584,11 +584,13 @@ impl Table {
     /// Removes every row and resets the AUTO_INCREMENT counter (TRUNCATE TABLE).
     pub fn truncate(&self) {
         let _unique = self.lock_unique(|_| true);
-        crate::memory::note_table_rows_freed(self.row_bytes());
+        let bytes = self.row_bytes();
         self.clustered.truncate();
         for s in &self.secondaries {
             s.tree.truncate();
         }
+        // Counted once freed: the count may make purge trim at once.
+        crate::memory::note_table_rows_freed(bytes);
         self.rows.store(0, Relaxed);
         self.next_auto_increment.store(1, Relaxed);
         self.next_row_id.store(1, Relaxed);
@@ -598,8 +600,16 @@ impl Table {
 impl Drop for Table {
     /// Counts the rows this table frees, so purge gives their memory back to the OS once the
     /// engine is quiet (a table dropped or replaced by a rebuild can hold most of the heap).
+    /// The trees are freed before they are counted, or a trim the count sets off could
+    /// run while most of their pages are still allocated.
     fn drop(&mut self) {
-        crate::memory::note_table_rows_freed(self.row_bytes());
+        let bytes = self.row_bytes();
+        let capacity = self.clustered.capacity();
+        drop(std::mem::replace(&mut self.clustered, BTree::new(capacity)));
+        for s in &mut self.secondaries {
+            drop(std::mem::replace(&mut s.tree, BTree::new(capacity)));
+        }
+        crate::memory::note_table_rows_freed(bytes);
     }
 }
 
