@@ -22,6 +22,7 @@ pub mod json_functions;
 pub(crate) mod load_syntax;
 pub mod names;
 pub mod output;
+pub(crate) mod spans;
 pub mod stack;
 pub mod text_cell;
 pub mod text_functions;

@@ -1,7 +1,7 @@
 //! SELECT without tables (`SELECT 1+1`, `SELECT @@version_comment LIMIT 1`, `... FROM DUAL`):
 //! expressions evaluated once, filtered by WHERE, cut by LIMIT.
 
-use sqlparser::ast::{self, SelectItem, SetExpr, Spanned, TableFactor};
+use sqlparser::ast::{self, SelectItem, SetExpr, TableFactor};
 
 use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
@@ -90,7 +90,7 @@ pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> 
     for item in &s.projection {
         match item {
             SelectItem::UnnamedExpr(e) => {
-                let label = match crate::sql::span_text(sql, e.span()) {
+                let label = match crate::sql::span_text(sql, crate::sql::spans::expr_span(e)) {
                     // The span of `-5` starts at the operand; MySQL labels the column `-5`.
                     Some(t)
                         if matches!(e, ast::Expr::UnaryOp { .. })
