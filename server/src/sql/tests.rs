@@ -470,3 +470,18 @@ fn the_deepest_admitted_statements_run_in_half_a_connection_thread_stack() {
         .join()
         .unwrap();
 }
+
+#[test]
+fn a_deep_parse_moves_to_heap_allocated_stack_segments() {
+    // sqlparser's recursion protection moves a deep parse to heap-allocated stack segments,
+    // so the bracketed forms at its recursion limit (megabytes of stack unoptimised) parse
+    // on a thread with 512 KiB.
+    let sql = format!("SELECT {}1{}", "ABS(".repeat(40), ")".repeat(40));
+    let parsed = std::thread::Builder::new()
+        .stack_size(512 << 10)
+        .spawn(move || crate::sql::parse(&sql).map(|s| s.len()))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(parsed.ok(), Some(1));
+}

@@ -40,8 +40,8 @@ const SLOTS: usize = 64;
 const MAX_TEXT: usize = 4096;
 /// Texts nesting deeper than this many operator and bracket levels are parsed as they come:
 /// finding a shape's literals and copying its tree recurse once per level of sqlparser's tree
-/// (about 5.5 KB of stack a level in an unoptimised build, measured), so a tree as deep as
-/// [`crate::sql::depth::MAX_DEPTH`] would take a third of a connection thread's stack.
+/// (5 to 8 KB of stack a level in an unoptimised build, measured), so a tree as deep as
+/// [`crate::sql::depth::MAX_DEPTH`] would take 3 to 4 MB of a connection thread's stack.
 const MAX_DEPTH: usize = 64;
 /// Texts chaining more set operations (`UNION`, ...) than this are parsed as they come
 /// (copying one costs about 18 KB of stack in an unoptimised build, measured).
