@@ -62,9 +62,24 @@ fn deep_nesting_gets_1436_and_the_server_keeps_serving() {
         ] {
             assert_eq!(code(c.query_drop(&sql)), 1436, "{mode}: {}", &sql[..40]);
         }
-        // Within the bound the same forms run.
-        let n: i64 = c.query_first(chain("+", 500)).unwrap().unwrap();
-        assert_eq!(n, 500, "{mode}");
+        // Within the bound (512 levels) the same forms run: as text, twice (parsed, then
+        // through the connection's statement shapes), and prepared.
+        for (sql, want) in [
+            (chain("+", 500), 500),
+            (chain("+", 512), 512),
+            (format!("SELECT 1{}", " IS NULL".repeat(511)), 0),
+            (format!("SELECT 1{}", " LIKE 1".repeat(511)), 1),
+            (format!("SELECT 1{}", " BETWEEN 0 AND 2".repeat(255)), 1),
+        ] {
+            for _ in 0..2 {
+                let n: i64 = c.query_first(&sql).unwrap().unwrap();
+                assert_eq!(n, want, "{mode}: {}", &sql[..40]);
+            }
+            let stmt = c.prep(&sql).unwrap();
+            let n: i64 = c.exec_first(&stmt, ()).unwrap().unwrap();
+            assert_eq!(n, want, "{mode}: prepared {}", &sql[..40]);
+            c.close(stmt).unwrap();
+        }
         let hit: i64 = c
             .query_first(format!("SELECT {}", vec!["0"; 200].join(" OR ")))
             .unwrap()

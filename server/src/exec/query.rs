@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use protocol::{ColumnDefinition, ColumnType as Wire};
-use sqlparser::ast::{self, Expr, SelectItem, SetExpr, Spanned, TableFactor};
+use sqlparser::ast::{self, Expr, SelectItem, SetExpr, TableFactor};
 
 use crate::engine::{ColumnType, Table};
 use crate::error::{ErrorCode, SqlError, SqlResult};
@@ -494,7 +494,7 @@ impl Planner<'_> {
                         _ => ident_name(e)
                             .map(str::to_string)
                             .or_else(|| {
-                                crate::sql::span_text(self.sql, e.span())
+                                crate::sql::span_text(self.sql, crate::sql::spans::expr_span(e))
                                     .filter(|t| t.matches('(').count() == t.matches(')').count())
                                     .map(crate::sql::label)
                             })

@@ -1,8 +1,8 @@
 //! A bound on how deep a statement's syntax tree can nest, checked on its tokens before it is
 //! parsed. sqlparser builds operator chains (`1+1+...`, `a OR b OR ...`, `x IS NULL IS NULL
-//! ...`, `SELECT 1 UNION SELECT 1 ...`) in a loop, without recursing, but labelling, binding,
-//! evaluating and dropping the tree recurse once per level, so an unbounded chain would
-//! overflow the connection thread's stack and abort the process.
+//! ...`, `SELECT 1 UNION SELECT 1 ...`) in a loop, without recursing, but regrouping,
+//! binding, evaluating and dropping the tree recurse once per level, so an unbounded chain
+//! would overflow the connection thread's stack and abort the process.
 //!
 //! Chains of `AND`/`&&` and `OR` are the exception MySQL users rely on (`WHERE id = 1 OR id =
 //! 2 OR ...` with thousands of terms): the parse is regrouped into a balanced tree
@@ -23,9 +23,13 @@ use sqlparser::tokenizer::{Token, TokenWithSpan};
 use crate::digest::normalize::is_string;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 
-/// The deepest operator and bracket nesting a statement may have. Walking a tree this deep
-/// takes about 3.5 MB of stack in a debug build (sqlparser's span computation, about 6.5 KB a
-/// level, is the widest frame), well inside the connection threads' stacks.
+/// The deepest operator and bracket nesting a statement may have. The walks of a tree this
+/// deep that recurse once per level (regrouping `AND`/`OR` chains, binding, evaluating,
+/// dropping) take at most about 1.3 MB of a connection thread's 8 MiB stack in an
+/// unoptimised build with debug info, and about 0.8 MB optimised (measured on every operator
+/// chain at this bound, as text and prepared: unoptimised, regrouping's walk is the widest,
+/// about 2.4 KB a level); the statement shape cache does not keep such trees, and labels
+/// are found without recursing.
 pub const MAX_DEPTH: usize = 512;
 
 /// The most levels a chain of `AND`/`OR` counts towards [`MAX_DEPTH`]: a chain shorter than
@@ -184,16 +188,27 @@ impl Level {
     }
 }
 
+/// How deep a token stream nests, as [`check`] estimates it (never below the real depth).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Nesting {
+    /// The deepest operator and bracket level of any of its statements, `AND`/`OR` chains
+    /// counted as regrouped.
+    pub depth: usize,
+    /// The most set operations one of its statements chains.
+    pub set_operations: usize,
+}
+
 /// Refuses a token stream whose syntax tree could nest deeper than [`MAX_DEPTH`] once its
 /// `AND`/`OR` chains are regrouped, or deeper than [`MAX_CHAIN_DEPTH`] before (or chain more
-/// than [`MAX_SET_OPERATIONS`] set operations), with 1436.
-pub fn check(tokens: &[TokenWithSpan]) -> SqlResult<()> {
+/// than [`MAX_SET_OPERATIONS`] set operations), with 1436; else says how deep it nests.
+pub fn check(tokens: &[TokenWithSpan]) -> SqlResult<Nesting> {
     // The statement's level first, then one per open bracket.
     let mut levels = vec![Level::default()];
     let mut set_ops = 0usize;
+    let mut nesting = Nesting::default();
     for t in tokens {
         let Some(level) = levels.last_mut() else {
-            return Ok(());
+            return Ok(nesting);
         };
         match &t.token {
             Token::Whitespace(_)
@@ -207,6 +222,7 @@ pub fn check(tokens: &[TokenWithSpan]) -> SqlResult<()> {
                     if set_ops > MAX_SET_OPERATIONS {
                         return Err(too_deep("set operations", MAX_SET_OPERATIONS));
                     }
+                    nesting.set_operations = nesting.set_operations.max(set_ops);
                     continue;
                 }
                 Keyword::BETWEEN => {
@@ -255,7 +271,7 @@ pub fn check(tokens: &[TokenWithSpan]) -> SqlResult<()> {
             _ => level.operator(),
         }
         let Some(level) = levels.last_mut() else {
-            return Ok(());
+            return Ok(nesting);
         };
         let reach = level.reach();
         if reach.bound > MAX_DEPTH {
@@ -265,8 +281,9 @@ pub fn check(tokens: &[TokenWithSpan]) -> SqlResult<()> {
             return Err(too_deep("AND and OR operators", MAX_CHAIN_DEPTH));
         }
         level.deepest = level.deepest.widest(reach);
+        nesting.depth = nesting.depth.max(reach.bound);
     }
-    Ok(())
+    Ok(nesting)
 }
 
 #[cfg(test)]
@@ -328,6 +345,29 @@ mod tests {
         // A bracketed chain carries its levels out, not its length.
         let or = chain(" OR ", 10_000).replace("SELECT ", "");
         assert!(depth_ok(&format!("SELECT ({or}) AND ({or}) OR (({or}))")));
+    }
+
+    fn nesting(sql: &str) -> Nesting {
+        let tokens = Tokenizer::new(&MySqlDialect {}, sql)
+            .tokenize_with_location()
+            .unwrap();
+        check(&tokens).unwrap()
+    }
+
+    #[test]
+    fn the_check_reports_the_deepest_statement_it_passed() {
+        let flat = nesting("SELECT a, b FROM t WHERE c = 1");
+        assert!(flat.depth <= 2 && flat.set_operations == 0, "{flat:?}");
+        // Never below the real depth: 99 operators over the first operand.
+        let deep = nesting(&chain("+", 100));
+        assert!((99..=100).contains(&deep.depth), "{deep:?}");
+        // The deepest of several statements, and the most set operations of one.
+        let unions = ["SELECT 1"; 4].join(" UNION ");
+        let both = nesting(&format!("{}; {unions}; SELECT 1", chain("*", 50)));
+        assert!((49..=50).contains(&both.depth), "{both:?}");
+        assert_eq!(both.set_operations, 3);
+        // A long AND chain counts as regrouped.
+        assert!(nesting(&chain(" OR ", 10_000)).depth <= CHAIN_LEVELS + 1);
     }
 
     #[test]

@@ -654,10 +654,200 @@ pub fn any_of(operands: &[BoundExpr], env: &dyn EvalEnv) -> SqlResult<Option<boo
 }
 
 /// Evaluates `e` in `env`.
+///
+/// Operator chains nest up to [`crate::sql::depth::MAX_DEPTH`] levels and every level
+/// recurses through here, so this function only dispatches: each form that can repeat
+/// without brackets (binary operators, `IS ...`, `BETWEEN`, `IN`, `LIKE`, `::` casts) is
+/// evaluated by a small function of its own, and everything else by [`eval_other`] (an
+/// unoptimised build gives every local of a function its own stack slot, so one match over
+/// every form cost all of its arms' slots at each level).
 pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
     crate::sql::stack::check()?;
+    match e {
+        BoundExpr::Literal(v) => Ok(v.clone()),
+        BoundExpr::Binary(BinOp::Xor, l, r) => xor(l, r, env),
+        BoundExpr::Binary(
+            op @ (BinOp::Eq
+            | BinOp::Ne
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::Gt
+            | BinOp::Ge
+            | BinOp::NullSafeEq),
+            l,
+            r,
+        ) => comparison(*op, l, r, env),
+        BoundExpr::Binary(
+            op @ (BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr),
+            l,
+            r,
+        ) => bitwise(*op, l, r, env),
+        BoundExpr::Binary(op, l, r) => arithmetic(*op, l, r, env),
+        BoundExpr::IsNull(x, want_null) => is_null(x, *want_null, env),
+        BoundExpr::IsBool(x, want_true, negated) => is_bool(x, *want_true, *negated, env),
+        BoundExpr::Between(x, lo, hi, negated) => between(x, lo, hi, *negated, env),
+        BoundExpr::InList(x, list, negated) => in_list(x, list, *negated, env),
+        BoundExpr::Like(x, p, esc, negated) => like_match(x, p, *esc, *negated, env),
+        BoundExpr::Cast(x, t) => cast_of(x, *t, env),
+        _ => eval_other(e, env),
+    }
+}
+
+/// `l XOR r`.
+fn xor(l: &BoundExpr, r: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
+    let a = truth(&eval(l, env)?);
+    let b = truth(&eval(r, env)?);
+    Ok(bool_val(a.zip(b).map(|(a, b)| a ^ b)))
+}
+
+/// `l op r` for a comparison `op` (`=`, `<=>`, `<>`, `<`, `<=`, `>`, `>=`).
+fn comparison(op: BinOp, l: &BoundExpr, r: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
+    let a = eval(l, env)?;
+    let b = eval(r, env)?;
+    if op == BinOp::NullSafeEq {
+        return Ok(Value::Int(i64::from(match (a.is_null(), b.is_null()) {
+            (true, true) => true,
+            (false, false) => compare(&a, &b) == Some(Ordering::Equal),
+            _ => false,
+        })));
+    }
+    Ok(bool_val(compare(&a, &b).map(|o| match op {
+        BinOp::Eq => o == Ordering::Equal,
+        BinOp::Ne => o != Ordering::Equal,
+        BinOp::Lt => o == Ordering::Less,
+        BinOp::Le => o != Ordering::Greater,
+        BinOp::Gt => o == Ordering::Greater,
+        _ => o != Ordering::Less,
+    })))
+}
+
+/// `l op r` for a bit operator (`&`, `|`, `^`, `<<`, `>>`).
+fn bitwise(op: BinOp, l: &BoundExpr, r: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
+    let a = eval(l, env)?;
+    Ok(bits(op, &a, &eval(r, env)?))
+}
+
+/// `l op r` for an arithmetic operator; a division by zero is NULL, with warning 1365 under
+/// `ERROR_FOR_DIVISION_BY_ZERO`.
+fn arithmetic(op: BinOp, l: &BoundExpr, r: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
+    let a = eval(l, env)?;
+    let b = eval(r, env)?;
+    let v = arith(op, &a, &b)?;
+    // arith gives NULL for non-NULL operands only when the divisor is zero
+    let by_zero = matches!(op, BinOp::Div | BinOp::IntDiv | BinOp::Mod)
+        && v.is_null()
+        && !a.is_null()
+        && !b.is_null();
+    if by_zero && env.division_by_zero_warns() {
+        env.warn(ErrorCode::DivisionByZero, "Division by 0".into());
+    }
+    Ok(v)
+}
+
+/// `x IS [NOT] NULL` (`want_null` for IS NULL).
+fn is_null(x: &BoundExpr, want_null: bool, env: &dyn EvalEnv) -> SqlResult<Value> {
+    let null = eval(x, env)?.is_null();
+    Ok(Value::Int(i64::from(null == want_null)))
+}
+
+/// `x IS [NOT] TRUE/FALSE`.
+fn is_bool(x: &BoundExpr, want_true: bool, negated: bool, env: &dyn EvalEnv) -> SqlResult<Value> {
+    let is = truth(&eval(x, env)?) == Some(want_true);
+    Ok(Value::Int(i64::from(is != negated)))
+}
+
+/// `x [NOT] BETWEEN lo AND hi`.
+fn between(
+    x: &BoundExpr,
+    lo: &BoundExpr,
+    hi: &BoundExpr,
+    negated: bool,
+    env: &dyn EvalEnv,
+) -> SqlResult<Value> {
+    let v = eval(x, env)?;
+    let l = eval(lo, env)?;
+    let h = eval(hi, env)?;
+    let ge = compare(&v, &l).map(|o| o != Ordering::Less);
+    let le = compare(&v, &h).map(|o| o != Ordering::Greater);
+    let r = match (ge, le) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    };
+    Ok(bool_val(r.map(|b| b != negated)))
+}
+
+/// `x [NOT] IN (list)`: TRUE on the first equal item, else NULL if a comparison was NULL,
+/// else FALSE (negated for NOT IN).
+fn in_list(
+    x: &BoundExpr,
+    list: &[BoundExpr],
+    negated: bool,
+    env: &dyn EvalEnv,
+) -> SqlResult<Value> {
+    if matches!(x, BoundExpr::Row(_)) {
+        return Ok(bool_val(
+            row_in_list(x, list, env)?.map(|found| found != negated),
+        ));
+    }
+    let v = eval(x, env)?;
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let mut saw_null = false;
+    for item in list {
+        let w = eval(item, env)?;
+        match compare(&v, &w) {
+            Some(Ordering::Equal) => return Ok(Value::Int(i64::from(!negated))),
+            None => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(if saw_null {
+        Value::Null
+    } else {
+        Value::Int(i64::from(negated))
+    })
+}
+
+/// `x [NOT] LIKE p` with escape character `esc`.
+fn like_match(
+    x: &BoundExpr,
+    p: &BoundExpr,
+    esc: u8,
+    negated: bool,
+    env: &dyn EvalEnv,
+) -> SqlResult<Value> {
+    let v = eval(x, env)?;
+    let pat = eval(p, env)?;
+    Ok(match (to_bytes(&v), to_bytes(&pat)) {
+        (Some(t), Some(p)) => Value::Int(i64::from(like(&t, &p, esc) != negated)),
+        _ => Value::Null,
+    })
+}
+
+/// `CAST(x AS t)`: a string past the double range cast to DOUBLE warns with 1292.
+fn cast_of(x: &BoundExpr, t: CastType, env: &dyn EvalEnv) -> SqlResult<Value> {
+    let v = eval(x, env)?;
+    if let (CastType::Double, Value::Bytes(b)) = (t, &v) {
+        if numeric_prefix(b).is_infinite() {
+            env.warn(
+                ErrorCode::TruncatedWrongValue,
+                format!(
+                    "Truncated incorrect DOUBLE value: '{}'",
+                    String::from_utf8_lossy(b)
+                ),
+            );
+        }
+    }
+    Ok(cast(v, t))
+}
+
+/// The forms [`eval`] does not dispatch itself: leaves, unary operators, `AND`/`OR` lists
+/// and the forms written with brackets (`CASE`, functions, subqueries, rows), which the
+/// parser's own recursion limit keeps shallow.
+fn eval_other(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
     Ok(match e {
-        BoundExpr::Literal(v) => v.clone(),
         BoundExpr::Param(i) => env.param(*i)?,
         BoundExpr::SysVar(id, scope) => env.sysvar(*id, *scope)?,
         BoundExpr::UserVar(name) => match env.user_var(name) {
@@ -667,52 +857,6 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
         BoundExpr::Column(i) => match env.row().get(*i) {
             Some(v) => copy_value(v, env)?,
             None => Value::Null,
-        },
-        BoundExpr::Binary(op, l, r) => match op {
-            BinOp::Xor => {
-                let (a, b) = (truth(&eval(l, env)?), truth(&eval(r, env)?));
-                bool_val(a.zip(b).map(|(a, b)| a ^ b))
-            }
-            BinOp::Eq
-            | BinOp::Ne
-            | BinOp::Lt
-            | BinOp::Le
-            | BinOp::Gt
-            | BinOp::Ge
-            | BinOp::NullSafeEq => {
-                let (a, b) = (eval(l, env)?, eval(r, env)?);
-                if *op == BinOp::NullSafeEq {
-                    return Ok(Value::Int(i64::from(match (a.is_null(), b.is_null()) {
-                        (true, true) => true,
-                        (false, false) => compare(&a, &b) == Some(Ordering::Equal),
-                        _ => false,
-                    })));
-                }
-                bool_val(compare(&a, &b).map(|o| match op {
-                    BinOp::Eq => o == Ordering::Equal,
-                    BinOp::Ne => o != Ordering::Equal,
-                    BinOp::Lt => o == Ordering::Less,
-                    BinOp::Le => o != Ordering::Greater,
-                    BinOp::Gt => o == Ordering::Greater,
-                    _ => o != Ordering::Less,
-                }))
-            }
-            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
-                bits(*op, &eval(l, env)?, &eval(r, env)?)
-            }
-            _ => {
-                let (a, b) = (eval(l, env)?, eval(r, env)?);
-                let v = arith(*op, &a, &b)?;
-                // arith gives NULL for non-NULL operands only when the divisor is zero
-                let by_zero = matches!(op, BinOp::Div | BinOp::IntDiv | BinOp::Mod)
-                    && v.is_null()
-                    && !a.is_null()
-                    && !b.is_null();
-                if by_zero && env.division_by_zero_warns() {
-                    env.warn(ErrorCode::DivisionByZero, "Division by 0".into());
-                }
-                v
-            }
         },
         BoundExpr::And(operands) => bool_val(all_of(operands, env)?),
         BoundExpr::Or(operands) => bool_val(any_of(operands, env)?),
@@ -740,63 +884,8 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
             None => Value::Null,
             Some(i) => Value::UInt(!(i as u64)),
         },
-        BoundExpr::IsNull(x, want_null) => {
-            Value::Int(i64::from(eval(x, env)?.is_null() == *want_null))
-        }
-        BoundExpr::IsBool(x, want_true, negated) => {
-            let t = truth(&eval(x, env)?);
-            let is = t == Some(*want_true);
-            Value::Int(i64::from(is != *negated))
-        }
-        BoundExpr::Between(x, lo, hi, negated) => {
-            let (v, l, h) = (eval(x, env)?, eval(lo, env)?, eval(hi, env)?);
-            let ge = compare(&v, &l).map(|o| o != Ordering::Less);
-            let le = compare(&v, &h).map(|o| o != Ordering::Greater);
-            let r = match (ge, le) {
-                (Some(false), _) | (_, Some(false)) => Some(false),
-                (Some(true), Some(true)) => Some(true),
-                _ => None,
-            };
-            bool_val(r.map(|b| b != *negated))
-        }
         BoundExpr::Row(_) => return Err(crate::sql::expr::operand_columns(1)),
         BoundExpr::Subquery(q) => env.scalar_subquery(q)?,
-        BoundExpr::InList(x, list, negated) if matches!(**x, BoundExpr::Row(_)) => {
-            bool_val(row_in_list(x, list, env)?.map(|found| found != *negated))
-        }
-        BoundExpr::InList(x, list, negated) => {
-            let v = eval(x, env)?;
-            if v.is_null() {
-                return Ok(Value::Null);
-            }
-            let mut saw_null = false;
-            let mut found = false;
-            for item in list {
-                let w = eval(item, env)?;
-                match compare(&v, &w) {
-                    Some(Ordering::Equal) => {
-                        found = true;
-                        break;
-                    }
-                    None => saw_null = true,
-                    _ => {}
-                }
-            }
-            if found {
-                Value::Int(i64::from(!*negated))
-            } else if saw_null {
-                Value::Null
-            } else {
-                Value::Int(i64::from(*negated))
-            }
-        }
-        BoundExpr::Like(x, p, esc, negated) => {
-            let (v, pat) = (eval(x, env)?, eval(p, env)?);
-            match (to_bytes(&v), to_bytes(&pat)) {
-                (Some(t), Some(p)) => Value::Int(i64::from(like(&t, &p, *esc) != *negated)),
-                _ => Value::Null,
-            }
-        }
         BoundExpr::Case(operand, arms, other) => {
             let base = match operand {
                 Some(o) => Some(eval(o, env)?),
@@ -817,22 +906,16 @@ pub fn eval(e: &BoundExpr, env: &dyn EvalEnv) -> SqlResult<Value> {
                 None => Value::Null,
             }
         }
-        BoundExpr::Cast(x, t) => {
-            let v = eval(x, env)?;
-            if let (CastType::Double, Value::Bytes(b)) = (t, &v) {
-                if numeric_prefix(b).is_infinite() {
-                    env.warn(
-                        ErrorCode::TruncatedWrongValue,
-                        format!(
-                            "Truncated incorrect DOUBLE value: '{}'",
-                            String::from_utf8_lossy(b)
-                        ),
-                    );
-                }
-            }
-            cast(v, *t)
-        }
         BoundExpr::Call(f, args) => call(*f, args, env)?,
+        // Dispatched by `eval`.
+        BoundExpr::Literal(_)
+        | BoundExpr::Binary(..)
+        | BoundExpr::IsNull(..)
+        | BoundExpr::IsBool(..)
+        | BoundExpr::Between(..)
+        | BoundExpr::InList(..)
+        | BoundExpr::Like(..)
+        | BoundExpr::Cast(..) => return eval(e, env),
     })
 }
 

@@ -285,9 +285,205 @@ impl<'r, R: Resolver> Binder<'r, R> {
     }
 
     /// Binds one expression.
+    ///
+    /// Operator chains nest up to [`crate::sql::depth::MAX_DEPTH`] levels and every level
+    /// recurses through here, so this function only dispatches: each form that can repeat
+    /// without brackets (binary operators, `IS ...`, `BETWEEN`, `IN`, `LIKE`, `::` casts) is
+    /// bound by a small function of its own, and everything else by [`Binder::bind_other`].
+    /// An unoptimised build gives every local of a function its own stack slot, so one match
+    /// over every form cost all of its arms' slots at each level.
     pub fn bind(&mut self, e: &Expr) -> SqlResult<BoundExpr> {
         crate::sql::stack::check()?;
-        let b = |s: &mut Self, e: &Expr| s.bind(e).map(Box::new);
+        match e {
+            Expr::Nested(inner) => self.bind(inner),
+            Expr::BinaryOp { left, op, right } => self.binary(e, left, op, right),
+            Expr::IsNull(x) => self.postfix(x, |x| BoundExpr::IsNull(x, true)),
+            Expr::IsNotNull(x) => self.postfix(x, |x| BoundExpr::IsNull(x, false)),
+            Expr::IsTrue(x) => self.postfix(x, |x| BoundExpr::IsBool(x, true, false)),
+            Expr::IsNotTrue(x) => self.postfix(x, |x| BoundExpr::IsBool(x, true, true)),
+            Expr::IsFalse(x) => self.postfix(x, |x| BoundExpr::IsBool(x, false, false)),
+            Expr::IsNotFalse(x) => self.postfix(x, |x| BoundExpr::IsBool(x, false, true)),
+            Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => self.between(expr, low, high, *negated),
+            Expr::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => self.in_target(expr, target, *negated),
+            Expr::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => self.like(expr, pattern, escape_char.as_deref(), *negated),
+            Expr::Cast {
+                expr, data_type, ..
+            } => self.cast_to(expr, data_type),
+            _ => self.bind_other(e),
+        }
+    }
+
+    /// `e` bound and boxed.
+    fn boxed(&mut self, e: &Expr) -> SqlResult<Box<BoundExpr>> {
+        self.bind(e).map(Box::new)
+    }
+
+    /// A postfix test (`IS [NOT] NULL/TRUE/FALSE`) of `operand`.
+    fn postfix(
+        &mut self,
+        operand: &Expr,
+        node: fn(Box<BoundExpr>) -> BoundExpr,
+    ) -> SqlResult<BoundExpr> {
+        self.boxed(operand).map(node)
+    }
+
+    /// `left op right` (`e`): the plain operators here, the forms that bind differently
+    /// (`AND`/`OR` chains, date arithmetic, JSON arrows, row comparisons, `~` in a product)
+    /// in functions of their own.
+    fn binary(
+        &mut self,
+        e: &Expr,
+        left: &Expr,
+        op: &BinaryOperator,
+        right: &Expr,
+    ) -> SqlResult<BoundExpr> {
+        match op {
+            BinaryOperator::And | BinaryOperator::Or => return self.chain(e, op),
+            BinaryOperator::Plus | BinaryOperator::Minus if is_date_arithmetic(left, op, right) => {
+                return self.date_arithmetic(left, op, right)
+            }
+            BinaryOperator::Arrow | BinaryOperator::LongArrow => {
+                return self.json_arrow(left, op, right)
+            }
+            _ => {}
+        }
+        if matches!(left, Expr::Tuple(_)) || matches!(right, Expr::Tuple(_)) {
+            return self.row_comparison(left, op, right);
+        }
+        if let Some(product) = bit_not_of_product(op, right) {
+            return self.bind(&regroup_bit_not(left, op, product));
+        }
+        let op = bin_op(op)?;
+        let left = self.boxed(left)?;
+        Ok(BoundExpr::Binary(op, left, self.boxed(right)?))
+    }
+
+    /// `date ± INTERVAL n unit` (or `INTERVAL n unit + date`) as DATE_ADD / DATE_SUB.
+    fn date_arithmetic(
+        &mut self,
+        left: &Expr,
+        op: &BinaryOperator,
+        right: &Expr,
+    ) -> SqlResult<BoundExpr> {
+        let (date, interval) = match (left, right) {
+            (_, Expr::Interval(iv)) => (left, iv),
+            (Expr::Interval(iv), _) => (right, iv),
+            _ => return Err(SqlError::unsupported("INTERVAL expressions")),
+        };
+        let func = if matches!(op, BinaryOperator::Minus) {
+            Func::DateSub
+        } else {
+            Func::DateAdd
+        };
+        let mut args = vec![self.bind(date)?];
+        args.extend(self.interval(interval)?);
+        Ok(BoundExpr::Call(func, args))
+    }
+
+    /// `doc -> path` as JSON_EXTRACT, `doc ->> path` as JSON_UNQUOTE of it.
+    fn json_arrow(
+        &mut self,
+        left: &Expr,
+        op: &BinaryOperator,
+        right: &Expr,
+    ) -> SqlResult<BoundExpr> {
+        let doc = self.bind(left)?;
+        let extract = BoundExpr::Call(Func::JsonExtract, vec![doc, self.bind(right)?]);
+        Ok(if matches!(op, BinaryOperator::LongArrow) {
+            BoundExpr::Call(Func::JsonUnquote, vec![extract])
+        } else {
+            extract
+        })
+    }
+
+    /// `expr [NOT] BETWEEN low AND high`.
+    fn between(
+        &mut self,
+        expr: &Expr,
+        low: &Expr,
+        high: &Expr,
+        negated: bool,
+    ) -> SqlResult<BoundExpr> {
+        let expr = self.boxed(expr)?;
+        let low = self.boxed(low)?;
+        Ok(BoundExpr::Between(expr, low, self.boxed(high)?, negated))
+    }
+
+    /// `expr [NOT] IN (list)` / `expr [NOT] IN (SELECT ...)`.
+    fn in_target(
+        &mut self,
+        expr: &Expr,
+        target: &ast::InTarget,
+        negated: bool,
+    ) -> SqlResult<BoundExpr> {
+        match target {
+            ast::InTarget::List(list) => {
+                let e = Box::new(self.bind_operand(expr)?);
+                let width = row_width(&e);
+                let list = list
+                    .iter()
+                    .map(|x| {
+                        let item = self.bind_operand(x)?;
+                        if row_width(&item) != width {
+                            return Err(operand_columns(width));
+                        }
+                        Ok(item)
+                    })
+                    .collect::<SqlResult<Vec<_>>>()?;
+                Ok(BoundExpr::InList(e, list, negated))
+            }
+            ast::InTarget::Subquery(q) => {
+                let e = self.boxed(expr)?;
+                let list = self.resolver.in_subquery(q)?;
+                Ok(BoundExpr::InList(
+                    e,
+                    list.into_iter().map(BoundExpr::Literal).collect(),
+                    negated,
+                ))
+            }
+            _ => Err(SqlError::unsupported("IN with a table")),
+        }
+    }
+
+    /// `expr [NOT] LIKE pattern [ESCAPE 'c']`.
+    fn like(
+        &mut self,
+        expr: &Expr,
+        pattern: &Expr,
+        escape: Option<&Expr>,
+        negated: bool,
+    ) -> SqlResult<BoundExpr> {
+        let esc = like_escape(escape)?;
+        let expr = self.boxed(expr)?;
+        Ok(BoundExpr::Like(expr, self.boxed(pattern)?, esc, negated))
+    }
+
+    /// `CAST(expr AS type)` / `expr::type`.
+    fn cast_to(&mut self, expr: &Expr, data_type: &ast::DataType) -> SqlResult<BoundExpr> {
+        let e = self.boxed(expr)?;
+        Ok(self.cast(e, cast_type(data_type)?))
+    }
+
+    /// The forms [`Binder::bind`] does not dispatch itself: leaves, unary operators and the
+    /// forms written with brackets (functions, `CASE`, `CONVERT`, subqueries), which the
+    /// parser's own recursion limit keeps shallow.
+    fn bind_other(&mut self, e: &Expr) -> SqlResult<BoundExpr> {
         Ok(match e {
             Expr::Value(v) => match &v.value {
                 ast::Value::Number(n, _) => BoundExpr::Literal(number_literal(n)?),
@@ -318,7 +514,6 @@ impl<'r, R: Resolver> Binder<'r, R> {
             }
             Expr::Identifier(i) => self.identifier(std::slice::from_ref(i))?,
             Expr::CompoundIdentifier(parts) => self.identifier(parts)?,
-            Expr::Nested(inner) => self.bind(inner)?,
             Expr::UnaryOp { op, expr } => match op {
                 UnaryOperator::Minus => match self.bind(expr)? {
                     // -(i64::MIN) does not fold: evaluating it reports 1690.
@@ -331,156 +526,11 @@ impl<'r, R: Resolver> Binder<'r, R> {
                     other => BoundExpr::Neg(Box::new(other)),
                 },
                 UnaryOperator::Plus => self.bind(expr)?,
-                UnaryOperator::Not | UnaryOperator::BangNot => BoundExpr::Not(b(self, expr)?),
+                UnaryOperator::Not | UnaryOperator::BangNot => BoundExpr::Not(self.boxed(expr)?),
                 UnaryOperator::BitwiseNot => self.bit_not(expr)?,
                 other => return Err(SqlError::unsupported(&format!("operator {other}"))),
             },
-            Expr::BinaryOp {
-                op: op @ (BinaryOperator::And | BinaryOperator::Or),
-                ..
-            } => self.chain(e, op)?,
-            Expr::BinaryOp {
-                left,
-                op: op @ (BinaryOperator::Plus | BinaryOperator::Minus),
-                right,
-            } if matches!(**right, Expr::Interval(_))
-                || (matches!(op, BinaryOperator::Plus) && matches!(**left, Expr::Interval(_))) =>
-            {
-                let (date, interval) = match (&**left, &**right) {
-                    (_, Expr::Interval(iv)) => (left, iv),
-                    (Expr::Interval(iv), _) => (right, iv),
-                    _ => return Err(SqlError::unsupported("INTERVAL expressions")),
-                };
-                let func = if matches!(op, BinaryOperator::Minus) {
-                    Func::DateSub
-                } else {
-                    Func::DateAdd
-                };
-                let mut args = vec![self.bind(date)?];
-                args.extend(self.interval(interval)?);
-                BoundExpr::Call(func, args)
-            }
-            Expr::BinaryOp {
-                left,
-                op: op @ (BinaryOperator::Arrow | BinaryOperator::LongArrow),
-                right,
-            } => {
-                let extract =
-                    BoundExpr::Call(Func::JsonExtract, vec![self.bind(left)?, self.bind(right)?]);
-                if matches!(op, BinaryOperator::LongArrow) {
-                    BoundExpr::Call(Func::JsonUnquote, vec![extract])
-                } else {
-                    extract
-                }
-            }
-            Expr::BinaryOp { left, op, right }
-                if matches!(**left, Expr::Tuple(_)) || matches!(**right, Expr::Tuple(_)) =>
-            {
-                self.row_comparison(left, op, right)?
-            }
             Expr::Tuple(_) => return Err(operand_columns(1)),
-            Expr::BinaryOp { left, op, right } if bit_not_of_product(op, right).is_some() => {
-                let regrouped = bit_not_of_product(op, right)
-                    .map(|product| regroup_bit_not(left, op, product))
-                    .ok_or_else(|| SqlError::unsupported("~ in a product"))?;
-                self.bind(&regrouped)?
-            }
-            Expr::BinaryOp { left, op, right } => {
-                let op = match op {
-                    BinaryOperator::Plus => BinOp::Add,
-                    BinaryOperator::Minus => BinOp::Sub,
-                    BinaryOperator::Multiply => BinOp::Mul,
-                    BinaryOperator::Divide => BinOp::Div,
-                    BinaryOperator::MyIntegerDivide => BinOp::IntDiv,
-                    BinaryOperator::Modulo => BinOp::Mod,
-                    BinaryOperator::Eq => BinOp::Eq,
-                    BinaryOperator::Spaceship => BinOp::NullSafeEq,
-                    BinaryOperator::NotEq => BinOp::Ne,
-                    BinaryOperator::Lt => BinOp::Lt,
-                    BinaryOperator::LtEq => BinOp::Le,
-                    BinaryOperator::Gt => BinOp::Gt,
-                    BinaryOperator::GtEq => BinOp::Ge,
-                    BinaryOperator::Xor => BinOp::Xor,
-                    BinaryOperator::BitwiseAnd => BinOp::BitAnd,
-                    BinaryOperator::BitwiseOr => BinOp::BitOr,
-                    BinaryOperator::BitwiseXor => BinOp::BitXor,
-                    BinaryOperator::PGBitwiseShiftLeft => BinOp::Shl,
-                    BinaryOperator::PGBitwiseShiftRight => BinOp::Shr,
-                    other => return Err(SqlError::unsupported(&format!("operator {other}"))),
-                };
-                BoundExpr::Binary(op, b(self, left)?, b(self, right)?)
-            }
-            Expr::IsNull(e) => BoundExpr::IsNull(b(self, e)?, true),
-            Expr::IsNotNull(e) => BoundExpr::IsNull(b(self, e)?, false),
-            Expr::IsTrue(e) => BoundExpr::IsBool(b(self, e)?, true, false),
-            Expr::IsNotTrue(e) => BoundExpr::IsBool(b(self, e)?, true, true),
-            Expr::IsFalse(e) => BoundExpr::IsBool(b(self, e)?, false, false),
-            Expr::IsNotFalse(e) => BoundExpr::IsBool(b(self, e)?, false, true),
-            Expr::Between {
-                expr,
-                negated,
-                low,
-                high,
-            } => BoundExpr::Between(b(self, expr)?, b(self, low)?, b(self, high)?, *negated),
-            Expr::In {
-                expr,
-                target,
-                negated,
-                ..
-            } => match target {
-                ast::InTarget::List(list) => {
-                    let e = Box::new(self.bind_operand(expr)?);
-                    let width = row_width(&e);
-                    let list = list
-                        .iter()
-                        .map(|x| {
-                            let item = self.bind_operand(x)?;
-                            if row_width(&item) != width {
-                                return Err(operand_columns(width));
-                            }
-                            Ok(item)
-                        })
-                        .collect::<SqlResult<Vec<_>>>()?;
-                    BoundExpr::InList(e, list, *negated)
-                }
-                ast::InTarget::Subquery(q) => {
-                    let e = b(self, expr)?;
-                    let list = self.resolver.in_subquery(q)?;
-                    BoundExpr::InList(
-                        e,
-                        list.into_iter().map(BoundExpr::Literal).collect(),
-                        *negated,
-                    )
-                }
-                _ => return Err(SqlError::unsupported("IN with a table")),
-            },
-            Expr::Like {
-                negated,
-                expr,
-                pattern,
-                escape_char,
-                any: false,
-            } => {
-                let esc = match escape_char.as_deref() {
-                    None => b'\\',
-                    Some(Expr::Value(v)) => match &v.value {
-                        ast::Value::SingleQuotedString(s) if s.len() == 1 => s.as_bytes()[0],
-                        _ => {
-                            return Err(SqlError::new(
-                                ErrorCode::WrongArguments,
-                                "Incorrect arguments to ESCAPE",
-                            ))
-                        }
-                    },
-                    Some(_) => {
-                        return Err(SqlError::new(
-                            ErrorCode::WrongArguments,
-                            "Incorrect arguments to ESCAPE",
-                        ))
-                    }
-                };
-                BoundExpr::Like(b(self, expr)?, b(self, pattern)?, esc, *negated)
-            }
             Expr::Case {
                 operand,
                 conditions,
@@ -488,7 +538,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 ..
             } => {
                 let operand = match operand {
-                    Some(o) => Some(b(self, o)?),
+                    Some(o) => Some(self.boxed(o)?),
                     None => None,
                 };
                 let mut arms = Vec::with_capacity(conditions.len());
@@ -496,22 +546,16 @@ impl<'r, R: Resolver> Binder<'r, R> {
                     arms.push((self.bind(&c.condition)?, self.bind(&c.result)?));
                 }
                 let other = match else_result {
-                    Some(e) => Some(b(self, e)?),
+                    Some(e) => Some(self.boxed(e)?),
                     None => None,
                 };
                 BoundExpr::Case(operand, arms, other)
             }
-            Expr::Cast {
-                expr, data_type, ..
-            }
-            | Expr::Convert {
+            Expr::Convert {
                 expr,
                 data_type: Some(data_type),
                 ..
-            } => {
-                let e = b(self, expr)?;
-                self.cast(e, cast_type(data_type)?)
-            }
+            } => self.cast_to(expr, data_type)?,
             // Text is held as utf8mb4 bytes, so converting to it (or to binary) only makes
             // the value a string.
             Expr::Convert {
@@ -521,7 +565,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 ..
             } => match crate::sql::collations::charset(&cs.to_string())?.0 {
                 "utf8mb4" | "utf8mb3" | "binary" => {
-                    let e = b(self, expr)?;
+                    let e = self.boxed(expr)?;
                     self.cast(e, CastType::Char)
                 }
                 other => {
@@ -792,6 +836,53 @@ impl<'r, R: Resolver> Binder<'r, R> {
             _ => return arg,
         };
         BoundExpr::Call(func, vec![arg, BoundExpr::Literal(Value::Int(n))])
+    }
+}
+
+/// Whether `left op right` (`op` being `+` or `-`) adds an interval to a date: `date ±
+/// INTERVAL n unit` or `INTERVAL n unit + date`.
+fn is_date_arithmetic(left: &Expr, op: &BinaryOperator, right: &Expr) -> bool {
+    matches!(right, Expr::Interval(_))
+        || (matches!(op, BinaryOperator::Plus) && matches!(left, Expr::Interval(_)))
+}
+
+/// The operator tpbed evaluates for sqlparser's `op` (1235 for the ones it does not).
+fn bin_op(op: &BinaryOperator) -> SqlResult<BinOp> {
+    Ok(match op {
+        BinaryOperator::Plus => BinOp::Add,
+        BinaryOperator::Minus => BinOp::Sub,
+        BinaryOperator::Multiply => BinOp::Mul,
+        BinaryOperator::Divide => BinOp::Div,
+        BinaryOperator::MyIntegerDivide => BinOp::IntDiv,
+        BinaryOperator::Modulo => BinOp::Mod,
+        BinaryOperator::Eq => BinOp::Eq,
+        BinaryOperator::Spaceship => BinOp::NullSafeEq,
+        BinaryOperator::NotEq => BinOp::Ne,
+        BinaryOperator::Lt => BinOp::Lt,
+        BinaryOperator::LtEq => BinOp::Le,
+        BinaryOperator::Gt => BinOp::Gt,
+        BinaryOperator::GtEq => BinOp::Ge,
+        BinaryOperator::Xor => BinOp::Xor,
+        BinaryOperator::BitwiseAnd => BinOp::BitAnd,
+        BinaryOperator::BitwiseOr => BinOp::BitOr,
+        BinaryOperator::BitwiseXor => BinOp::BitXor,
+        BinaryOperator::PGBitwiseShiftLeft => BinOp::Shl,
+        BinaryOperator::PGBitwiseShiftRight => BinOp::Shr,
+        other => return Err(SqlError::unsupported(&format!("operator {other}"))),
+    })
+}
+
+/// The escape character of `LIKE ... [ESCAPE 'c']` (`\` when none is given): one character
+/// or 1210.
+fn like_escape(escape: Option<&Expr>) -> SqlResult<u8> {
+    let wrong = || SqlError::new(ErrorCode::WrongArguments, "Incorrect arguments to ESCAPE");
+    match escape {
+        None => Ok(b'\\'),
+        Some(Expr::Value(v)) => match &v.value {
+            ast::Value::SingleQuotedString(s) if s.len() == 1 => Ok(s.as_bytes()[0]),
+            _ => Err(wrong()),
+        },
+        Some(_) => Err(wrong()),
     }
 }
 

@@ -22,6 +22,7 @@ pub mod json_functions;
 pub(crate) mod load_syntax;
 pub mod names;
 pub mod output;
+pub(crate) mod spans;
 pub mod stack;
 pub mod text_cell;
 pub mod text_functions;
@@ -78,21 +79,23 @@ fn parse_bounded(sql: &str) -> SqlResult<Result<Vec<Statement>, ParserError>> {
         Ok(t) => t,
         Err(e) => return Ok(Err(e.into())),
     };
-    parse_tokens(tokens)
+    parse_tokens(tokens).map(|(_, parsed)| parsed)
 }
 
 /// [`parse_bounded`] from `sql`'s tokens, for a caller that tokenised it already (the
-/// statement shape cache, `stmt::shapes`).
-pub fn parse_tokens(tokens: Vec<TokenWithSpan>) -> SqlResult<Result<Vec<Statement>, ParserError>> {
+/// statement shape cache, `stmt::shapes`), with how deep the text nests.
+pub fn parse_tokens(
+    tokens: Vec<TokenWithSpan>,
+) -> SqlResult<(depth::Nesting, Result<Vec<Statement>, ParserError>)> {
     let dialect = MySqlDialect {};
-    depth::check(&tokens)?;
+    let nesting = depth::check(&tokens)?;
     join_width::check(&tokens)?;
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     let mut parsed = alter::parse_statements(&mut parser);
     if let Ok(statements) = &mut parsed {
         chains::regroup_statements(statements);
     }
-    Ok(parsed)
+    Ok((nesting, parsed))
 }
 
 /// Parses one or more statements (`;`-separated), refusing any that nest deeper than

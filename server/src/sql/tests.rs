@@ -389,3 +389,99 @@ fn a_5000_operand_chain_binds_flat_in_written_order() {
         );
     }
 }
+
+/// The statements that nest as deep as parsing admits, one per form, with their value: the
+/// operator chains as long as [`crate::sql::depth::MAX_DEPTH`] allows, and the bracketed
+/// forms near the parser's own recursion limit.
+fn deepest_statements() -> Vec<(String, Value)> {
+    let depth = crate::sql::depth::MAX_DEPTH;
+    let chain = |op: &str, n: usize| vec!["1"; n].join(op);
+    let int = Value::Int;
+    vec![
+        (format!("SELECT {}", chain("+", depth)), int(depth as i64)),
+        (format!("SELECT {}", chain("*", depth)), int(1)),
+        (format!("SELECT {}", chain("=", depth)), int(1)),
+        (format!("SELECT {}", chain(" XOR ", depth)), int(0)),
+        (format!("SELECT 1{}", " IS NULL".repeat(depth - 1)), int(0)),
+        (format!("SELECT 1{}", " LIKE 1".repeat(depth - 1)), int(1)),
+        (
+            format!("SELECT 1{}", " IN (1)".repeat(depth / 2 - 1)),
+            int(1),
+        ),
+        (
+            format!("SELECT 1{}", " BETWEEN 0 AND 2".repeat(depth / 2 - 1)),
+            int(1),
+        ),
+        (format!("SELECT 1{}", "::SIGNED".repeat(depth - 1)), int(1)),
+        (
+            format!("SELECT id FROM t WHERE {} = id", chain("*", depth - 1)),
+            int(1),
+        ),
+        (
+            format!("SELECT {}1{}", "ABS(".repeat(40), ")".repeat(40)),
+            int(1),
+        ),
+        (
+            format!("SELECT {}1{}", "(".repeat(40), ")".repeat(40)),
+            int(1),
+        ),
+        (format!("SELECT {}1", "- ".repeat(40)), int(1)),
+    ]
+}
+
+#[test]
+fn the_deepest_admitted_statements_run_in_half_a_connection_thread_stack() {
+    // Each level of such a tree is bound, evaluated, labelled, copied and dropped by code
+    // that recurses once per level; in half of a connection thread's stack the runtime check
+    // would answer 1436 to any of them that needed more.
+    let run = || {
+        let core = testing::core();
+        let mut st = testing::root(&core);
+        for sql in [
+            "CREATE DATABASE d",
+            "USE d",
+            "CREATE TABLE t (id INT PRIMARY KEY)",
+            "INSERT INTO t VALUES (1), (2)",
+        ] {
+            let r = crate::stmt::run_text(&mut st, sql);
+            assert!(r.iter().all(Result::is_ok), "{sql}: {r:?}");
+        }
+        let first = |out: SqlResult<crate::sql::Output>| match out {
+            Ok(crate::sql::Output::Rows(rs)) => rs.rows.first().and_then(|r| r.first()).cloned(),
+            other => panic!("{other:?}"),
+        };
+        for (sql, want) in deepest_statements() {
+            let head = &sql[..sql.len().min(40)];
+            // Parsed, then (if its shape is kept) copied, then prepared and executed.
+            for _ in 0..2 {
+                let mut out = crate::stmt::run_text(&mut st, &sql);
+                assert_eq!(out.len(), 1, "{head}");
+                assert_eq!(first(out.remove(0)), Some(want.clone()), "{head}");
+            }
+            let p = crate::stmt::prepare(&st, &sql).unwrap_or_else(|e| panic!("{head}: {e:?}"));
+            let out = crate::stmt::execute(&mut st, &p, &[]);
+            assert_eq!(first(out), Some(want), "{head}");
+        }
+    };
+    std::thread::Builder::new()
+        .stack_size(pool_core::SESSION_THREAD_STACK / 2)
+        .spawn(run)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn a_deep_parse_moves_to_heap_allocated_stack_segments() {
+    // sqlparser's recursion protection moves a deep parse to heap-allocated stack segments,
+    // so the bracketed forms at its recursion limit (megabytes of stack unoptimised) parse
+    // on a thread with 512 KiB.
+    let sql = format!("SELECT {}1{}", "ABS(".repeat(40), ")".repeat(40));
+    let parsed = std::thread::Builder::new()
+        .stack_size(512 << 10)
+        .spawn(move || crate::sql::parse(&sql).map(|s| s.len()))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(parsed.ok(), Some(1));
+}

@@ -147,14 +147,15 @@ fn name_of(n: &ast::ObjectName) -> String {
     crate::sql::names::dotted(n)
 }
 
-/// Plans one parsed statement the caller has no further use for: a write is kept in its
-/// plan as it is, not copied (every text statement is planned anew, so the copy would be
-/// paid by each one).
+/// Plans one parsed statement the caller has no further use for: a write, or a query over
+/// tables, is kept in its plan as it is, not copied (every text statement is planned anew,
+/// so the copy would be paid by each one, and a copy recurses once per level of the tree).
 pub fn plan_owned(st: &Context, s: Statement, sql: &str) -> SqlResult<PreparedStmt> {
     match s {
         Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
             table_statement(st, s, sql)
         }
+        Statement::Query(q) => select::plan_owned(st, q, sql),
         s => plan(st, &s, sql),
     }
 }

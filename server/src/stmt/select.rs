@@ -1,7 +1,7 @@
 //! SELECT without tables (`SELECT 1+1`, `SELECT @@version_comment LIMIT 1`, `... FROM DUAL`):
 //! expressions evaluated once, filtered by WHERE, cut by LIMIT.
 
-use sqlparser::ast::{self, SelectItem, SetExpr, Spanned, TableFactor};
+use sqlparser::ast::{self, SelectItem, SetExpr, TableFactor};
 
 use crate::context::Context;
 use crate::error::{SqlError, SqlResult};
@@ -65,22 +65,54 @@ fn has_subquery(q: &ast::Query) -> bool {
 
 /// Plans a query.
 pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> {
+    if reads_tables(q)? {
+        return on_tables(st, Box::new(q.clone()), sql);
+    }
+    without_tables(st, q, sql)
+}
+
+/// Plans a query the caller has no further use for: one over tables goes to the table
+/// planner as it is, not copied (a copy recurses once per level of the tree, as deep as the
+/// nesting bound allows).
+pub fn plan_owned(st: &Context, q: Box<ast::Query>, sql: &str) -> SqlResult<PreparedStmt> {
+    if reads_tables(&q)? {
+        return on_tables(st, q, sql);
+    }
+    without_tables(st, &q, sql)
+}
+
+/// Whether the table planner plans `q`: it reads a table other than DUAL or holds a
+/// subquery (1235 for set operations).
+fn reads_tables(q: &ast::Query) -> SqlResult<bool> {
     let SetExpr::Select(s) = q.body.as_ref() else {
         return Err(SqlError::unsupported("UNION and other set operations"));
     };
-    let dual = s.from.iter().all(|t| {
+    Ok(!is_dual(s) || has_subquery(q))
+}
+
+/// Whether a SELECT reads no table but DUAL.
+fn is_dual(s: &ast::Select) -> bool {
+    s.from.iter().all(|t| {
         t.joins.is_empty()
             && matches!(&t.relation, TableFactor::Table { name, .. } if name.to_string().eq_ignore_ascii_case("dual"))
-    });
-    if !dual || has_subquery(q) {
-        let mut q = q.clone();
-        if let SetExpr::Select(s) = q.body.as_mut() {
-            if dual {
-                s.from.clear(); // FROM DUAL names no table
-            }
+    })
+}
+
+/// `q` planned by the table planner.
+fn on_tables(st: &Context, mut q: Box<ast::Query>, sql: &str) -> SqlResult<PreparedStmt> {
+    if let SetExpr::Select(s) = q.body.as_mut() {
+        if is_dual(s) {
+            s.from.clear(); // FROM DUAL names no table
         }
-        return crate::stmt::plan::table_statement(st, ast::Statement::Query(Box::new(q)), sql);
     }
+    crate::stmt::plan::table_statement(st, ast::Statement::Query(q), sql)
+}
+
+/// A SELECT without tables (`FROM DUAL` at most).
+fn without_tables(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> {
+    let SetExpr::Select(s) = q.body.as_ref() else {
+        return Err(SqlError::unsupported("UNION and other set operations"));
+    };
     let resolver = NoTables {
         registry: &st.core.vars,
     };
@@ -90,7 +122,7 @@ pub fn plan(st: &Context, q: &ast::Query, sql: &str) -> SqlResult<PreparedStmt> 
     for item in &s.projection {
         match item {
             SelectItem::UnnamedExpr(e) => {
-                let label = match crate::sql::span_text(sql, e.span()) {
+                let label = match crate::sql::span_text(sql, crate::sql::spans::expr_span(e)) {
                     // The span of `-5` starts at the operand; MySQL labels the column `-5`.
                     Some(t)
                         if matches!(e, ast::Expr::UnaryOp { .. })

@@ -11,6 +11,11 @@
 //! - where planning reads the text at tree positions (the labels of computed select items),
 //!   a copy is used only when every token sits where it sat in the first text.
 //!
+//! Finding the literals and copying the tree recurse once per level of the tree, so texts
+//! nesting deeper than [`MAX_DEPTH`] levels (or chaining more than [`MAX_SET_OPERATIONS`]
+//! set operations) keep no shape: they are parsed as they come, and a text as deep as the
+//! nesting bound costs no more stack than its parse.
+//!
 //! Parsing depends on the text alone, so no catalog, privilege or session change makes a
 //! shape stale: each statement is still planned (names, privileges, plan) from its tree.
 
@@ -27,11 +32,20 @@ use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whit
 use crate::context::Context;
 use crate::digest::Digest;
 use crate::error::SqlResult;
+use crate::sql::depth::Nesting;
 
 /// Shapes a connection keeps; the least recently used one makes room for a new one.
 const SLOTS: usize = 64;
 /// Texts longer than this are parsed as they come (they rarely repeat).
 const MAX_TEXT: usize = 4096;
+/// Texts nesting deeper than this many operator and bracket levels are parsed as they come:
+/// finding a shape's literals and copying its tree recurse once per level of sqlparser's tree
+/// (5 to 8 KB of stack a level in an unoptimised build, measured), so a tree as deep as
+/// [`crate::sql::depth::MAX_DEPTH`] would take 3 to 4 MB of a connection thread's stack.
+const MAX_DEPTH: usize = 64;
+/// Texts chaining more set operations (`UNION`, ...) than this are parsed as they come
+/// (copying one costs about 18 KB of stack in an unoptimised build, measured).
+const MAX_SET_OPERATIONS: usize = 16;
 
 /// The digests of one text's statements.
 pub type Digests = Arc<[Arc<Digest>]>;
@@ -178,7 +192,8 @@ impl ShapeCache {
             .map(|&i| (literal_value(&tokens[i].token), tokens[i].span))
             .collect();
         let positions: Box<[Span]> = tokens.iter().map(|t| t.span).collect();
-        let statements = match crate::sql::parse_tokens(tokens)? {
+        let (nesting, parsed) = crate::sql::parse_tokens(tokens)?;
+        let statements = match parsed {
             Ok(s) => s,
             // The error path (and its `LOCK IN SHARE MODE` retry) is the plain parse's.
             Err(_) => return plain(),
@@ -191,7 +206,7 @@ impl ShapeCache {
             });
         }
         let shape = match statements.as_slice() {
-            [tree] => Shape::new(tree, &values, positions).map(|mut s| {
+            [tree] if shallow(nesting) => Shape::new(tree, &values, positions).map(|mut s| {
                 s.digests = digests();
                 Arc::new(s)
             }),
@@ -205,6 +220,11 @@ impl ShapeCache {
             copied: false,
         })
     }
+}
+
+/// Whether a text nesting `n` deep may keep a shape ([`MAX_DEPTH`], [`MAX_SET_OPERATIONS`]).
+fn shallow(n: Nesting) -> bool {
+    n.depth <= MAX_DEPTH && n.set_operations <= MAX_SET_OPERATIONS
 }
 
 /// Whether `token` is a literal a shape leaves out of its key.

@@ -147,6 +147,31 @@ fn errors_are_the_parsers() {
 }
 
 #[test]
+fn deeply_nested_texts_are_parsed_as_they_come() {
+    // Finding the literals of a deep tree and copying it recurse once per level, so only
+    // shallow texts keep a shape.
+    let sum = |n: usize, last: &str| format!("SELECT {} + {last}", vec!["1"; n - 1].join(" + "));
+    check_pair(&sum(MAX_DEPTH, "1"), &sum(MAX_DEPTH, "2"), true);
+    check_pair(&sum(MAX_DEPTH + 2, "1"), &sum(MAX_DEPTH + 2, "2"), false);
+    let union = |n: usize, last: &str| {
+        format!(
+            "{} UNION SELECT {last}",
+            vec!["SELECT 1"; n].join(" UNION ")
+        )
+    };
+    check_pair(
+        &union(MAX_SET_OPERATIONS, "1"),
+        &union(MAX_SET_OPERATIONS, "2"),
+        true,
+    );
+    check_pair(
+        &union(MAX_SET_OPERATIONS + 1, "1"),
+        &union(MAX_SET_OPERATIONS + 1, "2"),
+        false,
+    );
+}
+
+#[test]
 fn the_cache_keeps_at_most_its_slots() {
     let cache = ShapeCache::default();
     for i in 0..SLOTS + 10 {
