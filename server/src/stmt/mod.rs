@@ -86,7 +86,7 @@ fn plan_text(
             columns: Vec::new(),
         }]);
     }
-    if let Some(insert) = crate::exec::insert_values::parse(sql) {
+    if let Some(insert) = crate::exec::insert_values::parse_several(sql) {
         return Ok(vec![plan::plan_owned(st, insert, sql)?]);
     }
     let rewritten = update_modifiers::rewrite(sql)?;
