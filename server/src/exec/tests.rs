@@ -304,3 +304,33 @@ fn a_table_s_source_columns_are_shared_until_ddl_rebuilds_it() {
         vec![vec![int(7)]]
     );
 }
+
+#[test]
+fn prepared_columns_are_made_on_request_only() {
+    let st = with_table();
+    let p = plan(&st, "SELECT id, v FROM t WHERE k = 20").expect("plan");
+    let names: Vec<String> = p
+        .plan
+        .prepared_columns()
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    assert_eq!(names, ["id", "v"]);
+    assert!(plan(&st, "UPDATE t SET k = 1 WHERE id = 1")
+        .expect("plan")
+        .plan
+        .prepared_columns()
+        .is_empty());
+    // A text statement's plan carries none; COM_STMT_PREPARE's does.
+    let text = crate::stmt::plan::table_statement(
+        &st,
+        crate::sql::parse("SELECT id FROM t")
+            .expect("parse")
+            .remove(0),
+        "SELECT id FROM t",
+    )
+    .expect("plan");
+    assert!(text.columns.is_empty());
+    let prepared = crate::stmt::prepare(&st, "SELECT id FROM t").expect("prepare");
+    assert_eq!(prepared.columns.len(), 1);
+}

@@ -212,7 +212,10 @@ pub fn prepare(st: &Context, sql: &str) -> SqlResult<PreparedStmt> {
             trimmed.split_once(';').map(|(_, r)| r).unwrap_or(""),
         ));
     }
-    let p = plans.remove(0);
+    let mut p = plans.remove(0);
+    if let Plan::Table(t) = &p.plan {
+        p.columns = t.prepared_columns();
+    }
     if !p.plan.preparable() {
         return Err(SqlError::new(
             ErrorCode::UnsupportedPs,
