@@ -25,6 +25,9 @@ fn parse_rows(sql: &str, min_rows: usize) -> Option<Statement> {
         return None;
     }
     let open = values_start(b)?;
+    if min_rows > 1 && !may_have_second_row(&b[open..]) {
+        return None;
+    }
     let (rows, first_end) = scan_rows(sql, open)?;
     if rows.rows.len() < min_rows {
         return None;
@@ -140,6 +143,16 @@ fn skip_quoted(b: &[u8], i: usize, q: u8) -> Option<usize> {
             _ => j += 1,
         }
     }
+}
+
+/// Whether `rows` (the text from the first row's `(`) could hold a second row: rows are
+/// separated by `)`, optional whitespace and `,`, so text without that sequence (even
+/// inside a string) has one row at most. A byte test that spares building the first row's
+/// values only to find it alone.
+fn may_have_second_row(rows: &[u8]) -> bool {
+    rows.iter()
+        .enumerate()
+        .any(|(i, &c)| c == b')' && rows.get(skip_ws(rows, i + 1)) == Some(&b','))
 }
 
 /// Scans the rows starting at the `(` at `open`: returns them and the offset just past the
@@ -313,6 +326,13 @@ mod tests {
     #[test]
     fn a_single_row_is_left_to_the_caller() {
         assert!(parse_several("INSERT INTO t VALUES (1, 'a')").is_none());
+        assert!(!may_have_second_row(
+            b"(1, 'a') ON DUPLICATE KEY UPDATE a = 1"
+        ));
+        assert!(may_have_second_row(b"(1, 'a') , (2, 'b')"));
+        // A string that looks like a row separator only sends the text to the full scan.
+        assert!(may_have_second_row(b"('x),y')"));
+        assert!(parse_several("INSERT INTO t VALUES ('x),y')").is_none());
         assert!(parse("INSERT INTO t VALUES (1, 'a')").is_some());
         let two = "INSERT INTO t VALUES (1, 'a'), (2, 'b')";
         let full = crate::sql::parse(two).expect("parses");
