@@ -197,6 +197,10 @@ pub struct Context {
     /// The tables whose metadata lock the current transaction holds shared (see
     /// [`crate::exec::metadata_lock`]), released when the transaction ends.
     pub metadata_locks: Vec<Arc<crate::engine::Table>>,
+    /// State the table executor keeps for the connection (its shared source columns,
+    /// `exec::sources`), made on first use. The core stores it without naming its type, so
+    /// it imports nothing from the layers above.
+    pub exec_state: std::cell::OnceCell<Box<dyn std::any::Any + Send>>,
 }
 
 impl Drop for Context {
@@ -237,6 +241,7 @@ impl Context {
             savepoints: Vec::new(),
             locked_tables: None,
             metadata_locks: Vec::new(),
+            exec_state: std::cell::OnceCell::new(),
         }
     }
 

@@ -380,7 +380,8 @@ impl Core {
         if let Some(pool) = self.handler.get().and_then(|h| h.pool()) {
             rows.extend(pool_status_rows(&pool.group_stats()));
         }
-        rows.sort_by_key(|r| r.0.to_ascii_lowercase());
+        // One lower-cased copy per name, not two per comparison.
+        rows.sort_by_cached_key(|r| r.0.to_ascii_lowercase());
         rows
     }
 

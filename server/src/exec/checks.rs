@@ -13,7 +13,7 @@ use crate::engine::{CheckDef, Direction, KeyRange, Table};
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::run::Exec;
 use crate::exec::scope::Scope;
-use crate::exec::sources::table_columns;
+use crate::exec::sources::build_table_columns;
 use crate::exec::Planner;
 use crate::sql::eval::truth;
 use crate::sql::expr::BoundExpr;
@@ -117,7 +117,11 @@ impl BoundChecks {
             return Ok(BoundChecks::default());
         }
         let mut scope = Scope::new(vars);
-        scope.push(table.name(), db, table_columns(table, db, table.name()))?;
+        scope.push(
+            table.name(),
+            db,
+            build_table_columns(table, db, table.name()),
+        )?;
         let dialect = MySqlDialect {};
         checks
             .iter()

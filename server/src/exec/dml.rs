@@ -120,7 +120,7 @@ impl Planner<'_> {
             .map_or(tname.clone(), |a| a.name.value.clone());
         let table = self.table(&db, &tname)?;
         let mut scope = Scope::new(&self.st.core.vars);
-        scope.push(&a, &db, table_columns(&table, &db, &a))?;
+        scope.push(&a, &db, table_columns(self.st, &table, &db, &a))?;
         scope.in_clause("field list");
         let mut sets = Vec::new();
         for asg in assignments {

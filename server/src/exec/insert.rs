@@ -95,7 +95,7 @@ impl Planner<'_> {
             .collect::<SqlResult<_>>()?;
         let registry = &self.st.core.vars;
         let mut scope = Scope::new(registry);
-        scope.push(&tname, &db, table_columns(&table, &db, &tname))?;
+        scope.push(&tname, &db, table_columns(self.st, &table, &db, &tname))?;
         let source = match i.source.as_deref() {
             Some(q) => match q.body.as_ref() {
                 ast::SetExpr::Values(v) => {

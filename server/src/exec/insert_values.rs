@@ -9,15 +9,29 @@
 
 use sqlparser::ast::{self, Expr, SetExpr, Statement, UnaryOperator};
 
-/// The statement `sql` parses to, when it is an INSERT or REPLACE with literal-only VALUES
-/// rows; None when the fast path does not apply (the caller then parses `sql` itself).
-pub(crate) fn parse(sql: &str) -> Option<Statement> {
+/// [`parse_rows`] for a statement of at least two rows. A single row gains nothing here (its
+/// first row is the whole text, so sqlparser would read all of it), and the caller's
+/// statement shapes serve a repeated one better.
+pub(crate) fn parse_several(sql: &str) -> Option<Statement> {
+    parse_rows(sql, 2)
+}
+
+/// The statement `sql` parses to, when it is an INSERT or REPLACE with at least `min_rows`
+/// literal-only VALUES rows; None when the fast path does not apply (the caller then parses
+/// `sql` itself).
+fn parse_rows(sql: &str, min_rows: usize) -> Option<Statement> {
     let b = sql.as_bytes();
     if !(starts_with_word(b, b"INSERT") || starts_with_word(b, b"REPLACE")) {
         return None;
     }
     let open = values_start(b)?;
+    if min_rows > 1 && !may_have_second_row(&b[open..]) {
+        return None;
+    }
     let (rows, first_end) = scan_rows(sql, open)?;
+    if rows.rows.len() < min_rows {
+        return None;
+    }
     let tail = &sql[rows.end..];
     if tail.contains(';') {
         return None; // several statements: the full parse splits them
@@ -129,6 +143,16 @@ fn skip_quoted(b: &[u8], i: usize, q: u8) -> Option<usize> {
             _ => j += 1,
         }
     }
+}
+
+/// Whether `rows` (the text from the first row's `(`) could hold a second row: rows are
+/// separated by `)`, optional whitespace and `,`, so text without that sequence (even
+/// inside a string) has one row at most. A byte test that spares building the first row's
+/// values only to find it alone.
+fn may_have_second_row(rows: &[u8]) -> bool {
+    rows.iter()
+        .enumerate()
+        .any(|(i, &c)| c == b')' && rows.get(skip_ws(rows, i + 1)) == Some(&b','))
 }
 
 /// Scans the rows starting at the `(` at `open`: returns them and the offset just past the
@@ -250,6 +274,11 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The fast path for any number of rows.
+    fn parse(sql: &str) -> Option<Statement> {
+        parse_rows(sql, 1)
+    }
+
     /// The fast path's statement equals sqlparser's for `sql` (spans aside).
     fn same_as_full_parse(sql: &str) {
         let fast = parse(sql).unwrap_or_else(|| panic!("fast path refused {sql}"));
@@ -292,6 +321,25 @@ mod tests {
         ] {
             assert!(parse(sql).is_none(), "{sql}");
         }
+    }
+
+    #[test]
+    fn a_single_row_is_left_to_the_caller() {
+        assert!(parse_several("INSERT INTO t VALUES (1, 'a')").is_none());
+        assert!(!may_have_second_row(
+            b"(1, 'a') ON DUPLICATE KEY UPDATE a = 1"
+        ));
+        assert!(may_have_second_row(b"(1, 'a') , (2, 'b')"));
+        // A string that looks like a row separator only sends the text to the full scan.
+        assert!(may_have_second_row(b"('x),y')"));
+        assert!(parse_several("INSERT INTO t VALUES ('x),y')").is_none());
+        assert!(parse("INSERT INTO t VALUES (1, 'a')").is_some());
+        let two = "INSERT INTO t VALUES (1, 'a'), (2, 'b')";
+        let full = crate::sql::parse(two).expect("parses");
+        assert_eq!(
+            full,
+            vec![parse_several(two).expect("two rows take the fast path")]
+        );
     }
 
     #[test]

@@ -157,8 +157,8 @@ fn resolve(st: &Context, l: &LoadDataSyntax, sql: &str) -> SqlResult<Resolved> {
     };
     let registry = &st.core.vars;
     let mut scope = Scope::new(registry);
-    scope.push(&tname, &db, table_columns(&table, &db, &tname))?;
-    let var_columns = vars
+    scope.push(&tname, &db, table_columns(st, &table, &db, &tname))?;
+    let var_columns: Vec<SourceColumn> = vars
         .iter()
         .map(|v| SourceColumn {
             name: v.clone(),

@@ -140,15 +140,27 @@ pub struct TablePlan {
     pub materialized: bool,
 }
 
-/// A planned table statement with what COM_STMT_PREPARE reports of it.
+impl TablePlan {
+    /// Result column definitions as known at prepare time (empty when none): what
+    /// COM_STMT_PREPARE reports. A text statement has no use for them, so planning does
+    /// not make them.
+    pub fn prepared_columns(&self) -> Vec<protocol::ColumnDefinition> {
+        match &self.body {
+            Body::Select(q) => run::result_set(q, Vec::new()).columns.to_vec(),
+            Body::Show(s) => show::columns(s),
+            Body::Explain(_) => explain::columns(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A planned table statement with its parameter count.
 #[derive(Debug)]
 pub struct Planned {
     /// The plan.
     pub plan: TablePlan,
     /// Number of `?` placeholders.
     pub params: usize,
-    /// Result column definitions as known at prepare time (empty when none).
-    pub columns: Vec<protocol::ColumnDefinition>,
 }
 
 /// Plans a table statement.
@@ -176,15 +188,8 @@ fn plan_with(
         outer_scope: Vec::new(),
     };
     let body = p.statement(&stmt)?;
-    let columns = match &body {
-        Body::Select(q) => run::result_set(q, Vec::new()).columns.to_vec(),
-        Body::Show(s) => show::columns(s),
-        Body::Explain(_) => explain::columns(),
-        _ => Vec::new(),
-    };
     Ok(Planned {
         params: p.params,
-        columns,
         plan: TablePlan {
             body,
             statement: stmt,

@@ -341,11 +341,11 @@ impl Planner<'_> {
                     let (db, t) = table_name(self, name)?;
                     let a = alias.as_ref().map_or(t.clone(), |a| a.name.value.clone());
                     if let Some(v) = vtables::lookup(self.st.core.as_ref(), &db, &t) {
-                        let cols = virtual_columns(v, &db, &a);
+                        let cols: Arc<[SourceColumn]> = virtual_columns(v, &db, &a).into();
                         (a, db, PendingKind::Virtual(v), Vec::new(), cols)
                     } else {
                         let table = self.table(&db, &t)?;
-                        let cols = table_columns(&table, &db, &a);
+                        let cols = table_columns(self.st, &table, &db, &a);
                         let hints: Vec<ast::TableIndexHints> = index_hints
                             .iter()
                             .filter_map(|h| match h {
@@ -368,7 +368,7 @@ impl Planner<'_> {
                     };
                     let a = alias.name.value.clone();
                     let inner = self.query(subquery)?;
-                    let cols = inner
+                    let cols: Arc<[SourceColumn]> = inner
                         .columns
                         .iter()
                         .map(|c| {

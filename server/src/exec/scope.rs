@@ -4,6 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use protocol::ColumnDefinition;
 
@@ -34,8 +35,9 @@ pub struct ScopeEntry {
     pub alias: String,
     /// Database of a base or virtual table ("" for derived tables).
     pub db: String,
-    /// Its columns, in order.
-    pub columns: Vec<SourceColumn>,
+    /// Its columns, in order (a base table's are shared, see
+    /// [`crate::exec::sources::table_columns`]).
+    pub columns: Arc<[SourceColumn]>,
     /// Index of its first column in the combined row.
     pub offset: usize,
 }
@@ -105,7 +107,12 @@ impl<'r> Scope<'r> {
     }
 
     /// Adds a source at the end of the combined row; returns its offset.
-    pub fn push(&mut self, alias: &str, db: &str, columns: Vec<SourceColumn>) -> SqlResult<usize> {
+    pub fn push(
+        &mut self,
+        alias: &str,
+        db: &str,
+        columns: impl Into<Arc<[SourceColumn]>>,
+    ) -> SqlResult<usize> {
         // An enclosing SELECT's source of the same name is hidden, not a clash.
         if self.own().iter().any(|e| e.alias == alias) {
             return Err(SqlError::new(
@@ -117,7 +124,7 @@ impl<'r> Scope<'r> {
         self.entries.push(ScopeEntry {
             alias: alias.to_string(),
             db: db.to_string(),
-            columns,
+            columns: columns.into(),
             offset,
         });
         Ok(offset)

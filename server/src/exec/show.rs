@@ -260,7 +260,7 @@ pub fn execute(st: &mut Context, s: &ShowTable) -> SqlResult<Output> {
 pub fn field_list(st: &Context, table: &str) -> SqlResult<Vec<ColumnDefinition>> {
     let db = st.db.clone().ok_or_else(no_database)?;
     let t = st.core.catalog.table(&db, table)?;
-    Ok(crate::exec::sources::table_columns(&t, &db, table)
+    Ok(crate::exec::sources::build_table_columns(&t, &db, table)
         .into_iter()
         .map(|c| c.def)
         .collect())

@@ -5,6 +5,9 @@
 use protocol::{ColumnDefinition, ColumnFlags, ColumnType as Wire};
 use sqlparser::ast;
 
+use std::sync::Arc;
+
+use crate::context::Context;
 use crate::engine::Table;
 use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::exec::aggregate::{AggFunc, AggSlot};
@@ -26,8 +29,58 @@ pub fn table_name(p: &Planner<'_>, n: &ast::ObjectName) -> SqlResult<(String, St
     }
 }
 
-/// The columns a base table contributes to a scope.
-pub fn table_columns(t: &Table, db: &str, alias: &str) -> Vec<SourceColumn> {
+/// Source column lists a connection keeps; past this many, the list starts again empty.
+const SHARED_COLUMN_LISTS: usize = 32;
+
+/// A connection's source column lists of base tables: each is made once per table object
+/// (a rebuilt table is a new object with a new id), database and alias, and shared by the
+/// scopes of the connection's later statements.
+#[derive(Debug, Default)]
+struct SharedColumns {
+    lists: std::cell::RefCell<Vec<SharedList>>,
+}
+
+/// One shared list and what it was made for.
+#[derive(Debug)]
+struct SharedList {
+    /// The table object's id.
+    table: u64,
+    db: String,
+    alias: String,
+    columns: Arc<[SourceColumn]>,
+}
+
+/// The columns base table `t` contributes to a scope under `alias` in database `db`, shared
+/// with the connection's earlier statements that read it the same way ([`build_table_columns`]
+/// makes them).
+pub fn table_columns(st: &Context, t: &Table, db: &str, alias: &str) -> Arc<[SourceColumn]> {
+    let shared = st
+        .exec_state
+        .get_or_init(|| Box::new(SharedColumns::default()))
+        .downcast_ref::<SharedColumns>()
+        .expect("the connection's executor state is its shared source columns");
+    let mut lists = shared.lists.borrow_mut();
+    if let Some(l) = lists
+        .iter()
+        .find(|l| l.table == t.id() && l.db == db && l.alias == alias)
+    {
+        return Arc::clone(&l.columns);
+    }
+    if lists.len() >= SHARED_COLUMN_LISTS {
+        lists.clear();
+    }
+    let cols: Arc<[SourceColumn]> = build_table_columns(t, db, alias).into();
+    lists.push(SharedList {
+        table: t.id(),
+        db: db.to_string(),
+        alias: alias.to_string(),
+        columns: Arc::clone(&cols),
+    });
+    cols
+}
+
+/// The columns a base table contributes to a scope, made afresh.
+pub fn build_table_columns(t: &Table, db: &str, alias: &str) -> Vec<SourceColumn> {
     let def = t.def();
     def.columns()
         .iter()

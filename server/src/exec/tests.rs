@@ -258,3 +258,79 @@ fn the_planner_uses_the_index_a_predicate_names() {
     );
     assert_eq!(a("SELECT * FROM t"), idx("PRIMARY", AccessType::All));
 }
+
+/// The result metadata of `sql`'s columns: (table alias, original table, name) of each.
+fn column_tables(st: &mut Context, sql: &str) -> Vec<(String, String, String)> {
+    match run(st, sql) {
+        Ok(Output::Rows(rs)) => rs
+            .columns
+            .iter()
+            .map(|c| (c.table.clone(), c.org_table.clone(), c.name.clone()))
+            .collect(),
+        other => panic!("{sql}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_table_s_source_columns_are_shared_until_ddl_rebuilds_it() {
+    use crate::exec::sources::table_columns;
+    use std::sync::Arc;
+    let mut st = with_table();
+    let t = st.core.catalog.table("d", "t").expect("t");
+    let first = table_columns(&st, &t, "d", "t");
+    assert!(Arc::ptr_eq(&first, &table_columns(&st, &t, "d", "t")));
+    // Another alias or database is another list: the metadata names them.
+    assert!(!Arc::ptr_eq(&first, &table_columns(&st, &t, "d", "a")));
+    assert!(!Arc::ptr_eq(&first, &table_columns(&st, &t, "e", "t")));
+    assert_eq!(
+        column_tables(&mut st, "SELECT a.id FROM t a WHERE a.id = 1"),
+        vec![("a".into(), "t".into(), "id".into())]
+    );
+    assert_eq!(
+        column_tables(&mut st, "SELECT b.id FROM t AS b WHERE b.id = 1"),
+        vec![("b".into(), "t".into(), "id".into())]
+    );
+    // ALTER TABLE makes a new table object: its statements see the new column.
+    run(&mut st, "ALTER TABLE t ADD COLUMN w INT").expect("alter");
+    let t2 = st.core.catalog.table("d", "t").expect("t");
+    assert_eq!(table_columns(&st, &t2, "d", "t").len(), 4);
+    assert_eq!(
+        rows(&mut st, "SELECT * FROM t WHERE id = 1"),
+        vec![vec![int(1), int(10), Value::str("a"), Value::Null]]
+    );
+    assert_eq!(affected(&mut st, "UPDATE t SET w = 7 WHERE id = 1"), 1);
+    assert_eq!(
+        rows(&mut st, "SELECT w FROM t WHERE id = 1"),
+        vec![vec![int(7)]]
+    );
+}
+
+#[test]
+fn prepared_columns_are_made_on_request_only() {
+    let st = with_table();
+    let p = plan(&st, "SELECT id, v FROM t WHERE k = 20").expect("plan");
+    let names: Vec<String> = p
+        .plan
+        .prepared_columns()
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    assert_eq!(names, ["id", "v"]);
+    assert!(plan(&st, "UPDATE t SET k = 1 WHERE id = 1")
+        .expect("plan")
+        .plan
+        .prepared_columns()
+        .is_empty());
+    // A text statement's plan carries none; COM_STMT_PREPARE's does.
+    let text = crate::stmt::plan::table_statement(
+        &st,
+        crate::sql::parse("SELECT id FROM t")
+            .expect("parse")
+            .remove(0),
+        "SELECT id FROM t",
+    )
+    .expect("plan");
+    assert!(text.columns.is_empty());
+    let prepared = crate::stmt::prepare(&st, "SELECT id FROM t").expect("prepare");
+    assert_eq!(prepared.columns.len(), 1);
+}

@@ -72,16 +72,10 @@ fn stmt(s: AccountStmt) -> PreparedStmt {
 
 /// Plans an account statement; `Ok(None)` for any other statement.
 pub fn try_plan(sql: &str) -> SqlResult<Option<PreparedStmt>> {
-    let head: String = sql
-        .trim_start()
-        .chars()
-        .take(6)
-        .collect::<String>()
-        .to_ascii_uppercase();
-    if !["GRANT", "REVOKE", "RENAME", "ALTER", "SET", "SHOW"]
-        .iter()
-        .any(|k| head.starts_with(k))
-    {
+    if !crate::stmt::tokens::begins_with_any(
+        sql,
+        &["GRANT", "REVOKE", "RENAME", "ALTER", "SET", "SHOW"],
+    ) {
         return Ok(None);
     }
     let Some(mut t) = Toks::new(sql) else {

@@ -135,18 +135,13 @@ fn stmt(plan: Plan) -> PreparedStmt {
 
 /// Plans the statement if it is one of the hand-parsed forms; `Ok(None)` hands it to sqlparser.
 pub fn try_plan(st: &Context, sql: &str) -> SqlResult<Option<PreparedStmt>> {
-    let head: String = sql
-        .trim_start()
-        .chars()
-        .take(12)
-        .collect::<String>()
-        .to_ascii_uppercase();
     if let Some(p) = crate::stmt::account_stmts::try_plan(sql)? {
         return Ok(Some(p));
     }
-    let interesting = ["CREATE", "DROP", "SET", "DO", "START", "SHUTDOWN", "KILL"]
-        .iter()
-        .any(|k| head.starts_with(k));
+    let interesting = crate::stmt::tokens::begins_with_any(
+        sql,
+        &["CREATE", "DROP", "SET", "DO", "START", "SHUTDOWN", "KILL"],
+    );
     if !interesting {
         return Ok(None);
     }

@@ -86,7 +86,7 @@ fn plan_text(
             columns: Vec::new(),
         }]);
     }
-    if let Some(insert) = crate::exec::insert_values::parse(sql) {
+    if let Some(insert) = crate::exec::insert_values::parse_several(sql) {
         return Ok(vec![plan::plan_owned(st, insert, sql)?]);
     }
     let rewritten = update_modifiers::rewrite(sql)?;
@@ -218,7 +218,10 @@ pub fn prepare(st: &Context, sql: &str) -> SqlResult<PreparedStmt> {
             trimmed.split_once(';').map(|(_, r)| r).unwrap_or(""),
         ));
     }
-    let p = plans.remove(0);
+    let mut p = plans.remove(0);
+    if let Plan::Table(t) = &p.plan {
+        p.columns = t.prepared_columns();
+    }
     if !p.plan.preparable() {
         return Err(SqlError::new(
             ErrorCode::UnsupportedPs,

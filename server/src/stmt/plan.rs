@@ -139,7 +139,8 @@ pub struct PreparedStmt {
     pub plan: Plan,
     /// Number of `?` placeholders.
     pub params: usize,
-    /// Result column definitions as known at prepare time (empty when none).
+    /// Result column definitions as known at prepare time (empty when none; a table
+    /// statement's are filled in by [`crate::stmt::prepare`] only).
     pub columns: Vec<protocol::ColumnDefinition>,
 }
 
@@ -301,7 +302,8 @@ pub fn table_statement(st: &Context, s: Statement, sql: &str) -> SqlResult<Prepa
     Ok(PreparedStmt {
         plan: Plan::Table(Box::new(p.plan)),
         params: p.params,
-        columns: p.columns,
+        // Only COM_STMT_PREPARE reports them ([`crate::stmt::prepare`] fills them in).
+        columns: Vec::new(),
     })
 }
 

@@ -30,13 +30,7 @@ pub struct TableToLock {
 /// (sqlparser takes only unqualified names); `Ok(None)` for any other statement. An
 /// unqualified name is in the current database (1046 without one).
 pub fn parse(st: &Context, sql: &str) -> SqlResult<Option<Vec<TableToLock>>> {
-    let head: String = sql
-        .trim_start()
-        .chars()
-        .take(4)
-        .collect::<String>()
-        .to_ascii_uppercase();
-    if head != "LOCK" {
+    if !crate::stmt::tokens::begins_with_any(sql, &["LOCK"]) {
         return Ok(None);
     }
     let Some(mut t) = Toks::new(sql) else {
