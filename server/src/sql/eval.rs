@@ -422,33 +422,9 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
     if a.member_number().is_some() || b.member_number().is_some() {
         return arith(op, &member_as_number(a), &member_as_number(b));
     }
-    let int_pair = match (a, b) {
-        (Value::Int(x), Value::Int(y)) => Some((*x, *y)),
-        _ => None,
-    };
-    if let Some((x, y)) = int_pair {
-        let r = match op {
-            BinOp::Add => x.checked_add(y),
-            BinOp::Sub => x.checked_sub(y),
-            BinOp::Mul => x.checked_mul(y),
-            BinOp::IntDiv => {
-                if y == 0 {
-                    return Ok(Value::Null);
-                }
-                x.checked_div(y)
-            }
-            BinOp::Mod => {
-                if y == 0 {
-                    return Ok(Value::Null);
-                }
-                Some(x.wrapping_rem(y))
-            }
-            _ => None,
-        };
-        match (op, r) {
-            (BinOp::Div, _) => {}
-            (_, Some(v)) => return Ok(Value::Int(v)),
-            (_, None) => return Err(out_of_range(&format!("({x} {op:?} {y})"))),
+    if let (Value::Int(x), Value::Int(y)) = (a, b) {
+        if let Some(r) = int_arith(op, *x, *y) {
+            return r;
         }
     }
     let exact = is_numeric(a)
@@ -456,94 +432,138 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
         && !matches!(a, Value::Double(_))
         && !matches!(b, Value::Double(_));
     if exact {
-        if let (Some(x), Some(y)) = (decimal_of(a), decimal_of(b)) {
-            if let Some((p, q, s)) = align(x, y) {
-                let d = match op {
-                    BinOp::Add => p.checked_add(q).map(|u| Decimal::new(u, s)),
-                    BinOp::Sub => p.checked_sub(q).map(|u| Decimal::new(u, s)),
-                    BinOp::Mul => x
-                        .unscaled()
-                        .checked_mul(y.unscaled())
-                        .map(|u| limit_scale(u, x.scale + y.scale)),
-                    BinOp::Div => {
-                        if q == 0 {
-                            return Ok(Value::Null);
-                        }
-                        let scale = x.scale + DIV_PRECISION;
-                        // result = x / y with `scale` digits: x.unscaled() * 10^(scale - x.scale + y.scale) / y.unscaled()
-                        let shift = u32::from(scale + y.scale - x.scale);
-                        I256::new(10)
-                            .checked_pow(shift)
-                            .and_then(|p| x.unscaled().checked_mul(p))
-                            .and_then(|n| {
-                                let (qt, rem) =
-                                    (n.checked_div(y.unscaled())?, n.checked_rem(y.unscaled())?);
-                                // Round half away from zero, as MySQL's decimal division does.
-                                let away = if (n < 0) != (y.unscaled() < 0) {
-                                    I256::MINUS_ONE
-                                } else {
-                                    I256::ONE
-                                };
-                                let qt = if rem.unsigned_abs() * 2 >= y.unscaled().unsigned_abs() {
-                                    qt.checked_add(away)?
-                                } else {
-                                    qt
-                                };
-                                Some(limit_scale(qt, scale))
-                            })
+        if let Some(r) = decimal_arith(op, a, b) {
+            return r;
+        }
+    }
+    double_arith(op, a, b)
+}
+
+/// BIGINT arithmetic of two signed integers; None for `/`, which MySQL computes exactly.
+fn int_arith(op: BinOp, x: i64, y: i64) -> Option<SqlResult<Value>> {
+    let r = match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        BinOp::IntDiv => {
+            if y == 0 {
+                return Some(Ok(Value::Null));
+            }
+            x.checked_div(y)
+        }
+        BinOp::Mod => {
+            if y == 0 {
+                return Some(Ok(Value::Null));
+            }
+            Some(x.wrapping_rem(y))
+        }
+        _ => None,
+    };
+    match (op, r) {
+        (BinOp::Div, _) => None,
+        (_, Some(v)) => Some(Ok(Value::Int(v))),
+        (_, None) => Some(Err(out_of_range(&format!("({x} {op:?} {y})")))),
+    }
+}
+
+/// Exact (DECIMAL) arithmetic of two exact operands; None when they do not align or the
+/// result does not fit, so the caller falls back to DOUBLE as MySQL does.
+fn decimal_arith(op: BinOp, a: &Value, b: &Value) -> Option<SqlResult<Value>> {
+    if let (Some(x), Some(y)) = (decimal_of(a), decimal_of(b)) {
+        if let Some((p, q, s)) = align(x, y) {
+            let d = match op {
+                BinOp::Add => p.checked_add(q).map(|u| Decimal::new(u, s)),
+                BinOp::Sub => p.checked_sub(q).map(|u| Decimal::new(u, s)),
+                BinOp::Mul => x
+                    .unscaled()
+                    .checked_mul(y.unscaled())
+                    .map(|u| limit_scale(u, x.scale + y.scale)),
+                BinOp::Div => {
+                    if q == 0 {
+                        return Some(Ok(Value::Null));
                     }
-                    BinOp::IntDiv => {
-                        if q == 0 {
-                            return Ok(Value::Null);
-                        }
-                        return p
-                            .checked_div(q)
+                    let scale = x.scale + DIV_PRECISION;
+                    // result = x / y with `scale` digits: x.unscaled() * 10^(scale - x.scale + y.scale) / y.unscaled()
+                    let shift = u32::from(scale + y.scale - x.scale);
+                    I256::new(10)
+                        .checked_pow(shift)
+                        .and_then(|p| x.unscaled().checked_mul(p))
+                        .and_then(|n| {
+                            let (qt, rem) =
+                                (n.checked_div(y.unscaled())?, n.checked_rem(y.unscaled())?);
+                            // Round half away from zero, as MySQL's decimal division does.
+                            let away = if (n < 0) != (y.unscaled() < 0) {
+                                I256::MINUS_ONE
+                            } else {
+                                I256::ONE
+                            };
+                            let qt = if rem.unsigned_abs() * 2 >= y.unscaled().unsigned_abs() {
+                                qt.checked_add(away)?
+                            } else {
+                                qt
+                            };
+                            Some(limit_scale(qt, scale))
+                        })
+                }
+                BinOp::IntDiv => {
+                    if q == 0 {
+                        return Some(Ok(Value::Null));
+                    }
+                    return Some(
+                        p.checked_div(q)
                             .and_then(|r| i64::try_from(r).ok())
                             .map(Value::Int)
-                            .ok_or_else(|| out_of_range("DIV"));
+                            .ok_or_else(|| out_of_range("DIV")),
+                    );
+                }
+                BinOp::Mod => {
+                    if q == 0 {
+                        return Some(Ok(Value::Null));
                     }
-                    BinOp::Mod => {
-                        if q == 0 {
-                            return Ok(Value::Null);
-                        }
-                        Some(Decimal::new(p.checked_rem(q).unwrap_or(I256::ZERO), s))
+                    Some(Decimal::new(p.checked_rem(q).unwrap_or(I256::ZERO), s))
+                }
+                _ => None,
+            };
+            if let Some(d) = d {
+                let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
+                if let (Value::UInt(_) | Value::Int(_), Value::UInt(_) | Value::Int(_), 0) =
+                    (a, b, d.scale)
+                {
+                    // As MySQL: +, - and * with an UNSIGNED operand give an UNSIGNED result,
+                    // so a negative one is out of range.
+                    if unsigned && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul) {
+                        return Some(u64::try_from(d.unscaled()).map(Value::UInt).map_err(|_| {
+                            SqlError::new(
+                                ErrorCode::DataOutOfRange,
+                                format!(
+                                    "BIGINT UNSIGNED value is out of range in '({} {} {})'",
+                                    crate::sql::format::text(a),
+                                    match op {
+                                        BinOp::Add => "+",
+                                        BinOp::Sub => "-",
+                                        _ => "*",
+                                    },
+                                    crate::sql::format::text(b)
+                                ),
+                            )
+                        }));
                     }
-                    _ => None,
-                };
-                if let Some(d) = d {
-                    let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
-                    if let (Value::UInt(_) | Value::Int(_), Value::UInt(_) | Value::Int(_), 0) =
-                        (a, b, d.scale)
-                    {
-                        // As MySQL: +, - and * with an UNSIGNED operand give an UNSIGNED result,
-                        // so a negative one is out of range.
-                        if unsigned && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul) {
-                            return u64::try_from(d.unscaled()).map(Value::UInt).map_err(|_| {
-                                SqlError::new(
-                                    ErrorCode::DataOutOfRange,
-                                    format!(
-                                        "BIGINT UNSIGNED value is out of range in '({} {} {})'",
-                                        crate::sql::format::text(a),
-                                        match op {
-                                            BinOp::Add => "+",
-                                            BinOp::Sub => "-",
-                                            _ => "*",
-                                        },
-                                        crate::sql::format::text(b)
-                                    ),
-                                )
-                            });
-                        }
-                        return i64::try_from(d.unscaled())
+                    return Some(
+                        i64::try_from(d.unscaled())
                             .map(Value::Int)
                             .or_else(|_| u64::try_from(d.unscaled()).map(Value::UInt))
-                            .map_err(|_| out_of_range("arithmetic"));
-                    }
-                    return Ok(Value::Decimal(d));
+                            .map_err(|_| out_of_range("arithmetic")),
+                    );
                 }
+                return Some(Ok(Value::Decimal(d)));
             }
         }
     }
+    None
+}
+
+/// DOUBLE arithmetic, with MySQL's out-of-range error for an infinite result.
+fn double_arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
     let (x, y) = (to_f64(a).unwrap_or(0.0), to_f64(b).unwrap_or(0.0));
     let r = match op {
         BinOp::Add => Value::Double(x + y),
