@@ -6,7 +6,9 @@
 //! - [`Scanned::key`] is byte for byte the key the shape cache derives from those tokens
 //!   (every non-literal token exactly, whitespace tokens included, and each literal's kind),
 //!   so two texts with equal keys have token streams of the same length that are equal at
-//!   every non-literal position and carry literals of the same kinds at the same positions;
+//!   every non-literal position and carry literals of the same kinds at the same positions
+//!   (and a scanned text and a tokenised one share a key exactly when their tokens agree but
+//!   for literal values);
 //! - [`Scanned::literals`] holds one entry per literal token (a number or a single-quoted
 //!   string), in text order: the value the parser makes of that token and the token's span
 //!   (lines and columns as sqlparser counts them: columns in characters, from 1).
