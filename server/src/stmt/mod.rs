@@ -12,6 +12,7 @@ pub mod file_stmts;
 pub mod plan;
 pub mod privilege_checks;
 pub mod probe;
+pub mod scan;
 pub mod select;
 pub mod set;
 pub mod shapes;
