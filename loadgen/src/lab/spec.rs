@@ -963,14 +963,19 @@ at_least = 1
         .unwrap();
     }
 
+    /// GOOD with its scenario run once per configuration `p1` and `p2`, and its rule
+    /// written once as `{config}.wait_ms`.
+    fn config_each_scenario() -> String {
+        GOOD.replace(
+            "[[scenario.step]]\ncreate",
+            "[scenario.config_each]\nnames = [\"p1\", \"p2\"]\nsettings = { policy = \"{config}\" }\n[[scenario.step]]\ncreate",
+        )
+        .replace("value = \"locks\"", "value = \"{config}.wait_ms\"")
+    }
+
     #[test]
     fn a_rule_with_config_stands_for_one_rule_per_listed_name() {
-        let looped = GOOD
-            .replace(
-                "[[scenario.step]]\ncreate",
-                "[scenario.config_each]\nnames = [\"p1\", \"p2\"]\nsettings = { policy = \"{config}\" }\n[[scenario.step]]\ncreate",
-            )
-            .replace("value = \"locks\"", "value = \"{config}.wait_ms\"");
+        let looped = config_each_scenario();
         let e = parse(&looped, Scale::Small, "x.toml").unwrap();
         let names: Vec<Vec<String>> = e.verdict.iter().map(|r| r.get_ref().names()).collect();
         assert_eq!(names, [["p1.wait_ms"], ["p2.wait_ms"]]);
@@ -986,19 +991,30 @@ at_least = 1
         }
         let each = e.scenario.unwrap().config_each.unwrap();
         assert_eq!(value_text(&each.configs()[1].settings["policy"]), "p2");
-        // a scenario run per configuration records CONFIG.NAME only
+    }
+
+    #[test]
+    fn a_scenario_run_per_configuration_records_config_dot_name_only() {
+        let looped = config_each_scenario();
         let e = err(&looped.replace("{config}.wait_ms", "wait_ms"));
         assert!(e.contains("`wait_ms`") && e.contains("p1.wait_ms"), "{e}");
         let e = err(&looped.replace("{config}.wait_ms", "p3.wait_ms"));
         assert!(e.contains("`p3.wait_ms`"), "{e}");
-        // `{config}` without a list is an error at the rule's line
+    }
+
+    #[test]
+    fn config_in_a_rule_without_a_list_is_an_error_at_the_rules_line() {
         let e = err(&GOOD.replace("value = \"locks\"", "value = \"{config}.locks\""));
         let line = GOOD.lines().position(|l| l == "[[verdict]]").unwrap() + 1;
         assert!(
             e.starts_with(&format!("x.toml:{line}:")) && e.contains("config_each"),
             "{e}"
         );
-        // a scenario's list takes no workload options and no repeated name
+    }
+
+    #[test]
+    fn a_scenarios_config_list_takes_no_workload_options_and_no_repeated_name() {
+        let looped = config_each_scenario();
         let e = err(&looped.replace("names = [\"p1\", \"p2\"]", "names = [\"p1\", \"p1\"]"));
         assert!(e.contains("each different"), "{e}");
         let e = err(&looped.replace(

@@ -4,6 +4,10 @@
 //! conjunct on a LEFT-joined table waits for every table instead), an access path per base
 //! table, aggregation, HAVING, ORDER BY (served by the first table's access order when that
 //! gives it, else sorted), DISTINCT, LIMIT/OFFSET and the locking clause.
+//!
+//! [`Planner::query`] runs as named stages in that order: the FROM list resolved onto a
+//! scope, the subqueries, each clause bound (sharing a `Clauses` context), the result
+//! metadata, then the conjuncts placed and each source's access path chosen.
 
 use std::sync::Arc;
 
@@ -272,11 +276,18 @@ fn push_factor<'q>(
     Ok(())
 }
 
-struct PendingSource {
+/// A FROM table once resolved, until its conjuncts are placed and its access path chosen.
+struct PendingSource<'q> {
     alias: String,
     db: String,
     kind: PendingKind,
     left_join: bool,
+    /// Its join condition as written (USING and NATURAL made into `=` pairs).
+    on_expr: Option<Expr>,
+    /// The ON conditions of the nested joins it closes ([`push_factor`]).
+    carried_on: Vec<&'q Expr>,
+    /// The conjuncts evaluated at its join level: first those of its join conditions, then
+    /// (for an inner-joined table) the WHERE's and inner ON's placed there.
     on: Vec<BoundExpr>,
     hints: Vec<ast::TableIndexHints>,
 }
@@ -287,481 +298,179 @@ enum PendingKind {
     Virtual(&'static dyn VirtualTable),
 }
 
-impl Planner<'_> {
-    /// Plans a SELECT (or a derived table's SELECT).
-    pub fn query(&mut self, q: &ast::Query) -> SqlResult<Query> {
-        let SetExpr::Select(s) = q.body.as_ref() else {
-            return Err(SqlError::unsupported("UNION and other set operations"));
-        };
-        if q.with.is_some() {
-            return Err(SqlError::unsupported("WITH (common table expressions)"));
+/// One FROM table resolved: its names, row origin, index hints and columns.
+struct FromTable {
+    alias: String,
+    db: String,
+    kind: PendingKind,
+    hints: Vec<ast::TableIndexHints>,
+    columns: Arc<[SourceColumn]>,
+}
+
+/// The FROM list flattened into tables in join order ([`push_factor`]), with the index of
+/// the first table of each comma-separated item.
+fn from_factors(s: &ast::Select) -> SqlResult<(Vec<Factor<'_>>, Vec<usize>)> {
+    let mut factors = Vec::new();
+    let mut chain_starts = Vec::new();
+    for twj in &s.from {
+        chain_starts.push(factors.len());
+        push_factor(&mut factors, &twj.relation, false, JoinCondition::None)?;
+        for j in &twj.joins {
+            let (left, cond) = join_kind(j)?;
+            push_factor(&mut factors, &j.relation, left, cond)?;
         }
+    }
+    Ok((factors, chain_starts))
+}
+
+/// The columns a derived table `alias` shows: its SELECT's result columns, those whose
+/// metadata is known only at execution typed as text.
+fn derived_columns(inner: &Query, alias: &str) -> Arc<[SourceColumn]> {
+    inner
+        .columns
+        .iter()
+        .map(|c| {
+            let mut def = c.def.clone().unwrap_or_else(|| {
+                let mut d = ColumnDefinition::new(&c.name, Wire::VarString);
+                d.charset = UTF8MB4;
+                d.column_length = 1024;
+                d
+            });
+            def.table = alias.to_string();
+            SourceColumn {
+                name: c.name.clone(),
+                def,
+                ty: None,
+                nullable: true,
+            }
+        })
+        .collect()
+}
+
+/// What the clause stages of one SELECT share once its FROM is planned: the statement, the
+/// scope names resolve in, and whether it aggregates (its select list, HAVING and ORDER BY
+/// then bind over the slot row through `agg`).
+struct Clauses<'c, 'r> {
+    q: &'c ast::Query,
+    s: &'c ast::Select,
+    scope: &'c Scope<'r>,
+    aggregated: bool,
+    agg: AggBinder<'c, 'r>,
+}
+
+impl Clauses<'_, '_> {
+    /// Binds `e` over the slot row when the SELECT aggregates, else over the source row.
+    fn bind(&self, e: &Expr, params: &mut usize) -> SqlResult<BoundExpr> {
+        if self.aggregated {
+            self.agg.bind(e, params)
+        } else {
+            bind_base(self.scope, e, params)
+        }
+    }
+}
+
+/// Binds `e` over the source row of `scope`; `params` is the statement's running `?` count.
+fn bind_base(scope: &Scope<'_>, e: &Expr, params: &mut usize) -> SqlResult<BoundExpr> {
+    let mut b = Binder::new(scope);
+    b.params = *params;
+    let x = b.bind(e)?;
+    *params = b.params;
+    Ok(x)
+}
+
+/// The bound select list: per item (a `*` standing for one per column) its expression,
+/// result column and, when written as an expression, its syntax (GROUP BY 2 names it).
+struct SelectList<'q> {
+    items: Vec<BoundExpr>,
+    columns: Vec<OutColumn>,
+    asts: Vec<Option<&'q Expr>>,
+}
+
+/// The query's one SELECT; an error for set operations and WITH.
+fn single_select(q: &ast::Query) -> SqlResult<&ast::Select> {
+    let SetExpr::Select(s) = q.body.as_ref() else {
+        return Err(SqlError::unsupported("UNION and other set operations"));
+    };
+    if q.with.is_some() {
+        return Err(SqlError::unsupported("WITH (common table expressions)"));
+    }
+    Ok(s)
+}
+
+/// Whether the SELECT aggregates: it groups, or its select list or HAVING holds an
+/// aggregate.
+fn is_aggregated(s: &ast::Select) -> bool {
+    !matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
+        || s.projection.iter().any(|i| match i {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                has_aggregate(e)
+            }
+            _ => false,
+        })
+        || s.having.as_ref().is_some_and(has_aggregate)
+}
+
+/// The query's locking clause (its first, as MySQL reads one).
+fn lock_clause(q: &ast::Query) -> Option<LockClause> {
+    q.locks.first().map(|l| LockClause {
+        exclusive: matches!(l.lock_type, ast::LockType::Update),
+        nowait: matches!(l.nonblock, Some(ast::NonBlock::Nowait)),
+        skip_locked: matches!(l.nonblock, Some(ast::NonBlock::SkipLocked)),
+    })
+}
+
+impl Planner<'_> {
+    /// Plans a SELECT (or a derived table's SELECT), in stages: FROM, IN and scalar
+    /// subqueries, the select list and each clause bound, result metadata, then the WHERE's
+    /// conjuncts placed at their join levels and each source's access path chosen.
+    pub fn query(&mut self, q: &ast::Query) -> SqlResult<Query> {
+        let s = single_select(q)?;
         self.select_ids += 1;
         let select_id = self.select_ids;
-        let registry = &self.st.core.vars;
         let outer = std::mem::take(&mut self.outer_scope);
-        let mut scope = Scope::nested(registry, outer);
-        let mut pending: Vec<PendingSource> = Vec::new();
-        // FROM: each item of the list a chain of joins.
-        let mut factors: Vec<Factor<'_>> = Vec::new();
-        let mut chain_starts = Vec::new();
-        for twj in &s.from {
-            chain_starts.push(factors.len());
-            push_factor(&mut factors, &twj.relation, false, JoinCondition::None)?;
-            for j in &twj.joins {
-                let (left, cond) = join_kind(j)?;
-                push_factor(&mut factors, &j.relation, left, cond)?;
-            }
-        }
-        // A SELECT without tables reaches here when it holds a subquery: it reads one row.
-        let wildcard = s.projection.iter().any(|i| {
-            matches!(
-                i,
-                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
-            )
-        });
-        if factors.is_empty() && wildcard {
-            return Err(SqlError::new(ErrorCode::NoTablesUsed, "No tables used"));
-        }
-        let mut on_exprs: Vec<Option<Expr>> = Vec::new();
-        let mut star = Vec::new();
-        let mut chain = Chain::default();
-        let mut carried_on: Vec<Vec<&Expr>> = Vec::new();
-        for (n, (f, left, cond, carried)) in factors.into_iter().enumerate() {
-            if n > 0 && chain_starts.contains(&n) {
-                star.extend(std::mem::take(&mut chain).into_order());
-            }
-            let (alias, db, kind, hints, cols) = match f {
-                TableFactor::Table {
-                    name,
-                    alias,
-                    index_directives: index_hints,
-                    ..
-                } => {
-                    let (db, t) = table_name(self, name)?;
-                    let a = alias.as_ref().map_or(t.clone(), |a| a.name.value.clone());
-                    if let Some(v) = vtables::lookup(self.st.core.as_ref(), &db, &t) {
-                        let cols: Arc<[SourceColumn]> = virtual_columns(v, &db, &a).into();
-                        (a, db, PendingKind::Virtual(v), Vec::new(), cols)
-                    } else {
-                        let table = self.table(&db, &t)?;
-                        let cols = table_columns(self.st, &table, &db, &a);
-                        let hints: Vec<ast::TableIndexHints> = index_hints
-                            .iter()
-                            .filter_map(|h| match h {
-                                ast::TableIndexDirective::MySql(m) => Some(m.clone()),
-                                #[allow(unreachable_patterns)]
-                                _ => None,
-                            })
-                            .collect();
-                        (a, db, PendingKind::Base(table), hints, cols)
-                    }
-                }
-                TableFactor::Derived {
-                    subquery, alias, ..
-                } => {
-                    let Some(alias) = alias else {
-                        return Err(SqlError::new(
-                            ErrorCode::Unknown,
-                            "Every derived table must have its own alias",
-                        ));
-                    };
-                    let a = alias.name.value.clone();
-                    let inner = self.query(subquery)?;
-                    let cols: Arc<[SourceColumn]> = inner
-                        .columns
-                        .iter()
-                        .map(|c| {
-                            let mut def = c.def.clone().unwrap_or_else(|| {
-                                let mut d = ColumnDefinition::new(&c.name, Wire::VarString);
-                                d.charset = UTF8MB4;
-                                d.column_length = 1024;
-                                d
-                            });
-                            def.table = a.clone();
-                            SourceColumn {
-                                name: c.name.clone(),
-                                def,
-                                ty: None,
-                                nullable: true,
-                            }
-                        })
-                        .collect();
-                    (
-                        a,
-                        String::new(),
-                        PendingKind::Derived(Box::new(inner)),
-                        Vec::new(),
-                        cols,
-                    )
-                }
-                other => {
-                    return Err(SqlError::unsupported(
-                        &other.to_string().chars().take(40).collect::<String>(),
-                    ))
-                }
-            };
-            scope.push(&alias, &db, cols)?;
-            let on = chain.join(&mut scope, cond)?;
-            pending.push(PendingSource {
-                alias: alias.clone(),
-                db: db.clone(),
-                kind,
-                left_join: left,
-                on: Vec::new(),
-                hints,
-            });
-            on_exprs.push(on);
-            carried_on.push(carried);
-        }
-        star.extend(chain.into_order());
-        scope.star = Some(star);
+        let mut scope = Scope::nested(&self.st.core.vars, outer);
+        let mut pending = self.plan_from(s, &mut scope)?;
         if let Some(w) = &s.selection {
             scope.subqueries = self.materialize_in_subqueries(w)?;
         }
         let subqueries = self.plan_scalar_subqueries(s, q, &mut scope)?;
-        let aggregated = !matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
-            || s.projection.iter().any(|i| match i {
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                    has_aggregate(e)
-                }
-                _ => false,
-            })
-            || s.having.as_ref().is_some_and(has_aggregate);
-        let aggb = AggBinder {
+        let aggregated = is_aggregated(s);
+        let c = Clauses {
+            q,
+            s,
             scope: &scope,
-            slots: Default::default(),
+            aggregated,
+            agg: AggBinder {
+                scope: &scope,
+                slots: Default::default(),
+            },
         };
-        // Select list.
-        scope.in_clause("field list");
-        let mut items = Vec::new();
-        let mut columns = Vec::new();
-        let mut item_asts: Vec<Option<&Expr>> = Vec::new();
-        for item in &s.projection {
-            match item {
-                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
-                    let only = match item {
-                        SelectItem::QualifiedWildcard(
-                            ast::SelectItemQualifiedWildcardKind::ObjectName(n),
-                            _,
-                        ) => Some(crate::sql::names::last(n)),
-                        _ => None,
-                    };
-                    let listed: Vec<usize> = match &only {
-                        Some(o) => scope
-                            .own()
-                            .iter()
-                            .filter(|e| e.alias == *o)
-                            .flat_map(|e| e.offset..e.offset + e.columns.len())
-                            .collect(),
-                        None => scope.star_order(),
-                    };
-                    let any = !listed.is_empty() || only.is_none();
-                    for i in listed {
-                        let (s, c) = scope.locate(i).expect("a column of the scope");
-                        let e = &scope.entries[s];
-                        let bound = if aggregated {
-                            aggb.bind(
-                                &Expr::CompoundIdentifier(vec![
-                                    ast::Ident::new(&e.alias),
-                                    ast::Ident::new(&c.name),
-                                ]),
-                                &mut self.params,
-                            )?
-                        } else {
-                            BoundExpr::Column(i)
-                        };
-                        items.push(bound);
-                        columns.push(OutColumn {
-                            name: c.name.clone(),
-                            def: Some(c.def.clone()),
-                        });
-                        item_asts.push(None);
-                    }
-                    if !any {
-                        return Err(SqlError::new(
-                            ErrorCode::BadTable,
-                            format!("Unknown table '{}'", only.unwrap_or_default()),
-                        ));
-                    }
-                }
-                SelectItem::ExprWithAliases { .. } => {
-                    return Err(SqlError::unsupported("multiple aliases"))
-                }
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                    let name = match item {
-                        SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
-                        _ => ident_name(e)
-                            .map(str::to_string)
-                            .or_else(|| {
-                                crate::sql::span_text(self.sql, crate::sql::spans::expr_span(e))
-                                    .filter(|t| t.matches('(').count() == t.matches(')').count())
-                                    .map(crate::sql::label)
-                            })
-                            .unwrap_or_else(|| crate::sql::label(&e.to_string())),
-                    };
-                    let bound = if aggregated {
-                        aggb.bind(e, &mut self.params)?
-                    } else {
-                        let mut b = Binder::new(&scope);
-                        b.params = self.params;
-                        let x = b.bind(e)?;
-                        self.params = b.params;
-                        x
-                    };
-                    // A DATE expression's metadata is known now; other computed columns
-                    // are typed from their values.
-                    let def = bound
-                        .is_date()
-                        .then(|| crate::sql::output::date_column(&name));
-                    items.push(bound);
-                    columns.push(OutColumn { name, def });
-                    item_asts.push(Some(e));
-                }
-            }
-        }
-        // WHERE and ON.
-        let mut where_parts = Vec::new();
-        let bind_base = |scope: &Scope<'_>, e: &Expr, params: &mut usize| -> SqlResult<BoundExpr> {
-            let mut b = Binder::new(scope);
-            b.params = *params;
-            let x = b.bind(e)?;
-            *params = b.params;
-            Ok(x)
-        };
-        for (i, on) in on_exprs.iter().enumerate() {
-            for e in on.iter().chain(carried_on[i].iter().copied()) {
-                scope.in_clause("on clause");
-                let x = bind_base(&scope, e, &mut self.params)?;
-                conjuncts(x, &mut pending[i].on);
-            }
-        }
-        if let Some(w) = &s.selection {
-            if has_aggregate(w) {
-                return Err(SqlError::new(
-                    ErrorCode::InvalidGroupFuncUse,
-                    "Invalid use of group function",
-                ));
-            }
-            scope.in_clause("where clause");
-            conjuncts(bind_base(&scope, w, &mut self.params)?, &mut where_parts);
-        }
-        // GROUP BY.
-        let mut group_by = Vec::new();
-        if let ast::GroupByExpr::Expressions(g, _) = &s.group_by {
-            scope.in_clause("group statement");
-            for e in g {
-                let target = match e {
-                    Expr::Value(v) => match &v.value {
-                        ast::Value::Number(n, _) => n
-                            .parse::<usize>()
-                            .ok()
-                            .and_then(|n| item_asts.get(n.wrapping_sub(1)).copied().flatten()),
-                        _ => None,
-                    },
-                    Expr::Identifier(id) => s.projection.iter().find_map(|it| match it {
-                        SelectItem::ExprWithAlias { expr, alias }
-                            if alias.value.eq_ignore_ascii_case(&id.value) =>
-                        {
-                            Some(expr)
-                        }
-                        _ => None,
-                    }),
-                    _ => None,
-                };
-                group_by.push(bind_base(&scope, target.unwrap_or(e), &mut self.params)?);
-            }
-        }
-        // HAVING.
-        scope.in_clause("having clause");
-        let having = match &s.having {
-            Some(h) if aggregated => Some(aggb.bind(h, &mut self.params)?),
-            Some(h) => Some(bind_base(&scope, h, &mut self.params)?),
-            None => None,
-        };
-        // ORDER BY.
-        scope.in_clause("order clause");
-        let mut order = Vec::new();
-        if let Some(ob) = &q.order_by {
-            if let ast::OrderByKind::Expressions(list) = &ob.kind {
-                for o in list {
-                    let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-                    let by_position = match &o.expr {
-                        Expr::Value(v) => match &v.value {
-                            ast::Value::Number(n, _) => n.parse::<usize>().ok(),
-                            _ => None,
-                        },
-                        _ => None,
-                    };
-                    let by_alias = match &o.expr {
-                        Expr::Identifier(id) => columns
-                            .iter()
-                            .position(|c| c.name.eq_ignore_ascii_case(&id.value)),
-                        _ => None,
-                    };
-                    let key = if let Some(n) = by_position {
-                        items.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
-                            crate::exec::errors::unknown_column(&n.to_string(), "order clause")
-                        })?
-                    } else if let Some(i) = by_alias {
-                        items[i].clone()
-                    } else if aggregated {
-                        aggb.bind(&o.expr, &mut self.params)?
-                    } else {
-                        bind_base(&scope, &o.expr, &mut self.params)?
-                    };
-                    order.push((key, desc));
-                }
-            }
-        }
-        // LIMIT.
-        let (limit, offset) = match &q.limit_clause {
-            None => (None, None),
-            Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
-                limit
-                    .as_ref()
-                    .map(|l| bind_base(&scope, l, &mut self.params))
-                    .transpose()?,
-                offset
-                    .as_ref()
-                    .map(|o| bind_base(&scope, &o.value, &mut self.params))
-                    .transpose()?,
-            ),
-            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
-                Some(bind_base(&scope, limit, &mut self.params)?),
-                Some(bind_base(&scope, offset, &mut self.params)?),
-            ),
-        };
-        let lock = q.locks.first().map(|l| LockClause {
-            exclusive: matches!(l.lock_type, ast::LockType::Update),
-            nowait: matches!(l.nonblock, Some(ast::NonBlock::Nowait)),
-            skip_locked: matches!(l.nonblock, Some(ast::NonBlock::SkipLocked)),
-        });
-        let slots = aggb.slots.into_inner();
-        // Result metadata.
-        for (i, c) in columns.iter_mut().enumerate() {
-            if c.def.is_some() {
-                if let Some(d) = &mut c.def {
-                    d.name = c.name.clone();
-                }
-                continue;
-            }
-            c.def = match &items[i] {
-                BoundExpr::Column(x) if !aggregated => scope.locate(*x).map(|(_, sc)| {
-                    let mut d = sc.def.clone();
-                    d.name = c.name.clone();
-                    d
-                }),
-                BoundExpr::Column(x) => slots
-                    .get(*x)
-                    .and_then(|slot| agg_def(&c.name, slot, &scope)),
-                _ => None,
-            };
-        }
+        let SelectList {
+            items,
+            mut columns,
+            asts,
+        } = self.bind_select_list(&c)?;
+        let where_parts = self.bind_where(&c, &mut pending)?;
+        let group_by = self.bind_group_by(&c, &asts)?;
+        let having = self.bind_having(&c)?;
+        let order = self.bind_order_by(&c, &items, &columns)?;
+        let (limit, offset) = self.bind_limit(&c)?;
+        let slots = c.agg.slots.into_inner();
+        set_column_defs(&mut columns, &items, &scope, aggregated, &slots);
         let distinct = matches!(s.distinct, Some(ast::Distinct::Distinct));
-        let order_cols: Option<Vec<(usize, bool)>> = if aggregated || distinct {
+        let order_cols = if aggregated || distinct {
             None
-        } else if let Some(first) = scope.own().first() {
-            order
-                .iter()
-                .map(|(e, desc)| match e {
-                    BoundExpr::Column(i)
-                        if *i >= first.offset && *i < first.offset + first.columns.len() =>
-                    {
-                        Some((*i - first.offset, *desc))
-                    }
-                    _ => None,
-                })
-                .collect()
         } else {
-            None
+            first_table_order(&scope, &order)
         };
-        // Conjunct placement.
-        let entries = scope.own().to_vec();
-        let level_of = |e: &BoundExpr| {
-            max_column(e).map_or(0, |m| {
-                entries
-                    .iter()
-                    .position(|x| m >= x.offset && m < x.offset + x.columns.len())
-                    .unwrap_or(0)
-            })
-        };
-        let mut post = Vec::new();
-        let left_joined: Vec<bool> = pending.iter().map(|p| p.left_join).collect();
-        for p in pending.iter_mut().filter(|p| !p.left_join) {
-            where_parts.append(&mut p.on);
-        }
-        propagate_in_scope(&scope, &left_joined, &mut where_parts);
-        for c in where_parts {
-            let l = level_of(&c);
-            if pending.get(l).is_none_or(|p| p.left_join) {
-                post.push(c);
-            } else {
-                pending[l].on.push(c);
-            }
-        }
-        let outer_name = |i: usize| {
-            scope
-                .locate(i)
-                .map(|(s, c)| {
-                    let e = &scope.entries[s];
-                    if e.db.is_empty() {
-                        format!("{}.{}", e.alias, c.name)
-                    } else {
-                        format!("{}.{}.{}", e.db, e.alias, c.name)
-                    }
-                })
-                .unwrap_or_else(|| "func".into())
-        };
-        let limited = limit.is_some();
-        let mut sources = Vec::new();
-        let mut first_ordered = order.is_empty();
-        for (k, p) in pending.into_iter().enumerate() {
-            let e = &entries[k];
-            let full = and_all(p.on.clone());
-            let (kind, residual) = match p.kind {
-                PendingKind::Base(table) => {
-                    let allowed = allowed_indexes(&table, &p.hints)?;
-                    let forced = p
-                        .hints
-                        .iter()
-                        .any(|h| matches!(h.hint_type, ast::TableIndexHintType::Force));
-                    let ctx = access::Context {
-                        offset: e.offset,
-                        conjuncts: &p.on,
-                        order: if k == 0 { order_cols.clone() } else { None },
-                        limited,
-                        allowed,
-                        forced,
-                        outer_name: &outer_name,
-                    };
-                    let acc = access::choose(&table, &ctx);
-                    if k == 0 && acc.ordered {
-                        first_ordered = true;
-                    }
-                    let rest: Vec<BoundExpr> =
-                        p.on.iter()
-                            .enumerate()
-                            .filter(|(i, _)| !acc.consumed.contains(i))
-                            .map(|(_, c)| c.clone())
-                            .collect();
-                    (SourceKind::Base { table, access: acc }, and_all(rest))
-                }
-                PendingKind::Derived(q) => (SourceKind::Derived(q), full.clone()),
-                PendingKind::Virtual(v) => (SourceKind::Virtual(v), full.clone()),
-            };
-            sources.push(Source {
-                alias: p.alias,
-                db: p.db,
-                kind,
-                offset: e.offset,
-                width: e.columns.len(),
-                left_join: p.left_join,
-                filter: residual,
-                full_filter: full,
-                needed: Vec::new(),
-            });
-        }
+        let post = place_conjuncts(&scope, &mut pending, where_parts);
+        let (sources, first_ordered) = plan_sources(
+            &scope,
+            pending,
+            &order_cols,
+            limit.is_some(),
+            order.is_empty(),
+        )?;
         let sort = !(order.is_empty() || first_ordered && order_cols.is_some());
         let mut query = Query {
             width: scope.width(),
@@ -779,20 +488,395 @@ impl Planner<'_> {
             distinct,
             limit,
             offset,
-            lock,
+            lock: lock_clause(q),
             select_id,
             outer_width: scope.own_offset(),
-            outer_refs: {
-                let mut r = scope.outer_used.borrow().clone();
-                r.sort_unstable();
-                r.dedup();
-                r
-            },
+            outer_refs: outer_refs(&scope),
             subqueries,
         };
         compute_needed(&mut query);
         plan_moves(&mut query);
         Ok(query)
+    }
+
+    /// Plans the FROM list: resolves each table (planning derived tables), pushes its
+    /// columns onto `scope` in join order, and records `SELECT *`'s column order.
+    fn plan_from<'q>(
+        &mut self,
+        s: &'q ast::Select,
+        scope: &mut Scope<'_>,
+    ) -> SqlResult<Vec<PendingSource<'q>>> {
+        let (factors, chain_starts) = from_factors(s)?;
+        // A SELECT without tables reaches here when it holds a subquery: it reads one row.
+        let wildcard = s.projection.iter().any(|i| {
+            matches!(
+                i,
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+            )
+        });
+        if factors.is_empty() && wildcard {
+            return Err(SqlError::new(ErrorCode::NoTablesUsed, "No tables used"));
+        }
+        let mut pending = Vec::new();
+        let mut star = Vec::new();
+        let mut chain = Chain::default();
+        for (n, (f, left, cond, carried_on)) in factors.into_iter().enumerate() {
+            if n > 0 && chain_starts.contains(&n) {
+                star.extend(std::mem::take(&mut chain).into_order());
+            }
+            let t = self.resolve_table(f)?;
+            scope.push(&t.alias, &t.db, t.columns)?;
+            let on_expr = chain.join(scope, cond)?;
+            pending.push(PendingSource {
+                alias: t.alias,
+                db: t.db,
+                kind: t.kind,
+                left_join: left,
+                on_expr,
+                carried_on,
+                on: Vec::new(),
+                hints: t.hints,
+            });
+        }
+        star.extend(chain.into_order());
+        scope.star = Some(star);
+        Ok(pending)
+    }
+
+    /// Resolves one FROM table: a named (base or introspection) table or a derived table.
+    fn resolve_table(&mut self, f: &TableFactor) -> SqlResult<FromTable> {
+        match f {
+            TableFactor::Table {
+                name,
+                alias,
+                index_directives,
+                ..
+            } => self.named_table(name, alias.as_ref(), index_directives),
+            TableFactor::Derived {
+                subquery, alias, ..
+            } => self.derived_table(subquery, alias.as_ref()),
+            other => Err(SqlError::unsupported(
+                &other.to_string().chars().take(40).collect::<String>(),
+            )),
+        }
+    }
+
+    /// Resolves a named table: an introspection table if `name` is one, else a base table
+    /// with its index hints.
+    fn named_table(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+        index_hints: &[ast::TableIndexDirective],
+    ) -> SqlResult<FromTable> {
+        let (db, t) = table_name(self, name)?;
+        let alias = alias.map_or(t.clone(), |a| a.name.value.clone());
+        if let Some(v) = vtables::lookup(self.st.core.as_ref(), &db, &t) {
+            let columns = virtual_columns(v, &db, &alias).into();
+            return Ok(FromTable {
+                alias,
+                db,
+                kind: PendingKind::Virtual(v),
+                hints: Vec::new(),
+                columns,
+            });
+        }
+        let table = self.table(&db, &t)?;
+        let columns = table_columns(self.st, &table, &db, &alias);
+        let hints = index_hints
+            .iter()
+            .filter_map(|h| match h {
+                ast::TableIndexDirective::MySql(m) => Some(m.clone()),
+                #[allow(unreachable_patterns)]
+                _ => None,
+            })
+            .collect();
+        Ok(FromTable {
+            alias,
+            db,
+            kind: PendingKind::Base(table),
+            hints,
+            columns,
+        })
+    }
+
+    /// Plans a derived table (a subquery in FROM), which must have an alias.
+    fn derived_table(
+        &mut self,
+        subquery: &ast::Query,
+        alias: Option<&ast::TableAlias>,
+    ) -> SqlResult<FromTable> {
+        let Some(alias) = alias else {
+            return Err(SqlError::new(
+                ErrorCode::Unknown,
+                "Every derived table must have its own alias",
+            ));
+        };
+        let alias = alias.name.value.clone();
+        let inner = self.query(subquery)?;
+        let columns = derived_columns(&inner, &alias);
+        Ok(FromTable {
+            alias,
+            db: String::new(),
+            kind: PendingKind::Derived(Box::new(inner)),
+            hints: Vec::new(),
+            columns,
+        })
+    }
+
+    /// Binds the select list in order, each `*` and `t.*` expanded to its columns.
+    fn bind_select_list<'c>(&mut self, c: &Clauses<'c, '_>) -> SqlResult<SelectList<'c>> {
+        c.scope.in_clause("field list");
+        let mut list = SelectList {
+            items: Vec::new(),
+            columns: Vec::new(),
+            asts: Vec::new(),
+        };
+        let s: &'c ast::Select = c.s;
+        for item in &s.projection {
+            match item {
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                    self.bind_wildcard(c, item, &mut list)?
+                }
+                SelectItem::ExprWithAliases { .. } => {
+                    return Err(SqlError::unsupported("multiple aliases"))
+                }
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    self.bind_select_expr(c, item, e, &mut list)?
+                }
+            }
+        }
+        Ok(list)
+    }
+
+    /// Appends the columns a `*` or `t.*` stands for, in `SELECT *` order; an error when
+    /// `t` names no table of this SELECT.
+    fn bind_wildcard(
+        &mut self,
+        c: &Clauses<'_, '_>,
+        item: &SelectItem,
+        list: &mut SelectList<'_>,
+    ) -> SqlResult<()> {
+        let scope = c.scope;
+        let only = match item {
+            SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                _,
+            ) => Some(crate::sql::names::last(n)),
+            _ => None,
+        };
+        let listed: Vec<usize> = match &only {
+            Some(o) => scope
+                .own()
+                .iter()
+                .filter(|e| e.alias == *o)
+                .flat_map(|e| e.offset..e.offset + e.columns.len())
+                .collect(),
+            None => scope.star_order(),
+        };
+        let any = !listed.is_empty() || only.is_none();
+        for i in listed {
+            let (s, col) = scope.locate(i).expect("a column of the scope");
+            let e = &scope.entries[s];
+            let bound = if c.aggregated {
+                c.agg.bind(
+                    &Expr::CompoundIdentifier(vec![
+                        ast::Ident::new(&e.alias),
+                        ast::Ident::new(&col.name),
+                    ]),
+                    &mut self.params,
+                )?
+            } else {
+                BoundExpr::Column(i)
+            };
+            list.items.push(bound);
+            list.columns.push(OutColumn {
+                name: col.name.clone(),
+                def: Some(col.def.clone()),
+            });
+            list.asts.push(None);
+        }
+        if !any {
+            return Err(SqlError::new(
+                ErrorCode::BadTable,
+                format!("Unknown table '{}'", only.unwrap_or_default()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Appends a select-list expression `e` (the whole of `item`) under its label.
+    fn bind_select_expr<'c>(
+        &mut self,
+        c: &Clauses<'_, '_>,
+        item: &SelectItem,
+        e: &'c Expr,
+        list: &mut SelectList<'c>,
+    ) -> SqlResult<()> {
+        let name = match item {
+            SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+            _ => ident_name(e)
+                .map(str::to_string)
+                .or_else(|| {
+                    crate::sql::span_text(self.sql, crate::sql::spans::expr_span(e))
+                        .filter(|t| t.matches('(').count() == t.matches(')').count())
+                        .map(crate::sql::label)
+                })
+                .unwrap_or_else(|| crate::sql::label(&e.to_string())),
+        };
+        let bound = c.bind(e, &mut self.params)?;
+        // A DATE expression's metadata is known now; other computed columns are typed from
+        // their values.
+        let def = bound
+            .is_date()
+            .then(|| crate::sql::output::date_column(&name));
+        list.items.push(bound);
+        list.columns.push(OutColumn { name, def });
+        list.asts.push(Some(e));
+        Ok(())
+    }
+
+    /// Binds each table's join conditions into its conjuncts, then the WHERE into the
+    /// conjuncts returned; an aggregate in the WHERE is an error.
+    fn bind_where(
+        &mut self,
+        c: &Clauses<'_, '_>,
+        pending: &mut [PendingSource<'_>],
+    ) -> SqlResult<Vec<BoundExpr>> {
+        for p in pending.iter_mut() {
+            for e in p.on_expr.iter().chain(p.carried_on.iter().copied()) {
+                c.scope.in_clause("on clause");
+                let x = bind_base(c.scope, e, &mut self.params)?;
+                conjuncts(x, &mut p.on);
+            }
+        }
+        let mut where_parts = Vec::new();
+        if let Some(w) = &c.s.selection {
+            if has_aggregate(w) {
+                return Err(SqlError::new(
+                    ErrorCode::InvalidGroupFuncUse,
+                    "Invalid use of group function",
+                ));
+            }
+            c.scope.in_clause("where clause");
+            conjuncts(bind_base(c.scope, w, &mut self.params)?, &mut where_parts);
+        }
+        Ok(where_parts)
+    }
+
+    /// Binds GROUP BY over the source row; a position or a select-list alias stands for
+    /// that item's expression.
+    fn bind_group_by(
+        &mut self,
+        c: &Clauses<'_, '_>,
+        asts: &[Option<&Expr>],
+    ) -> SqlResult<Vec<BoundExpr>> {
+        let mut group_by = Vec::new();
+        let ast::GroupByExpr::Expressions(g, _) = &c.s.group_by else {
+            return Ok(group_by);
+        };
+        c.scope.in_clause("group statement");
+        for e in g {
+            let target = match e {
+                Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => n
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|n| asts.get(n.wrapping_sub(1)).copied().flatten()),
+                    _ => None,
+                },
+                Expr::Identifier(id) => c.s.projection.iter().find_map(|it| match it {
+                    SelectItem::ExprWithAlias { expr, alias }
+                        if alias.value.eq_ignore_ascii_case(&id.value) =>
+                    {
+                        Some(expr)
+                    }
+                    _ => None,
+                }),
+                _ => None,
+            };
+            group_by.push(bind_base(c.scope, target.unwrap_or(e), &mut self.params)?);
+        }
+        Ok(group_by)
+    }
+
+    /// Binds HAVING (over the slot row when the SELECT aggregates).
+    fn bind_having(&mut self, c: &Clauses<'_, '_>) -> SqlResult<Option<BoundExpr>> {
+        c.scope.in_clause("having clause");
+        c.s.having
+            .as_ref()
+            .map(|h| c.bind(h, &mut self.params))
+            .transpose()
+    }
+
+    /// Binds ORDER BY's keys with their direction; a position or a result column's label
+    /// stands for that select item.
+    fn bind_order_by(
+        &mut self,
+        c: &Clauses<'_, '_>,
+        items: &[BoundExpr],
+        columns: &[OutColumn],
+    ) -> SqlResult<Vec<(BoundExpr, bool)>> {
+        c.scope.in_clause("order clause");
+        let mut order = Vec::new();
+        let Some(ob) = &c.q.order_by else {
+            return Ok(order);
+        };
+        let ast::OrderByKind::Expressions(list) = &ob.kind else {
+            return Ok(order);
+        };
+        for o in list {
+            let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            let by_position = match &o.expr {
+                Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => n.parse::<usize>().ok(),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let by_alias = match &o.expr {
+                Expr::Identifier(id) => columns
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&id.value)),
+                _ => None,
+            };
+            let key = if let Some(n) = by_position {
+                items.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
+                    crate::exec::errors::unknown_column(&n.to_string(), "order clause")
+                })?
+            } else if let Some(i) = by_alias {
+                items[i].clone()
+            } else {
+                c.bind(&o.expr, &mut self.params)?
+            };
+            order.push((key, desc));
+        }
+        Ok(order)
+    }
+
+    /// Binds LIMIT and OFFSET (either syntax) over the source row.
+    fn bind_limit(
+        &mut self,
+        c: &Clauses<'_, '_>,
+    ) -> SqlResult<(Option<BoundExpr>, Option<BoundExpr>)> {
+        let scope = c.scope;
+        Ok(match &c.q.limit_clause {
+            None => (None, None),
+            Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+                limit
+                    .as_ref()
+                    .map(|l| bind_base(scope, l, &mut self.params))
+                    .transpose()?,
+                offset
+                    .as_ref()
+                    .map(|o| bind_base(scope, &o.value, &mut self.params))
+                    .transpose()?,
+            ),
+            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+                Some(bind_base(scope, limit, &mut self.params)?),
+                Some(bind_base(scope, offset, &mut self.params)?),
+            ),
+        })
     }
 
     /// The table `db.name`, remembered so a prepared plan can detect DDL.
@@ -809,4 +893,171 @@ impl Planner<'_> {
             .push((db.to_string(), name.to_string(), t.clone()));
         Ok(t)
     }
+}
+
+/// Completes the result metadata: a column known at planning takes its label; a plain
+/// column of a source (or of an aggregate's slot) takes that column's metadata; the rest
+/// stay to be typed from their values.
+fn set_column_defs(
+    columns: &mut [OutColumn],
+    items: &[BoundExpr],
+    scope: &Scope<'_>,
+    aggregated: bool,
+    slots: &[AggSlot],
+) {
+    for (i, c) in columns.iter_mut().enumerate() {
+        if c.def.is_some() {
+            if let Some(d) = &mut c.def {
+                d.name = c.name.clone();
+            }
+            continue;
+        }
+        c.def = match &items[i] {
+            BoundExpr::Column(x) if !aggregated => scope.locate(*x).map(|(_, sc)| {
+                let mut d = sc.def.clone();
+                d.name = c.name.clone();
+                d
+            }),
+            BoundExpr::Column(x) => slots.get(*x).and_then(|slot| agg_def(&c.name, slot, scope)),
+            _ => None,
+        };
+    }
+}
+
+/// ORDER BY as (column of the first table, descending) when every key is a column of that
+/// table, so its access path may give the order.
+fn first_table_order(scope: &Scope<'_>, order: &[(BoundExpr, bool)]) -> Option<Vec<(usize, bool)>> {
+    let first = scope.own().first()?;
+    order
+        .iter()
+        .map(|(e, desc)| match e {
+            BoundExpr::Column(i)
+                if *i >= first.offset && *i < first.offset + first.columns.len() =>
+            {
+                Some((*i - first.offset, *desc))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Places the WHERE's conjuncts, with the ON conjuncts of inner joins, after constant
+/// propagation: each at the join level of the last table it reads, or in the returned
+/// post-join filter when that table is LEFT joined (or there is none).
+fn place_conjuncts(
+    scope: &Scope<'_>,
+    pending: &mut [PendingSource<'_>],
+    mut where_parts: Vec<BoundExpr>,
+) -> Vec<BoundExpr> {
+    let entries = scope.own();
+    let level_of = |e: &BoundExpr| {
+        max_column(e).map_or(0, |m| {
+            entries
+                .iter()
+                .position(|x| m >= x.offset && m < x.offset + x.columns.len())
+                .unwrap_or(0)
+        })
+    };
+    let mut post = Vec::new();
+    let left_joined: Vec<bool> = pending.iter().map(|p| p.left_join).collect();
+    for p in pending.iter_mut().filter(|p| !p.left_join) {
+        where_parts.append(&mut p.on);
+    }
+    propagate_in_scope(scope, &left_joined, &mut where_parts);
+    for c in where_parts {
+        let l = level_of(&c);
+        if pending.get(l).is_none_or(|p| p.left_join) {
+            post.push(c);
+        } else {
+            pending[l].on.push(c);
+        }
+    }
+    post
+}
+
+/// The name EXPLAIN's `ref` gives combined-row column `i` (`func` for none).
+fn outer_column_name(scope: &Scope<'_>, i: usize) -> String {
+    scope
+        .locate(i)
+        .map(|(s, c)| {
+            let e = &scope.entries[s];
+            if e.db.is_empty() {
+                format!("{}.{}", e.alias, c.name)
+            } else {
+                format!("{}.{}.{}", e.db, e.alias, c.name)
+            }
+        })
+        .unwrap_or_else(|| "func".into())
+}
+
+/// Makes each pending table a source of the nested loop: a base table gets its access path
+/// (the first one asked for `order_cols`) and keeps as filter the conjuncts that path does
+/// not ensure. Also returns whether the order is given (no ORDER BY, or the first table's
+/// access path reads in it).
+fn plan_sources(
+    scope: &Scope<'_>,
+    pending: Vec<PendingSource<'_>>,
+    order_cols: &Option<Vec<(usize, bool)>>,
+    limited: bool,
+    unordered: bool,
+) -> SqlResult<(Vec<Source>, bool)> {
+    let outer_name = |i: usize| outer_column_name(scope, i);
+    let entries = scope.own();
+    let mut sources = Vec::new();
+    let mut first_ordered = unordered;
+    for (k, p) in pending.into_iter().enumerate() {
+        let e = &entries[k];
+        let full = and_all(p.on.clone());
+        let (kind, residual) = match p.kind {
+            PendingKind::Base(table) => {
+                let allowed = allowed_indexes(&table, &p.hints)?;
+                let forced = p
+                    .hints
+                    .iter()
+                    .any(|h| matches!(h.hint_type, ast::TableIndexHintType::Force));
+                let ctx = access::Context {
+                    offset: e.offset,
+                    conjuncts: &p.on,
+                    order: if k == 0 { order_cols.clone() } else { None },
+                    limited,
+                    allowed,
+                    forced,
+                    outer_name: &outer_name,
+                };
+                let acc = access::choose(&table, &ctx);
+                if k == 0 && acc.ordered {
+                    first_ordered = true;
+                }
+                let rest: Vec<BoundExpr> =
+                    p.on.iter()
+                        .enumerate()
+                        .filter(|(i, _)| !acc.consumed.contains(i))
+                        .map(|(_, c)| c.clone())
+                        .collect();
+                (SourceKind::Base { table, access: acc }, and_all(rest))
+            }
+            PendingKind::Derived(q) => (SourceKind::Derived(q), full.clone()),
+            PendingKind::Virtual(v) => (SourceKind::Virtual(v), full.clone()),
+        };
+        sources.push(Source {
+            alias: p.alias,
+            db: p.db,
+            kind,
+            offset: e.offset,
+            width: e.columns.len(),
+            left_join: p.left_join,
+            filter: residual,
+            full_filter: full,
+            needed: Vec::new(),
+        });
+    }
+    Ok((sources, first_ordered))
+}
+
+/// The enclosing SELECTs' columns this SELECT read, sorted and without repeats.
+fn outer_refs(scope: &Scope<'_>) -> Vec<usize> {
+    let mut r = scope.outer_used.borrow().clone();
+    r.sort_unstable();
+    r.dedup();
+    r
 }
