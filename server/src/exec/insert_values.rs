@@ -58,15 +58,20 @@ pub(crate) fn text_rows(
         return None;
     };
     let sql = p.sql;
-    let found = find_rows(sql)?;
-    if first.content.len() != found.first_len {
+    let b = sql.as_bytes();
+    if !(starts_with_word(b, b"INSERT") || starts_with_word(b, b"REPLACE")) {
         return None;
     }
-    let width = found.first_len;
-    let mut rows: Vec<Vec<Option<BoundExpr>>> = Vec::with_capacity(found.rows);
+    let open = values_start(b)?;
+    if !may_have_second_row(&b[open..]) {
+        return None;
+    }
+    // One pass reads and binds the rows; the checks of `find_rows` follow it.
+    let width = first.content.len();
+    let mut rows: Vec<Vec<Option<BoundExpr>>> = Vec::new();
     let mut row = Vec::with_capacity(width);
     let mut failed = None;
-    scan_rows(sql, found.open, &mut |item| match item {
+    let scan = scan_rows(sql, open, &mut |item| match item {
         Item::Value(lit) => match bind_literal(p, lit) {
             Ok(v) => row.push(v),
             Err(e) => {
@@ -75,8 +80,10 @@ pub(crate) fn text_rows(
             }
         },
         Item::RowEnd => rows.push(std::mem::replace(&mut row, Vec::with_capacity(width))),
-    })
-    .expect("the text scanned before");
+    })?;
+    if scan.rows < 2 || sql[scan.end..].contains(';') || rows[0].len() != width {
+        return None;
+    }
     Some(match failed {
         Some(e) => Err(e),
         None => Ok(rows),
@@ -111,14 +118,10 @@ fn bind_literal(p: &mut Planner<'_>, lit: Literal<'_>) -> SqlResult<Option<Bound
 
 /// Where the literal-only rows of an INSERT/REPLACE text are.
 struct Found {
-    /// Offset of the first row's `(`.
-    open: usize,
     /// Offset just past the first row's `)`.
     first_end: usize,
     /// Values in the first row.
     first_len: usize,
-    /// Rows (at least two).
-    rows: usize,
     /// Offset just past the last row's `)`.
     end: usize,
 }
@@ -146,10 +149,8 @@ fn find_rows(sql: &str) -> Option<Found> {
         return None;
     }
     Some(Found {
-        open,
         first_end: scan.first_end,
         first_len: first_len?,
-        rows: scan.rows,
         end: scan.end,
     })
 }
@@ -253,17 +254,20 @@ fn quoted_end(b: &[u8], i: usize, q: u8) -> Option<(usize, bool)> {
     let mut j = i + 1;
     let mut doubled = false;
     loop {
-        match *b.get(j)? {
-            b'\\' if q != b'`' => return None,
-            c if c == q => {
-                if b.get(j + 1) == Some(&q) {
-                    doubled = true;
-                    j += 2;
-                } else {
-                    return Some((j + 1, doubled));
-                }
-            }
-            _ => j += 1,
+        let rest = &b[j..];
+        let at = j + if q == b'`' {
+            memchr::memchr(q, rest)?
+        } else {
+            memchr::memchr2(q, b'\\', rest)?
+        };
+        if b[at] != q {
+            return None; // a backslash
+        }
+        if b.get(at + 1) == Some(&q) {
+            doubled = true;
+            j = at + 2;
+        } else {
+            return Some((at + 1, doubled));
         }
     }
 }
@@ -273,9 +277,7 @@ fn quoted_end(b: &[u8], i: usize, q: u8) -> Option<(usize, bool)> {
 /// inside a string) has one row at most. A byte test that spares building the first row's
 /// values only to find it alone.
 fn may_have_second_row(rows: &[u8]) -> bool {
-    rows.iter()
-        .enumerate()
-        .any(|(i, &c)| c == b')' && rows.get(skip_ws(rows, i + 1)) == Some(&b','))
+    memchr::memchr_iter(b')', rows).any(|i| rows.get(skip_ws(rows, i + 1)) == Some(&b','))
 }
 
 /// Scans the rows starting at the `(` at `open`, handing `visit` each value and each row's
