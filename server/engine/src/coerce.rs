@@ -278,7 +278,8 @@ fn check_chars(mut b: Vec<u8>, max: u32, column: &str) -> Result<Value, EngineEr
             .map(|s| s.chars().count())
             .unwrap_or(b.len())
     };
-    if count(&b) as u64 > u64::from(max) {
+    // A value holds no more characters than bytes, so a short one needs no count.
+    if b.len() as u64 > u64::from(max) && count(&b) as u64 > u64::from(max) {
         // Excess trailing spaces are cut with a note in MySQL, not an error.
         while b.last() == Some(&b' ') && count(&b) as u64 > u64::from(max) {
             b.pop();

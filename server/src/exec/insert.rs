@@ -80,6 +80,23 @@ fn rewrite_values(e: &Expr) -> Expr {
 }
 
 impl Planner<'_> {
+    /// Binds VALUES rows: one optional expression per given column (None: DEFAULT).
+    fn bind_rows(&mut self, v: &ast::Values) -> SqlResult<InsertSource> {
+        let empty = Scope::new(&self.st.core.vars);
+        let mut rows = Vec::with_capacity(v.rows.len());
+        for r in &v.rows {
+            let row = r
+                .iter()
+                .map(|e| match e {
+                    Expr::Identifier(id) if id.value.eq_ignore_ascii_case("default") => Ok(None),
+                    e => self.bind_with(&empty, e).map(Some),
+                })
+                .collect::<SqlResult<Vec<_>>>()?;
+            rows.push(row);
+        }
+        Ok(InsertSource::Values(rows))
+    }
+
     /// Plans INSERT / REPLACE.
     pub fn insert(&mut self, i: &ast::Insert) -> SqlResult<Insert> {
         let ast::TableObject::TableName(name) = &i.table else {
@@ -99,23 +116,11 @@ impl Planner<'_> {
         let source = match i.source.as_deref() {
             Some(q) => match q.body.as_ref() {
                 ast::SetExpr::Values(v) => {
-                    let empty = Scope::new(registry);
-                    let mut rows = Vec::new();
-                    for r in &v.rows {
-                        let row = r
-                            .iter()
-                            .map(|e| match e {
-                                Expr::Identifier(id)
-                                    if id.value.eq_ignore_ascii_case("default") =>
-                                {
-                                    Ok(None)
-                                }
-                                e => self.bind_with(&empty, e).map(Some),
-                            })
-                            .collect::<SqlResult<Vec<_>>>()?;
-                        rows.push(row);
+                    if let Some(rows) = crate::exec::insert_values::text_rows(self, v) {
+                        InsertSource::Values(rows?)
+                    } else {
+                        self.bind_rows(v)?
                     }
-                    InsertSource::Values(rows)
                 }
                 _ => InsertSource::Select(Box::new(self.query(q)?)),
             },

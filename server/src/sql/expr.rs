@@ -212,7 +212,9 @@ fn ident_lower(i: &ast::Ident) -> String {
     i.value.to_ascii_lowercase()
 }
 
-fn number_literal(s: &str) -> SqlResult<Value> {
+/// The value of a number literal's text (BIGINT, BIGINT UNSIGNED, DOUBLE with an exponent,
+/// else DECIMAL), as the binder reads it.
+pub(crate) fn number_literal(s: &str) -> SqlResult<Value> {
     if let Ok(i) = s.parse::<i64>() {
         return Ok(Value::Int(i));
     }

@@ -211,7 +211,13 @@ impl<R: Record> Records<R> {
             } else {
                 grown(cap, live + need, 64, PAGE_BYTES)
             };
-            self.compact(capacity, skip);
+            if self.garbage == 0 && skip.is_none() {
+                // Nothing to reclaim: the records keep their offsets, so the heap only
+                // grows (one copy of its bytes, or none where the allocator extends it).
+                self.heap.reserve_exact(capacity - self.heap.len());
+            } else {
+                self.compact(capacity, skip);
+            }
         }
         let at = u32::try_from(self.heap.len()).expect("a page under 4 GiB");
         rec.store(&mut self.heap);

@@ -18,6 +18,7 @@ use crate::cursor::LatchMode;
 use crate::index::{BTree, ClusteredRec, KeyBuf, SecondaryRec};
 use crate::row_buf::RowBuf;
 use crate::schema::TableDef;
+use crate::types::ColumnType;
 use crate::value::Value;
 
 use super::Table;
@@ -153,6 +154,13 @@ impl Table {
             .map(|_| SortRun::with_capacity(rows))
             .collect();
         let (mut live, mut floor) = (0u64, 0u64);
+        // An integer AUTO_INCREMENT column that leads the clustered key orders the records
+        // by its value, so the last live record holds the largest: only that one is read.
+        let leading = auto.filter(|&c| {
+            self.def.clustered().columns.first() == Some(&c)
+                && matches!(self.def.columns()[c].ty, ColumnType::Integer { .. })
+        });
+        let mut last_live: Vec<u8> = Vec::new();
         old.clustered.for_each_record(|r| {
             if r.delete_mark() {
                 return;
@@ -162,10 +170,21 @@ impl Table {
                 let key = self.secondary_key_of(i + 1, r.row(), r.key());
                 run.push(&key, r.key().len(), r.trx_id());
             }
-            if let Some(c) = auto {
-                floor = floor.max(self.auto_increment_after(c, r.row()));
+            match (auto, leading) {
+                (_, Some(_)) => {
+                    last_live.clear();
+                    last_live.extend_from_slice(r.key());
+                }
+                (Some(c), None) => floor = floor.max(self.auto_increment_after(c, r.row())),
+                (None, None) => {}
             }
         });
+        if let (Some(c), true) = (leading, live > 0) {
+            floor = old
+                .clustered
+                .get(&last_live, |r| self.auto_increment_after(c, r.row()))
+                .unwrap_or(0);
+        }
         (runs, live, floor)
     }
 
@@ -211,7 +230,7 @@ mod tests {
     use crate::scan::KeyRange;
     use crate::schema::{Column, IndexDef, IndexKind};
     use crate::table::{InsertOptions, WriteStamp};
-    use crate::types::{ColumnType, IntKind};
+    use crate::types::IntKind;
     use crate::Direction;
 
     const INT: ColumnType = ColumnType::Integer {
@@ -352,6 +371,68 @@ mod tests {
             "the old leaf was still allocated"
         );
         assert!(leaf(&rebuilt).upgrade().is_some());
+    }
+
+    /// The AUTO_INCREMENT counter after a rebuild of `t` (bulk, then row by row).
+    fn counters_after_rebuild(t: &Table, def: &TableDef) -> (u64, u64) {
+        let bulk = t.rebuilt(def.clone(), 1).expect("bulk rebuild");
+        let by_row = rebuilt_row_by_row(t, def.clone(), 1).expect("row-by-row rebuild");
+        (bulk.auto_increment_value(), by_row.auto_increment_value())
+    }
+
+    #[test]
+    fn the_counter_passes_the_largest_live_value_as_row_by_row() {
+        // The AUTO_INCREMENT column leads the key: the last live record is read.
+        let t = Table::new(def(false), PageCapacity { leaf: 4, inner: 4 });
+        for id in [-3, 5, 2, 9] {
+            let row = vec![
+                Value::Int(id),
+                Value::Int(1),
+                Value::Int(id),
+                Value::str("c"),
+            ];
+            let out = t.insert(row, &InsertOptions::default()).expect("insert");
+            if id == 9 {
+                assert!(t.delete(&out.primary_key, WriteStamp::default(), &mut Vec::new()));
+            }
+        }
+        t.next_auto_increment.store(1, Relaxed);
+        assert_eq!(counters_after_rebuild(&t, &def(true)), (6, 6));
+        // Every value not positive: the counter stays as it was.
+        let t = Table::new(def(false), PageCapacity { leaf: 4, inner: 4 });
+        let row = vec![
+            Value::Int(-4),
+            Value::Int(1),
+            Value::Int(1),
+            Value::str("c"),
+        ];
+        t.insert(row, &InsertOptions::default()).expect("insert");
+        t.next_auto_increment.store(1, Relaxed);
+        assert_eq!(counters_after_rebuild(&t, &def(true)), (1, 1));
+
+        // The AUTO_INCREMENT column second in the key: every record is read.
+        let second = |secondary: bool| {
+            let mut indexes = vec![
+                IndexDef::new("PRIMARY", IndexKind::Primary, vec![1, 0]),
+                IndexDef::new("id_idx", IndexKind::NonUnique, vec![0]),
+            ];
+            if secondary {
+                indexes.push(IndexDef::new("k_idx", IndexKind::NonUnique, vec![2]));
+            }
+            let columns = vec![
+                Column::new("id", INT).not_null().auto_increment(),
+                Column::new("g", INT).not_null(),
+                Column::new("k", INT),
+            ];
+            TableDef::new("t", columns, indexes).expect("valid definition")
+        };
+        let t = Table::new(second(false), PageCapacity { leaf: 4, inner: 4 });
+        for (id, g) in [(7, 1), (3, 2)] {
+            let row = vec![Value::Int(id), Value::Int(g), Value::Int(0)];
+            t.insert(row, &InsertOptions::default()).expect("insert");
+        }
+        t.next_auto_increment.store(1, Relaxed);
+        assert_eq!(counters_after_rebuild(&t, &second(true)), (8, 8));
     }
 
     #[test]
