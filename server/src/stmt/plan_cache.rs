@@ -109,6 +109,10 @@ pub(crate) fn reuse(
     epoch: u64,
     params: impl FnOnce() -> Option<Vec<Value>>,
 ) -> Option<Hit> {
+    // Under LOCK TABLES planning checks each table is locked: plan every text then.
+    if st.locked_tables.is_some() {
+        return None;
+    }
     let mut guard = state.lock().unwrap_or_else(|e| e.into_inner());
     let cached = match &*guard {
         State::Refused => return None,
@@ -157,9 +161,6 @@ fn make(
     sql: &str,
     literals: usize,
 ) -> Option<PreparedStmt> {
-    if st.locked_tables.is_some() {
-        return None;
-    }
     let positions = allowed(tree)?;
     let mut template = tree.clone();
     let mut filler = Placeholders {

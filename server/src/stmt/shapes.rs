@@ -198,11 +198,7 @@ pub(crate) fn cache(st: &Context) -> &ShapeCache {
         .statement_state
         .get_or_init(|| {
             Box::new(ShapeCache {
-                plans: st
-                    .core
-                    .vars
-                    .global_by_name(plan_cache::VARIABLE)
-                    .as_bool(),
+                plans: st.core.vars.global_by_name(plan_cache::VARIABLE).as_bool(),
                 ..ShapeCache::default()
             })
         })
