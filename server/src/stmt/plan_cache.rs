@@ -595,3 +595,91 @@ pub(crate) fn moves_epoch(plan: &Plan) -> bool {
         _ => true,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How many literals of `sql` the allow-list admits (None: the statement is refused).
+    fn admitted(sql: &str) -> Option<usize> {
+        let tree = crate::sql::parse(sql).unwrap().remove(0);
+        allowed(&tree).map(|p| p.values.len())
+    }
+
+    #[test]
+    fn compared_written_and_limit_values_are_admitted() {
+        assert_eq!(
+            admitted(
+                "SELECT a FROM t WHERE b = 1 AND (c IN (2, 'x') OR d BETWEEN 3 AND 4) LIMIT 5, 6"
+            ),
+            Some(7)
+        );
+        assert_eq!(
+            admitted("SELECT a FROM t JOIN u ON t.k = u.k AND u.z > 1 WHERE NOT (b <> 'q')"),
+            Some(2)
+        );
+        assert_eq!(
+            admitted("UPDATE t SET a = a + 1, b = 'x' WHERE c = 2 LIMIT 3"),
+            Some(4)
+        );
+        assert_eq!(
+            admitted("INSERT INTO t (a, b) VALUES (1, 'x') ON DUPLICATE KEY UPDATE b = b * 2"),
+            Some(3)
+        );
+        assert_eq!(admitted("DELETE FROM t WHERE a >= 1.5 LIMIT 1"), Some(2));
+    }
+
+    #[test]
+    fn other_positions_are_not_admitted() {
+        for sql in [
+            "SELECT 1, a FROM t WHERE b = 2",
+            "SELECT a FROM t ORDER BY 1",
+            "SELECT a FROM t GROUP BY 1",
+            "SELECT a FROM t WHERE b = -1",
+            "SELECT a FROM t WHERE CAST(b AS CHAR) = CAST(1 AS CHAR)",
+            "SELECT a FROM t WHERE b LIKE 'x%'",
+            "SELECT a FROM t WHERE b + 1 = 2",
+            "SELECT a FROM t WHERE 1 = 1",
+            "SELECT a FROM t WHERE b = DATE '2020-01-01'",
+            "UPDATE t SET a = CONCAT(b, 'x') WHERE c = 1",
+        ] {
+            let tree = crate::sql::parse(sql).unwrap().remove(0);
+            let all = count_literals(&tree);
+            assert!(admitted(sql).unwrap() < all, "{sql}");
+        }
+    }
+
+    #[test]
+    fn subqueries_unions_and_other_statements_are_refused() {
+        for sql in [
+            "SELECT a FROM t WHERE b IN (SELECT c FROM u)",
+            "SELECT a FROM t WHERE b = (SELECT 1)",
+            "SELECT a FROM (SELECT a FROM t) d WHERE a = 1",
+            "SELECT a FROM t UNION SELECT a FROM u",
+            "WITH c AS (SELECT 1) SELECT a FROM t",
+            "INSERT INTO t SELECT a FROM u WHERE b = 1",
+            "UPDATE t JOIN u ON t.k = u.k SET t.a = 1",
+            "DELETE t FROM t JOIN u ON t.k = u.k WHERE u.a = 1",
+            "SET @a = 1",
+            "EXPLAIN SELECT a FROM t WHERE b = 1",
+        ] {
+            assert_eq!(admitted(sql), None, "{sql}");
+        }
+    }
+
+    fn count_literals(tree: &Statement) -> usize {
+        struct Count(usize);
+        impl Visitor for Count {
+            type Break = ();
+            fn pre_visit_value(&mut self, v: &ast::ValueWithSpan) -> ControlFlow<()> {
+                if literal(&Expr::Value(v.clone())).is_some() {
+                    self.0 += 1;
+                }
+                ControlFlow::Continue(())
+            }
+        }
+        let mut c = Count(0);
+        let _ = tree.visit(&mut c);
+        c.0
+    }
+}
