@@ -109,6 +109,7 @@ pub fn variable_definitions() -> Vec<VarDef> {
     defs.extend(crate::digest::definitions());
     defs.extend(crate::querylog::definitions());
     defs.extend(crate::memory::definitions());
+    defs.extend(crate::stmt::plan_cache::definitions());
     defs
 }
 

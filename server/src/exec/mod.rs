@@ -240,7 +240,7 @@ impl Planner<'_> {
 }
 
 /// Whether every table the plan resolved is still the catalog's.
-fn still_valid(st: &Context, plan: &TablePlan) -> bool {
+pub(crate) fn still_valid(st: &Context, plan: &TablePlan) -> bool {
     let cat = &st.core.catalog;
     plan.version == cat.version()
         || plan.tables.iter().all(|(db, name, t)| {

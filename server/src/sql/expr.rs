@@ -212,6 +212,22 @@ fn ident_lower(i: &ast::Ident) -> String {
     i.value.to_ascii_lowercase()
 }
 
+/// The value of a number, string or hex literal, as a statement binds it (a string is its
+/// utf8mb4 bytes, `N'..'` too; hex is its bytes).
+pub(crate) fn token_literal(v: &ast::Value) -> SqlResult<Value> {
+    Ok(match v {
+        ast::Value::Number(n, _) => number_literal(n)?,
+        // N'..' is utf8mb3 in MySQL; every literal here is utf8mb4 bytes.
+        ast::Value::SingleQuotedString(s)
+        | ast::Value::DoubleQuotedString(s)
+        | ast::Value::NationalStringLiteral(s) => Value::Bytes(restore(s).into_owned()),
+        ast::Value::HexStringLiteral(h) => {
+            Value::Bytes(crate::sql::eval::unhex(h).ok_or_else(|| SqlError::parse(h))?)
+        }
+        other => return Err(SqlError::unsupported(&format!("literal {other}"))),
+    })
+}
+
 /// The value of a number literal's text (BIGINT, BIGINT UNSIGNED, DOUBLE with an exponent,
 /// else DECIMAL), as the binder reads it.
 pub(crate) fn number_literal(s: &str) -> SqlResult<Value> {
@@ -488,16 +504,11 @@ impl<'r, R: Resolver> Binder<'r, R> {
     fn bind_other(&mut self, e: &Expr) -> SqlResult<BoundExpr> {
         Ok(match e {
             Expr::Value(v) => match &v.value {
-                ast::Value::Number(n, _) => BoundExpr::Literal(number_literal(n)?),
-                // N'..' is utf8mb3 in MySQL; every literal here is utf8mb4 bytes.
-                ast::Value::SingleQuotedString(s)
-                | ast::Value::DoubleQuotedString(s)
-                | ast::Value::NationalStringLiteral(s) => {
-                    BoundExpr::Literal(Value::Bytes(restore(s).into_owned()))
-                }
-                ast::Value::HexStringLiteral(h) => BoundExpr::Literal(Value::Bytes(
-                    crate::sql::eval::unhex(h).ok_or_else(|| SqlError::parse(h))?,
-                )),
+                ast::Value::Number(..)
+                | ast::Value::SingleQuotedString(_)
+                | ast::Value::DoubleQuotedString(_)
+                | ast::Value::NationalStringLiteral(_)
+                | ast::Value::HexStringLiteral(_) => BoundExpr::Literal(token_literal(&v.value)?),
                 ast::Value::SingleQuotedByteStringLiteral(bits) => {
                     BoundExpr::Literal(Value::Bytes(
                         crate::sql::eval::bit_literal(bits).ok_or_else(|| SqlError::parse(bits))?,
@@ -508,6 +519,13 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 ast::Value::Placeholder(p) if p == "?" => {
                     self.params += 1;
                     BoundExpr::Param(self.params - 1)
+                }
+                // A literal the text plan cache stands a parameter in for: numbered by its
+                // place among the text's literals (no client text spells `?#`).
+                ast::Value::Placeholder(p) if p.starts_with("?#") => {
+                    let i: usize = p[2..].parse().map_err(|_| SqlError::parse(p))?;
+                    self.params = self.params.max(i + 1);
+                    BoundExpr::Param(i)
                 }
                 other => return Err(SqlError::unsupported(&format!("literal {other}"))),
             },

@@ -10,6 +10,7 @@ pub mod checksum_table;
 pub mod extra_parse;
 pub mod file_stmts;
 pub mod plan;
+pub(crate) mod plan_cache;
 pub mod privilege_checks;
 pub mod probe;
 pub mod scan;
@@ -34,69 +35,105 @@ use crate::error::{ErrorCode, SqlError, SqlResult};
 use crate::sql::{parse, Output};
 use crate::value::Value;
 
+/// A text's plans: made for it, or its shape's plan with the text's literals as parameters.
+enum Planned {
+    Fresh(Vec<PreparedStmt>),
+    Reused(plan_cache::Hit),
+}
+
+impl Planned {
+    fn stmts(&self) -> &[PreparedStmt] {
+        match self {
+            Planned::Fresh(p) => p,
+            Planned::Reused(hit) => std::slice::from_ref(&*hit.stmt),
+        }
+    }
+
+    fn params(&self) -> &[Value] {
+        match self {
+            Planned::Fresh(_) => &[],
+            Planned::Reused(hit) => &hit.params,
+        }
+    }
+}
+
 /// Plans the text of one statement (hand-parsed forms first, then sqlparser).
 fn plan_one(st: &Context, sql: &str) -> SqlResult<Vec<PreparedStmt>> {
-    plan_text(st, sql, None)
+    match plan_text(st, sql, None)? {
+        Planned::Fresh(p) => Ok(p),
+        // Not reached: only a text parsed through its shape reuses a plan.
+        Planned::Reused(hit) => Ok(vec![PreparedStmt::clone(&hit.stmt)]),
+    }
 }
 
 /// [`plan_one`]; with `digests`, the text is parsed through the connection's statement
-/// shapes ([`shapes`]) and `digests` receives the text's digests when its shape knew them.
+/// shapes ([`shapes`]) and `digests` receives the text's digests when its shape knew them,
+/// and a text whose shape keeps a plan the session may use comes back as that plan with the
+/// text's literals as parameters ([`plan_cache`]).
 fn plan_text(
     st: &Context,
     sql: &str,
     digests: Option<&mut Option<shapes::Digests>>,
-) -> SqlResult<Vec<PreparedStmt>> {
+) -> SqlResult<Planned> {
+    let fresh = |p| Ok(Planned::Fresh(p));
     if let Some(p) = extra_parse::try_plan(st, sql)? {
-        return Ok(vec![p]);
+        return fresh(vec![p]);
     }
     if let Some(p) = file_stmts::try_plan(st, sql, plan_one)? {
-        return Ok(p);
+        return fresh(p);
     }
     if let Some(tables) = table_locks::parse(st, sql)? {
-        return Ok(vec![PreparedStmt {
+        return fresh(vec![PreparedStmt {
             plan: Plan::LockTables(tables),
             params: 0,
             columns: Vec::new(),
         }]);
     }
     if let Some(c) = checksum_table::parse(sql) {
-        return Ok(vec![PreparedStmt {
+        return fresh(vec![PreparedStmt {
             plan: Plan::ChecksumTable(c),
             params: 0,
             columns: Vec::new(),
         }]);
     }
     if let Some(plan) = show_table_status::parse(st, sql)? {
-        return Ok(vec![PreparedStmt {
+        return fresh(vec![PreparedStmt {
             plan: Plan::Show(plan),
             params: 0,
             columns: Vec::new(),
         }]);
     }
     if let Some(columns) = show_routines::parse(st, sql)? {
-        return Ok(vec![PreparedStmt {
+        return fresh(vec![PreparedStmt {
             plan: Plan::Show(show::ShowPlan::Empty(columns)),
             params: 0,
             columns: Vec::new(),
         }]);
     }
     if let Some(s) = show_create_database::parse(sql) {
-        return Ok(vec![PreparedStmt {
+        return fresh(vec![PreparedStmt {
             plan: Plan::ShowCreateDatabase(s),
             params: 0,
             columns: Vec::new(),
         }]);
     }
     if let Some(insert) = crate::exec::insert_values::parse_several(sql) {
-        return Ok(vec![plan::plan_owned(st, insert, sql)?]);
+        return fresh(vec![plan::plan_owned(st, insert, sql)?]);
     }
     let rewritten = update_modifiers::rewrite(sql)?;
     let parsed = match digests {
         Some(out) if rewritten.is_none() => {
-            shapes::parse(st, sql, st.core.digests.enabled()).map(|p| {
-                *out = p.digests;
-                p.statements
-            })
+            match shapes::parse_or_reuse(st, sql, st.core.digests.enabled()) {
+                Ok(Err(reused)) => {
+                    *out = reused.digests;
+                    return Ok(Planned::Reused(reused.hit));
+                }
+                Ok(Ok(p)) => {
+                    *out = p.digests;
+                    Ok(p.statements)
+                }
+                Err(e) => Err(e),
+            }
         }
         _ => parse(rewritten.as_deref().unwrap_or(sql)),
     };
@@ -122,7 +159,8 @@ fn plan_text(
             sqlparser::ast::Statement::RenameTable(pairs) => rename_table(st, &pairs, sql),
             s => plan::plan_owned(st, s, sql),
         })
-        .collect()
+        .collect::<SqlResult<_>>()
+        .map(Planned::Fresh)
 }
 
 /// `RENAME TABLE a TO b` runs as `ALTER TABLE a RENAME TO b`, which needs what MySQL's RENAME
@@ -182,6 +220,11 @@ pub fn run_text_with_files(
             return vec![r];
         }
     };
+    if let Planned::Reused(_) = &plans {
+        st.count(crate::vars::Counter::TpbedTextPlanCacheHits);
+    }
+    let params = plans.params();
+    let plans = plans.stmts();
     if plans.len() > 1 && !st.multi_statements {
         // Without multi-statements MySQL parses only the first and reports the rest as a syntax
         // error; sqlparser split them, so answer as MySQL does for the whole text.
@@ -198,7 +241,7 @@ pub fn run_text_with_files(
     for (i, p) in plans.iter().enumerate() {
         let r = match &p.plan {
             Plan::LoadData(l) if l.local() => file_stmts::execute_local(st, l, i == 0, fetch),
-            _ => execute_keeping(st, p, &[], keep),
+            _ => execute_keeping(st, p, params, keep),
         };
         probe.done(st, &r);
         let failed = r.is_err();
@@ -280,6 +323,9 @@ fn execute_keeping(
         st.begin_diagnostics();
     }
     let r = privilege_checks::check(st, &p.plan).and_then(|()| plan::execute(st, &p.plan, params));
+    if plan_cache::moves_epoch(&p.plan) {
+        shapes::session_changed(st);
+    }
     st.take_shared_warnings();
     if let Err(e) = &r {
         st.record_error(e);

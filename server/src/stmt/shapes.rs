@@ -17,10 +17,12 @@
 //! nesting bound costs no more stack than its parse.
 //!
 //! Parsing depends on the text alone, so no catalog, privilege or session change makes a
-//! shape stale: each statement is still planned (names, privileges, plan) from its tree.
+//! shape stale: each statement is still planned (names, privileges, plan) from its tree,
+//! unless the shape keeps a plan ([`crate::stmt::plan_cache`], which says when that is).
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use sqlparser::ast::{
@@ -33,6 +35,7 @@ use crate::context::Context;
 use crate::digest::Digest;
 use crate::error::SqlResult;
 use crate::sql::depth::Nesting;
+use crate::stmt::plan_cache;
 
 /// Shapes a connection keeps; the least recently used one makes room for a new one.
 const SLOTS: usize = 64;
@@ -49,6 +52,15 @@ const MAX_SET_OPERATIONS: usize = 16;
 
 /// The digests of one text's statements.
 pub type Digests = Arc<[Arc<Digest>]>;
+
+/// A text of a known shape answered from the shape's plan ([`plan_cache`]), with its digests.
+#[derive(Debug)]
+pub(crate) struct Reused {
+    /// The plan and the text's literals as its parameters.
+    pub(crate) hit: plan_cache::Hit,
+    /// The shape's digests.
+    pub(crate) digests: Option<Digests>,
+}
 
 /// A parsed text: its statements, and its digests when its shape knew them.
 #[derive(Debug)]
@@ -72,6 +84,8 @@ struct Shape {
     positions: Option<Box<[Span]>>,
     /// The first text's digests (None when digests were off).
     digests: Option<Digests>,
+    /// The shape's plan with its literals as parameters.
+    plan: Mutex<plan_cache::State>,
 }
 
 #[derive(Debug)]
@@ -92,6 +106,11 @@ struct Slots {
 #[derive(Debug, Default)]
 pub struct ShapeCache {
     slots: Mutex<Slots>,
+    /// Whether shapes keep plans (`tpbed_text_plan_cache`).
+    plans: bool,
+    /// Moved by every statement that may change what planning reads
+    /// ([`plan_cache::moves_epoch`]); a plan is used only in the epoch it was made in.
+    epoch: AtomicU64,
     /// Texts answered with a copy (for tests).
     #[cfg(test)]
     copies: std::sync::atomic::AtomicU64,
@@ -138,31 +157,90 @@ impl ShapeCache {
 
 /// Parses `sql` as [`crate::sql::parse`] does, through the connection's shapes: `digests`
 /// says whether a new shape should carry the text's digests (statement digests are on).
-pub fn parse(st: &Context, sql: &str, digests: bool) -> SqlResult<Parsed> {
-    cache(st).parse(sql, || {
-        digests.then(|| st.conn.digest_cache.get(sql, st.core.digests.max_length()))
-    })
+/// A text whose shape keeps a plan the session may use comes back as that plan instead.
+pub(crate) fn parse_or_reuse(
+    st: &Context,
+    sql: &str,
+    digests: bool,
+) -> SqlResult<Result<Parsed, Reused>> {
+    let cache = cache(st);
+    let epoch = cache.epoch.load(Ordering::Relaxed);
+    let plans = cache.plans;
+    cache.parse_with(
+        sql,
+        || digests.then(|| st.conn.digest_cache.get(sql, st.core.digests.max_length())),
+        |shape, tokens, literals| {
+            if !plans {
+                return None;
+            }
+            plan_cache::reuse(
+                st,
+                &shape.plan,
+                (&shape.tree, &shape.values),
+                (sql, literals.len()),
+                epoch,
+                || {
+                    literals
+                        .iter()
+                        .map(|&i| {
+                            crate::sql::expr::token_literal(&literal_value(&tokens[i].token)).ok()
+                        })
+                        .collect()
+                },
+            )
+        },
+    )
 }
 
 /// The connection's shape cache, made the first time the connection parses.
 pub(crate) fn cache(st: &Context) -> &ShapeCache {
     st.conn
         .statement_state
-        .get_or_init(|| Box::new(ShapeCache::default()))
+        .get_or_init(|| {
+            Box::new(ShapeCache {
+                plans: st.core.vars.global_by_name(plan_cache::VARIABLE).as_bool(),
+                ..ShapeCache::default()
+            })
+        })
         .downcast_ref::<ShapeCache>()
         .expect("the connection's statement state is its shape cache")
+}
+
+/// Marks that a statement ran which may change what planning reads: no plan made before it
+/// is used after it.
+pub(crate) fn session_changed(st: &Context) {
+    cache(st).epoch.fetch_add(1, Ordering::Relaxed);
 }
 
 impl ShapeCache {
     /// Parses `sql` as [`crate::sql::parse`] does, from a copy of its shape's tree when the
     /// cache has it; a new shape is kept with the digests `digests` gives.
     pub fn parse(&self, sql: &str, digests: impl FnOnce() -> Option<Digests>) -> SqlResult<Parsed> {
-        let plain = || {
-            Ok(Parsed {
+        match self.parse_with(sql, digests, |_, _, _| None)? {
+            Ok(parsed) => Ok(parsed),
+            // Not reached: nothing is reused here.
+            Err(_) => Ok(Parsed {
                 statements: crate::sql::parse(sql)?,
                 digests: None,
                 copied: false,
-            })
+            }),
+        }
+    }
+
+    /// [`ShapeCache::parse`]; for a text of a known shape, `reuse` may answer with the
+    /// shape's plan instead (given the shape, the text's tokens and its literals' indexes).
+    fn parse_with(
+        &self,
+        sql: &str,
+        digests: impl FnOnce() -> Option<Digests>,
+        reuse: impl FnOnce(&Shape, &[TokenWithSpan], &[usize]) -> Option<plan_cache::Hit>,
+    ) -> SqlResult<Result<Parsed, Reused>> {
+        let plain = || {
+            Ok(Ok(Parsed {
+                statements: crate::sql::parse(sql)?,
+                digests: None,
+                copied: false,
+            }))
         };
         if sql.len() > MAX_TEXT {
             return plain();
@@ -173,6 +251,12 @@ impl ShapeCache {
         let (key, literals) = key_of(&tokens);
         let known = self.get(&key);
         if let Some(Some(shape)) = &known {
+            if let Some(hit) = reuse(shape, &tokens, &literals) {
+                return Ok(Err(Reused {
+                    hit,
+                    digests: shape.digests.clone(),
+                }));
+            }
             if shape.fits(&tokens) {
                 let Some(tree) = shape.copy(tokens, &literals) else {
                     return plain();
@@ -180,11 +264,11 @@ impl ShapeCache {
                 #[cfg(test)]
                 self.copies
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return Ok(Parsed {
+                return Ok(Ok(Parsed {
                     statements: vec![tree],
                     digests: shape.digests.clone(),
                     copied: true,
-                });
+                }));
             }
         }
         let values: Vec<(Value, Span)> = literals
@@ -199,11 +283,11 @@ impl ShapeCache {
             Err(_) => return plain(),
         };
         if known.is_some() {
-            return Ok(Parsed {
+            return Ok(Ok(Parsed {
                 statements,
                 digests: None,
                 copied: false,
-            });
+            }));
         }
         let shape = match statements.as_slice() {
             [tree] if shallow(nesting) => Shape::new(tree, &values, positions).map(|mut s| {
@@ -214,11 +298,11 @@ impl ShapeCache {
         };
         let digests = shape.as_ref().and_then(|s| s.digests.clone());
         self.put(key, shape);
-        Ok(Parsed {
+        Ok(Ok(Parsed {
             statements,
             digests,
             copied: false,
-        })
+        }))
     }
 }
 
@@ -339,6 +423,7 @@ impl Shape {
             values: finder.values.into_boxed_slice(),
             positions: finder.reads_text.then_some(positions),
             digests: None,
+            plan: Mutex::default(),
         })
     }
 

@@ -99,6 +99,7 @@ counters! {
     Questions => "Questions",
     Queries => "Queries",
     SlowQueries => "Slow_queries",
+    TpbedTextPlanCacheHits => "Tpbed_text_plan_cache_hits",
 }
 
 /// Number of counters.
