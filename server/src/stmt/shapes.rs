@@ -36,6 +36,7 @@ use crate::digest::Digest;
 use crate::error::SqlResult;
 use crate::sql::depth::Nesting;
 use crate::stmt::plan_cache;
+use crate::stmt::scan;
 
 /// Shapes a connection keeps; the least recently used one makes room for a new one.
 const SLOTS: usize = 64;
@@ -169,7 +170,7 @@ pub(crate) fn parse_or_reuse(
     cache.parse_with(
         sql,
         || digests.then(|| st.conn.digest_cache.get(sql, st.core.digests.max_length())),
-        |shape, tokens, literals| {
+        |shape, literals| {
             if !plans {
                 return None;
             }
@@ -182,9 +183,7 @@ pub(crate) fn parse_or_reuse(
                 || {
                     literals
                         .iter()
-                        .map(|&i| {
-                            crate::sql::expr::token_literal(&literal_value(&tokens[i].token)).ok()
-                        })
+                        .map(|v| crate::sql::expr::token_literal(&v.value).ok())
                         .collect()
                 },
             )
@@ -216,7 +215,7 @@ impl ShapeCache {
     /// Parses `sql` as [`crate::sql::parse`] does, from a copy of its shape's tree when the
     /// cache has it; a new shape is kept with the digests `digests` gives.
     pub fn parse(&self, sql: &str, digests: impl FnOnce() -> Option<Digests>) -> SqlResult<Parsed> {
-        match self.parse_with(sql, digests, |_, _, _| None)? {
+        match self.parse_with(sql, digests, |_, _| None)? {
             Ok(parsed) => Ok(parsed),
             // Not reached: nothing is reused here.
             Err(_) => Ok(Parsed {
@@ -227,13 +226,30 @@ impl ShapeCache {
         }
     }
 
+    /// A copy of `shape`'s tree with `values` (the text's literals) put in, as parsed text.
+    fn copied(&self, shape: &Shape, values: Vec<ValueWithSpan>) -> Option<Parsed> {
+        let tree = shape.copy(values)?;
+        #[cfg(test)]
+        self.copies
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(Parsed {
+            statements: vec![tree],
+            digests: shape.digests.clone(),
+            copied: true,
+        })
+    }
+
     /// [`ShapeCache::parse`]; for a text of a known shape, `reuse` may answer with the
-    /// shape's plan instead (given the shape, the text's tokens and its literals' indexes).
+    /// shape's plan instead (given the shape and the text's literals, in text order).
+    ///
+    /// A text is first looked up by [`scan`]'s key, which needs no tokens; a text the scanner
+    /// does not read, a new shape, and a shape that needs every token's position are looked up
+    /// (or kept) through sqlparser's tokens.
     fn parse_with(
         &self,
         sql: &str,
         digests: impl FnOnce() -> Option<Digests>,
-        reuse: impl FnOnce(&Shape, &[TokenWithSpan], &[usize]) -> Option<plan_cache::Hit>,
+        reuse: impl Fn(&Shape, &[ValueWithSpan]) -> Option<plan_cache::Hit>,
     ) -> SqlResult<Result<Parsed, Reused>> {
         let plain = || {
             Ok(Ok(Parsed {
@@ -245,30 +261,46 @@ impl ShapeCache {
         if sql.len() > MAX_TEXT {
             return plain();
         }
+        // Whether `reuse` was asked already (it plans the shape the first time it is asked).
+        let mut asked = false;
+        if let Some(scanned) = scan::scan(sql) {
+            if let Some(Some(shape)) = self.get(&scanned.key) {
+                if let Some(hit) = reuse(&shape, &scanned.literals) {
+                    return Ok(Err(Reused {
+                        hit,
+                        digests: shape.digests.clone(),
+                    }));
+                }
+                asked = true;
+                if shape.positions.is_none() {
+                    return match self.copied(&shape, scanned.literals) {
+                        Some(parsed) => Ok(Ok(parsed)),
+                        None => plain(),
+                    };
+                }
+            }
+        }
         let Ok(tokens) = Tokenizer::new(&MySqlDialect {}, sql).tokenize_with_location() else {
             return plain();
         };
         let (key, literals) = key_of(&tokens);
         let known = self.get(&key);
         if let Some(Some(shape)) = &known {
-            if let Some(hit) = reuse(shape, &tokens, &literals) {
-                return Ok(Err(Reused {
-                    hit,
-                    digests: shape.digests.clone(),
-                }));
+            if !asked {
+                let values = literal_spans(&tokens, &literals);
+                if let Some(hit) = reuse(shape, &values) {
+                    return Ok(Err(Reused {
+                        hit,
+                        digests: shape.digests.clone(),
+                    }));
+                }
             }
             if shape.fits(&tokens) {
-                let Some(tree) = shape.copy(tokens, &literals) else {
-                    return plain();
+                let values = literal_spans(&tokens, &literals);
+                return match self.copied(shape, values) {
+                    Some(parsed) => Ok(Ok(parsed)),
+                    None => plain(),
                 };
-                #[cfg(test)]
-                self.copies
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return Ok(Ok(Parsed {
-                    statements: vec![tree],
-                    digests: shape.digests.clone(),
-                    copied: true,
-                }));
             }
         }
         let values: Vec<(Value, Span)> = literals
@@ -312,7 +344,7 @@ fn shallow(n: Nesting) -> bool {
 }
 
 /// Whether `token` is a literal a shape leaves out of its key.
-fn is_literal(token: &Token) -> bool {
+pub(crate) fn is_literal(token: &Token) -> bool {
     matches!(
         token,
         Token::Number(..)
@@ -325,7 +357,7 @@ fn is_literal(token: &Token) -> bool {
 
 /// The value the parser makes of literal token `token` (its
 /// [`sqlparser::parser::Parser::parse_value`]).
-fn literal_value(token: &Token) -> Value {
+pub(crate) fn literal_value(token: &Token) -> Value {
     match token {
         Token::Number(n, long) => Value::Number(n.clone(), *long),
         Token::SingleQuotedString(s) => Value::SingleQuotedString(s.clone()),
@@ -336,21 +368,9 @@ fn literal_value(token: &Token) -> Value {
     }
 }
 
-/// [`literal_value`], taking the token's text rather than copying it.
-fn into_literal_value(token: Token) -> Value {
-    match token {
-        Token::Number(n, long) => Value::Number(n, long),
-        Token::SingleQuotedString(s) => Value::SingleQuotedString(s),
-        Token::DoubleQuotedString(s) => Value::DoubleQuotedString(s),
-        Token::NationalStringLiteral(s) => Value::NationalStringLiteral(s),
-        Token::HexStringLiteral(s) => Value::HexStringLiteral(s),
-        _ => Value::Null,
-    }
-}
-
 /// The shape key of `tokens` (each non-literal token exactly, each literal's kind) and the
 /// indexes of its literal tokens.
-fn key_of(tokens: &[TokenWithSpan]) -> (Vec<u8>, Vec<usize>) {
+pub(crate) fn key_of(tokens: &[TokenWithSpan]) -> (Vec<u8>, Vec<usize>) {
     use std::io::Write as _;
     let mut key = Vec::with_capacity(tokens.len() * 8);
     let mut literals = Vec::new();
@@ -435,20 +455,10 @@ impl Shape {
         })
     }
 
-    /// A copy of the tree with the literals of `tokens` (at indexes `literals`) put in (None
-    /// only if the tree and its shape disagree, which [`Shape::new`] rules out).
-    fn copy(&self, tokens: Vec<TokenWithSpan>, literals: &[usize]) -> Option<Statement> {
-        let mut values: Vec<Option<ValueWithSpan>> = Vec::with_capacity(literals.len());
-        let mut next = literals.iter().peekable();
-        for (i, t) in tokens.into_iter().enumerate() {
-            if next.peek() == Some(&&i) {
-                next.next();
-                values.push(Some(ValueWithSpan {
-                    value: into_literal_value(t.token),
-                    span: t.span,
-                }));
-            }
-        }
+    /// A copy of the tree with a text's literals (`values`, in text order) put in (None only
+    /// if the tree and its shape disagree, which [`Shape::new`] rules out).
+    fn copy(&self, values: Vec<ValueWithSpan>) -> Option<Statement> {
+        let values: Vec<Option<ValueWithSpan>> = values.into_iter().map(Some).collect();
         let mut tree = self.tree.clone();
         let mut filler = Filler {
             values,
@@ -458,6 +468,17 @@ impl Shape {
         let done = VisitMut::visit(&mut tree, &mut filler);
         (done.is_continue() && filler.at == self.values.len()).then_some(tree)
     }
+}
+
+/// The values and spans of the literal tokens of `tokens` (at indexes `literals`).
+fn literal_spans(tokens: &[TokenWithSpan], literals: &[usize]) -> Vec<ValueWithSpan> {
+    literals
+        .iter()
+        .map(|&i| ValueWithSpan {
+            value: literal_value(&tokens[i].token),
+            span: tokens[i].span,
+        })
+        .collect()
 }
 
 /// Matches a parsed tree's values with the text's literal tokens.

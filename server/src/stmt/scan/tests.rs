@@ -5,80 +5,15 @@
 use proptest::prelude::*;
 use sqlparser::ast::Value;
 use sqlparser::dialect::MySqlDialect;
-use sqlparser::tokenizer::{Span, Token, TokenWithSpan, Tokenizer, Whitespace};
+use sqlparser::tokenizer::{Span, TokenWithSpan, Tokenizer};
 
 use super::*;
 
-/// Whether the shape cache leaves `token` out of its key (its `is_literal`).
-fn is_literal(token: &Token) -> bool {
-    matches!(
-        token,
-        Token::Number(..)
-            | Token::SingleQuotedString(_)
-            | Token::DoubleQuotedString(_)
-            | Token::NationalStringLiteral(_)
-            | Token::HexStringLiteral(_)
-    )
-}
+use crate::stmt::shapes::{is_literal, literal_value};
 
-/// The value the parser makes of a literal token (the shape cache's `literal_value`).
-fn literal_value(token: &Token) -> Value {
-    match token {
-        Token::Number(n, long) => Value::Number(n.clone(), *long),
-        Token::SingleQuotedString(s) => Value::SingleQuotedString(s.clone()),
-        Token::DoubleQuotedString(s) => Value::DoubleQuotedString(s.clone()),
-        Token::NationalStringLiteral(s) => Value::NationalStringLiteral(s.clone()),
-        Token::HexStringLiteral(s) => Value::HexStringLiteral(s.clone()),
-        _ => Value::Null,
-    }
-}
-
-/// The shape cache's key of `tokens` (its `key_of`, restated byte for byte).
+/// The shape cache's key of `tokens`.
 fn key_of(tokens: &[TokenWithSpan]) -> Vec<u8> {
-    use std::io::Write as _;
-    let mut key = Vec::new();
-    for t in tokens {
-        match &t.token {
-            Token::Number(_, long) => key.extend_from_slice(&[0, 1, u8::from(*long)]),
-            Token::SingleQuotedString(_) => key.extend_from_slice(&[0, 2]),
-            Token::DoubleQuotedString(_) => key.extend_from_slice(&[0, 3]),
-            Token::NationalStringLiteral(_) => key.extend_from_slice(&[0, 4]),
-            Token::HexStringLiteral(_) => key.extend_from_slice(&[0, 5]),
-            Token::Word(w) => {
-                let q = w.quote_style.map_or(0, u32::from);
-                key.push(1);
-                key.extend_from_slice(&q.to_le_bytes());
-                key.extend_from_slice(&(w.value.len() as u32).to_le_bytes());
-                key.extend_from_slice(w.value.as_bytes());
-            }
-            Token::Whitespace(Whitespace::Space) => key.push(3),
-            Token::Whitespace(Whitespace::Newline) => key.push(4),
-            Token::Whitespace(Whitespace::Tab) => key.push(5),
-            Token::Comma => key.push(6),
-            Token::LParen => key.push(7),
-            Token::RParen => key.push(8),
-            Token::Eq => key.push(9),
-            Token::Period => key.push(10),
-            Token::Mul => key.push(11),
-            Token::Plus => key.push(12),
-            Token::Minus => key.push(13),
-            Token::Lt => key.push(14),
-            Token::Gt => key.push(15),
-            Token::LtEq => key.push(16),
-            Token::GtEq => key.push(17),
-            Token::Neq => key.push(18),
-            Token::EOF => key.push(19),
-            other => {
-                key.push(2);
-                let at = key.len();
-                key.extend_from_slice(&[0; 4]);
-                let _ = write!(key, "{other:?}");
-                let len = (key.len() - at - 4) as u32;
-                key[at..at + 4].copy_from_slice(&len.to_le_bytes());
-            }
-        }
-    }
-    key
+    crate::stmt::shapes::key_of(tokens).0
 }
 
 fn tokens(sql: &str) -> Option<Vec<TokenWithSpan>> {
