@@ -21,8 +21,8 @@ pub use mariadb::MariaDb;
 pub use mode::Mode;
 pub use skip::{has_program, has_python_module, on_path, require_tool, skip};
 pub use sql::{
-    code, global_status, load_queue_fixture, mysql_error, pool_waits, raw_code, raw_error,
-    session_status, show_create_table,
+    code, global_status, history_len, load_queue_fixture, mysql_error, pool_waits, raw_code,
+    raw_error, session_status, show_create_table, wait_purged,
 };
 
 use std::io::{BufRead, BufReader};

@@ -1,6 +1,6 @@
 //! What tests read back from the server besides result sets: the error a statement got
-//! (from the `mysql` crate or the protocol crate's client), status counters, and the shared
-//! job-queue fixture (`tests/fixtures/queue.sql`).
+//! (from the `mysql` crate or the protocol crate's client), status counters, purge's history
+//! length, and the shared job-queue fixture (`tests/fixtures/queue.sql`).
 
 use mysql::prelude::Queryable;
 use protocol::client::blocking::ClientError;
@@ -86,4 +86,29 @@ pub fn show_create_table(c: &mut mysql::Conn, table: &str) -> String {
         .unwrap()
         .expect("SHOW CREATE TABLE returns a row");
     row.1
+}
+
+/// Purge's history length (`INNODB_METRICS` `trx_rseg_history_len`).
+pub fn history_len(c: &mut impl Queryable) -> u64 {
+    c.query_first(
+        "SELECT COUNT FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'",
+    )
+    .unwrap()
+    .expect("trx_rseg_history_len row")
+}
+
+/// Waits until purge has emptied the history list; panics after `limit`.
+pub fn wait_purged(c: &mut impl Queryable, limit: std::time::Duration) {
+    let end = std::time::Instant::now() + limit;
+    loop {
+        let len = history_len(c);
+        if len == 0 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "history length still {len} after {limit:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::TestServer;
+use tpbed_tests::{wait_purged, TestServer};
 
 /// KiB per MiB (RSS figures from /proc are in KiB).
 const MIB: u64 = 1024;
@@ -72,28 +72,6 @@ fn fill(c: &mut Conn, n: u64, size: u64) {
     }
 }
 
-/// Waits until purge has emptied the history list.
-fn wait_purged(c: &mut Conn) {
-    let t0 = Instant::now();
-    loop {
-        let len: u64 = c
-            .query_first(
-                "SELECT COUNT FROM information_schema.INNODB_METRICS \
-                 WHERE NAME = 'trx_rseg_history_len'",
-            )
-            .unwrap()
-            .expect("trx_rseg_history_len row");
-        if len == 0 {
-            return;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "purge did not finish: history length {len}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Waits up to 10 s for the server's RSS to fall to `limit` KiB; returns the last RSS.
 fn settle_rss(srv: &TestServer, limit: u64) -> u64 {
     let t0 = Instant::now();
@@ -132,7 +110,7 @@ fn a_delete_of_large_rows_does_not_copy_them() {
         growth / MIB,
         data / MIB
     );
-    wait_purged(&mut c);
+    wait_purged(&mut c, Duration::from_secs(60));
     let empty: u64 = c.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
     assert_eq!(empty, 0);
 }
@@ -149,7 +127,7 @@ fn purged_rows_memory_is_given_back_round_after_round() {
         fill(&mut c, rows, size);
         let (inserted, _) = srv.rss_and_threads();
         c.query_drop("DELETE FROM t").unwrap();
-        wait_purged(&mut c);
+        wait_purged(&mut c, Duration::from_secs(60));
         let rss = settle_rss(&srv, limit);
         eprintln!(
             "round {round}: {} MiB of rows; RSS empty {} MiB, inserted {} MiB, purged {} MiB",

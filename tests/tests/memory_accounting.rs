@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::{has_program, require_tool, MariaDb, TestServer};
+use tpbed_tests::{has_program, require_tool, wait_purged, MariaDb, TestServer};
 
 /// Bytes per sysbench row (`k_1` included) the engine's `row_footprint` bench measures as
 /// requested from the allocator (docs/storage.md, records in page heaps).
@@ -116,23 +116,6 @@ fn heap(c: &mut Conn) -> u64 {
     )
     .unwrap()
     .expect("a sum")
-}
-
-fn history_len(c: &mut Conn) -> u64 {
-    c.query_first(
-        "SELECT COUNT FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'",
-    )
-    .unwrap()
-    .expect("trx_rseg_history_len row")
-}
-
-/// Waits until purge has emptied the history list.
-fn wait_purged(c: &mut Conn) {
-    let end = Instant::now() + Duration::from_secs(30);
-    while history_len(c) > 0 {
-        assert!(Instant::now() < end, "purge did not finish");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
@@ -231,7 +214,7 @@ fn delete_keeps_bytes_until_purge_then_frees_space_that_inserts_reuse() {
     );
 
     reader.query_drop("COMMIT").unwrap();
-    wait_purged(&mut c);
+    wait_purged(&mut c, Duration::from_secs(30));
     let purged = sizes(&mut c, "sbtest1");
     // Purge removes the rows: their bytes stop being live (DATA_LENGTH less DATA_FREE falls by
     // at least their 188 data bytes each), whether a page keeps them as garbage for its next
@@ -257,7 +240,7 @@ fn delete_keeps_bytes_until_purge_then_frees_space_that_inserts_reuse() {
 
     // Deleting everything empties leaves, which purge discards.
     c.query_drop("DELETE FROM sbtest1").unwrap();
-    wait_purged(&mut c);
+    wait_purged(&mut c, Duration::from_secs(30));
     let emptied = sizes(&mut c, "sbtest1");
     assert_eq!(emptied.rows, 0);
     assert!(emptied.data * 10 < loaded.data, "{loaded:?} -> {emptied:?}");
@@ -306,7 +289,7 @@ fn the_summary_follows_the_tables_and_keeps_mysqls_invariants() {
         "{versions} {bytes}"
     );
     reader.query_drop("COMMIT").unwrap();
-    wait_purged(&mut c);
+    wait_purged(&mut c, Duration::from_secs(30));
     assert_eq!(undo(&mut c), (0, 0), "purge freed the versions");
 
     // Record locks are counted while a transaction holds them.

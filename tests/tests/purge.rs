@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::{load_queue_fixture, session_status, TestServer};
+use tpbed_tests::{history_len, load_queue_fixture, session_status, TestServer};
 
 /// Jobs per measured run: `TPBED_PURGE_JOBS`, else 4,000 (see the file comment).
 fn jobs() -> usize {
@@ -51,14 +51,6 @@ fn setup() -> (TestServer, Conn) {
     let mut c = srv.connect_db("db");
     load_queue_fixture(&mut c);
     (srv, c)
-}
-
-fn history_len(c: &mut Conn) -> u64 {
-    c.query_first(
-        "SELECT COUNT FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'",
-    )
-    .unwrap()
-    .expect("trx_rseg_history_len row")
 }
 
 fn prefill(c: &mut Conn, n: usize) {

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::{load_queue_fixture, TestServer};
+use tpbed_tests::{history_len, load_queue_fixture, wait_purged, TestServer};
 
 /// Jobs per loop: `TPBED_QUEUE_JOBS`, else `default` (see the file comment).
 fn jobs(default: usize) -> usize {
@@ -62,30 +62,6 @@ fn table_bytes(c: &mut Conn) -> u64 {
     )
     .unwrap()
     .expect("q_v1 is in information_schema.TABLES")
-}
-
-fn history_len(c: &mut Conn) -> u64 {
-    c.query_first(
-        "SELECT COUNT FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'",
-    )
-    .unwrap()
-    .expect("trx_rseg_history_len row")
-}
-
-/// Waits until purge has emptied the history list (at most `limit`).
-fn wait_purged(c: &mut Conn, limit: Duration) {
-    let end = Instant::now() + limit;
-    loop {
-        let len = history_len(c);
-        if len == 0 {
-            return;
-        }
-        assert!(
-            Instant::now() < end,
-            "history length still {len} after {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Adds `n` ready jobs, each due after the previous one (`run_at` continues from `*run_at`).

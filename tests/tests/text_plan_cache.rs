@@ -8,7 +8,7 @@
 
 use mysql::prelude::*;
 use mysql::Conn;
-use tpbed_tests::TestServer;
+use tpbed_tests::{wait_purged, TestServer};
 
 /// The two servers, cached and uncached.
 struct Pair {
@@ -505,7 +505,7 @@ fn random_statements_see_the_same_with_and_without_the_cache() {
                 c.query_drop("COMMIT").unwrap();
                 // A later locking read locks the delete-marked records purge has not
                 // removed yet: let each server purge before the next text.
-                wait_purged(w);
+                wait_purged(w, std::time::Duration::from_secs(60));
             }
             assert_eq!(seen[0], seen[1], "{sql} (from a plan: {hit})");
         }
@@ -517,28 +517,6 @@ fn random_statements_see_the_same_with_and_without_the_cache() {
         format!("{:?}", table(&mut b))
     );
     assert!(cached > 30, "only {cached} texts ran from a plan");
-}
-
-/// Waits until purge has emptied the history list.
-fn wait_purged(c: &mut Conn) {
-    let t0 = std::time::Instant::now();
-    loop {
-        let len: u64 = c
-            .query_first(
-                "SELECT COUNT FROM information_schema.INNODB_METRICS \
-                 WHERE NAME = 'trx_rseg_history_len'",
-            )
-            .unwrap()
-            .expect("trx_rseg_history_len row");
-        if len == 0 {
-            return;
-        }
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(60),
-            "purge did not finish: history length {len}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
 }
 
 /// `sql` with each literal replaced by a new one of the same kind (so the text keeps its
