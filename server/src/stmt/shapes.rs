@@ -286,8 +286,8 @@ impl ShapeCache {
         let (key, literals) = key_of(&tokens);
         let known = self.get(&key);
         if let Some(Some(shape)) = &known {
+            let values = literal_spans(&tokens, &literals);
             if !asked {
-                let values = literal_spans(&tokens, &literals);
                 if let Some(hit) = reuse(shape, &values) {
                     return Ok(Err(Reused {
                         hit,
@@ -296,7 +296,6 @@ impl ShapeCache {
                 }
             }
             if shape.fits(&tokens) {
-                let values = literal_spans(&tokens, &literals);
                 return match self.copied(shape, values) {
                     Some(parsed) => Ok(Ok(parsed)),
                     None => plain(),
