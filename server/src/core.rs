@@ -222,6 +222,10 @@ pub struct HotVars {
     pub tp_priority: Option<VarId>,
     /// `innodb_lock_wait_timeout`.
     pub lock_wait_timeout: VarId,
+    /// `lock_wait_timeout` (metadata lock waits).
+    pub metadata_lock_wait_timeout: VarId,
+    /// `foreign_key_checks`.
+    pub foreign_key_checks: VarId,
     /// `transaction_isolation`.
     pub transaction_isolation: VarId,
     /// `transaction_read_only`.

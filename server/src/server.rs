@@ -282,6 +282,8 @@ fn hot_vars(vars: &Registry) -> Result<HotVars, StartupError> {
         tp_high_priority: vars.lookup("thread_pool_high_priority_connection"),
         tp_priority: vars.lookup("thread_pool_priority"),
         lock_wait_timeout: id("innodb_lock_wait_timeout")?,
+        metadata_lock_wait_timeout: id("lock_wait_timeout")?,
+        foreign_key_checks: id("foreign_key_checks")?,
         transaction_isolation: id("transaction_isolation")?,
         transaction_read_only: id("transaction_read_only")?,
         max_error_count: id("max_error_count")?,

@@ -203,10 +203,7 @@ impl ForeignKeys {
 
     /// Whether `foreign_key_checks` is on in the session.
     pub fn on(st: &Context) -> bool {
-        st.core
-            .vars
-            .lookup("foreign_key_checks")
-            .is_none_or(|id| st.vars.get(id).as_bool())
+        st.vars.get(st.core.ids.foreign_key_checks).as_bool()
     }
 
     /// Before a child row `row` is written: each non-NULL key must find its parent row, which

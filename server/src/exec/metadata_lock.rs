@@ -21,12 +21,7 @@ use crate::trx::{Isolation, Trx};
 
 /// The session's `lock_wait_timeout` (metadata lock waits).
 pub fn lock_wait_timeout(st: &Context) -> Duration {
-    st.core
-        .vars
-        .lookup("lock_wait_timeout")
-        .map_or(Duration::from_secs(31_536_000), |id| {
-            Duration::from_secs(st.var_int(id).max(1) as u64)
-        })
+    Duration::from_secs(st.var_int(st.core.ids.metadata_lock_wait_timeout).max(1) as u64)
 }
 
 /// The error a metadata lock wait ends with: 1205 on timeout, 1317 when the query was killed.
