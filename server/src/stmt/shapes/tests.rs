@@ -252,7 +252,8 @@ fn statement() -> impl Strategy<Value = String> {
     })
 }
 
-fn context(id: u32) -> Context {
+/// A session of its own connection, whose shapes keep plans when `plans` says so.
+fn context(id: u32, plans: bool) -> Context {
     let core = testing::core();
     let mut st = testing::root(&core);
     st.conn = std::sync::Arc::new(crate::connections::ConnInfo::new(
@@ -260,6 +261,11 @@ fn context(id: u32) -> Context {
         "127.0.0.1".into(),
         -1,
     ));
+    let shapes: Box<dyn std::any::Any + Send + Sync> = Box::new(ShapeCache {
+        plans,
+        ..ShapeCache::default()
+    });
+    assert!(st.conn.statement_state.set(shapes).is_ok());
     for sql in SETUP {
         let r = crate::stmt::run_text(&mut st, sql);
         assert!(r.iter().all(Result::is_ok), "{sql}: {r:?}");
@@ -271,11 +277,12 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     /// Two servers run the same statements; one parses each text anew, the other keeps its
-    /// shapes. Every answer is the same.
+    /// shapes (without plans, so a text of a known shape is answered from a copy of its
+    /// tree). Every answer is the same.
     #[test]
     fn copied_trees_answer_as_parsed_ones(stmts in proptest::collection::vec(statement(), 1..24)) {
-        let mut cached = context(1);
-        let mut fresh = context(2);
+        let mut cached = context(1, false);
+        let mut fresh = context(2, false);
         // Each template once more first, so the cached server has every shape it can keep.
         for sql in stmts.iter().chain(stmts.iter()) {
             let a = answer(&mut cached, sql);
@@ -287,6 +294,20 @@ proptest! {
         // run was a copy.
         if stmts.iter().any(|s| s.starts_with("SELECT id, n, s FROM t WHERE id = ")) {
             prop_assert!(cache(&cached).copies.load(std::sync::atomic::Ordering::Relaxed) > 0);
+        }
+    }
+
+    /// The same with plans kept: a text of a known shape may run from its shape's plan with
+    /// its literals as parameters. Every answer is still the one a fresh parse gives.
+    #[test]
+    fn planned_texts_answer_as_parsed_ones(stmts in proptest::collection::vec(statement(), 1..24)) {
+        let mut planned = context(1, true);
+        let mut fresh = context(2, false);
+        for sql in stmts.iter().chain(stmts.iter()).chain(stmts.iter()) {
+            let a = answer(&mut planned, sql);
+            *cache(&fresh).slots.lock().unwrap() = Slots::default();
+            let b = answer(&mut fresh, sql);
+            prop_assert_eq!(a, b, "{}", sql);
         }
     }
 }
