@@ -112,7 +112,7 @@ impl<R: Record> Records<R> {
             self.hints.get().is_none_or(|h| h.len() == self.len()),
             "a hint table out of step with the slots"
         );
-        R::view(self.bytes(i), HintRef::new(&self.hints, i, self.len()))
+        R::view(self.tail(i), HintRef::new(&self.hints, i, self.len()))
     }
 
     /// The record in slot `i`, if there is one.

@@ -44,7 +44,8 @@ pub trait Record: Sized + Send + Sync + 'static {
     /// An owned copy of a stored record (exactly its bytes).
     fn load(bytes: &[u8]) -> Self;
 
-    /// A view of a stored record (exactly its bytes) with its lock hint.
+    /// A view of the stored record that starts at `bytes[0]` (`bytes` may run on: the view
+    /// reads the record's own lengths) with its lock hint.
     fn view<'a>(bytes: &'a [u8], hint: HintRef<'a>) -> Self::Ref<'a>;
 }
 

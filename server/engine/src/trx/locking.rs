@@ -439,13 +439,15 @@ impl<'t> LockingScan<'t> {
             let mut cur = tree.cursor(LatchMode::Read);
             let mut on = self.position(&mut cur, saved);
             loop {
-                if !on || !self.in_range(cur.record().expect("on record").key()) {
-                    if self.end_of_range(cur, on, Saved::Clustered)? {
-                        break; // waited for the lock past the range: restore and retry
+                let rec = match on.then(|| cur.record()).flatten() {
+                    Some(rec) if self.in_range(rec.key()) => rec,
+                    _ => {
+                        if self.end_of_range(cur, on, Saved::Clustered)? {
+                            break; // waited for the lock past the range: restore and retry
+                        }
+                        return Ok(None);
                     }
-                    return Ok(None);
-                }
-                let rec = cur.record().expect("on record");
+                };
                 let page = cur.page_id().unwrap_or(0);
                 self.stats.records_visited += 1;
                 self.convert_implicit(0, rec.key(), page, rec.trx_id());
@@ -559,13 +561,15 @@ impl<'t> LockingScan<'t> {
             let mut cur = tree.cursor(LatchMode::Read);
             let mut on = self.position(&mut cur, saved);
             'records: loop {
-                if !on || !self.in_range(cur.record().expect("on record").key()) {
-                    if self.end_of_range(cur, on, Saved::Secondary)? {
-                        break; // waited for the lock past the range: restore and retry
+                let rec = match on.then(|| cur.record()).flatten() {
+                    Some(rec) if self.in_range(rec.key()) => rec,
+                    _ => {
+                        if self.end_of_range(cur, on, Saved::Secondary)? {
+                            break; // waited for the lock past the range: restore and retry
+                        }
+                        return Ok(None);
                     }
-                    return Ok(None);
-                }
-                let rec = cur.record().expect("on record");
+                };
                 let page = cur.page_id().unwrap_or(0);
                 self.stats.records_visited += 1;
                 if cur.page_max_trx_id().unwrap_or(u64::MAX) >= self.sys.min_active_id() {
