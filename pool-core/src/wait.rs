@@ -66,6 +66,7 @@ loom::thread_local! {
 }
 
 /// Whether this call is the [`SAFE_POINT_EVERY`]th since the last look.
+#[inline]
 fn look_due() -> bool {
     COUNTDOWN.with(|c| {
         let n = c.get();
@@ -91,8 +92,15 @@ pub fn safe_point() {
 /// For a loop that holds a latch between steps (the SKIP LOCKED skip loop): every
 /// [`SAFE_POINT_EVERY`] calls, whether the thread was asked to yield. When true the caller
 /// saves its position, releases every latch and calls [`yield_now`].
+#[inline]
 pub fn yield_requested() -> bool {
-    look_due() && OBSERVER.with(|o| o.borrow().as_ref().is_some_and(|obs| obs.yield_requested()))
+    look_due() && observer_wants_yield()
+}
+
+/// Whether the installed observer asks the thread to yield (false without one).
+#[cold]
+fn observer_wants_yield() -> bool {
+    OBSERVER.with(|o| o.borrow().as_ref().is_some_and(|obs| obs.yield_requested()))
 }
 
 /// A safe point without the countdown: yields now if the thread was asked to. The caller

@@ -1,5 +1,5 @@
-//! The server binary's global allocator: the system allocator (mimalloc with the `mimalloc`
-//! feature) plus a count of the bytes it holds, kept so cheaply that it costs no throughput:
+//! The server binary's global allocator: glibc's malloc (mimalloc with the `mimalloc`
+//! feature) plus a count of the bytes it holds, kept cheap (a thread-local add):
 //! each thread adds its allocations and frees to a tally of its own and adds the tally to the
 //! shared count (one relaxed atomic add) once it reaches [`FLUSH_AT`] either way, and when the
 //! thread ends. The count is of requested sizes, so it is the same under either allocator.
@@ -60,7 +60,7 @@ fn note(delta: isize) {
     }
 }
 
-/// The system allocator (or mimalloc), counting what it hands out. `tpbed-server` installs it
+/// glibc's malloc (or mimalloc with the `mimalloc` feature), counting what it hands out. `tpbed-server` installs it
 /// with `#[global_allocator]`; the count feeds the memory budget and nothing else, so every
 /// update is `Relaxed`.
 #[derive(Debug, Default, Clone, Copy)]

@@ -642,6 +642,9 @@ mod tests {
         assert_eq!(R::stored_size(bytes), r.stored_len());
         assert_eq!(R::stored_key(bytes), r.key());
         assert_eq!(&R::load(&bytes[..r.stored_len()]), r);
+        // A view is made from the page heap's tail: it reads only the record's own bytes.
+        let hints = std::sync::OnceLock::new();
+        assert_eq!(R::view(bytes, HintRef::new(&hints, 0, 1)).key(), r.key());
     }
 
     #[test]
