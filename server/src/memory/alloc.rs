@@ -60,9 +60,9 @@ fn note(delta: isize) {
     }
 }
 
-/// glibc's malloc (or mimalloc with the `mimalloc` feature), counting what it hands out. `tpbed-server` installs it
-/// with `#[global_allocator]`; the count feeds the memory budget and nothing else, so every
-/// update is `Relaxed`.
+/// glibc's malloc (or mimalloc with the `mimalloc` feature), counting what it hands out.
+/// `tpbed-server` installs it with `#[global_allocator]`; the count feeds the memory budget and
+/// nothing else, so every update is `Relaxed`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CountingAlloc;
 
