@@ -196,6 +196,19 @@ impl<'t> LockingScan<'t> {
         }
     }
 
+    /// The record the cursor is on (`on`), when it lies inside the range; None at the end of
+    /// the range or of the index.
+    fn record_in_range<'c, R: Record>(
+        &self,
+        cur: &'c Cursor<'_, R>,
+        on: bool,
+    ) -> Option<R::Ref<'c>> {
+        if !on {
+            return None;
+        }
+        cur.record().filter(|r| self.in_range(r.key()))
+    }
+
     /// Locks the records of the row last returned that this fetch newly locked (READ
     /// COMMITTED's release of a row the WHERE rejected).
     pub fn unlock_row(&mut self) {
@@ -439,14 +452,11 @@ impl<'t> LockingScan<'t> {
             let mut cur = tree.cursor(LatchMode::Read);
             let mut on = self.position(&mut cur, saved);
             loop {
-                let rec = match on.then(|| cur.record()).flatten() {
-                    Some(rec) if self.in_range(rec.key()) => rec,
-                    _ => {
-                        if self.end_of_range(cur, on, Saved::Clustered)? {
-                            break; // waited for the lock past the range: restore and retry
-                        }
-                        return Ok(None);
+                let Some(rec) = self.record_in_range(&cur, on) else {
+                    if self.end_of_range(cur, on, Saved::Clustered)? {
+                        break; // waited for the lock past the range: restore and retry
                     }
+                    return Ok(None);
                 };
                 let page = cur.page_id().unwrap_or(0);
                 self.stats.records_visited += 1;
@@ -460,7 +470,6 @@ impl<'t> LockingScan<'t> {
                 };
                 match self.lock_record(0, rec.key(), rec.lock_hint(), page, mode, policy)? {
                     Got::Granted(fresh) => {
-                        let rec = cur.record().expect("on record");
                         self.bound_locked |= self.is_le_bound(rec.key());
                         if rec.delete_mark() {
                             if fresh && !self.opts.gaps {
@@ -491,27 +500,21 @@ impl<'t> LockingScan<'t> {
                         self.state = self.after_match(Saved::Clustered(cur.save()));
                         return Ok(Some(out));
                     }
-                    Got::Skipped if semi => {
-                        let rec = cur.record().expect("on record");
-                        match self.latest_committed(rec) {
-                            Some(bytes) => {
-                                let out = Fetched {
-                                    pk: rec.key().to_vec(),
-                                    row: self
-                                        .table
-                                        .codec()
-                                        .decode_columns(&bytes, &self.projection),
-                                    semi: true,
-                                };
-                                self.state = State::At(Saved::Clustered(cur.save()), false);
-                                return Ok(Some(out));
-                            }
-                            None => {
-                                on = self.step(&mut cur);
-                                continue;
-                            }
+                    Got::Skipped if semi => match self.latest_committed(rec) {
+                        Some(bytes) => {
+                            let out = Fetched {
+                                pk: rec.key().to_vec(),
+                                row: self.table.codec().decode_columns(&bytes, &self.projection),
+                                semi: true,
+                            };
+                            self.state = State::At(Saved::Clustered(cur.save()), false);
+                            return Ok(Some(out));
                         }
-                    }
+                        None => {
+                            on = self.step(&mut cur);
+                            continue;
+                        }
+                    },
                     Got::Skipped => {
                         self.skipped += 1;
                         if pool_core::wait::yield_requested() {
@@ -561,14 +564,11 @@ impl<'t> LockingScan<'t> {
             let mut cur = tree.cursor(LatchMode::Read);
             let mut on = self.position(&mut cur, saved);
             'records: loop {
-                let rec = match on.then(|| cur.record()).flatten() {
-                    Some(rec) if self.in_range(rec.key()) => rec,
-                    _ => {
-                        if self.end_of_range(cur, on, Saved::Secondary)? {
-                            break; // waited for the lock past the range: restore and retry
-                        }
-                        return Ok(None);
+                let Some(rec) = self.record_in_range(&cur, on) else {
+                    if self.end_of_range(cur, on, Saved::Secondary)? {
+                        break; // waited for the lock past the range: restore and retry
                     }
+                    return Ok(None);
                 };
                 let page = cur.page_id().unwrap_or(0);
                 self.stats.records_visited += 1;
@@ -601,7 +601,6 @@ impl<'t> LockingScan<'t> {
                         break;
                     }
                     Got::Granted(fresh) => {
-                        let rec = cur.record().expect("on record");
                         if fresh {
                             self.fresh.push((self.index, rec.key().to_vec(), mode));
                         }
@@ -615,7 +614,7 @@ impl<'t> LockingScan<'t> {
                         }
                     }
                 }
-                let pk = cur.record().expect("on record").primary_key().to_vec();
+                let pk = rec.primary_key().to_vec();
                 // The clustered record, under its own latch (secondary → clustered order).
                 let mut cc = clustered.cursor(LatchMode::Read);
                 if !(cc.search(&pk, SearchMode::Ge) && cc.record().is_some_and(|r| r.key() == pk)) {
