@@ -83,6 +83,7 @@ fn look_due() -> bool {
 /// A cooperative safe point: the caller holds no latch and may sleep here with its locks.
 /// Costs a thread-local decrement; every [`SAFE_POINT_EVERY`] calls the installed observer
 /// decides (a pool worker yields when its policy asked it to).
+#[inline]
 pub fn safe_point() {
     if look_due() {
         yield_now();
@@ -105,6 +106,7 @@ fn observer_wants_yield() -> bool {
 
 /// A safe point without the countdown: yields now if the thread was asked to. The caller
 /// holds no latch.
+#[cold]
 pub fn yield_now() {
     let observer = OBSERVER.with(|o| o.borrow().clone());
     if let Some(obs) = observer {
