@@ -573,6 +573,43 @@ fn records_larger_than_a_page_split_and_grow_in_place() {
     }
 }
 
+/// Ascending inserts that split the last leaf start the new leaf with the full leaf's heap
+/// and directory room, so filling it allocates nothing more.
+#[test]
+fn an_append_split_gives_the_new_leaf_the_full_leafs_room() {
+    let t = BTree::new(PageCapacity {
+        leaf: 8,
+        inner: 128,
+    });
+    for i in 0..9 {
+        insert(&t, i, 0);
+    }
+    let mut leaves = Vec::new();
+    each_leaf(&t, |p| {
+        leaves.push((
+            p.records.len(),
+            p.records.heap_capacity(),
+            p.records.slot_capacity(),
+        ))
+    });
+    assert_eq!(leaves.len(), 2, "one append split");
+    let ((full, heap, slots), (one, right_heap, right_slots)) = (leaves[0], leaves[1]);
+    assert_eq!((full, one), (8, 1));
+    assert_eq!(
+        (right_heap, right_slots),
+        (heap, slots),
+        "the full leaf's room"
+    );
+    for i in 9..16 {
+        insert(&t, i, 0);
+    }
+    let mut after = Vec::new();
+    each_leaf(&t, |p| {
+        after.push((p.records.len(), p.records.heap_capacity()))
+    });
+    assert_eq!(after[1], (8, heap), "filled without growing");
+}
+
 /// Space freed by removed records is reused: a page that loses records and gains as many
 /// of the same size keeps its heap allocation.
 #[test]

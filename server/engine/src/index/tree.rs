@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::index::key_buf::KeyBuf;
 use crate::index::page::{
-    LeafGuard, Page, PageCapacity, PageData, Records, WriteGuard, PAGE_BYTES,
+    LeafGuard, Page, PageCapacity, PageData, Records, WriteGuard, PAGE_BYTES, SLOT,
 };
 use crate::index::record::Record;
 use crate::key::cmp_prefix;
@@ -466,11 +466,17 @@ impl<R: Record> BTree<R> {
 
     /// Splits a full leaf while inserting `rec` at `pos`; returns the separator and the new
     /// right sibling (already linked after `leaf`). Appending at the end of the last leaf
-    /// starts a new leaf with just `rec`, so ascending inserts fill pages completely.
+    /// starts a new leaf with just `rec`, so ascending inserts fill pages completely; that
+    /// leaf is given the full leaf's room at once, as the next inserts will fill it.
     fn split_leaf(&self, leaf: &mut PageData<R>, pos: usize, rec: R) -> (KeyBuf, Arc<Page<R>>) {
-        let mut right_records = Records::default();
-        if pos == leaf.records.len() && leaf.next.is_none() {
-            right_records.insert(0, &rec);
+        let right_records = if pos == leaf.records.len() && leaf.next.is_none() {
+            let full = &leaf.records;
+            let mut right = Records::with_capacity(
+                full.heap_capacity().min(PAGE_BYTES),
+                full.slot_capacity().min(PAGE_BYTES / SLOT),
+            );
+            right.insert(0, &rec);
+            right
         } else {
             // Half the records move right; a lone record moves right of a smaller new key,
             // so neither side is left empty.
@@ -480,13 +486,14 @@ impl<R: Record> BTree<R> {
             } else {
                 len.div_ceil(2)
             };
-            right_records = leaf.records.split_off(mid);
-            if pos < mid || (pos == mid && !right_records.is_empty()) {
+            let mut right = leaf.records.split_off(mid);
+            if pos < mid || (pos == mid && !right.is_empty()) {
                 leaf.records.insert(pos, &rec);
             } else {
-                right_records.insert(pos - mid, &rec);
+                right.insert(pos - mid, &rec);
             }
-        }
+            right
+        };
         let sep = KeyBuf::from(right_records.key(0));
         let mut data = PageData::leaf(right_records);
         data.next = leaf.next.take();
