@@ -73,38 +73,55 @@ Common options:
 Unknown names in an option file are warned about and ignored; on the command line they
 are an error. The server logs 'ready for connections' with the port when it listens.";
 
-/// Allocator settings that keep the resident size close to what the server holds, made before
-/// any thread starts.
+/// Allocator settings that keep the resident size and the mapped address space close to what
+/// the server holds. They run from the process's initialisers, before Rust's runtime makes its
+/// first allocation, because mimalloc reserves its first arena at that allocation.
 ///
-/// glibc's malloc: the mmap threshold is fixed at 128 KiB, so allocations above it (a large
-/// packet's buffers, a big statement's tokens) are mapped and unmapped on their own. Left
-/// dynamic, glibc raises the threshold after the first large free, and the next large buffers
-/// come from the heap arenas, which keep the memory after it is freed: repeated 3 MB packets
-/// held about 100 MB.
+/// mimalloc (the default; it maps large allocations on its own and purges what it frees):
+/// - arenas are committed as they are used instead of all at once, which on a kernel that
+///   overcommits left about 14 MB more resident after a load of 4 x 1,000,000 sysbench rows;
+/// - arenas are reserved 64 MiB at a time instead of 1 GiB, and an object of 16 MiB or more is
+///   mapped on its own and unmapped when freed, so the address space the server maps follows
+///   what it holds (under `ulimit -v` the memory budget is derived from it, and a freed 960 MB
+///   value must give its address space back).
 ///
-/// mimalloc (built with the `mimalloc` feature; it maps large allocations on its own and
-/// purges what it frees): its arenas are committed as they are used instead of all at once,
-/// which on a kernel that overcommits left about 14 MB more resident after a load of
-/// 4 x 1,000,000 sysbench rows.
-fn tune_the_allocator() {
+/// glibc's malloc (`--no-default-features`): the mmap threshold is fixed at 128 KiB, so
+/// allocations above it (a large packet's buffers, a big statement's tokens) are mapped and
+/// unmapped on their own. Left dynamic, glibc raises the threshold after the first large free,
+/// and the next large buffers come from the heap arenas, which keep the memory after it is
+/// freed: repeated 3 MB packets held about 100 MB.
+extern "C" fn tune_the_allocator() {
+    #[cfg(feature = "mimalloc")]
+    {
+        use libmimalloc_sys::{mi_option_set, mi_option_t};
+        /// Places in mimalloc.h's option list (v3; the Rust bindings name no constants for
+        /// them).
+        const ARENA_EAGER_COMMIT: mi_option_t = 4;
+        const ARENA_RESERVE: mi_option_t = 23;
+        const ARENA_MAX_OBJECT_SIZE: mi_option_t = 45;
+        // SAFETY: mi_option_set only stores an option value, read by the allocations made
+        // after it.
+        unsafe {
+            mi_option_set(ARENA_EAGER_COMMIT, 0);
+            // Both in KiB.
+            mi_option_set(ARENA_RESERVE, 64 << 10);
+            mi_option_set(ARENA_MAX_OBJECT_SIZE, 16 << 10);
+        }
+    }
     #[cfg(all(not(feature = "mimalloc"), target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes allocator tuning; it is called before any thread starts.
+    // SAFETY: mallopt only changes allocator tuning; no other thread exists yet.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
     }
-    #[cfg(feature = "mimalloc")]
-    {
-        /// `mi_option_arena_eager_commit`'s place in mimalloc.h's option list (the Rust
-        /// bindings name no constant for it).
-        const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
-        // SAFETY: mi_option_set only stores an option value; arenas reserved from now on
-        // read it.
-        unsafe { libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0) };
-    }
 }
 
+/// Runs [`tune_the_allocator`] among the process's initialisers (ELF `.init_array`), before
+/// `main` and before the runtime's first allocation.
+#[used]
+#[link_section = ".init_array"]
+static TUNE_THE_ALLOCATOR: extern "C" fn() = tune_the_allocator;
+
 fn main() -> ExitCode {
-    tune_the_allocator();
     // Purge gives freed rows back through the installed allocator's own release.
     tpbed_engine::set_release_free_memory(tpbed_server::memory::release_free_memory);
     let args: Vec<String> = std::env::args().skip(1).collect();

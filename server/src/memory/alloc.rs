@@ -1,5 +1,5 @@
-//! The server binary's global allocator: glibc's malloc (mimalloc with the `mimalloc`
-//! feature) plus a count of the bytes it holds, kept cheap (a thread-local add):
+//! The server binary's global allocator: mimalloc (the default `mimalloc` feature; glibc's
+//! malloc without it) plus a count of the bytes it holds, kept cheap (a thread-local add):
 //! each thread adds its allocations and frees to a tally of its own and adds the tally to the
 //! shared count (one relaxed atomic add) once it reaches [`FLUSH_AT`] either way, and when the
 //! thread ends. The count is of requested sizes, so it is the same under either allocator.
@@ -60,7 +60,7 @@ fn note(delta: isize) {
     }
 }
 
-/// glibc's malloc (or mimalloc with the `mimalloc` feature), counting what it hands out.
+/// mimalloc (glibc's malloc without the `mimalloc` feature), counting what it hands out.
 /// `tpbed-server` installs it with `#[global_allocator]`; the count feeds the memory budget and
 /// nothing else, so every update is `Relaxed`.
 #[derive(Debug, Default, Clone, Copy)]
@@ -111,10 +111,11 @@ pub(crate) fn in_use() -> usize {
     usize::try_from(IN_USE.load(Relaxed)).unwrap_or(0)
 }
 
-/// Gives the free memory the allocator holds back to the operating system at once: glibc's
-/// `malloc_trim`, or with the `mimalloc` feature `mi_collect(true)` (the calling thread's free
-/// pages, and every arena's unused pages without waiting for mimalloc's purge delay; pages
-/// other threads hold are returned as those threads next allocate or end). The
+/// Gives the free memory the allocator holds back to the operating system at once:
+/// mimalloc's `mi_collect(true)` (the calling thread's free pages, and every arena's unused
+/// pages without waiting for mimalloc's purge delay; pages other threads hold are returned as
+/// those threads next allocate or end), or glibc's `malloc_trim` without the `mimalloc`
+/// feature. The
 /// server installs it as the engine's release ([`tpbed_engine::set_release_free_memory`]),
 /// which purge calls after freeing many rows and a session after a large command.
 pub fn release_free_memory() {
