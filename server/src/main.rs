@@ -94,8 +94,9 @@ extern "C" fn tune_the_allocator() {
     #[cfg(feature = "mimalloc")]
     {
         use libmimalloc_sys::{mi_option_set, mi_option_t};
-        /// Places in mimalloc.h's option list (v3; the Rust bindings name no constants for
-        /// them).
+        /// Places in mimalloc.h's option list (v3, as libmimalloc-sys 0.1.49 builds it; the
+        /// Rust bindings name no constants for them). If they moved, the address-space test
+        /// in `memory_limits` fails: the budget would be derived from a 1 GiB first arena.
         const ARENA_EAGER_COMMIT: mi_option_t = 4;
         const ARENA_RESERVE: mi_option_t = 23;
         const ARENA_MAX_OBJECT_SIZE: mi_option_t = 45;
