@@ -3,6 +3,7 @@
 //! inner page satisfies `keys[i-1] <= key < keys[i]`).
 
 mod bulk;
+mod directory;
 mod key_buf;
 mod page;
 mod record;
@@ -12,7 +13,7 @@ mod tree;
 mod tests;
 
 pub use key_buf::KeyBuf;
-pub(crate) use page::{LeafGuard, Page, Records, SLOT};
+pub(crate) use page::{LeafGuard, Page, Records};
 pub use page::{PageCapacity, PAGE_BYTES};
 pub(crate) use record::ClusteredMut;
 pub use record::{

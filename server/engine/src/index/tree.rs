@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::index::key_buf::KeyBuf;
 use crate::index::page::{
-    LeafGuard, Page, PageCapacity, PageData, Records, WriteGuard, PAGE_BYTES, SLOT,
+    LeafGuard, Page, PageCapacity, PageData, Records, WriteGuard, MAX_SLOTS, PAGE_BYTES,
 };
 use crate::index::record::Record;
 use crate::key::cmp_prefix;
@@ -473,7 +473,7 @@ impl<R: Record> BTree<R> {
             let full = &leaf.records;
             let mut right = Records::with_capacity(
                 full.heap_capacity().min(PAGE_BYTES),
-                full.slot_capacity().min(PAGE_BYTES / SLOT),
+                full.slot_capacity().min(MAX_SLOTS),
             );
             right.insert(0, &rec);
             right
