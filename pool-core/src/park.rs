@@ -75,15 +75,17 @@ pub(crate) fn wake<S: Session>(
 }
 
 /// Sleeps query thread `me` as a consumer (while fewer than `query_threads_per_group` are)
-/// or a reserve; returns `Err` (exit) at shutdown or, as in MySQL, when it should exit instead:
-/// a reserve when `max_unused_threads` != 0 and reserves + 1 >= it, or, with dedicated
-/// listeners only, any query thread while the group has more query threads than its
-/// transaction share (the other algorithms keep such a thread as a consumer or reserve).
+/// or a reserve, for at most `limit` if one is given (it then returns as if woken, off the
+/// sleeper lists); returns `Err` (exit) at shutdown or, as in MySQL, when it should exit
+/// instead: a reserve when `max_unused_threads` != 0 and reserves + 1 >= it, or, with
+/// dedicated listeners only, any query thread while the group has more query threads than
+/// its transaction share (the other algorithms keep such a thread as a consumer or reserve).
 pub(crate) fn sleep_query<'a, S: Session>(
     sh: &'a Arc<Shared<S>>,
     g: usize,
     me: usize,
     mut st: Guard<'a, S>,
+    limit: Option<Duration>,
 ) -> Result<Guard<'a, S>, Guard<'a, S>> {
     let share = sh.group_share(g);
     if sh.dedicated && share > 0 && st.query_threads > share {
@@ -109,8 +111,12 @@ pub(crate) fn sleep_query<'a, S: Session>(
         ThreadState::SleepingReserve
     };
     let parker = t.parker.clone();
-    while !st.thread(me).woken && !st.shutdown {
-        st = wait(&parker, st);
+    let mut timed_out = false;
+    while !st.thread(me).woken && !st.shutdown && !timed_out {
+        match limit {
+            None => st = wait(&parker, st),
+            Some(d) => (st, timed_out) = wait_timeout(&parker, st, d),
+        }
     }
     st.consumers.retain(|t| *t != me);
     st.reserves.retain(|t| *t != me);

@@ -122,6 +122,11 @@ fn thread_main<S: Session>(sh: Arc<Shared<S>>, serial: u64, first: (u64, S)) {
         }
         let cv = Arc::new(Condvar::new());
         st.cached.push((serial, cv.clone()));
+        // Outside the lock: a connection handed over meanwhile waits in `handoff`, which the
+        // loop below looks at before it waits.
+        drop(st);
+        S::thread_idle();
+        st = lock(&sh.state);
         loop {
             if let Some(j) = st.handoff.remove(&serial) {
                 job = Some(j);

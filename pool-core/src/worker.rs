@@ -10,6 +10,40 @@ use crate::session::Session;
 use crate::shared::{Guard, Shared};
 use crate::steal;
 use crate::sync::{lock, Arc};
+use std::time::{Duration, Instant};
+
+/// When a worker last called [`Session::thread_idle`] and whether it ran events since.
+struct IdleRelease {
+    after: Option<Duration>,
+    last: Instant,
+    ran: bool,
+}
+
+impl IdleRelease {
+    fn new<S: Session>() -> IdleRelease {
+        IdleRelease {
+            after: S::idle_release_after(),
+            last: Instant::now(),
+            ran: false,
+        }
+    }
+
+    /// The thread ran events and last released at least `after` ago.
+    fn due(&self) -> bool {
+        self.ran && self.after.is_some_and(|a| self.last.elapsed() >= a)
+    }
+
+    /// How long the thread may sleep before a release is due (`None`: indefinitely).
+    fn sleep_limit(&self) -> Option<Duration> {
+        self.after.filter(|_| self.ran)
+    }
+
+    fn release<S: Session>(&mut self) {
+        S::thread_idle();
+        self.ran = false;
+        self.last = Instant::now();
+    }
+}
 
 /// The query worker's loop. Returns the group guard when the
 /// thread should exit.
@@ -17,6 +51,7 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
     let group = &sh.groups[g];
     let mut st = lock(&group.state);
     let mut events = Vec::new();
+    let mut idle = IdleRelease::new::<S>();
     loop {
         if st.shutdown {
             return st;
@@ -35,6 +70,7 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
             };
             let how = if by_rail { Start::Rail } else { Start::Queued };
             st = event::process(sh, g, me, st, token, how, consumer);
+            idle.ran = true;
             continue;
         }
         // A statement yielded in this group: before this thread blocks in a poll or sleeps,
@@ -45,6 +81,7 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
                 if let Some((token, by_rail)) = sh.take_event(g, &mut st) {
                     let how = if by_rail { Start::Rail } else { Start::Queued };
                     st = event::process(sh, g, me, st, token, how, None);
+                    idle.ran = true;
                     continue;
                 }
             }
@@ -52,8 +89,19 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
                 continue;
             }
         }
+        // Out of work: before blocking, a thread that ran statements gives back what it
+        // keeps for itself (at most once per `idle_release_after`; the sleep below is bounded
+        // by it, so the last statements' leftovers go too). It holds no role here.
+        if idle.due() {
+            drop(st);
+            idle.release::<S>();
+            st = lock(&group.state);
+            continue;
+        }
         if !sh.dedicated && st.waiting.is_none() {
             st = listener::wait_for_events(sh, g, me, st, &mut events);
+            // It may have run one of them directly.
+            idle.ran |= !events.is_empty();
             continue;
         }
         if sh.steal {
@@ -65,7 +113,7 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
                 Err(s) => st = s,
             }
         }
-        match park::sleep_query(sh, g, me, st) {
+        match park::sleep_query(sh, g, me, st, idle.sleep_limit()) {
             Ok(s) => st = s,
             Err(s) => return s,
         }

@@ -12,7 +12,7 @@ use pool_core::{
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -187,7 +187,21 @@ impl Session for LineSession {
     fn kill(&self) {
         let _ = self.writer.shutdown(Shutdown::Both);
     }
+
+    fn thread_idle() {
+        IDLE_RELEASES.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn idle_release_after() -> Option<Duration> {
+        Some(IDLE_RELEASE_AFTER)
+    }
 }
+
+/// How long a pool thread that ran commands sleeps before it calls `thread_idle`.
+pub const IDLE_RELEASE_AFTER: Duration = Duration::from_millis(50);
+
+/// Calls of `LineSession::thread_idle` in this test binary.
+pub static IDLE_RELEASES: AtomicUsize = AtomicUsize::new(0);
 
 fn lossy(b: Vec<u8>) -> String {
     String::from_utf8_lossy(&b).into_owned()

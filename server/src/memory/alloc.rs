@@ -132,6 +132,25 @@ pub fn release_free_memory() {
     }
 }
 
+/// Gives back everything the calling thread's allocator heap holds, for a thread that goes
+/// idle. With mimalloc, [`release_free_memory`] alone is not enough: a thread's pages that
+/// still hold live blocks stay its own, and blocks other threads free into them later (purge's
+/// undo, a dropped table's pages) are only taken back when the owner next allocates, which
+/// an idle thread does not. So the thread's heap is ended as at thread exit (`mi_thread_done`:
+/// empty pages freed, the others abandoned, so that a later free from any thread can free them
+/// whole), a fresh heap is made at once (mimalloc's thread-exit hook must find a live heap),
+/// and the arenas are purged. Without the `mimalloc` feature it is [`release_free_memory`].
+pub(crate) fn release_thread_memory() {
+    #[cfg(feature = "mimalloc")]
+    // SAFETY: mi_thread_done ends only the calling thread's heap; the thread's next allocation
+    // (the box below) makes it a new one, as for a thread that has not allocated yet.
+    unsafe {
+        libmimalloc_sys::mi_thread_done();
+    }
+    drop(std::hint::black_box(Box::new(0u8)));
+    release_free_memory();
+}
+
 /// Held by a unit test that moves the count or depends on it staying at 0, so no two run at
 /// once.
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub(crate) mod categories;
 
 use std::sync::Arc;
 
+pub(crate) use alloc::release_thread_memory;
 pub use alloc::{release_free_memory, CountingAlloc};
 pub use budget::MemoryBudget;
 pub(crate) use budget::{out_of_memory, CHECKED_VALUE};

@@ -260,9 +260,10 @@ const LARGE_PACKET: usize = 1 << 20;
 
 /// Gives the allocator's free memory back to the OS (the engine's release: the server's
 /// allocator's own). A large command (a multi-megabyte statement tokenizes into millions of
-/// small allocations) leaves its thread's malloc arena holding that memory once freed; under the thread pool successive commands run on
-/// different threads, each keeping its own, so a few large packets held 90 MB. Called only
-/// after a large command, so its cost (a walk of the arenas) is rare.
+/// small allocations) leaves its thread's malloc arena holding that memory once freed; under
+/// the thread pool successive commands run on different threads, each keeping its own, so a
+/// few large packets held 90 MB. Called only after a large command and when a connection's
+/// thread enters the thread cache, so its cost (a walk of the thread's heap) is rare.
 fn release_free_memory() {
     tpbed_engine::release_free_memory();
 }
@@ -467,6 +468,19 @@ impl Session for ClientSession {
 
     fn kill(&self) {
         self.st.conn.kill(crate::connections::KILL_CONNECTION);
+    }
+
+    /// A connection's thread entering the thread cache gives its allocator's free memory
+    /// back: the pages its sessions allocated and later freed (a load's statements, undo and
+    /// sort runs, rows freed by purge on other threads) stay with it while it sleeps.
+    fn thread_idle() {
+        crate::memory::release_thread_memory();
+    }
+
+    /// A pool thread that ran statements gives its free memory back after a second without
+    /// work (and a busy one at most once a second).
+    fn idle_release_after() -> Option<Duration> {
+        Some(Duration::from_secs(1))
     }
 }
 
