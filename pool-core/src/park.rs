@@ -75,9 +75,9 @@ pub(crate) fn wake<S: Session>(
 }
 
 /// Sleeps query thread `me` as a consumer (while fewer than `query_threads_per_group` are)
-/// or a reserve, for at most `limit` if one is given (it then returns as if woken, off the
-/// sleeper lists); returns `Err` (exit) at shutdown or, as in MySQL, when it should exit
-/// instead: a reserve when `max_unused_threads` != 0 and reserves + 1 >= it, or, with
+/// or a reserve, for at most `limit` if one is given; returns whether it slept that long
+/// unwoken (it is then off the sleeper lists, as a woken thread), or `Err` (exit) at shutdown
+/// or, as in MySQL, when it should exit instead: a reserve when `max_unused_threads` != 0 and reserves + 1 >= it, or, with
 /// dedicated listeners only, any query thread while the group has more query threads than
 /// its transaction share (the other algorithms keep such a thread as a consumer or reserve).
 pub(crate) fn sleep_query<'a, S: Session>(
@@ -86,7 +86,7 @@ pub(crate) fn sleep_query<'a, S: Session>(
     me: usize,
     mut st: Guard<'a, S>,
     limit: Option<Duration>,
-) -> Result<Guard<'a, S>, Guard<'a, S>> {
+) -> Result<(Guard<'a, S>, bool), Guard<'a, S>> {
     let share = sh.group_share(g);
     if sh.dedicated && share > 0 && st.query_threads > share {
         return Err(st);
@@ -121,12 +121,13 @@ pub(crate) fn sleep_query<'a, S: Session>(
     st.consumers.retain(|t| *t != me);
     st.reserves.retain(|t| *t != me);
     let t = st.thread(me);
+    let slept_out = timed_out && !t.woken;
     t.woken = false;
     t.state = ThreadState::Managing;
     if st.shutdown {
         Err(st)
     } else {
-        Ok(st)
+        Ok((st, slept_out))
     }
 }
 

@@ -102,18 +102,18 @@ pub trait Session: Send + 'static {
     /// progress so the owning thread sees the connection closed.
     fn kill(&self);
     /// Called outside every lock on a thread that goes idle: one that finished a connection
-    /// and enters the thread cache, and a pool thread that ran statements and has slept for
-    /// [`idle_release_after`](Session::idle_release_after). The place to give back what the
-    /// thread keeps for itself (an allocator's per-thread free pages, which nothing else
-    /// returns while the thread sleeps). Does nothing by default.
+    /// and enters the thread cache, and a pool query thread that ran statements and then
+    /// slept unwoken for [`idle_release_after`](Session::idle_release_after). The place to
+    /// give back what the thread keeps for itself (an allocator's per-thread free pages, which
+    /// nothing else returns while the thread sleeps). Does nothing by default.
     fn thread_idle()
     where
         Self: Sized,
     {
     }
-    /// How long a pool thread that ran statements sleeps before it calls
-    /// [`thread_idle`](Session::thread_idle); a busy thread calls it at most once per this
-    /// long, when it runs out of work. `None` (the default): pool threads never call it.
+    /// How long a pool query thread that ran statements sleeps unwoken before it calls
+    /// [`thread_idle`](Session::thread_idle) (a busy thread never does; nor does one that
+    /// waits in the poller). `None` (the default): pool threads never call it.
     fn idle_release_after() -> Option<Duration>
     where
         Self: Sized,

@@ -10,12 +10,12 @@ use crate::session::Session;
 use crate::shared::{Guard, Shared};
 use crate::steal;
 use crate::sync::{lock, Arc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// When a worker last called [`Session::thread_idle`] and whether it ran events since.
+/// Whether a worker ran events since it last called [`Session::thread_idle`], and how long
+/// it sleeps before calling it (`None`: never).
 struct IdleRelease {
     after: Option<Duration>,
-    last: Instant,
     ran: bool,
 }
 
@@ -23,17 +23,11 @@ impl IdleRelease {
     fn new<S: Session>() -> IdleRelease {
         IdleRelease {
             after: S::idle_release_after(),
-            last: Instant::now(),
             ran: false,
         }
     }
 
-    /// The thread ran events and last released at least `after` ago.
-    fn due(&self) -> bool {
-        self.ran && self.after.is_some_and(|a| self.last.elapsed() >= a)
-    }
-
-    /// How long the thread may sleep before a release is due (`None`: indefinitely).
+    /// How long the thread may sleep before it releases (`None`: indefinitely).
     fn sleep_limit(&self) -> Option<Duration> {
         self.after.filter(|_| self.ran)
     }
@@ -41,7 +35,6 @@ impl IdleRelease {
     fn release<S: Session>(&mut self) {
         S::thread_idle();
         self.ran = false;
-        self.last = Instant::now();
     }
 }
 
@@ -89,15 +82,6 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
                 continue;
             }
         }
-        // Out of work: before blocking, a thread that ran statements gives back what it
-        // keeps for itself (at most once per `idle_release_after`; the sleep below is bounded
-        // by it, so the last statements' leftovers go too). It holds no role here.
-        if idle.due() {
-            drop(st);
-            idle.release::<S>();
-            st = lock(&group.state);
-            continue;
-        }
         if !sh.dedicated && st.waiting.is_none() {
             st = listener::wait_for_events(sh, g, me, st, &mut events);
             // It may have run one of them directly.
@@ -114,7 +98,15 @@ pub(crate) fn run<'a, S: Session>(sh: &'a Arc<Shared<S>>, g: usize, me: usize) -
             }
         }
         match park::sleep_query(sh, g, me, st, idle.sleep_limit()) {
-            Ok(s) => st = s,
+            Ok((s, false)) => st = s,
+            Ok((s, true)) => {
+                // Asleep for `idle_release_after` after running statements: give back what
+                // the thread keeps for itself, outside the mutex (it holds no role), then
+                // decide again. A busy thread never gets here.
+                drop(s);
+                idle.release::<S>();
+                st = lock(&group.state);
+            }
             Err(s) => return s,
         }
     }

@@ -477,8 +477,8 @@ impl Session for ClientSession {
         crate::memory::release_thread_memory();
     }
 
-    /// A pool thread that ran statements gives its free memory back after a second without
-    /// work (and a busy one at most once a second).
+    /// A pool query thread that ran statements gives its free memory back after sleeping a
+    /// second without work.
     fn idle_release_after() -> Option<Duration> {
         Some(Duration::from_secs(1))
     }
