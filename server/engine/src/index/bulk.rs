@@ -96,7 +96,11 @@ fn leaf_chunks<R: Record>(
             assert!(prev < rec.key(), "bulk build input out of key order");
         }
         if !cur.fits(&rec, per_leaf) {
-            out.push((std::mem::take(&mut cur), max_trx_id));
+            // The next leaf will fill as this one did: its room in one allocation each, sized
+            // to what this one holds (growing a quarter at a time would leave its directory
+            // up to a quarter larger than its records need).
+            let next = Records::with_capacity(cur.used(), cur.len());
+            out.push((std::mem::replace(&mut cur, next), max_trx_id));
             max_trx_id = 0;
         }
         max_trx_id = max_trx_id.max(trx_id);

@@ -574,7 +574,7 @@ fn records_larger_than_a_page_split_and_grow_in_place() {
 }
 
 /// Ascending inserts that split the last leaf start the new leaf with the full leaf's heap
-/// and directory room, so filling it allocates nothing more.
+/// room and a directory for as many records, so filling it allocates nothing more.
 #[test]
 fn an_append_split_gives_the_new_leaf_the_full_leafs_room() {
     let t = BTree::new(PageCapacity {
@@ -593,12 +593,12 @@ fn an_append_split_gives_the_new_leaf_the_full_leafs_room() {
         ))
     });
     assert_eq!(leaves.len(), 2, "one append split");
-    let ((full, heap, slots), (one, right_heap, right_slots)) = (leaves[0], leaves[1]);
+    let ((full, heap, _), (one, right_heap, right_slots)) = (leaves[0], leaves[1]);
     assert_eq!((full, one), (8, 1));
     assert_eq!(
         (right_heap, right_slots),
-        (heap, slots),
-        "the full leaf's room"
+        (heap, full),
+        "the full leaf's heap room, a directory for as many records"
     );
     for i in 9..16 {
         insert(&t, i, 0);

@@ -467,13 +467,14 @@ impl<R: Record> BTree<R> {
     /// Splits a full leaf while inserting `rec` at `pos`; returns the separator and the new
     /// right sibling (already linked after `leaf`). Appending at the end of the last leaf
     /// starts a new leaf with just `rec`, so ascending inserts fill pages completely; that
-    /// leaf is given the full leaf's room at once, as the next inserts will fill it.
+    /// leaf is given the full leaf's heap room and a directory for as many records at once,
+    /// as the next inserts will fill it.
     fn split_leaf(&self, leaf: &mut PageData<R>, pos: usize, rec: R) -> (KeyBuf, Arc<Page<R>>) {
         let right_records = if pos == leaf.records.len() && leaf.next.is_none() {
             let full = &leaf.records;
             let mut right = Records::with_capacity(
                 full.heap_capacity().min(PAGE_BYTES),
-                full.slot_capacity().min(MAX_SLOTS),
+                full.len().min(MAX_SLOTS),
             );
             right.insert(0, &rec);
             right
