@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Server, IDLE_RELEASES, IDLE_RELEASE_AFTER};
+use common::{eventually, Server, IDLE_RELEASES, IDLE_RELEASE_AFTER};
 use pool_core::{ConnectionHandler, PoolBuilder, PoolConfig, ThreadPerConnection};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -13,14 +13,6 @@ use std::time::{Duration, Instant};
 
 fn releases() -> usize {
     IDLE_RELEASES.load(Ordering::Relaxed)
-}
-
-fn eventually(what: &str, f: impl Fn() -> bool) {
-    let t = Instant::now();
-    while !f() {
-        assert!(t.elapsed() < Duration::from_secs(10), "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{pollers, Server};
+use common::{eventually, pollers, Server};
 use pool_core::{
     ConnectionHandler, IoMode, PinMode, PollerKind, PoolBuilder, PoolConfig, ThreadPool,
 };
@@ -41,14 +41,6 @@ fn start(c: PoolConfig, idle: Duration) -> (Arc<ThreadPool<common::LineSession>>
     let pool = Arc::new(pool);
     let server = Server::start(pool.clone(), idle);
     (pool, server)
-}
-
-fn eventually(what: &str, f: impl Fn() -> bool) {
-    let t = Instant::now();
-    while !f() {
-        assert!(t.elapsed() < Duration::from_secs(10), "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 /// Timing attempts per measurement: the machine is shared, so a measurement disturbed by

@@ -2,18 +2,10 @@
 
 mod common;
 
-use common::Server;
+use common::{eventually, Server};
 use pool_core::{ConnectionHandler, ThreadPerConnection};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-fn eventually(what: &str, f: impl Fn() -> bool) {
-    let t = Instant::now();
-    while !f() {
-        assert!(t.elapsed() < Duration::from_secs(10), "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
+use std::time::Duration;
 
 #[test]
 fn threads_are_cached_and_reused() {

@@ -197,6 +197,15 @@ impl Session for LineSession {
     }
 }
 
+/// Waits up to 10 s for `f` to hold, polling every 2 ms; fails the test naming `what`.
+pub fn eventually(what: &str, f: impl Fn() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < Duration::from_secs(10), "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// How long a pool thread that ran commands sleeps before it calls `thread_idle`.
 pub const IDLE_RELEASE_AFTER: Duration = Duration::from_millis(50);
 
