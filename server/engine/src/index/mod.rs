@@ -3,7 +3,6 @@
 //! inner page satisfies `keys[i-1] <= key < keys[i]`).
 
 mod bulk;
-mod directory;
 mod key_buf;
 mod page;
 mod record;
@@ -13,7 +12,7 @@ mod tree;
 mod tests;
 
 pub use key_buf::KeyBuf;
-pub(crate) use page::{LeafGuard, Page, Records};
+pub(crate) use page::{LeafGuard, Page, Records, SLOT};
 pub use page::{PageCapacity, PAGE_BYTES};
 pub(crate) use record::ClusteredMut;
 pub use record::{

@@ -10,7 +10,6 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
-use crate::index::directory::Directory;
 use crate::index::key_buf::KeyBuf;
 use crate::index::record::{HintRef, Record};
 use crate::index::tree::Route;
@@ -39,14 +38,13 @@ impl Default for PageCapacity {
 }
 
 /// Bytes a leaf's stored records may take before an insert splits it, as InnoDB's default
-/// 16 KiB page (the slot directory, 2 bytes a record, is kept beside the heap). A page holds
+/// 16 KiB page (the slot directory, 4 bytes a record, is kept beside the heap). A page holds
 /// at least one record whatever its size, and an in-place change that grows a record may
 /// take a page past it until the next insert splits it.
 pub const PAGE_BYTES: usize = 16 * 1024;
 
-/// Slots a leaf's directory grows to before an insert needs more than the quarter step
-/// (a page of the smallest records a 16 KiB heap holds).
-pub(crate) const MAX_SLOTS: usize = PAGE_BYTES / 4;
+/// Bytes of a slot in a leaf's directory.
+pub(crate) const SLOT: usize = std::mem::size_of::<u32>();
 
 /// The capacity a buffer grows to when `needed` elements must fit: a quarter more than it has
 /// (at least `min_step`), not past `limit` unless `needed` is.
@@ -62,7 +60,7 @@ fn grown(cap: usize, needed: usize, min_step: usize, limit: usize) -> usize {
 /// first locked ([`HintRef`]), one per slot.
 pub(crate) struct Records<R> {
     heap: Vec<u8>,
-    slots: Directory,
+    slots: Vec<u32>,
     /// Heap bytes of removed or rewritten records.
     garbage: usize,
     hints: OnceLock<Vec<LockHint>>,
@@ -73,7 +71,7 @@ impl<R> Default for Records<R> {
     fn default() -> Records<R> {
         Records {
             heap: Vec::new(),
-            slots: Directory::default(),
+            slots: Vec::new(),
             garbage: 0,
             hints: OnceLock::new(),
             _rec: PhantomData,
@@ -89,7 +87,7 @@ impl<R: Record> Records<R> {
     pub(crate) fn with_capacity(heap: usize, slots: usize) -> Records<R> {
         Records {
             heap: Vec::with_capacity(heap),
-            slots: Directory::with_capacity(slots),
+            slots: Vec::with_capacity(slots),
             ..Records::default()
         }
     }
@@ -106,7 +104,7 @@ impl<R: Record> Records<R> {
 
     /// The stored bytes of slot `i` and beyond.
     fn tail(&self, i: usize) -> &[u8] {
-        &self.heap[self.slots.get(i)..]
+        &self.heap[self.slots[i] as usize..]
     }
 
     /// The stored bytes of slot `i`.
@@ -146,7 +144,7 @@ impl<R: Record> Records<R> {
 
     /// The stored bytes of slot `i`, to edit in place without changing their length or key.
     pub(crate) fn stored_mut(&mut self, i: usize) -> &mut [u8] {
-        let start = self.slots.get(i);
+        let start = self.slots[i] as usize;
         let len = R::stored_size(&self.heap[start..]);
         &mut self.heap[start..start + len]
     }
@@ -207,16 +205,15 @@ impl<R: Record> Records<R> {
             let b = self.bytes(i);
             let at = heap.len();
             heap.extend_from_slice(b);
-            self.slots.set(i, at);
+            self.slots[i] = u32::try_from(at).expect("a page under 4 GiB");
         }
-        self.slots.narrow_below(heap.len());
         self.heap = heap;
         self.garbage = 0;
     }
 
     /// Appends `rec`'s stored form to the heap (compacting or growing it first if it lacks
     /// room; slot `skip`'s bytes are garbage and left out); returns its offset.
-    fn append(&mut self, rec: &R, skip: Option<usize>) -> usize {
+    fn append(&mut self, rec: &R, skip: Option<usize>) -> u32 {
         let need = rec.stored_len();
         if self.heap.capacity() - self.heap.len() < need {
             let live = self.heap.len() - self.garbage;
@@ -234,7 +231,7 @@ impl<R: Record> Records<R> {
                 self.compact(capacity, skip);
             }
         }
-        let at = self.heap.len();
+        let at = u32::try_from(self.heap.len()).expect("a page under 4 GiB");
         rec.store(&mut self.heap);
         at
     }
@@ -244,7 +241,7 @@ impl<R: Record> Records<R> {
         let at = self.append(rec, None);
         if self.slots.len() == self.slots.capacity() {
             let cap = self.slots.capacity();
-            let want = grown(cap, cap + 1, 4, MAX_SLOTS);
+            let want = grown(cap, cap + 1, 4, PAGE_BYTES / SLOT);
             self.slots.reserve_exact(want - cap);
         }
         self.slots.insert(pos, at);
@@ -277,7 +274,7 @@ impl<R: Record> Records<R> {
     /// Writes `rec` over the record in slot `i` (same key; the slot and its hint stay).
     pub(crate) fn replace(&mut self, i: usize, rec: &R) {
         debug_assert_eq!(self.key(i), rec.key(), "a rewrite changed a key");
-        let start = self.slots.get(i);
+        let start = self.slots[i] as usize;
         let old = R::stored_size(&self.heap[start..]);
         if old == rec.stored_len() {
             let end = self.heap.len();
@@ -294,8 +291,7 @@ impl<R: Record> Records<R> {
             return;
         }
         self.garbage += old;
-        let at = self.append(rec, Some(i));
-        self.slots.set(i, at);
+        self.slots[i] = self.append(rec, Some(i));
     }
 
     /// Moves the records from slot `at` on into a new page's records (sized to them).
@@ -304,12 +300,14 @@ impl<R: Record> Records<R> {
         let n = self.len() - at;
         let mut right = Records::<R> {
             heap: Vec::with_capacity(moved + moved / 8),
-            slots: Directory::with_capacity(n + n / 8),
+            slots: Vec::with_capacity(n + n / 8),
             ..Records::default()
         };
         for i in at..self.len() {
             let b = self.bytes(i);
-            right.slots.push(right.heap.len());
+            right
+                .slots
+                .push(u32::try_from(right.heap.len()).expect("a page under 4 GiB"));
             right.heap.extend_from_slice(b);
         }
         self.garbage += moved;
@@ -338,7 +336,8 @@ impl<R: Record> Records<R> {
         self.slots.reserve_exact(from.len());
         for i in 0..from.len() {
             let b = from.bytes(i);
-            self.slots.push(self.heap.len());
+            self.slots
+                .push(u32::try_from(self.heap.len()).expect("a page under 4 GiB"));
             self.heap.extend_from_slice(b);
         }
         let n = from.len();
@@ -365,11 +364,6 @@ impl<R: Record> Records<R> {
     /// Directory slots allocated.
     pub(crate) fn slot_capacity(&self) -> usize {
         self.slots.capacity()
-    }
-
-    /// Bytes of one directory slot (2, or 4 while the heap is past 64 KiB).
-    pub(crate) fn slot_bytes(&self) -> usize {
-        self.slots.entry_bytes()
     }
 
     /// Makes the page's lock-hint table (as a lock on one of its records would).

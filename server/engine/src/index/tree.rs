@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::index::key_buf::KeyBuf;
 use crate::index::page::{
-    LeafGuard, Page, PageCapacity, PageData, Records, WriteGuard, MAX_SLOTS, PAGE_BYTES,
+    LeafGuard, Page, PageCapacity, PageData, Records, WriteGuard, PAGE_BYTES, SLOT,
 };
 use crate::index::record::Record;
 use crate::key::cmp_prefix;
@@ -474,7 +474,7 @@ impl<R: Record> BTree<R> {
             let full = &leaf.records;
             let mut right = Records::with_capacity(
                 full.heap_capacity().min(PAGE_BYTES),
-                full.len().min(MAX_SLOTS),
+                full.len().min(PAGE_BYTES / SLOT),
             );
             right.insert(0, &rec);
             right

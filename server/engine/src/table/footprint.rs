@@ -11,7 +11,9 @@
 
 use std::mem::size_of;
 
-use crate::index::{BTree, ClusteredRec, LeafGuard, Page, Record, Records, Route, SecondaryRec};
+use crate::index::{
+    BTree, ClusteredRec, LeafGuard, Page, Record, Records, Route, SecondaryRec, SLOT,
+};
 use crate::lock::LockHint;
 use crate::table::Table;
 
@@ -102,12 +104,11 @@ fn index_footprint<R: Marked>(tree: &BTree<R>) -> IndexFootprint {
     let mut f = IndexFootprint::default();
     let mut visit = |records: &Records<R>| {
         let (len, used) = (records.len() as u64, records.used() as u64);
-        let slot = records.slot_bytes() as u64;
         f.leaf_pages += 1;
         f.records += len;
-        f.record_bytes += used + len * slot;
-        f.free_bytes +=
-            records.heap_capacity() as u64 - used + (records.slot_capacity() as u64 - len) * slot;
+        f.record_bytes += used + len * SLOT as u64;
+        f.free_bytes += records.heap_capacity() as u64 - used
+            + (records.slot_capacity() as u64 - len) * SLOT as u64;
         f.page_bytes += page;
         if let Some(hints) = records.hint_table_len() {
             f.page_bytes += (hints * size_of::<LockHint>()) as u64;
@@ -226,7 +227,7 @@ mod tests {
         // Each row: its stored form (transaction id, roll pointer, lengths, key, at least the
         // 50-byte text) and its directory slot.
         let per_row = a.clustered.record_bytes / 100;
-        assert!(per_row >= 13 + 50 + 2, "{per_row}");
+        assert!(per_row >= (13 + 50 + SLOT) as u64, "{per_row}");
         // A secondary record: the key and the primary key, a few bytes of header, its slot.
         let per_entry = a.secondary[0].record_bytes / 100;
         assert_eq!(
@@ -263,7 +264,7 @@ mod tests {
         let removed = t.clustered.remove_if(&pk, |_| true).unwrap();
         let after = t.footprint();
         assert_eq!(after.clustered.records, 39);
-        let freed = (removed.stored_len() + 2) as u64;
+        let freed = (removed.stored_len() + SLOT) as u64;
         assert_eq!(
             after.clustered.record_bytes,
             before.clustered.record_bytes - freed
