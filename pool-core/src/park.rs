@@ -77,9 +77,10 @@ pub(crate) fn wake<S: Session>(
 /// Sleeps query thread `me` as a consumer (while fewer than `query_threads_per_group` are)
 /// or a reserve, for at most `limit` if one is given; returns whether it slept that long
 /// unwoken (it is then off the sleeper lists, as a woken thread), or `Err` (exit) at shutdown
-/// or, as in MySQL, when it should exit instead: a reserve when `max_unused_threads` != 0 and reserves + 1 >= it, or, with
-/// dedicated listeners only, any query thread while the group has more query threads than
-/// its transaction share (the other algorithms keep such a thread as a consumer or reserve).
+/// or, as in MySQL, when it should exit instead: a reserve when `max_unused_threads` != 0
+/// and reserves + 1 >= it, or, with dedicated listeners only, any query thread while the
+/// group has more query threads than its transaction share (the other algorithms keep such
+/// a thread as a consumer or reserve).
 pub(crate) fn sleep_query<'a, S: Session>(
     sh: &'a Arc<Shared<S>>,
     g: usize,

@@ -262,8 +262,8 @@ const LARGE_PACKET: usize = 1 << 20;
 /// allocator's own). A large command (a multi-megabyte statement tokenizes into millions of
 /// small allocations) leaves its thread's malloc arena holding that memory once freed; under
 /// the thread pool successive commands run on different threads, each keeping its own, so a
-/// few large packets held 90 MB. Called only after a large command and when a connection's
-/// thread enters the thread cache, so its cost (a walk of the thread's heap) is rare.
+/// few large packets held 90 MB. Called only after a large command, so its cost (a walk of the
+/// arenas) is rare; an idle thread gives its whole heap back instead (`thread_idle`).
 fn release_free_memory() {
     tpbed_engine::release_free_memory();
 }
@@ -470,9 +470,9 @@ impl Session for ClientSession {
         self.st.conn.kill(crate::connections::KILL_CONNECTION);
     }
 
-    /// A connection's thread entering the thread cache gives its allocator's free memory
-    /// back: the pages its sessions allocated and later freed (a load's statements, undo and
-    /// sort runs, rows freed by purge on other threads) stay with it while it sleeps.
+    /// A thread going idle (entering the thread cache, or a pool query thread asleep after
+    /// its statements) gives its allocator heap back: the pages its sessions allocated and
+    /// others later freed into (undo, sort runs, rows freed by purge) stay with it otherwise.
     fn thread_idle() {
         crate::memory::release_thread_memory();
     }
