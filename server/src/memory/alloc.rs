@@ -21,6 +21,22 @@ use mimalloc::MiMalloc as Inner;
 #[cfg(not(feature = "mimalloc"))]
 use std::alloc::System as Inner;
 
+/// The largest alignment every block of mimalloc's plain `mi_malloc` of at least that size
+/// has (`MI_MAX_ALIGN_SIZE`, the alignment of C's `max_align_t`).
+#[cfg(feature = "mimalloc")]
+const PLAIN_ALIGN: usize = 16;
+
+/// Whether `layout` can take mimalloc's plain entry points (`mi_malloc`, `mi_zalloc`,
+/// `mi_realloc`) instead of the aligned ones `mimalloc::MiMalloc` always calls. The aligned
+/// entry's fallback, taken whenever the size class's page has no free block at hand,
+/// over-allocates into a larger size class for any size whose class is not a power of two,
+/// so a block allocated and freed once per command never came back from its own class's free
+/// list: two such allocations per point select cost about 160 instructions each.
+#[cfg(feature = "mimalloc")]
+fn plain(layout: Layout) -> bool {
+    layout.align() <= PLAIN_ALIGN && layout.align() <= layout.size()
+}
+
 /// Bytes a thread's tally may reach (allocated or freed) before it is added to the shared
 /// count: 64 KiB, so a thread adds to the shared count at most once per 64 KiB it moves and
 /// the count is off by less than that per thread.
@@ -66,12 +82,23 @@ fn note(delta: isize) {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CountingAlloc;
 
-// SAFETY: every call is forwarded to the inner allocator with the caller's arguments; the
+// SAFETY: every call is forwarded to the inner allocator with the caller's arguments (with
+// mimalloc, to its plain entry points where `plain` says they give the alignment asked); the
 // count is only updated after the inner allocator succeeded, never touches the memory, and allocates
 // nothing through this allocator (a thread-local destructor is registered with the C
 // library, whose own malloc it uses).
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        #[cfg(feature = "mimalloc")]
+        if plain(layout) {
+            // SAFETY: mi_malloc of a size at least the alignment returns a block aligned to
+            // it (see `plain`), or null.
+            let p = unsafe { libmimalloc_sys::mi_malloc(layout.size()) }.cast::<u8>();
+            if !p.is_null() {
+                note(layout.size() as isize);
+            }
+            return p;
+        }
         // SAFETY: the caller's contract for `alloc` is passed on unchanged.
         let p = unsafe { Inner.alloc(layout) };
         if !p.is_null() {
@@ -81,6 +108,15 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        #[cfg(feature = "mimalloc")]
+        if plain(layout) {
+            // SAFETY: as for `alloc`; mi_zalloc zeroes the block.
+            let p = unsafe { libmimalloc_sys::mi_zalloc(layout.size()) }.cast::<u8>();
+            if !p.is_null() {
+                note(layout.size() as isize);
+            }
+            return p;
+        }
         // SAFETY: as for `alloc`.
         let p = unsafe { Inner.alloc_zeroed(layout) };
         if !p.is_null() {
@@ -96,6 +132,16 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        #[cfg(feature = "mimalloc")]
+        if plain(layout) && layout.align() <= new_size {
+            // SAFETY: `ptr` is a live mimalloc block (mi_free and mi_realloc take blocks of
+            // either entry), and the new size keeps the alignment plain (see `plain`).
+            let p = unsafe { libmimalloc_sys::mi_realloc(ptr.cast(), new_size) }.cast::<u8>();
+            if !p.is_null() {
+                note((new_size as isize).wrapping_sub(layout.size() as isize));
+            }
+            return p;
+        }
         // SAFETY: as for `dealloc`, with the caller's `new_size` contract.
         let p = unsafe { Inner.realloc(ptr, layout, new_size) };
         if !p.is_null() {
