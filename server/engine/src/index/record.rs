@@ -8,8 +8,12 @@
 //! the result back.
 //!
 //! Stored forms (integers little-endian, lengths LEB128):
-//! - clustered: `[trx_id 6][roll_ptr and delete mark 7][key len][row len][key][row]`, the
-//!   mark in the top bit of the seven bytes;
+//! - clustered: `[key len][row len][key][info 1][trx_id][roll_ptr][row]`. The info byte
+//!   holds the delete mark, the bytes trx_id takes and whether roll_ptr is there; it follows
+//!   the key so that finding the key never waits on reading the header's length. A record
+//!   that never had an older version (inserted and not changed since: most rows of a loaded
+//!   table) keeps trx_id in as few bytes as it needs and no roll pointer; any other keeps
+//!   both in full, 6 and 7 bytes, so a later change of its header is written in place;
 //! - secondary: `[info 1: delete mark, primary-key offset][key len][key]`, the offset in the
 //!   info byte's upper seven bits up to 126, else 127 there and the offset as LEB128 after it.
 
@@ -136,17 +140,99 @@ fn get_le(bytes: &[u8]) -> u64 {
 /// pointers count up from 1 and stay far below it).
 const DELETE_MARK: u64 = 1 << 63;
 
+/// Bytes of DB_TRX_ID and of DB_ROLL_PTR in a stored clustered record's full header.
+const FULL_TRX: usize = 6;
+/// See [`FULL_TRX`].
+const FULL_ROLL: usize = 7;
+
 /// A secondary record's info byte's delete-mark bit.
 const INFO_MARK: u8 = 1;
 
-/// Bytes of a stored clustered record before its lengths: trx_id, roll_ptr with the mark.
-const CLUST_FIXED: usize = 6 + 7;
+/// A stored clustered record's info byte: the delete mark.
+const HEAD_MARK: u8 = 0x80;
+/// A stored clustered record's info byte: the roll pointer's [`FULL_ROLL`] bytes follow
+/// trx_id's (without it the record has no older version: roll_ptr 0).
+const HEAD_ROLL: u8 = 0x08;
+/// A stored clustered record's info byte: the bytes trx_id takes, 0 to [`FULL_TRX`].
+const HEAD_TRX_BYTES: u8 = 0x07;
 
-/// The delete mark's bit in a stored clustered record's seven roll-pointer bytes.
-const STORED_MARK: u64 = 1 << 55;
+/// The largest roll pointer a stored record holds.
+const MAX_ROLL: u64 = (1 << (8 * FULL_ROLL)) - 1;
+
+/// Bytes `v` takes little-endian without its high zero bytes.
+fn le_bytes(v: u64) -> usize {
+    (u64::BITS - v.leading_zeros()).div_ceil(8) as usize
+}
+
+/// The `n` (at most 8) little-endian bytes at `bytes[at..]`: one 8-byte load, masked,
+/// where `bytes` runs on far enough (a record's lengths, key and row follow its header).
+fn get_le_at(bytes: &[u8], at: usize, n: usize) -> u64 {
+    match bytes.get(at..at + 8) {
+        Some(word) => {
+            let v = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+            match n {
+                0 => 0,
+                n => v & (u64::MAX >> (64 - 8 * n)),
+            }
+        }
+        None => get_le(&bytes[at..at + n]),
+    }
+}
+
+/// A stored clustered record's header (info byte, trx_id, roll_ptr) read in place: the
+/// bytes from the info byte on (they may run on past the header).
+#[derive(Clone, Copy)]
+struct Head<'a>(&'a [u8]);
+
+impl Head<'_> {
+    /// Bytes of the header whose info byte is `info`.
+    fn len(info: u8) -> usize {
+        let roll = if info & HEAD_ROLL != 0 { FULL_ROLL } else { 0 };
+        1 + usize::from(info & HEAD_TRX_BYTES) + roll
+    }
+
+    fn trx_bytes(self) -> usize {
+        usize::from(self.0[0] & HEAD_TRX_BYTES)
+    }
+
+    fn trx_id(self) -> u64 {
+        get_le_at(self.0, 1, self.trx_bytes())
+    }
+
+    fn roll_ptr(self) -> u64 {
+        if self.0[0] & HEAD_ROLL == 0 {
+            return 0;
+        }
+        get_le_at(self.0, 1 + self.trx_bytes(), FULL_ROLL)
+    }
+
+    fn delete_mark(self) -> bool {
+        self.0[0] & HEAD_MARK != 0
+    }
+}
+
+/// Appends a stored clustered record's header: in full where `full` (or where the record
+/// has an older version), else trx_id in its own bytes and no roll pointer.
+fn put_head(out: &mut Vec<u8>, trx_id: u64, roll_ptr: u64, delete_mark: bool, full: bool) {
+    assert!(roll_ptr <= MAX_ROLL, "a roll pointer overflowed");
+    let full = full || roll_ptr != 0;
+    let trx_bytes = if full { FULL_TRX } else { le_bytes(trx_id) };
+    let mut info = trx_bytes as u8;
+    if full {
+        info |= HEAD_ROLL;
+    }
+    if delete_mark {
+        info |= HEAD_MARK;
+    }
+    out.push(info);
+    put_le(out, trx_id, trx_bytes);
+    if full {
+        put_le(out, roll_ptr, FULL_ROLL);
+    }
+}
 
 /// A clustered (primary) index record.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct ClusteredRec {
     /// The primary key, encoded (or the 6-byte hidden row id).
     pub key: KeyBuf,
@@ -157,6 +243,8 @@ pub struct ClusteredRec {
     /// The roll pointer (DB_ROLL_PTR) with the delete mark in its top bit (see
     /// [`ClusteredRec::roll_ptr`]).
     roll: u64,
+    /// Stored with the full header even without an older version (it was stored so).
+    full: bool,
 }
 
 impl ClusteredRec {
@@ -167,6 +255,7 @@ impl ClusteredRec {
             row,
             trx_id,
             roll: 0,
+            full: false,
         }
     }
 
@@ -198,6 +287,17 @@ impl ClusteredRec {
     }
 }
 
+/// Equal when key, row, trx_id, roll pointer and delete mark are (the header's stored width
+/// is not compared).
+impl PartialEq for ClusteredRec {
+    fn eq(&self, other: &ClusteredRec) -> bool {
+        (&self.key, &self.row, self.trx_id, self.roll)
+            == (&other.key, &other.row, other.trx_id, other.roll)
+    }
+}
+
+impl Eq for ClusteredRec {}
+
 impl fmt::Debug for ClusteredRec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClusteredRec")
@@ -210,12 +310,15 @@ impl fmt::Debug for ClusteredRec {
     }
 }
 
-/// Positions of a stored clustered record's parts: (key start, key end = row start, row end).
-fn clustered_parts(bytes: &[u8]) -> (usize, usize, usize) {
-    let mut at = CLUST_FIXED;
+/// Positions of a stored clustered record's parts: (key start, key end = header start, row
+/// start, row end).
+fn clustered_parts(bytes: &[u8]) -> (usize, usize, usize, usize) {
+    let mut at = 0;
     let key_len = get_varint(bytes, &mut at);
     let row_len = get_varint(bytes, &mut at);
-    (at, at + key_len, at + key_len + row_len)
+    let head = at + key_len;
+    let row = head + Head::len(bytes[head]);
+    (at, head, row, row + row_len)
 }
 
 impl Record for ClusteredRec {
@@ -226,31 +329,33 @@ impl Record for ClusteredRec {
     }
 
     fn stored_len(&self) -> usize {
-        CLUST_FIXED
-            + varint_len(self.key.len())
+        let head = if self.full || self.roll_ptr() != 0 {
+            1 + FULL_TRX + FULL_ROLL
+        } else {
+            1 + le_bytes(self.trx_id)
+        };
+        head + varint_len(self.key.len())
             + varint_len(self.row.len())
             + self.key.len()
             + self.row.len()
     }
 
     fn store(&self, out: &mut Vec<u8>) {
-        put_le(out, self.trx_id, 6);
-        assert!(self.roll_ptr() < STORED_MARK, "a roll pointer overflowed");
-        let mark = if self.delete_mark() { STORED_MARK } else { 0 };
-        put_le(out, self.roll_ptr() | mark, 7);
         put_varint(out, self.key.len());
         put_varint(out, self.row.len());
         out.extend_from_slice(&self.key);
+        let (roll, mark) = (self.roll_ptr(), self.delete_mark());
+        put_head(out, self.trx_id, roll, mark, self.full);
         out.extend_from_slice(&self.row);
     }
 
     fn stored_size(bytes: &[u8]) -> usize {
-        clustered_parts(bytes).2
+        clustered_parts(bytes).3
     }
 
     fn stored_key(bytes: &[u8]) -> &[u8] {
-        let (k, r, _) = clustered_parts(bytes);
-        &bytes[k..r]
+        let (k, h, _, _) = clustered_parts(bytes);
+        &bytes[k..h]
     }
 
     fn load(bytes: &[u8]) -> ClusteredRec {
@@ -265,7 +370,7 @@ impl Record for ClusteredRec {
 /// A clustered record read in place.
 #[derive(Clone, Copy)]
 pub struct ClusteredRef<'a> {
-    head: &'a [u8],
+    head: Head<'a>,
     key: &'a [u8],
     row: &'a [u8],
     hint: Option<HintRef<'a>>,
@@ -273,10 +378,10 @@ pub struct ClusteredRef<'a> {
 
 impl<'a> ClusteredRef<'a> {
     fn parse(bytes: &'a [u8], hint: Option<HintRef<'a>>) -> ClusteredRef<'a> {
-        let (k, r, end) = clustered_parts(bytes);
+        let (k, h, r, end) = clustered_parts(bytes);
         ClusteredRef {
-            head: &bytes[..CLUST_FIXED],
-            key: &bytes[k..r],
+            head: Head(&bytes[h..]),
+            key: &bytes[k..h],
             row: &bytes[r..end],
             hint,
         }
@@ -294,17 +399,17 @@ impl<'a> ClusteredRef<'a> {
 
     /// Id of the transaction that last wrote this record (DB_TRX_ID).
     pub fn trx_id(&self) -> u64 {
-        get_le(&self.head[..6])
+        self.head.trx_id()
     }
 
     /// Pointer to the previous version (DB_ROLL_PTR; 0: none).
     pub fn roll_ptr(&self) -> u64 {
-        get_le(&self.head[6..13]) & !STORED_MARK
+        self.head.roll_ptr()
     }
 
     /// Deleted, awaiting purge.
     pub fn delete_mark(&self) -> bool {
-        get_le(&self.head[6..13]) & STORED_MARK != 0
+        self.head.delete_mark()
     }
 
     /// A granted lock on this record, for SKIP LOCKED and NOWAIT checks.
@@ -318,13 +423,16 @@ impl<'a> ClusteredRef<'a> {
             ClusteredRec::new(KeyBuf::from(self.key), RowBuf::new(self.row), self.trx_id());
         rec.set_roll_ptr(self.roll_ptr());
         rec.set_delete_mark(self.delete_mark());
+        rec.full = self.head.0[0] & HEAD_ROLL != 0;
         rec
     }
 }
 
 /// A stored clustered record edited in place: its transaction fields and delete mark can
-/// change, its key and row cannot (they keep their length, so the record keeps its slot).
+/// change where they fit its header, its key and row cannot (they keep their length, so the
+/// record keeps its slot).
 pub(crate) struct ClusteredMut<'a> {
+    key: &'a [u8],
     head: &'a mut [u8],
     row: &'a [u8],
 }
@@ -332,12 +440,18 @@ pub(crate) struct ClusteredMut<'a> {
 impl<'a> ClusteredMut<'a> {
     /// The record whose stored form is exactly `bytes`.
     pub(crate) fn parse(bytes: &'a mut [u8]) -> ClusteredMut<'a> {
-        let (_, r, end) = clustered_parts(bytes);
-        let (head, rest) = bytes.split_at_mut(CLUST_FIXED);
+        let (k, h, r, end) = clustered_parts(bytes);
+        let (front, back) = bytes.split_at_mut(r);
+        let (front, head) = front.split_at_mut(h);
         ClusteredMut {
+            key: &front[k..],
             head,
-            row: &rest[r - CLUST_FIXED..end - CLUST_FIXED],
+            row: &back[..end - r],
         }
+    }
+
+    fn view(&self) -> Head<'_> {
+        Head(self.head)
     }
 
     /// The row, encoded by the table's `RowCodec`.
@@ -347,26 +461,46 @@ impl<'a> ClusteredMut<'a> {
 
     /// Id of the transaction that last wrote this record (DB_TRX_ID).
     pub(crate) fn trx_id(&self) -> u64 {
-        get_le(&self.head[..6])
+        self.view().trx_id()
     }
 
     /// Pointer to the previous version (DB_ROLL_PTR; 0: none).
     pub(crate) fn roll_ptr(&self) -> u64 {
-        get_le(&self.head[6..13]) & !STORED_MARK
+        self.view().roll_ptr()
     }
 
     /// Deleted, awaiting purge.
     pub(crate) fn delete_mark(&self) -> bool {
-        get_le(&self.head[6..13]) & STORED_MARK != 0
+        self.view().delete_mark()
     }
 
-    /// Sets DB_TRX_ID, DB_ROLL_PTR and the delete mark.
-    pub(crate) fn set_header(&mut self, trx_id: u64, roll_ptr: u64, delete_mark: bool) {
-        assert!(roll_ptr < STORED_MARK, "a roll pointer overflowed");
-        assert!(trx_id >> 48 == 0, "a stored field overflowed");
-        let mark = if delete_mark { STORED_MARK } else { 0 };
-        self.head[..6].copy_from_slice(&trx_id.to_le_bytes()[..6]);
-        self.head[6..].copy_from_slice(&(roll_ptr | mark).to_le_bytes()[..7]);
+    /// Sets DB_TRX_ID, DB_ROLL_PTR and the delete mark where they fit the stored header
+    /// (always, for a record stored with the full one); else returns the record with them,
+    /// for the page to store in this one's place (`Records::replace`).
+    pub(crate) fn set_header(
+        &mut self,
+        trx_id: u64,
+        roll_ptr: u64,
+        delete_mark: bool,
+    ) -> Option<ClusteredRec> {
+        let trx_bytes = self.view().trx_bytes();
+        let has_roll = self.head[0] & HEAD_ROLL != 0;
+        if le_bytes(trx_id) > trx_bytes || (roll_ptr != 0 && !has_roll) {
+            let mut rec =
+                ClusteredRec::new(KeyBuf::from(self.key), RowBuf::new(self.row()), trx_id);
+            rec.set_roll_ptr(roll_ptr);
+            rec.set_delete_mark(delete_mark);
+            rec.full = true;
+            return Some(rec);
+        }
+        let mark = if delete_mark { HEAD_MARK } else { 0 };
+        self.head[0] = (self.head[0] & !HEAD_MARK) | mark;
+        self.head[1..1 + trx_bytes].copy_from_slice(&trx_id.to_le_bytes()[..trx_bytes]);
+        if has_roll {
+            assert!(roll_ptr <= MAX_ROLL, "a roll pointer overflowed");
+            self.head[1 + trx_bytes..].copy_from_slice(&roll_ptr.to_le_bytes()[..FULL_ROLL]);
+        }
+        None
     }
 }
 
@@ -655,7 +789,7 @@ mod tests {
         assert!(!r.set_delete_mark(true));
         assert_eq!((r.roll_ptr(), r.delete_mark()), (0, true));
         round_trip(&r);
-        let big = STORED_MARK - 1;
+        let big = MAX_ROLL;
         r.set_roll_ptr(big);
         assert_eq!((r.roll_ptr(), r.delete_mark()), (big, true));
         round_trip(&r);
@@ -673,17 +807,98 @@ mod tests {
     }
 
     #[test]
-    fn a_sysbench_row_stores_in_209_bytes() {
-        let r = ClusteredRec::new(
+    fn a_loaded_sysbench_row_stores_in_199_bytes() {
+        // Written by transaction 70,000 and never changed: trx_id in 3 bytes, no roll
+        // pointer; the info byte, the key's and the row's lengths, the key, the row.
+        let mut r = ClusteredRec::new(
             KeyBuf::from(&[0x80, 0, 0, 1][..]),
             RowBuf::new(&[7; 188]),
-            9,
+            70_000,
         );
-        assert_eq!(r.stored_len(), 13 + 1 + 2 + 4 + 188);
+        assert_eq!(r.stored_len(), 1 + 3 + 1 + 2 + 4 + 188);
+        round_trip(&r);
+        // With an older version the header is stored in full.
+        r.set_roll_ptr(1);
+        assert_eq!(r.stored_len(), 1 + 6 + 7 + 1 + 2 + 4 + 188);
+        round_trip(&r);
         let long = ClusteredRec::new(KeyBuf::from(vec![3u8; 300]), RowBuf::new(&[7; 70_000]), 9);
         round_trip(&long);
         let sec = SecondaryRec::new(&[1; 8], 4);
         assert_eq!(sec.stored_len(), 10);
+    }
+
+    /// Stores `r` and applies `set_header(trx_id, roll_ptr, mark)` to the stored bytes;
+    /// returns the record the bytes then hold, and whether it was rewritten in place.
+    fn set_stored_header(
+        r: &ClusteredRec,
+        trx_id: u64,
+        roll_ptr: u64,
+        mark: bool,
+    ) -> (ClusteredRec, bool) {
+        let mut bytes = Vec::new();
+        r.store(&mut bytes);
+        let mut stored = ClusteredMut::parse(&mut bytes);
+        assert_eq!(
+            (
+                stored.trx_id(),
+                stored.roll_ptr(),
+                stored.delete_mark(),
+                stored.row()
+            ),
+            (r.trx_id, r.roll_ptr(), r.delete_mark(), &r.row[..])
+        );
+        match stored.set_header(trx_id, roll_ptr, mark) {
+            None => (ClusteredRec::load(&bytes), true),
+            Some(rec) => {
+                // Stored again, it keeps the full header.
+                let mut again = Vec::new();
+                rec.store(&mut again);
+                assert_eq!(again.len(), rec.stored_len());
+                assert_eq!(ClusteredRec::load(&again), rec);
+                assert!(ClusteredRec::load(&again).full, "{rec:?}");
+                (rec, false)
+            }
+        }
+    }
+
+    #[test]
+    fn a_stored_header_changes_in_place_where_it_fits() {
+        let fresh = ClusteredRec::new(KeyBuf::from(&b"key"[..]), RowBuf::new(b"row"), 300);
+        let want = |trx_id, roll_ptr, mark| {
+            let mut w = fresh.clone();
+            w.trx_id = trx_id;
+            w.set_roll_ptr(roll_ptr);
+            w.set_delete_mark(mark);
+            w
+        };
+        // A fresh record's two trx_id bytes take a trx_id up to 65,535 and the mark.
+        assert_eq!(
+            set_stored_header(&fresh, 65_535, 0, true),
+            (want(65_535, 0, true), true)
+        );
+        assert_eq!(
+            set_stored_header(&fresh, 0, 0, false),
+            (want(0, 0, false), true)
+        );
+        // A larger trx_id or any roll pointer needs the full header.
+        assert_eq!(
+            set_stored_header(&fresh, 65_536, 0, false),
+            (want(65_536, 0, false), false)
+        );
+        assert_eq!(
+            set_stored_header(&fresh, 301, 5, true),
+            (want(301, 5, true), false)
+        );
+        // A record stored with the full header takes any header in place, a roll pointer of
+        // 0 (a rollback to the record's first version) included.
+        let (full, _) = set_stored_header(&fresh, 301, 5, true);
+        let max = (1 << 48) - 1;
+        assert_eq!(
+            set_stored_header(&full, max, MAX_ROLL, false),
+            (want(max, MAX_ROLL, false), true)
+        );
+        let (back, in_place) = set_stored_header(&full, 300, 0, false);
+        assert_eq!((back, in_place), (fresh.clone(), true));
     }
 
     #[test]
@@ -711,6 +926,20 @@ mod tests {
         assert_eq!(long_offset.pk_offset(), 299);
         let dbg = format!("{long_offset:?}");
         assert!(dbg.contains("pk_offset: 299"), "{dbg}");
+    }
+
+    #[test]
+    fn a_masked_load_reads_what_a_short_copy_reads() {
+        let bytes: Vec<u8> = (1..=20).collect();
+        for at in 0..bytes.len() {
+            for n in 0..=8.min(bytes.len() - at) {
+                assert_eq!(
+                    get_le_at(&bytes, at, n),
+                    get_le(&bytes[at..at + n]),
+                    "{at} {n}"
+                );
+            }
+        }
     }
 
     #[test]

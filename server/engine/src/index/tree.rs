@@ -176,16 +176,21 @@ impl<R: Record> BTree<R> {
     /// Changes the record with exactly `key` where it is stored, under the leaf's exclusive
     /// latch: `f` gets the stored bytes (and the leaf's `max_trx_id`) and may rewrite fixed
     /// fields only, never a length or the key. No copy of the record is made, so a change
-    /// to a record's header costs no memory however long its row.
+    /// to a record's header costs no memory however long its row. Where the change does not
+    /// fit the stored bytes, `f` returns the changed record (same key) with its result, and
+    /// the page stores it in the old one's place.
     pub(crate) fn modify_stored<T>(
         &self,
         key: &[u8],
-        f: impl FnOnce(&mut [u8], &mut u64) -> T,
+        f: impl FnOnce(&mut [u8], &mut u64) -> (T, Option<R>),
     ) -> Option<T> {
         let mut leaf = self.descend(key, Route::AfterEqual, true, None);
         let data = leaf.data_mut().expect("write latch");
         let i = data.records.search(key).ok()?;
-        let out = f(data.records.stored_mut(i), &mut data.max_trx_id);
+        let (out, rewrite) = f(data.records.stored_mut(i), &mut data.max_trx_id);
+        if let Some(rec) = rewrite {
+            data.records.replace(i, &rec);
+        }
         debug_assert_eq!(data.records.key(i), key, "modify_stored changed a key");
         Some(out)
     }

@@ -580,18 +580,20 @@ impl Table {
     /// the change; false if there is none.
     pub fn delete(&self, pk: &[u8], stamp: WriteStamp, log: &mut Vec<Change>) -> bool {
         // In place: the row's bytes stay in the record until purge, and the version the
-        // mark leaves keeps none of its own, so a delete needs no memory per row.
+        // mark leaves keeps none of its own, so a delete needs no memory per row. A record
+        // stored without room for a roll pointer (never changed since its insert) is
+        // stored again once, with the full header.
         let old = self.clustered.modify_stored(pk, |stored, _| {
             let mut rec = ClusteredMut::parse(stored);
             if rec.delete_mark() {
-                return None;
+                return (None, None);
             }
             let ptr = self.versions.put(Version::header_of(&rec));
-            rec.set_header(stamp.trx_id, ptr, true);
             let keys: Vec<Vec<u8>> = (1..self.index_count())
                 .map(|i| self.secondary_key_of(i, rec.row(), pk))
                 .collect();
-            Some((ptr, keys))
+            let rewrite = rec.set_header(stamp.trx_id, ptr, true);
+            (Some((ptr, keys)), rewrite)
         });
         let Some(Some((ptr, keys))) = old else {
             return false;
@@ -663,9 +665,10 @@ impl Table {
             let undone = match v.row {
                 // The change left the row's bytes as they were (a delete-mark).
                 None => self.clustered.modify_stored(&change.pk, |stored, _| {
-                    ClusteredMut::parse(stored).set_header(v.trx_id, v.roll_ptr, v.delete_mark);
+                    let rewrite =
+                        ClusteredMut::parse(stored).set_header(v.trx_id, v.roll_ptr, v.delete_mark);
                     self.versions.free(change.prior);
-                    None
+                    (None, rewrite)
                 }),
                 Some(row) => self.clustered.modify(&change.pk, |r, _| {
                     r.trx_id = v.trx_id;
