@@ -89,18 +89,8 @@ pub struct CountingAlloc;
 // library, whose own malloc it uses).
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        #[cfg(feature = "mimalloc")]
-        if plain(layout) {
-            // SAFETY: mi_malloc of a size at least the alignment returns a block aligned to
-            // it (see `plain`), or null.
-            let p = unsafe { libmimalloc_sys::mi_malloc(layout.size()) }.cast::<u8>();
-            if !p.is_null() {
-                note(layout.size() as isize);
-            }
-            return p;
-        }
         // SAFETY: the caller's contract for `alloc` is passed on unchanged.
-        let p = unsafe { Inner.alloc(layout) };
+        let p = unsafe { inner_alloc(layout, false) };
         if !p.is_null() {
             note(layout.size() as isize);
         }
@@ -108,17 +98,8 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        #[cfg(feature = "mimalloc")]
-        if plain(layout) {
-            // SAFETY: as for `alloc`; mi_zalloc zeroes the block.
-            let p = unsafe { libmimalloc_sys::mi_zalloc(layout.size()) }.cast::<u8>();
-            if !p.is_null() {
-                note(layout.size() as isize);
-            }
-            return p;
-        }
         // SAFETY: as for `alloc`.
-        let p = unsafe { Inner.alloc_zeroed(layout) };
+        let p = unsafe { inner_alloc(layout, true) };
         if !p.is_null() {
             note(layout.size() as isize);
         }
@@ -132,23 +113,58 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        #[cfg(feature = "mimalloc")]
-        if plain(layout) && layout.align() <= new_size {
-            // SAFETY: `ptr` is a live mimalloc block (mi_free and mi_realloc take blocks of
-            // either entry), and the new size keeps the alignment plain (see `plain`).
-            let p = unsafe { libmimalloc_sys::mi_realloc(ptr.cast(), new_size) }.cast::<u8>();
-            if !p.is_null() {
-                note((new_size as isize).wrapping_sub(layout.size() as isize));
-            }
-            return p;
-        }
         // SAFETY: as for `dealloc`, with the caller's `new_size` contract.
-        let p = unsafe { Inner.realloc(ptr, layout, new_size) };
+        let p = unsafe { inner_realloc(ptr, layout, new_size) };
         if !p.is_null() {
             note((new_size as isize).wrapping_sub(layout.size() as isize));
         }
         p
     }
+}
+
+/// The inner allocator's block for `layout`, zeroed where `zeroed` (null if it has none).
+///
+/// # Safety
+/// `GlobalAlloc::alloc`'s contract: `layout` has a non-zero size.
+unsafe fn inner_alloc(layout: Layout, zeroed: bool) -> *mut u8 {
+    #[cfg(feature = "mimalloc")]
+    if plain(layout) {
+        use libmimalloc_sys::{mi_malloc, mi_zalloc};
+        let size = layout.size();
+        // SAFETY: mi_malloc and mi_zalloc take any size; a block of at least the alignment
+        // asked has it (see `plain`).
+        return unsafe {
+            if zeroed {
+                mi_zalloc(size)
+            } else {
+                mi_malloc(size)
+            }
+        }
+        .cast();
+    }
+    // SAFETY: the caller's contract is `alloc`'s and `alloc_zeroed`'s.
+    unsafe {
+        if zeroed {
+            Inner.alloc_zeroed(layout)
+        } else {
+            Inner.alloc(layout)
+        }
+    }
+}
+
+/// The inner allocator's `realloc` of the block at `ptr`, allocated with `layout`.
+///
+/// # Safety
+/// `GlobalAlloc::realloc`'s contract.
+unsafe fn inner_realloc(ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+    #[cfg(feature = "mimalloc")]
+    if plain(layout) && layout.align() <= new_size {
+        // SAFETY: `ptr` is a live mimalloc block (mi_realloc takes blocks of either entry),
+        // and a new size of at least the alignment keeps it (see `plain`).
+        return unsafe { libmimalloc_sys::mi_realloc(ptr.cast(), new_size) }.cast();
+    }
+    // SAFETY: the caller's contract is `realloc`'s.
+    unsafe { Inner.realloc(ptr, layout, new_size) }
 }
 
 /// Bytes the process holds through [`CountingAlloc`] now, within [`FLUSH_AT`] per running

@@ -871,24 +871,19 @@ mod tests {
             w.set_delete_mark(mark);
             w
         };
-        // A fresh record's two trx_id bytes take a trx_id up to 65,535 and the mark.
-        assert_eq!(
-            set_stored_header(&fresh, 65_535, 0, true),
-            (want(65_535, 0, true), true)
-        );
-        assert_eq!(
-            set_stored_header(&fresh, 0, 0, false),
-            (want(0, 0, false), true)
-        );
-        // A larger trx_id or any roll pointer needs the full header.
-        assert_eq!(
-            set_stored_header(&fresh, 65_536, 0, false),
-            (want(65_536, 0, false), false)
-        );
-        assert_eq!(
-            set_stored_header(&fresh, 301, 5, true),
-            (want(301, 5, true), false)
-        );
+        // A fresh record's two trx_id bytes take a trx_id up to 65,535 and the mark; a
+        // larger trx_id or any roll pointer needs the full header.
+        for (trx_id, roll_ptr, mark, in_place) in [
+            (65_535, 0, true, true),
+            (0, 0, false, true),
+            (65_536, 0, false, false),
+            (301, 5, true, false),
+        ] {
+            assert_eq!(
+                set_stored_header(&fresh, trx_id, roll_ptr, mark),
+                (want(trx_id, roll_ptr, mark), in_place)
+            );
+        }
         // A record stored with the full header takes any header in place, a roll pointer of
         // 0 (a rollback to the record's first version) included.
         let (full, _) = set_stored_header(&fresh, 301, 5, true);
