@@ -187,12 +187,16 @@ struct Head<'a>(&'a [u8]);
 impl Head<'_> {
     /// Bytes of the header whose info byte is `info`.
     fn len(info: u8) -> usize {
-        let roll = if info & HEAD_ROLL != 0 { FULL_ROLL } else { 0 };
-        1 + usize::from(info & HEAD_TRX_BYTES) + roll
+        head_bytes(usize::from(info & HEAD_TRX_BYTES), info & HEAD_ROLL != 0)
     }
 
     fn trx_bytes(self) -> usize {
         usize::from(self.0[0] & HEAD_TRX_BYTES)
+    }
+
+    /// The roll pointer's bytes are there (the full header).
+    fn has_roll(self) -> bool {
+        self.0[0] & HEAD_ROLL != 0
     }
 
     fn trx_id(self) -> u64 {
@@ -200,7 +204,7 @@ impl Head<'_> {
     }
 
     fn roll_ptr(self) -> u64 {
-        if self.0[0] & HEAD_ROLL == 0 {
+        if !self.has_roll() {
             return 0;
         }
         get_le_at(self.0, 1 + self.trx_bytes(), FULL_ROLL)
@@ -211,12 +215,27 @@ impl Head<'_> {
     }
 }
 
-/// Appends a stored clustered record's header: in full where `full` (or where the record
-/// has an older version), else trx_id in its own bytes and no roll pointer.
+/// The bytes trx_id takes in a stored clustered record's header, and whether the roll
+/// pointer's are there: in full where `full` or where the record has an older version,
+/// else trx_id in its own bytes and no roll pointer.
+fn head_form(trx_id: u64, roll_ptr: u64, full: bool) -> (usize, bool) {
+    if full || roll_ptr != 0 {
+        (FULL_TRX, true)
+    } else {
+        (le_bytes(trx_id), false)
+    }
+}
+
+/// Bytes of a stored clustered record's header: the info byte, trx_id's and the roll
+/// pointer's if there.
+fn head_bytes(trx_bytes: usize, has_roll: bool) -> usize {
+    1 + trx_bytes + if has_roll { FULL_ROLL } else { 0 }
+}
+
+/// Appends a stored clustered record's header in the form [`head_form`] gives.
 fn put_head(out: &mut Vec<u8>, trx_id: u64, roll_ptr: u64, delete_mark: bool, full: bool) {
     assert!(roll_ptr <= MAX_ROLL, "a roll pointer overflowed");
-    let full = full || roll_ptr != 0;
-    let trx_bytes = if full { FULL_TRX } else { le_bytes(trx_id) };
+    let (trx_bytes, full) = head_form(trx_id, roll_ptr, full);
     let mut info = trx_bytes as u8;
     if full {
         info |= HEAD_ROLL;
@@ -310,15 +329,21 @@ impl fmt::Debug for ClusteredRec {
     }
 }
 
-/// Positions of a stored clustered record's parts: (key start, key end = header start, row
-/// start, row end).
-fn clustered_parts(bytes: &[u8]) -> (usize, usize, usize, usize) {
+/// Where a stored clustered record's key is, read from its lengths alone: (key start, key
+/// end = header start, row length).
+fn clustered_key_span(bytes: &[u8]) -> (usize, usize, usize) {
     let mut at = 0;
     let key_len = get_varint(bytes, &mut at);
     let row_len = get_varint(bytes, &mut at);
-    let head = at + key_len;
+    (at, at + key_len, row_len)
+}
+
+/// Positions of a stored clustered record's parts: (key start, key end = header start, row
+/// start, row end).
+fn clustered_parts(bytes: &[u8]) -> (usize, usize, usize, usize) {
+    let (key, head, row_len) = clustered_key_span(bytes);
     let row = head + Head::len(bytes[head]);
-    (at, head, row, row + row_len)
+    (key, head, row, row + row_len)
 }
 
 impl Record for ClusteredRec {
@@ -329,12 +354,9 @@ impl Record for ClusteredRec {
     }
 
     fn stored_len(&self) -> usize {
-        let head = if self.full || self.roll_ptr() != 0 {
-            1 + FULL_TRX + FULL_ROLL
-        } else {
-            1 + le_bytes(self.trx_id)
-        };
-        head + varint_len(self.key.len())
+        let (trx_bytes, has_roll) = head_form(self.trx_id, self.roll_ptr(), self.full);
+        head_bytes(trx_bytes, has_roll)
+            + varint_len(self.key.len())
             + varint_len(self.row.len())
             + self.key.len()
             + self.row.len()
@@ -354,7 +376,8 @@ impl Record for ClusteredRec {
     }
 
     fn stored_key(bytes: &[u8]) -> &[u8] {
-        let (k, h, _, _) = clustered_parts(bytes);
+        // A binary search's probe: the header is not read.
+        let (k, h, _) = clustered_key_span(bytes);
         &bytes[k..h]
     }
 
@@ -423,7 +446,7 @@ impl<'a> ClusteredRef<'a> {
             ClusteredRec::new(KeyBuf::from(self.key), RowBuf::new(self.row), self.trx_id());
         rec.set_roll_ptr(self.roll_ptr());
         rec.set_delete_mark(self.delete_mark());
-        rec.full = self.head.0[0] & HEAD_ROLL != 0;
+        rec.full = self.head.has_roll();
         rec
     }
 }
@@ -483,8 +506,7 @@ impl<'a> ClusteredMut<'a> {
         roll_ptr: u64,
         delete_mark: bool,
     ) -> Option<ClusteredRec> {
-        let trx_bytes = self.view().trx_bytes();
-        let has_roll = self.head[0] & HEAD_ROLL != 0;
+        let (trx_bytes, has_roll) = (self.view().trx_bytes(), self.view().has_roll());
         if le_bytes(trx_id) > trx_bytes || (roll_ptr != 0 && !has_roll) {
             let mut rec =
                 ClusteredRec::new(KeyBuf::from(self.key), RowBuf::new(self.row()), trx_id);
