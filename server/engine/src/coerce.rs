@@ -644,6 +644,26 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// An integer an integer column holds as it is comes out of `coerce` unchanged, and
+        /// any other comes out changed or refused.
+        #[test]
+        fn an_integer_held_as_is_is_what_coerce_returns(
+            kind in 0usize..5,
+            unsigned: bool,
+            signed: bool,
+            n: i64,
+            shift in 0u32..64,
+        ) {
+            let kind = [IntKind::Tiny, IntKind::Small, IntKind::Medium, IntKind::Int, IntKind::Big][kind];
+            let t = int(kind, unsigned);
+            let n = n >> shift;
+            let v = if signed { Value::Int(n) } else { Value::UInt(n as u64) };
+            let coerced = t.coerce(v.clone(), "c");
+            proptest::prop_assert_eq!(t.holds_integer_as_is(&v), coerced == Ok(v));
+        }
+    }
+
     #[test]
     fn strings_and_lengths() {
         assert_eq!(

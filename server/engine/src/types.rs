@@ -4,6 +4,7 @@
 
 use crate::error::EngineError;
 use crate::members::{Members, MAX_ENUM_MEMBERS, MAX_SET_MEMBERS};
+use crate::value::Value;
 
 /// The integer family, by storage width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -269,6 +270,32 @@ impl ColumnType {
             self,
             ColumnType::Char(_) | ColumnType::VarChar(_) | ColumnType::Text(_)
         )
+    }
+
+    /// True when `v` is already what [`ColumnType::coerce`] would make of it for this integer
+    /// column: an `Int` in a signed column's range or a `UInt` in an unsigned one's. Lets a key
+    /// lookup take its integer as it is without coercing and comparing it.
+    pub fn holds_integer_as_is(&self, v: &Value) -> bool {
+        match (*self, v) {
+            (
+                ColumnType::Integer {
+                    kind,
+                    unsigned: false,
+                },
+                Value::Int(i),
+            ) => {
+                let (lo, hi) = kind.signed_range();
+                (lo..=hi).contains(i)
+            }
+            (
+                ColumnType::Integer {
+                    kind,
+                    unsigned: true,
+                },
+                Value::UInt(u),
+            ) => *u <= kind.unsigned_max(),
+            _ => false,
+        }
     }
 
     /// True for the types that carry a character set and collation: the CHAR/VARCHAR/TEXT

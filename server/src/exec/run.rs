@@ -342,7 +342,9 @@ impl<'a> Exec<'a> {
         let mut groups: HashMap<Vec<u8>, usize> = HashMap::new();
         let mut accs: Vec<Vec<Acc>> = Vec::new();
         let mut keybuf = Vec::new();
-        let mut row = vec![Value::Null; q.width];
+        let mut row: Vec<Value> = std::iter::repeat_with(|| Value::Null)
+            .take(q.width)
+            .collect();
         let n = q.outer_width.min(outer.len());
         row[..n].clone_from_slice(&outer[..n]);
         if limit > 0 || q.agg.is_some() {
@@ -775,6 +777,9 @@ fn bound_key(b: &Bound<Vec<u8>>) -> &[u8] {
 /// strings: a number compared with a text column compares as numbers ('05' = 5), which the
 /// text's index order does not follow.
 fn exact_key(col: KeyColumn, v: Value) -> Option<Value> {
+    if col.ty.holds_integer_as_is(&v) {
+        return Some(v); // a point lookup's usual key: nothing to coerce or compare
+    }
     if col.ty.is_text() && !matches!(v, Value::Bytes(_)) {
         return None;
     }

@@ -306,6 +306,20 @@ impl LockSys {
         )
     }
 
+    /// Whether the record's lock hint alone refuses a SKIP LOCKED or NOWAIT request for
+    /// `mode` on a user record: the check [`LockSys::lock_rec_hinted`] makes before the lock
+    /// table, for a scan's skip loop to make without the call.
+    #[inline]
+    pub(crate) fn hint_refuses(
+        &self,
+        trx: &LockTrx,
+        mode: RecLockMode,
+        hint: &LockHint,
+        owners: &mut HintOwners,
+    ) -> bool {
+        self.inner.hint_blocks(trx, mode, hint, owners)
+    }
+
     /// [`LockSys::lock_rec_new`] for a user record that carries a [`LockHint`]. Under SKIP
     /// LOCKED or NOWAIT, a hint that proves another transaction's conflicting granted lock
     /// decides at once, without the lock table (the same answer the table would give); a lock
@@ -320,7 +334,7 @@ impl LockSys {
         owners: &mut HintOwners,
     ) -> Result<(Acquired, bool), LockError> {
         let user = rec.key != RecKey::Supremum;
-        if user && policy != WaitPolicy::Wait && self.inner.hint_blocks(trx, mode, hint, owners) {
+        if user && policy != WaitPolicy::Wait && self.hint_refuses(trx, mode, hint, owners) {
             return match policy {
                 WaitPolicy::NoWait => Err(LockError::NoWait),
                 _ => Ok((Acquired::Skipped, false)),
