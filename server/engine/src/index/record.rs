@@ -109,7 +109,6 @@ pub(crate) fn varint_len(v: usize) -> usize {
 
 /// Reads a LEB128 value at `*at`, advancing it. Stored forms are written by this module, so a
 /// malformed one is a bug (panics on a truncated input).
-#[inline]
 pub(crate) fn get_varint(bytes: &[u8], at: &mut usize) -> usize {
     let (mut v, mut shift) = (0usize, 0);
     loop {
@@ -635,8 +634,6 @@ impl SecondaryRec {
 }
 
 /// A stored secondary record's parts: (delete mark, primary-key offset, key start, key end).
-/// Inlined: a skip loop parses every record it steps over.
-#[inline]
 fn secondary_parts(bytes: &[u8]) -> (bool, usize, usize, usize) {
     let info = bytes[0];
     let mut at = 1;

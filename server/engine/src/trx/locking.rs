@@ -278,9 +278,8 @@ impl<'t> LockingScan<'t> {
 
     /// The lock on a record in the range, as [`LockingScan::lock_record`] gives it, except
     /// that a SKIP LOCKED scan skips a record whose lock hint refuses it without the call into
-    /// the lock system (the same answer, at the skip loop's cost per locked row). Always
-    /// inlined, so that the skip answers no `Result` through memory.
-    #[inline(always)]
+    /// the lock system (the same answer, at the skip loop's cost per locked row).
+    #[inline]
     fn lock_or_skip(
         &mut self,
         index: usize,
