@@ -12,7 +12,9 @@ set -eu
 cmd=${1:-}; BASE=${2:-/tmp/tpbed-load-mdb}; PORT=${3:-3307}; MODE=${4:-one-thread-per-connection}; CPUS=${5:-}
 case "$cmd" in
 start)
-  rm -rf "$BASE"; mkdir -p "$BASE"; chown mysql:mysql "$BASE"
+  # A tmpdir of its own: a starting mariadbd removes the `#sql*` files it finds in its tmpdir, so
+  # servers started side by side in a shared /tmp remove each other's temporary tables.
+  rm -rf "$BASE"; mkdir -p "$BASE/tmp"; chown mysql:mysql "$BASE" "$BASE/tmp"
   cat > "$BASE/my.cnf" <<CNF
 [mariadbd]
 user=mysql
@@ -20,6 +22,7 @@ datadir=$BASE/data
 socket=$BASE/mysqld.sock
 pid-file=$BASE/mysqld.pid
 log-error=$BASE/error.log
+tmpdir=$BASE/tmp
 port=$PORT
 bind-address=127.0.0.1
 innodb_buffer_pool_size=${BUFFER_POOL:-1G}
@@ -30,7 +33,8 @@ thread_handling=$MODE
 skip-log-bin
 CNF
   mariadb-install-db --no-defaults --user=mysql --datadir="$BASE/data" \
-      --auth-root-authentication-method=socket --skip-test-db > "$BASE/install.log" 2>&1
+      --auth-root-authentication-method=socket --skip-test-db --tmpdir="$BASE/tmp" \
+      > "$BASE/install.log" 2>&1
   ulimit -n "$(ulimit -Hn)"
   if [ -n "$CPUS" ]; then
     nice -n "${NICE:-0}" taskset -c "$CPUS" mariadbd --defaults-file="$BASE/my.cnf" >> "$BASE/stdout.log" 2>&1 &
