@@ -256,28 +256,51 @@ const MAX_REPLANS: usize = 4;
 
 /// Executes a table plan with parameter values: a statement that reads or writes tables first
 /// holds their metadata locks (see [`metadata_lock`]); a plan whose tables DDL replaced is
-/// made again.
+/// made again, out of line in [`execute_replanned`].
 pub fn execute(st: &mut Context, plan: &TablePlan, params: &[Value]) -> SqlResult<Output> {
-    // A plan whose IN subqueries were run when it was made is made again with fresh results.
-    let mut fresh: Option<TablePlan> = if plan.materialized {
-        Some(plan_with(st, Arc::clone(&plan.statement), &plan.sql, true)?.plan)
-    } else {
-        None
-    };
-    for _ in 0..MAX_REPLANS {
-        let current = fresh.as_ref().unwrap_or(plan);
-        if still_valid(st, current) {
-            if !uses_tables(&current.body) {
-                return run_body(st, &current.body, params);
-            }
-            metadata_lock::hold_shared(st, current.tables.iter().map(|(_, _, t)| t))?;
-            if still_valid(st, current) {
-                return run_body(st, &current.body, params);
-            }
-        }
-        fresh = Some(plan_with(st, Arc::clone(&plan.statement), &plan.sql, true)?.plan);
+    if plan.materialized {
+        // A plan whose IN subqueries were run when it was made is made again with fresh results.
+        return execute_replanned(st, plan, params, MAX_REPLANS);
     }
-    run_body(st, &fresh.as_ref().unwrap_or(plan).body, params)
+    match run_if_valid(st, plan, params) {
+        Some(out) => out,
+        None => execute_replanned(st, plan, params, MAX_REPLANS - 1),
+    }
+}
+
+/// Runs `plan` unless DDL replaced one of its tables, checked before and after taking their
+/// metadata locks; None when it did.
+fn run_if_valid(st: &mut Context, plan: &TablePlan, params: &[Value]) -> Option<SqlResult<Output>> {
+    if !still_valid(st, plan) {
+        return None;
+    }
+    if !uses_tables(&plan.body) {
+        return Some(run_body(st, &plan.body, params));
+    }
+    if let Err(e) = metadata_lock::hold_shared(st, plan.tables.iter().map(|(_, _, t)| t)) {
+        return Some(Err(e));
+    }
+    still_valid(st, plan).then(|| run_body(st, &plan.body, params))
+}
+
+/// Makes the plan again from its statement and runs it, up to `attempts` more times while DDL
+/// keeps replacing its tables, then runs the last one made. Never inlined: planning's locals
+/// would otherwise widen the stack frame every statement runs under.
+#[inline(never)]
+fn execute_replanned(
+    st: &mut Context,
+    plan: &TablePlan,
+    params: &[Value],
+    attempts: usize,
+) -> SqlResult<Output> {
+    let mut fresh = plan_with(st, Arc::clone(&plan.statement), &plan.sql, true)?.plan;
+    for _ in 0..attempts {
+        if let Some(out) = run_if_valid(st, &fresh, params) {
+            return out;
+        }
+        fresh = plan_with(st, Arc::clone(&plan.statement), &plan.sql, true)?.plan;
+    }
+    run_body(st, &fresh.body, params)
 }
 
 /// Whether the statement reads or writes its tables' rows (and so holds their metadata
@@ -289,8 +312,37 @@ fn uses_tables(body: &Body) -> bool {
     )
 }
 
+/// Runs a statement's body. The row statements run under a small stack frame: every other
+/// body runs out of line in [`run_other`].
 fn run_body(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output> {
     match body {
+        Body::Select(q) => select(st, q, params),
+        Body::Insert(i) => insert::insert(st, i, params),
+        Body::Update(u) => dml::update(st, u, params),
+        Body::Delete(d) => dml::delete(st, d, params),
+        other => run_other(st, other, params),
+    }
+}
+
+/// A SELECT on tables.
+fn select(st: &mut Context, q: &query::Query, params: &[Value]) -> SqlResult<Output> {
+    st.count(Counter::ComSelect);
+    let mut ex = run::Exec::new(st, params);
+    ex.lock = select_lock(st, q);
+    let rows = ex.query(q)?;
+    ex.flush();
+    Ok(Output::Rows(run::result_set(q, rows)))
+}
+
+/// Every body but a row statement's. Never inlined: its arms' locals would otherwise widen
+/// the stack frame each row statement runs under (cold stack lines are cache misses).
+#[inline(never)]
+fn run_other(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output> {
+    match body {
+        Body::Select(q) => select(st, q, params),
+        Body::Insert(i) => insert::insert(st, i, params),
+        Body::Update(u) => dml::update(st, u, params),
+        Body::Delete(d) => dml::delete(st, d, params),
         Body::CreateTable(c) => ddl::create_table(st, c),
         Body::CreateIndex(c) => ddl::create_index(st, c),
         Body::AlterTable(a) => alter::alter_table(st, a),
@@ -307,17 +359,6 @@ fn run_body(st: &mut Context, body: &Body, params: &[Value]) -> SqlResult<Output
         Body::TruncateVirtual(v) => crate::introspection::pfs_tables::truncate(st, *v),
         Body::Analyze(tables) => ddl::analyze(st, tables),
         Body::Show(s) => show::execute(st, s),
-        Body::Select(q) => {
-            st.count(Counter::ComSelect);
-            let mut ex = run::Exec::new(st, params);
-            ex.lock = select_lock(st, q);
-            let rows = ex.query(q)?;
-            ex.flush();
-            Ok(Output::Rows(run::result_set(q, rows)))
-        }
-        Body::Insert(i) => insert::insert(st, i, params),
-        Body::Update(u) => dml::update(st, u, params),
-        Body::Delete(d) => dml::delete(st, d, params),
         Body::Explain(inner) => {
             st.count(Counter::ComExplain);
             explain::execute(st, inner, params)

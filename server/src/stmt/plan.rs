@@ -307,9 +307,40 @@ pub fn table_statement(st: &Context, s: Statement, sql: &str) -> SqlResult<Prepa
     })
 }
 
-/// Executes a plan.
+/// Executes a plan. A statement on tables, the usual one, runs under a small stack frame:
+/// every other kind runs out of line in [`execute_other`].
 pub fn execute(st: &mut Context, plan: &Plan, params: &[Value]) -> SqlResult<Output> {
     match plan {
+        Plan::Table(t) => execute_table(st, t, params),
+        other => execute_other(st, other, params),
+    }
+}
+
+/// A statement that reads or changes tables, in its own transaction or the session's.
+fn execute_table(
+    st: &mut Context,
+    t: &crate::exec::TablePlan,
+    params: &[Value],
+) -> SqlResult<Output> {
+    match t.body.transactional() {
+        None => {
+            if t.body.commits_implicitly() {
+                transaction::commit(st);
+            }
+            crate::exec::execute(st, t, params)
+        }
+        Some(writes) => {
+            transaction::statement(st, writes, |st| crate::exec::execute(st, t, params))
+        }
+    }
+}
+
+/// Every plan but a table statement's. Never inlined: its arms' locals would otherwise widen
+/// the stack frame each table statement runs under (cold stack lines are cache misses).
+#[inline(never)]
+fn execute_other(st: &mut Context, plan: &Plan, params: &[Value]) -> SqlResult<Output> {
+    match plan {
+        Plan::Table(t) => execute_table(st, t, params),
         Plan::Select(p) => select::execute(st, p, params),
         Plan::Do(exprs) => {
             let env = crate::sql::env::StmtEnv::new(st, params);
@@ -384,16 +415,5 @@ pub fn execute(st: &mut Context, plan: &Plan, params: &[Value]) -> SqlResult<Out
         }
         Plan::LoadData(l) => crate::stmt::file_stmts::execute_load(st, l),
         Plan::Outfile(o) => crate::stmt::file_stmts::execute_outfile(st, o, params),
-        Plan::Table(t) => match t.body.transactional() {
-            None => {
-                if t.body.commits_implicitly() {
-                    transaction::commit(st);
-                }
-                crate::exec::execute(st, t, params)
-            }
-            Some(writes) => {
-                transaction::statement(st, writes, |st| crate::exec::execute(st, t, params))
-            }
-        },
     }
 }
